@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "httpdnsd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "httpdnsd", targets: ["httpdnsd"])
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages; each module.modulemap points at a shim.h.
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
+        .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        .target(name: "HTTPDNSCore"),
+        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "CCurl", "CAres", "COpenSSL"]),
+        .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"]),
+        .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "CMicroHTTPD"]),
+        .executableTarget(
+            name: "httpdnsd",
+            dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer"]
+        ),
+
+        .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore"], path: "Tests/HTTPDNSTestSupport"),
+        .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSServerTests", dependencies: ["HTTPDNSServer", "HTTPDNSTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HTTPDNSTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

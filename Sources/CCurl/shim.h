@@ -1,0 +1,22 @@
+#ifndef CHTTPDNS_CURL_SHIM_H
+#define CHTTPDNS_CURL_SHIM_H
+#include <curl/curl.h>
+
+/// Typed wrappers for the variadic curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt.
+static inline CURLcode chttpdns_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode chttpdns_curl_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode chttpdns_curl_setopt_str(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode chttpdns_curl_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
+static inline CURLcode chttpdns_curl_setopt_write(CURL *h, curl_write_callback f) { return curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, f); }
+static inline CURLcode chttpdns_curl_setopt_header(CURL *h, curl_write_callback f) { return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, f); }
+static inline CURLcode chttpdns_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode chttpdns_curl_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLcode chttpdns_curl_getinfo_double(CURL *h, CURLINFO i, double *v) { return curl_easy_getinfo(h, i, v); }
+static inline CURLMcode chttpdns_curl_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
+
+/// The fields of a CURLMsg (its `data` member is a union Swift sees awkwardly).
+static inline CURLMSG chttpdns_curl_msg_kind(CURLMsg *m) { return m->msg; }
+static inline CURL *chttpdns_curl_msg_handle(CURLMsg *m) { return m->easy_handle; }
+static inline CURLcode chttpdns_curl_msg_result(CURLMsg *m) { return m->data.result; }
+
+#endif

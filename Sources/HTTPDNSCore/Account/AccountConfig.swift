@@ -1,0 +1,122 @@
+import Foundation
+
+/// The configuration of one account, with the SDK's option names. Values are validated when read
+/// from JSON; a default-constructed config is the documented default.
+public struct AccountConfig: Sendable, Equatable {
+    /// Upstreams in failover order.
+    public var upstreams: [UpstreamSpec] = AccountConfig.publicDefaultUpstreams
+    /// Ask the system resolver when every upstream failed.
+    public var localDNSFallback = true
+    /// `host:port` servers for the fallback; empty means `/etc/resolv.conf` and `/etc/hosts`.
+    public var localDNSServers: [String] = []
+    public var cacheEnable = true
+    public var cacheCountLimit = 10_000
+    /// Cap on positive TTLs, seconds.
+    public var maxCacheTTL: UInt32 = 3600
+    /// Cap on negative TTLs, seconds.
+    public var maxNegativeCache: UInt32 = 30
+    /// `type=auto` includes AAAA only when this is on.
+    public var ipv6Enable = false
+    /// Per-request upstream timeout, seconds.
+    public var timeout: Double = 3
+    /// Persist the account's cache and load it back at start-up.
+    public var persistentCacheIPEnabled = true
+    /// At start-up, drop persisted entries expired for longer than this many seconds.
+    public var discardRecordsHasExpiredFor: Double = 86_400
+    /// Credentials for signed upstream requests (secrets are redacted in every output).
+    public var accessKeyId: String?
+    public var accessKeySecret: String?
+    public var secretKey: String?
+
+    public init() {}
+
+    /// The embedded default: Alibaba Public DNS over HTTPS (for users' machines; never used by tests).
+    public static let publicDefaultUpstreams = [
+        UpstreamSpec(kind: .json, url: "https://223.5.5.5/resolve"),
+        UpstreamSpec(kind: .json, url: "https://223.6.6.6/resolve"),
+    ]
+
+    /// TTL given to answers that carry none (system resolver, JSON `short=1`), seconds.
+    public static let answerDefaultTTL: UInt32 = 60
+
+    static let keys: Set<String> = [
+        "upstreams", "localDNSFallback", "localDNSServers", "cacheEnable", "cacheCountLimit", "maxCacheTTL",
+        "maxNegativeCache", "ipv6Enable", "timeout", "persistentCacheIPEnabled", "discardRecordsHasExpiredFor",
+        "accessKeyId", "accessKeySecret", "secretKey",
+    ]
+
+    /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
+    public init(json object: [String: Any], base: AccountConfig = AccountConfig(), path: String) throws(ConfigError) {
+        self = base
+        let reader = JSONObjectReader(object, path: path)
+        try reader.rejectUnknownKeys(Self.keys)
+        if let list = try reader.strings("upstreams") {
+            var specs: [UpstreamSpec] = []
+            for (index, text) in list.enumerated() {
+                specs.append(try UpstreamSpec(parsing: text, key: "\(reader.keyPath("upstreams"))[\(index)]"))
+            }
+            upstreams = specs
+        }
+        if let value = try reader.bool("localDNSFallback") { localDNSFallback = value }
+        if let list = try reader.strings("localDNSServers") {
+            localDNSServers = try Self.validateServers(list, key: reader.keyPath("localDNSServers"))
+        }
+        if let value = try reader.bool("cacheEnable") { cacheEnable = value }
+        if let value = try reader.int("cacheCountLimit", range: 1...100_000_000) { cacheCountLimit = value }
+        if let value = try reader.int("maxCacheTTL", range: 1...604_800) { maxCacheTTL = UInt32(value) }
+        if let value = try reader.int("maxNegativeCache", range: 0...86_400) { maxNegativeCache = UInt32(value) }
+        if let value = try reader.bool("ipv6Enable") { ipv6Enable = value }
+        if let value = try reader.double("timeout", range: 0.05...60) { timeout = value }
+        if let value = try reader.bool("persistentCacheIPEnabled") { persistentCacheIPEnabled = value }
+        if let value = try reader.double("discardRecordsHasExpiredFor", range: 0...31_536_000) {
+            discardRecordsHasExpiredFor = value
+        }
+        if object.keys.contains("accessKeyId") { accessKeyId = try reader.string("accessKeyId") }
+        if object.keys.contains("accessKeySecret") { accessKeySecret = try reader.string("accessKeySecret") }
+        if object.keys.contains("secretKey") { secretKey = try reader.string("secretKey") }
+        if upstreams.isEmpty && !localDNSFallback {
+            throw ConfigError(key: reader.keyPath("upstreams"), "is empty and localDNSFallback is false: nothing could resolve")
+        }
+    }
+
+    /// Checks a list of `host:port` / `[v6]:port` / `host` entries for the fallback resolver.
+    public static func validateServers(_ list: [String], key: String) throws(ConfigError) -> [String] {
+        for (index, server) in list.enumerated() {
+            let trimmed = server.trimmingCharacters(in: .whitespaces)
+            guard !trimmed.isEmpty, !trimmed.contains(" "), !trimmed.contains("/") else {
+                throw ConfigError(key: "\(key)[\(index)]", "'\(server)' is not host:port")
+            }
+        }
+        return list.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// Per-request timeout in whole milliseconds.
+    public var timeoutMilliseconds: Int { Int((timeout * 1000).rounded()) }
+
+    /// The configuration as a JSON object. With `redacted`, secrets are replaced by "***".
+    public func jsonObject(redacted: Bool) -> [String: Any] {
+        var object: [String: Any] = [
+            "upstreams": upstreams.map(\.description),
+            "localDNSFallback": localDNSFallback,
+            "localDNSServers": localDNSServers,
+            "cacheEnable": cacheEnable,
+            "cacheCountLimit": cacheCountLimit,
+            "maxCacheTTL": Int(maxCacheTTL),
+            "maxNegativeCache": Int(maxNegativeCache),
+            "ipv6Enable": ipv6Enable,
+            "timeout": timeout,
+            "persistentCacheIPEnabled": persistentCacheIPEnabled,
+            "discardRecordsHasExpiredFor": discardRecordsHasExpiredFor,
+        ]
+        if let accessKeyId { object["accessKeyId"] = accessKeyId }
+        if let accessKeySecret { object["accessKeySecret"] = redacted ? "***" : accessKeySecret }
+        if let secretKey { object["secretKey"] = redacted ? "***" : secretKey }
+        return object
+    }
+
+    /// `jsonObject` serialised with sorted keys.
+    public func jsonText(redacted: Bool) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: jsonObject(redacted: redacted), options: [.sortedKeys])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}

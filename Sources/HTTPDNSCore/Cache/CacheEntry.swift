@@ -1,0 +1,54 @@
+/// The key of one cached answer: a host, a family and (with per-network caches) a client network.
+public struct CacheKey: Hashable, Sendable {
+    public var host: HostName
+    public var family: RecordFamily
+    /// The client network (`1.2.3.0/24`) when the account keeps a cache per network, else "".
+    public var network: String
+
+    public init(host: HostName, family: RecordFamily, network: String = "") {
+        self.host = host
+        self.family = family
+        self.network = network
+    }
+}
+
+/// Where an answer came from.
+public enum AnswerSource: String, Sendable, Hashable {
+    case cache
+    case upstream
+    case stale
+    case localdns
+}
+
+/// One cached answer with its lifetime.
+public struct CacheEntry: Sendable, Hashable {
+    /// Addresses, empty for a negative answer.
+    public var addresses: [String]
+    /// TTL after the account's caps, in seconds.
+    public var originTTL: UInt32
+    /// When the answer was stored (wall clock).
+    public var storedAt: Timestamp
+    /// True when the name does not exist (NXDOMAIN); false for NODATA and positive answers.
+    public var nxdomain: Bool
+    /// `upstream` or `localdns`: who gave the answer.
+    public var origin: AnswerSource
+
+    public init(addresses: [String], originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream) {
+        self.addresses = addresses
+        self.originTTL = originTTL
+        self.storedAt = storedAt
+        self.nxdomain = nxdomain
+        self.origin = origin
+    }
+
+    public var expiresAt: Timestamp { storedAt + Double(originTTL) }
+    public var isNegative: Bool { addresses.isEmpty }
+
+    public func isExpired(at now: Timestamp) -> Bool { now >= expiresAt }
+
+    /// Whole seconds left before expiry, 0 once expired.
+    public func remainingTTL(at now: Timestamp) -> UInt32 {
+        let left = expiresAt - now
+        return left <= 0 ? 0 : UInt32(left.rounded(.up))
+    }
+}

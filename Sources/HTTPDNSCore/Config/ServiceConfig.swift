@@ -1,0 +1,237 @@
+import Foundation
+
+/// Everything the service is started with: listener, limits, database, admin token and accounts.
+/// Read from the JSON file, then `HTTPDNS_*` environment variables, then flags (later wins).
+public struct ServiceConfig: Sendable, Equatable {
+    public var listenHost = "127.0.0.1"
+    public var listenPort: UInt16 = 8080
+    public var databasePath = "./httpdnsd.sqlite"
+    public var adminToken: String?
+    /// HTTP worker threads; 0 means one per core.
+    public var threads = 0
+    public var connectionLimit = 4096
+    public var perIPConnectionLimit = 0
+    /// Idle connection timeout, seconds.
+    public var connectionTimeout = 30
+    /// Bytes of buffer per connection (headers and body chunks).
+    public var connectionMemoryLimit = 65_536
+    /// Largest request body accepted; 413 beyond.
+    public var maxBodyBytes = 1 << 20
+    /// Hosts one preload request may carry.
+    public var maxPreloadHosts = 10_000
+    /// Upstream resolutions one preload keeps in flight.
+    public var preloadConcurrency = 32
+    /// Account id → configuration.
+    public var accounts: [String: AccountConfig] = ["default": AccountConfig()]
+
+    public init() {}
+
+    public var listen: String {
+        listenHost.contains(":") ? "[\(listenHost)]:\(listenPort)" : "\(listenHost):\(listenPort)"
+    }
+
+    /// One service-level setting: its file key, environment variable and flag.
+    struct Setting: Sendable {
+        let key: String
+        let env: String
+        let flag: String
+        let help: String
+        let apply: @Sendable (inout ServiceConfig, String, String) throws(ConfigError) -> Void
+    }
+
+    static let settings: [Setting] = [
+        Setting(key: "listen", env: "HTTPDNS_LISTEN", flag: "--listen", help: "address:port to listen on (default 127.0.0.1:8080; [::1]:8080 for IPv6)") { config, value, name throws(ConfigError) in
+            (config.listenHost, config.listenPort) = try parseListen(value, key: name)
+        },
+        Setting(key: "db", env: "HTTPDNS_DB", flag: "--db", help: "SQLite database file (default ./httpdnsd.sqlite)") { config, value, name throws(ConfigError) in
+            guard !value.isEmpty else { throw ConfigError(key: name, "must not be empty") }
+            config.databasePath = value
+        },
+        Setting(key: "adminToken", env: "HTTPDNS_ADMIN_TOKEN", flag: "--admin-token", help: "bearer token of the admin API; without one the admin API answers 403") { config, value, name throws(ConfigError) in
+            guard value.count >= 8 else { throw ConfigError(key: name, "must be at least 8 characters") }
+            config.adminToken = value
+        },
+        Setting(key: "threads", env: "HTTPDNS_THREADS", flag: "--threads", help: "HTTP worker threads (default 0 = one per core)") { config, value, name throws(ConfigError) in
+            config.threads = try parseInt(value, key: name, range: 0...256)
+        },
+        Setting(key: "connectionLimit", env: "HTTPDNS_CONNECTION_LIMIT", flag: "--connection-limit", help: "open connections at most (default 4096)") { config, value, name throws(ConfigError) in
+            config.connectionLimit = try parseInt(value, key: name, range: 1...1_000_000)
+        },
+        Setting(key: "perIPConnectionLimit", env: "HTTPDNS_PER_IP_CONNECTION_LIMIT", flag: "--per-ip-connection-limit", help: "open connections per client address (default 0 = no limit)") { config, value, name throws(ConfigError) in
+            config.perIPConnectionLimit = try parseInt(value, key: name, range: 0...1_000_000)
+        },
+        Setting(key: "connectionTimeout", env: "HTTPDNS_CONNECTION_TIMEOUT", flag: "--connection-timeout", help: "seconds an idle connection is kept (default 30)") { config, value, name throws(ConfigError) in
+            config.connectionTimeout = try parseInt(value, key: name, range: 1...3600)
+        },
+        Setting(key: "connectionMemoryLimit", env: "HTTPDNS_CONNECTION_MEMORY_LIMIT", flag: "--connection-memory-limit", help: "buffer bytes per connection (default 65536)") { config, value, name throws(ConfigError) in
+            config.connectionMemoryLimit = try parseInt(value, key: name, range: 4096...16_777_216)
+        },
+        Setting(key: "maxBodyBytes", env: "HTTPDNS_MAX_BODY_BYTES", flag: "--max-body-bytes", help: "largest request body; 413 beyond (default 1048576)") { config, value, name throws(ConfigError) in
+            config.maxBodyBytes = try parseInt(value, key: name, range: 1...268_435_456)
+        },
+        Setting(key: "maxPreloadHosts", env: "HTTPDNS_MAX_PRELOAD_HOSTS", flag: "--max-preload-hosts", help: "hosts one preload request may carry (default 10000)") { config, value, name throws(ConfigError) in
+            config.maxPreloadHosts = try parseInt(value, key: name, range: 1...1_000_000)
+        },
+        Setting(key: "preloadConcurrency", env: "HTTPDNS_PRELOAD_CONCURRENCY", flag: "--preload-concurrency", help: "resolutions one preload keeps in flight (default 32)") { config, value, name throws(ConfigError) in
+            config.preloadConcurrency = try parseInt(value, key: name, range: 1...1024)
+        },
+    ]
+
+    /// Settings of the `default` account that have an environment variable and a flag of their own.
+    static let defaultAccountSettings: [Setting] = [
+        Setting(key: "upstreams", env: "HTTPDNS_UPSTREAMS", flag: "--upstreams", help: "comma-separated KIND:URL upstreams of the default account (KIND json, doh, httpdns)") { config, value, name throws(ConfigError) in
+            let parts = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            guard !parts.isEmpty else { throw ConfigError(key: name, "needs at least one KIND:URL") }
+            var specs: [UpstreamSpec] = []
+            for part in parts { specs.append(try UpstreamSpec(parsing: part, key: name)) }
+            config.accounts["default", default: AccountConfig()].upstreams = specs
+        },
+        Setting(key: "localDNSServers", env: "HTTPDNS_LOCALDNS_SERVERS", flag: "--localdns-servers", help: "comma-separated host:port servers of the fallback resolver (default: /etc/resolv.conf)") { config, value, name throws(ConfigError) in
+            let parts = value.split(separator: ",").map { String($0) }
+            config.accounts["default", default: AccountConfig()].localDNSServers = try AccountConfig.validateServers(parts, key: name)
+        },
+        Setting(key: "localDNSFallback", env: "HTTPDNS_LOCALDNS_FALLBACK", flag: "--localdns-fallback", help: "true/false: ask the system resolver when every upstream failed (default true)") { config, value, name throws(ConfigError) in
+            switch value.lowercased() {
+            case "true", "1", "yes", "on": config.accounts["default", default: AccountConfig()].localDNSFallback = true
+            case "false", "0", "no", "off": config.accounts["default", default: AccountConfig()].localDNSFallback = false
+            default: throw ConfigError(key: name, "must be true or false")
+            }
+        },
+    ]
+
+    /// What the command line asked for.
+    public enum Invocation: Sendable, Equatable {
+        case run(ServiceConfig)
+        case help(String)
+    }
+
+    /// Builds the configuration from `arguments` (without the program name), `environment` and
+    /// the file named by `--config` / `HTTPDNS_CONFIG`, read through `readFile`.
+    public static func load(
+        arguments: [String], environment: [String: String], readFile: (String) throws -> Data
+    ) throws(ConfigError) -> Invocation {
+        var flags: [(Setting, String, String)] = []
+        var configPath = environment["HTTPDNS_CONFIG"]
+        var index = 0
+        let all = settings + defaultAccountSettings
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--help" || argument == "-h" { return .help(helpText) }
+            var name = argument
+            var value: String?
+            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+                name = String(argument[..<equals])
+                value = String(argument[argument.index(after: equals)...])
+            }
+            let setting = all.first(where: { $0.flag == name })
+            guard setting != nil || name == "--config" else {
+                throw ConfigError(key: argument, "unknown option (see --help)")
+            }
+            if value == nil {
+                index += 1
+                guard index < arguments.count else { throw ConfigError(key: name, "needs a value") }
+                value = arguments[index]
+            }
+            if let setting { flags.append((setting, value!, name)) } else { configPath = value }
+            index += 1
+        }
+
+        var config = ServiceConfig()
+        if let configPath {
+            let data: Data
+            do { data = try readFile(configPath) } catch {
+                throw ConfigError(key: "--config", "cannot read '\(configPath)': \(error.localizedDescription)")
+            }
+            config = try ServiceConfig(json: try parseJSONObject(data, key: configPath))
+        }
+        for setting in all {
+            if let value = environment[setting.env] { try setting.apply(&config, value, setting.env) }
+        }
+        for (setting, value, name) in flags { try setting.apply(&config, value, name) }
+        return .run(config)
+    }
+
+    /// The service configuration from a decoded config file.
+    public init(json object: [String: Any]) throws(ConfigError) {
+        let reader = JSONObjectReader(object, path: "")
+        try reader.rejectUnknownKeys(Set(Self.settings.map(\.key)).union(["accounts"]))
+        for setting in Self.settings {
+            guard let raw = object[setting.key] else { continue }
+            let text: String
+            if let string = raw as? String { text = string } else if let number = raw as? NSNumber { text = number.stringValue } else {
+                throw ConfigError(key: setting.key, "must be a string or a number")
+            }
+            try setting.apply(&self, text, setting.key)
+        }
+        if let accounts = try reader.object("accounts") {
+            guard !accounts.isEmpty else { throw ConfigError(key: "accounts", "declares no account") }
+            self.accounts = [:]
+            for (id, value) in accounts {
+                guard Self.isValidAccountID(id) else {
+                    throw ConfigError(key: "accounts.\(id)", "account ids are 1-64 letters, digits, '-' or '_'")
+                }
+                guard let body = value as? [String: Any] else { throw ConfigError(key: "accounts.\(id)", "must be a JSON object") }
+                self.accounts[id] = try AccountConfig(json: body, path: "accounts.\(id)")
+            }
+        }
+    }
+
+    public static func isValidAccountID(_ id: some StringProtocol) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    static func parseInt(_ text: String, key: String, range: ClosedRange<Int>) throws(ConfigError) -> Int {
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+            throw ConfigError(key: key, "must be a whole number between \(range.lowerBound) and \(range.upperBound), got '\(text)'")
+        }
+        return value
+    }
+
+    /// `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:80`.
+    static func parseListen(_ text: String, key: String) throws(ConfigError) -> (String, UInt16) {
+        let host: Substring
+        let port: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
+                throw ConfigError(key: key, "'\(text)' is not [IPv6]:port")
+            }
+            host = text[text.index(after: text.startIndex)..<close]
+            port = text[text.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { throw ConfigError(key: key, "'\(text)' is not address:port") }
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+        }
+        guard let number = UInt16(port) else { throw ConfigError(key: key, "'\(port)' is not a port number (0-65535)") }
+        guard IPAddress(String(host)) != nil else { throw ConfigError(key: key, "'\(host)' is not an IP address") }
+        return (String(host), number)
+    }
+
+    public static var helpText: String {
+        var lines = [
+            "httpdnsd: a self-hosted HTTPDNS service",
+            "",
+            "usage: httpdnsd [--config FILE] [options]",
+            "",
+            "Settings come from the JSON file, then HTTPDNS_* environment variables, then flags.",
+            "",
+            "  --config FILE                      JSON config file (env HTTPDNS_CONFIG)",
+        ]
+        for setting in settings + defaultAccountSettings {
+            let flag = "  \(setting.flag) VALUE"
+            lines.append(flag.padding(toLength: 37, withPad: " ", startingAt: 0) + "  " + setting.help + " (env \(setting.env))")
+        }
+        lines += [
+            "  -h, --help                         this text",
+            "",
+            "Accounts are declared under \"accounts\" in the file; keys of an account:",
+            "  " + AccountConfig.keys.sorted().joined(separator: ", "),
+            "Without a file there is one account, \"default\", whose upstreams are Alibaba Public DNS",
+            "(json:https://223.5.5.5/resolve, json:https://223.6.6.6/resolve) with the system resolver as fallback.",
+        ]
+        return lines.joined(separator: "\n")
+    }
+}
