@@ -1,0 +1,40 @@
+# httpdnsd developer entry points. `make test` is what CI runs (.ci/run).
+SHELL := /bin/bash
+
+# Use the toolchain in /opt/swift when swift is not already on PATH.
+ifeq ($(shell command -v swift 2>/dev/null),)
+export PATH := /opt/swift/usr/bin:$(PATH)
+endif
+
+SWIFT ?= swift
+SWIFTFLAGS ?= -Xswiftc -warnings-as-errors
+CONFIGURATION ?= debug
+
+# make run: UPSTREAMS=doh:http://127.0.0.1:8053/dns-query LOCALDNS=127.0.0.1:5353 ARGS="--listen 127.0.0.1:8080"
+UPSTREAMS ?=
+LOCALDNS ?=
+ARGS ?=
+
+.PHONY: all build test run clean deps
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build:
+	$(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS)
+
+# Builds everything (including the httpdnsd binary the integration tests run), then runs all test targets.
+test: deps
+	$(SWIFT) build $(SWIFTFLAGS)
+	HTTPDNSD_BIN="$$($(SWIFT) build --show-bin-path)/httpdnsd" $(SWIFT) test $(SWIFTFLAGS)
+
+run: deps build
+	$(if $(UPSTREAMS),HTTPDNS_UPSTREAMS='$(UPSTREAMS)') \
+	$(if $(LOCALDNS),HTTPDNS_LOCALDNS_SERVERS='$(LOCALDNS)') \
+	"$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/httpdnsd" $(ARGS)
+
+clean:
+	$(SWIFT) package clean
+	rm -rf .build

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs the Debian packages httpdnsd needs to build and test, only those missing.
+# Idempotent: runs `apt-get update` and `apt-get install` only when something is absent.
+set -euo pipefail
+
+PACKAGES=(
+  libmicrohttpd-dev
+  libcurl4-openssl-dev
+  libc-ares-dev
+  libsqlite3-dev
+  libssl-dev
+  pkg-config
+  unbound
+  dnss
+  python3
+)
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  status="$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)"
+  if [[ "$status" != "install ok installed" ]]; then
+    missing+=("$pkg")
+  fi
+done
+
+if ((${#missing[@]} > 0)); then
+  echo "install-deps: installing missing packages: ${missing[*]}"
+  if [[ "$(id -u)" -eq 0 ]]; then
+    SUDO=()
+  elif command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "install-deps: not root and sudo is not available; install as root: apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
+  "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all Debian packages present"
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+  if [[ -x /opt/swift/usr/bin/swift ]]; then
+    echo "install-deps: swift is not on PATH but /opt/swift/usr/bin/swift exists;" \
+         "the Makefile adds /opt/swift/usr/bin to PATH (or: export PATH=/opt/swift/usr/bin:\$PATH)"
+  else
+    echo "install-deps: no Swift toolchain found. Install Swift 6 (https://www.swift.org/install/linux/)," \
+         "e.g. unpack it to /opt/swift so that /opt/swift/usr/bin/swift exists, or put swift on PATH." >&2
+    exit 1
+  fi
+fi
