@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# End-to-end check of the container image on a machine that cannot pull images or reach the
+# internet. Run by hand as root from anywhere (it is NOT part of `make test`):
+#
+#   sudo scripts/container-check.sh
+#
+# 1. builds local stand-ins for swift:6.3-bookworm and debian:bookworm-slim
+#    (../shared/scripts/container-standins; 3-5 minutes the first time, then instant),
+# 2. builds the image from the Dockerfile with podman (a release build: several minutes),
+# 3. starts unbound (a tiny static zone example.test) and dnss (RFC 8484 front) on loopback,
+# 4. runs the image with --network host, upstream = that dnss, fallback = that unbound
+#    (nothing the service does leaves 127.0.0.0/8),
+# 5. checks /healthz, /readyz, the image's health-check command, a resolve of
+#    www.example.test, a cache hit, a graceful stop (exit 0 on SIGTERM) and a warm restart
+#    (the cache comes back from the volume with the upstream gone),
+# 6. prints PASS or FAIL and removes everything it started on every path.
+#
+# Environment: IMAGE (default httpdnsd:check), STANDINS (path of the stand-in script),
+# KEEP_IMAGE=1 keeps the built image, SKIP_BUILD=1 reuses an existing $IMAGE.
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+standins=${STANDINS:-$repo/../shared/scripts/container-standins}
+image=${IMAGE:-httpdnsd:check}
+name=httpdnsd-check-$$
+warm=httpdnsd-check-warm-$$
+volume=httpdnsd-check-$$
+work=$(mktemp -d /tmp/httpdnsd-container-check.XXXXXX)
+pids=()
+failed=0
+
+log() { printf '[container-check] %s\n' "$*"; }
+fail() { log "FAIL: $*"; failed=1; }
+
+cleanup() {
+  local rc=$?
+  set +e
+  if [[ -n ${CONTAINERS_CONF:-} ]]; then
+    for c in "$name" "$warm"; do
+      podman container exists "$c" 2>/dev/null || continue
+      if ((rc != 0 || failed != 0)); then
+        log "log of $c (last 30 lines):"
+        podman logs "$c" 2>&1 | tail -30 | sed 's/^/  | /'
+      fi
+      podman rm -f -t 5 "$c" >/dev/null 2>&1
+    done
+    podman volume rm -f "$volume" >/dev/null 2>&1
+    [[ ${KEEP_IMAGE:-0} == 1 || ${SKIP_BUILD:-0} == 1 ]] || podman rmi -f "$image" >/dev/null 2>&1
+  fi
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null; done
+  rm -rf "$work"
+  if ((rc != 0 || failed != 0)); then echo "FAIL"; exit 1; fi
+  echo "PASS"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+[[ $(id -u) == 0 ]] || { log "must run as root (podman, chroot builds)"; failed=1; exit 1; }
+for tool in unbound dnss curl python3; do
+  command -v "$tool" >/dev/null || { log "missing $tool (apt-get install -y unbound dnss curl python3)"; failed=1; exit 1; }
+done
+
+# Free loopback TCP ports (dnss and httpdnsd) and a UDP+TCP one (unbound).
+read -r ub_port dnss_port http_port < <(python3 - <<'PY'
+import socket
+socks, ports = [], []
+for _ in range(3):
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s); ports.append(s.getsockname()[1])
+print(*ports)
+PY
+)
+
+# ---- 1. stand-in base images ----------------------------------------------------------------
+log "preparing stand-in base images ($standins)"
+"$standins" >"$work/standins.out" 2>&1 || { cat "$work/standins.out"; fail "container-standins failed"; exit 1; }
+conf=$(sed -n 's/^ *export CONTAINERS_CONF=//p' "$work/standins.out" | tail -1)
+[[ -n $conf ]] || { cat "$work/standins.out"; fail "container-standins printed no CONTAINERS_CONF"; exit 1; }
+export CONTAINERS_CONF=$conf
+sed 's/^/  | /' "$work/standins.out"
+
+# ---- 2. image ---------------------------------------------------------------------------------
+if [[ ${SKIP_BUILD:-0} == 1 ]]; then
+  log "SKIP_BUILD=1: using existing $image"
+else
+  log "building $image (release build inside the container; takes a while)"
+  start=$SECONDS
+  if ! podman build --isolation chroot --network host -t "$image" "$repo" >"$work/build.log" 2>&1; then
+    tail -40 "$work/build.log" | sed 's/^/  | /'
+    fail "podman build failed"; exit 1
+  fi
+  log "image built in $((SECONDS - start)) s: $(podman image inspect --format '{{.Size}}' "$image" | awk '{printf "%.1f MB", $1/1e6}')"
+fi
+log "linked libraries of the binary in the image:"
+podman --runtime runc run --rm --network none --entrypoint ldd "$image" /usr/local/bin/httpdnsd 2>&1 | sed 's/^/  | /'
+if podman --runtime runc run --rm --network none --entrypoint ldd "$image" /usr/local/bin/httpdnsd 2>&1 | grep -q 'not found'; then
+  fail "a shared library is missing in the runtime image"
+fi
+
+# ---- 3. loopback DNS servers ------------------------------------------------------------------
+cat >"$work/unbound.conf" <<EOC
+server:
+  interface: 127.0.0.1
+  port: $ub_port
+  do-daemonize: no
+  username: ""
+  chroot: ""
+  directory: "$work"
+  pidfile: "$work/unbound.pid"
+  use-syslog: no
+  logfile: ""
+  access-control: 127.0.0.0/8 allow
+  do-not-query-localhost: no
+  module-config: "iterator"
+  local-zone: "example.test." static
+  local-data: "www.example.test. 300 IN A 127.0.0.11"
+  local-data: "www.example.test. 300 IN A 127.0.0.12"
+  local-data: "www.example.test. 300 IN AAAA ::1"
+  local-data: "api.example.test. 60 IN CNAME www.example.test."
+remote-control:
+  control-enable: no
+EOC
+unbound -c "$work/unbound.conf" >"$work/unbound.log" 2>&1 &
+pids+=($!)
+dnss -enable_https_to_dns -dns_upstream "127.0.0.1:$ub_port" \
+  -https_server_addr "127.0.0.1:$dnss_port" -insecure_http_server >"$work/dnss.log" 2>&1 &
+pids+=($!)
+# www.example.test A, ID 0, RFC 8484 base64url without padding.
+query=AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ
+for _ in $(seq 50); do
+  if curl -fsS --noproxy '*' -o /dev/null "http://127.0.0.1:$dnss_port/dns-query?dns=$query" 2>/dev/null; then break; fi
+  sleep 0.2
+done
+curl -fsS --noproxy '*' -o /dev/null "http://127.0.0.1:$dnss_port/dns-query?dns=$query" \
+  || { fail "unbound/dnss did not come up (unbound :$ub_port, dnss :$dnss_port)"; exit 1; }
+log "unbound on 127.0.0.1:$ub_port, dnss on 127.0.0.1:$dnss_port"
+
+# ---- 4. the container -------------------------------------------------------------------------
+base="http://127.0.0.1:$http_port"
+run_container() { # $1 container name, $2 upstreams
+  podman --runtime runc run -d --name "$1" --network host --ulimit host --http-proxy=false \
+    -v "$volume:/var/lib/httpdnsd" \
+    -e HTTPDNS_LISTEN="127.0.0.1:$http_port" \
+    -e HTTPDNS_UPSTREAMS="$2" \
+    -e HTTPDNS_LOCALDNS_SERVERS="127.0.0.1:$ub_port" \
+    "$image" >/dev/null
+}
+wait_ready() { # $1 container name
+  for _ in $(seq 100); do
+    if curl -fsS --noproxy '*' -o /dev/null "$base/readyz" 2>/dev/null; then return 0; fi
+    [[ $(podman inspect --format '{{.State.Running}}' "$1") == true ]] || return 1
+    sleep 0.2
+  done
+  return 1
+}
+get() { curl -sS --noproxy '*' -m 10 "$@" || true; }
+
+podman volume create "$volume" >/dev/null
+run_container "$name" "doh:http://127.0.0.1:$dnss_port/dns-query"
+wait_ready "$name" || { fail "httpdnsd did not become ready on $base"; exit 1; }
+log "httpdnsd ready on $base (user $(podman exec "$name" id -un))"
+
+body=$(get "$base/healthz")
+[[ $body == *'"ok"'* ]] && log "ok   GET /healthz -> $body" || fail "GET /healthz -> $body"
+body=$(get "$base/readyz")
+[[ $body == *'"ready"'* ]] && log "ok   GET /readyz -> $body" || fail "GET /readyz -> $body"
+if podman exec "$name" /usr/local/bin/httpdnsd-healthcheck; then log "ok   httpdnsd-healthcheck exits 0"; else fail "httpdnsd-healthcheck failed"; fi
+[[ $(podman exec "$name" id -u) != 0 ]] && log "ok   runs as non-root" || fail "runs as root"
+
+body=$(get "$base/v1/default/resolve?host=www.example.test&type=A")
+if [[ $body == *'"127.0.0.11"'* && $body == *'"127.0.0.12"'* && $body == *'"source":"upstream"'* ]]; then
+  log "ok   resolve www.example.test -> $body"
+else
+  fail "resolve www.example.test -> $body"
+fi
+body=$(get "$base/v1/default/resolve?host=www.example.test&type=A")
+[[ $body == *'"source":"cache"'* ]] && log "ok   second resolve is a cache hit -> $body" || fail "second resolve -> $body"
+body=$(get "$base/v1/default/resolve?host=www.example.test&type=A&short=1")
+[[ $body == '["127.0.0.11","127.0.0.12"]' || $body == '["127.0.0.12","127.0.0.11"]' ]] \
+  && log "ok   short=1 -> $body" || fail "short=1 -> $body"
+status=$(get -o /dev/null -w '%{http_code}' "$base/v1/default/resolve?host=bad_host..test")
+[[ $status == 400 ]] && log "ok   invalid host -> 400" || fail "invalid host -> $status"
+metrics=$(get "$base/metrics")
+grep -q '^httpdns_cache_hits_total{account="default"} [1-9]' <<<"$metrics" \
+  && log "ok   /metrics counts the cache hit" || fail "/metrics has no cache hit: $(grep -m3 httpdns_cache <<<"$metrics")"
+
+# ---- 5. graceful stop and warm restart --------------------------------------------------------
+podman stop -t 20 "$name" >/dev/null
+code=$(podman inspect --format '{{.State.ExitCode}}' "$name")
+[[ $code == 0 ]] && log "ok   SIGTERM -> exit code 0" || fail "SIGTERM -> exit code $code"
+log "log of the first run:"
+podman logs "$name" 2>&1 | tail -15 | sed 's/^/  | /'
+podman rm -f "$name" >/dev/null
+
+# The upstream now points at a closed port: the answer can only come from the persisted cache.
+run_container "$warm" "doh:http://127.0.0.1:9/dns-query"
+wait_ready "$warm" || { fail "restarted httpdnsd did not become ready"; exit 1; }
+body=$(get "$base/v1/default/cache?host=www.example.test&type=A")
+[[ $body == *'"127.0.0.11"'* ]] && log "ok   warm restart: cache lookup after restart -> $body" \
+  || fail "warm restart: cache lookup after restart -> $body"
+podman stop -t 20 "$warm" >/dev/null
