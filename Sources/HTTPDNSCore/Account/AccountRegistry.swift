@@ -1,0 +1,43 @@
+import Synchronization
+
+/// The engines of all accounts by id. Lookups take a short lock and copy one reference.
+public final class AccountRegistry: Sendable {
+    private let engines: Mutex<[String: ResolverEngine]>
+    private let makeEngine: @Sendable (String, AccountConfig) -> ResolverEngine
+
+    public init(makeEngine: @escaping @Sendable (String, AccountConfig) -> ResolverEngine) {
+        self.makeEngine = makeEngine
+        self.engines = Mutex([:])
+    }
+
+    public func engine(_ id: some StringProtocol) -> ResolverEngine? {
+        let key = String(id)
+        return engines.withLock { $0[key] }
+    }
+
+    public var ids: [String] { engines.withLock { Array($0.keys) }.sorted() }
+
+    public var all: [ResolverEngine] { engines.withLock { Array($0.values) }.sorted { $0.accountID < $1.accountID } }
+
+    /// Creates the account or updates its configuration in place (its cache stays warm).
+    /// Returns true when the account is new.
+    @discardableResult
+    public func upsert(_ id: String, config: AccountConfig) -> Bool {
+        if let existing = engine(id) {
+            existing.update(config: config)
+            return false
+        }
+        let engine = makeEngine(id, config)
+        return engines.withLock { table in
+            if table[id] != nil { return false }
+            table[id] = engine
+            return true
+        }
+    }
+
+    /// Removes the account; returns its engine (so the caller can drop its cache), nil if unknown.
+    @discardableResult
+    public func remove(_ id: String) -> ResolverEngine? {
+        engines.withLock { $0.removeValue(forKey: id) }
+    }
+}

@@ -1,0 +1,43 @@
+/// An answer as handed to a client: the addresses with their remaining lifetime.
+public struct ResolvedAnswer: Sendable, Equatable {
+    public var addresses: [String]
+    /// Seconds left before expiry (0 for stale and uncached answers).
+    public var ttl: UInt32
+    /// TTL the answer was stored with (after the account's caps).
+    public var originTTL: UInt32
+    public var source: AnswerSource
+    public var stale: Bool
+    public var nxdomain: Bool
+
+    public init(addresses: [String], ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false) {
+        self.addresses = addresses
+        self.ttl = ttl
+        self.originTTL = originTTL
+        self.source = source
+        self.stale = stale
+        self.nxdomain = nxdomain
+    }
+
+    /// The answer a cached entry gives at `now`.
+    public init(entry: CacheEntry, at now: Timestamp, source: AnswerSource) {
+        let expired = entry.isExpired(at: now)
+        self.init(
+            addresses: entry.addresses, ttl: entry.remainingTTL(at: now), originTTL: entry.originTTL,
+            source: expired ? .stale : source, stale: expired, nxdomain: entry.nxdomain)
+    }
+}
+
+/// Nothing could be resolved and nothing usable was cached.
+public struct ResolveFailure: Error, Sendable, Equatable {
+    /// True when every upstream (and the fallback) timed out: HTTP 504 rather than 502.
+    public var timedOut: Bool
+    public var message: String
+
+    public init(timedOut: Bool, message: String) {
+        self.timedOut = timedOut
+        self.message = message
+    }
+}
+
+/// The result of resolving one (host, family).
+public typealias FamilyOutcome = Result<ResolvedAnswer, ResolveFailure>

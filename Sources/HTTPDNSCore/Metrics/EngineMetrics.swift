@@ -1,0 +1,57 @@
+import Synchronization
+
+/// Counters of one account's engine for `/metrics`. Hot-path counters are atomics; the per-upstream
+/// outcome table (touched only when an upstream is asked) sits behind a `Mutex`.
+public final class EngineMetrics: Sendable {
+    public let resolveRequests = Atomic<UInt64>(0)
+    public let cacheHits = Atomic<UInt64>(0)
+    public let cacheMisses = Atomic<UInt64>(0)
+    public let negativeHits = Atomic<UInt64>(0)
+    public let singleFlightJoined = Atomic<UInt64>(0)
+    public let fallbackSuccess = Atomic<UInt64>(0)
+    public let fallbackFailure = Atomic<UInt64>(0)
+    public let resolveFailures = Atomic<UInt64>(0)
+    private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: UInt64]>([:])
+
+    public struct UpstreamOutcomeKey: Hashable, Sendable, Comparable {
+        public var upstream: String
+        /// `success`, `negative`, or an `UpstreamError.Code` in snake case.
+        public var outcome: String
+
+        public static func < (lhs: Self, rhs: Self) -> Bool { (lhs.upstream, lhs.outcome) < (rhs.upstream, rhs.outcome) }
+    }
+
+    public init() {}
+
+    public func recordUpstream(name: String, result: Result<UpstreamAnswer, UpstreamError>) {
+        let outcome: String
+        switch result {
+        case .success(let answer): outcome = answer.isNegative ? "negative" : "success"
+        case .failure(let error): outcome = Self.outcomeLabel(error.code)
+        }
+        upstreamOutcomes.withLock { $0[UpstreamOutcomeKey(upstream: name, outcome: outcome), default: 0] += 1 }
+    }
+
+    public var upstreamCounts: [(UpstreamOutcomeKey, UInt64)] {
+        upstreamOutcomes.withLock { table in table.map { ($0.key, $0.value) } }.sorted { $0.0 < $1.0 }
+    }
+
+    static func outcomeLabel(_ code: UpstreamError.Code) -> String {
+        switch code {
+        case .timeout: "timeout"
+        case .transport: "transport"
+        case .permission: "permission"
+        case .badRequest: "bad_request"
+        case .notFound: "not_found"
+        case .httpStatus: "http_status"
+        case .malformed: "malformed"
+        case .serverFailure: "server_failure"
+        }
+    }
+}
+
+extension Atomic where Value == UInt64 {
+    /// Adds one, relaxed: counters need no ordering with other memory.
+    @inlinable public func increment() { add(1, ordering: .relaxed) }
+    @inlinable public var value: UInt64 { load(ordering: .relaxed) }
+}

@@ -1,0 +1,61 @@
+/// The statistics record of one (domain, family, network), as the SDK's `getRequestReportInfo`
+/// spells it (WIRE-FORMATS §4). A plain value; `StatsRecorder` owns and locks them.
+public struct DomainStats: Sendable, Equatable {
+    public var successNum: UInt64 = 0
+    public var cacheDnsNum: UInt64 = 0
+    public var requestPDnsNum: UInt64 = 0
+    public var gobackLocaldnsNum: UInt64 = 0
+    public var localErro: UInt64 = 0
+    public var timeoutErro: UInt64 = 0
+    public var noResponseErro: UInt64 = 0
+    public var noPermissionErro: UInt64 = 0
+    public var urlParameterErro: UInt64 = 0
+    public var urlPathErro: UInt64 = 0
+    /// Sum and count of resolution times (ms) for `avgRtt`; the maximum for `maxRtt`.
+    public var rttTotalMilliseconds: Double = 0
+    public var rttCount: UInt64 = 0
+    public var maxRttMilliseconds: Double = 0
+
+    public init() {}
+
+    /// Average resolution time in whole milliseconds, as the SDK's string.
+    public var avgRtt: String { rttCount == 0 ? "0" : String(Int((rttTotalMilliseconds / Double(rttCount)).rounded())) }
+    public var maxRtt: String { String(Int(maxRttMilliseconds.rounded())) }
+
+    /// Counts one upstream attempt and, on failure, the counter its error feeds.
+    public mutating func recordUpstream(_ result: Result<UpstreamAnswer, UpstreamError>) {
+        requestPDnsNum += 1
+        guard case .failure(let error) = result else { return }
+        switch error.code {
+        case .timeout: timeoutErro += 1
+        case .permission: noPermissionErro += 1
+        case .badRequest: urlParameterErro += 1
+        case .notFound: urlPathErro += 1
+        case .transport, .httpStatus, .malformed, .serverFailure: noResponseErro += 1
+        }
+    }
+
+    public mutating func recordRTT(seconds: Double) {
+        let milliseconds = seconds * 1000
+        rttTotalMilliseconds += milliseconds
+        rttCount += 1
+        maxRttMilliseconds = max(maxRttMilliseconds, milliseconds)
+    }
+}
+
+/// The key of a statistics record.
+public struct StatsKey: Hashable, Sendable, Comparable {
+    public var domain: String
+    public var family: RecordFamily
+    public var network: String
+
+    public init(domain: String, family: RecordFamily, network: String) {
+        self.domain = domain
+        self.family = family
+        self.network = network
+    }
+
+    public static func < (lhs: StatsKey, rhs: StatsKey) -> Bool {
+        (lhs.domain, lhs.family.rawValue, lhs.network) < (rhs.domain, rhs.family.rawValue, rhs.network)
+    }
+}

@@ -1,0 +1,85 @@
+/// What happened during one resolution through the chain, reported as it happens so the engine
+/// can count it (statistics record, metrics).
+public enum ChainEvent: Sendable {
+    /// One upstream was asked; `seconds` is how long it took to answer or fail.
+    case upstream(name: String, result: Result<UpstreamAnswer, UpstreamError>, seconds: Double)
+    /// Every upstream failed and the system resolver was asked.
+    case fallback(result: Result<UpstreamAnswer, UpstreamError>, seconds: Double)
+}
+
+/// How a resolution through the chain ended.
+public enum ChainOutcome: Sendable {
+    case answered(UpstreamAnswer, source: AnswerSource)
+    /// Nothing answered. `timedOut` is true when every attempt failed by timeout.
+    case failed(timedOut: Bool, message: String)
+}
+
+/// The ordered upstreams of an account with failover, and the system resolver as the last resort
+/// ("goback local DNS"). A reply counts as an answer when the upstream parsed it (positive,
+/// NXDOMAIN or NODATA); timeouts, transport errors, HTTP errors, unparseable replies and DNS
+/// failure codes move on to the next upstream.
+public struct UpstreamChain: Sendable {
+    public let upstreams: [any UpstreamResolver]
+    public let fallback: (any UpstreamResolver)?
+
+    public init(upstreams: [any UpstreamResolver], fallback: (any UpstreamResolver)?) {
+        self.upstreams = upstreams
+        self.fallback = fallback
+    }
+
+    public func resolve(
+        _ query: UpstreamQuery, clock: any Clock,
+        report: @escaping @Sendable (ChainEvent) -> Void,
+        completion: @escaping @Sendable (ChainOutcome) -> Void
+    ) {
+        attempt(index: 0, query: query, clock: clock, allTimedOut: true, lastError: nil, report: report, completion: completion)
+    }
+
+    private func attempt(
+        index: Int, query: UpstreamQuery, clock: any Clock, allTimedOut: Bool, lastError: UpstreamError?,
+        report: @escaping @Sendable (ChainEvent) -> Void,
+        completion: @escaping @Sendable (ChainOutcome) -> Void
+    ) {
+        guard index < upstreams.count else {
+            finish(query: query, clock: clock, allTimedOut: allTimedOut, lastError: lastError, report: report, completion: completion)
+            return
+        }
+        let upstream = upstreams[index]
+        let started = clock.now()
+        upstream.resolve(query) { result in
+            report(.upstream(name: upstream.name, result: result, seconds: max(0, clock.now() - started)))
+            switch result {
+            case .success(let answer):
+                completion(.answered(answer, source: .upstream))
+            case .failure(let error):
+                self.attempt(
+                    index: index + 1, query: query, clock: clock, allTimedOut: allTimedOut && error.code == .timeout,
+                    lastError: error, report: report, completion: completion)
+            }
+        }
+    }
+
+    private func finish(
+        query: UpstreamQuery, clock: any Clock, allTimedOut: Bool, lastError: UpstreamError?,
+        report: @escaping @Sendable (ChainEvent) -> Void,
+        completion: @escaping @Sendable (ChainOutcome) -> Void
+    ) {
+        let upstreamMessage = lastError.map { "last upstream error: \($0)" } ?? "no upstream configured"
+        guard let fallback else {
+            completion(.failed(timedOut: allTimedOut && lastError != nil, message: upstreamMessage))
+            return
+        }
+        let started = clock.now()
+        fallback.resolve(query) { result in
+            report(.fallback(result: result, seconds: max(0, clock.now() - started)))
+            switch result {
+            case .success(let answer):
+                completion(.answered(answer, source: .localdns))
+            case .failure(let error):
+                completion(.failed(
+                    timedOut: allTimedOut && error.code == .timeout,
+                    message: "\(upstreamMessage); local DNS: \(error)"))
+            }
+        }
+    }
+}
