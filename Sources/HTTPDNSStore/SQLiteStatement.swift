@@ -1,0 +1,87 @@
+import CSQLite
+
+/// A prepared statement (`sqlite3_stmt *`) of a `SQLiteConnection`; same thread rules as its
+/// connection. Parameter and column indexes follow SQLite: parameters from 1, columns from 0.
+final class SQLiteStatement {
+    private var handle: OpaquePointer?
+    private let connection: OpaquePointer
+    let sql: String
+
+    init(handle: OpaquePointer, connection: OpaquePointer, sql: String) {
+        self.handle = handle
+        self.connection = connection
+        self.sql = sql
+    }
+
+    deinit { finalize() }
+
+    /// `sqlite3_bind_text` (copied by SQLite).
+    func bind(_ value: String, at index: Int32) {
+        _ = sqlite3_bind_text(handle, index, value, -1, chttpdns_sqlite_transient())
+    }
+
+    /// `sqlite3_bind_text`, or `sqlite3_bind_null` for nil.
+    func bind(_ value: String?, at index: Int32) {
+        if let value { bind(value, at: index) } else { _ = sqlite3_bind_null(handle, index) }
+    }
+
+    /// `sqlite3_bind_int64`.
+    func bind(_ value: Int64, at index: Int32) {
+        _ = sqlite3_bind_int64(handle, index, value)
+    }
+
+    /// `sqlite3_bind_double`.
+    func bind(_ value: Double, at index: Int32) {
+        _ = sqlite3_bind_double(handle, index, value)
+    }
+
+    /// `sqlite3_step`: true when a row is ready, false when done.
+    func step() throws(StoreError) -> Bool {
+        let result = sqlite3_step(handle)
+        switch result {
+        case SQLITE_ROW: return true
+        case SQLITE_DONE: return false
+        default:
+            let message = String(cString: sqlite3_errmsg(connection))
+            throw SQLiteConnection.error(result, message: "\(message) (in: \(sql))", otherwise: .write)
+        }
+    }
+
+    /// Runs a statement that returns no rows.
+    func run() throws(StoreError) {
+        defer { reset() }
+        _ = try step()
+    }
+
+    /// `sqlite3_reset` and `sqlite3_clear_bindings`, ready for the next use.
+    func reset() {
+        sqlite3_reset(handle)
+        sqlite3_clear_bindings(handle)
+    }
+
+    /// `sqlite3_column_int64`.
+    func int64(at column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    /// `sqlite3_column_double`.
+    func double(at column: Int32) -> Double { sqlite3_column_double(handle, column) }
+
+    /// `sqlite3_column_type` is `SQLITE_NULL`.
+    func isNull(at column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    /// `sqlite3_column_text` as a String ("" for NULL).
+    func text(at column: Int32) -> String {
+        guard let bytes = sqlite3_column_text(handle, column) else { return "" }
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    /// `sqlite3_finalize`. Idempotent.
+    func finalize() {
+        guard let handle else { return }
+        sqlite3_finalize(handle)
+        self.handle = nil
+    }
+}
+
+@available(*, unavailable)
+extension SQLiteStatement: Sendable {}

@@ -1,0 +1,210 @@
+import HTTPDNSCore
+
+/// The writer side of `SQLiteStore`: the connection and its prepared statements. Confined to
+/// the store's writer queue (not `Sendable`); every method runs there.
+final class StoreWriter {
+    let connection: SQLiteConnection
+    private let beginImmediate: SQLiteStatement
+    private let commit: SQLiteStatement
+    private let upsertEntry: SQLiteStatement
+    private let deleteEntry: SQLiteStatement
+    private let deleteAccountEntries: SQLiteStatement
+    private let selectAccountEntries: SQLiteStatement
+    private let deleteExpiredEntries: SQLiteStatement
+    private let upsertAccount: SQLiteStatement
+    private let selectAccounts: SQLiteStatement
+
+    /// Opens `path`, sets WAL, `synchronous=NORMAL` and a busy timeout, migrates the schema and
+    /// prepares the statements. Errors name the path.
+    init(path: String) throws(StoreError) {
+        do {
+            connection = try SQLiteConnection(path: path)
+            connection.setBusyTimeout(milliseconds: 5_000)
+            try connection.execute("PRAGMA journal_mode=WAL")
+            try connection.execute("PRAGMA synchronous=NORMAL")
+            try StoreSchema.migrate(connection)
+            beginImmediate = try connection.prepare("BEGIN IMMEDIATE")
+            commit = try connection.prepare("COMMIT")
+            upsertEntry = try connection.prepare("""
+                INSERT OR REPLACE INTO cache_entries
+                (account, host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                """)
+            deleteEntry = try connection.prepare(
+                "DELETE FROM cache_entries WHERE account = ?1 AND host = ?2 AND family = ?3 AND network = ?4")
+            deleteAccountEntries = try connection.prepare("DELETE FROM cache_entries WHERE account = ?1")
+            selectAccountEntries = try connection.prepare("""
+                SELECT host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin
+                FROM cache_entries WHERE account = ?1
+                """)
+            // Same arithmetic as the Swift side of `loadCache`: expiresAt = stored_at + origin_ttl,
+            // expired when now >= expiresAt; kept when keepExpired and now - expiresAt <= window.
+            deleteExpiredEntries = try connection.prepare("""
+                DELETE FROM cache_entries
+                WHERE account = ?1 AND stored_at + origin_ttl <= ?2
+                AND (?3 = 0 OR ?2 - (stored_at + origin_ttl) > ?4)
+                """)
+            upsertAccount = try connection.prepare("""
+                INSERT INTO accounts (id, json, deleted, updated_at) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT(id) DO UPDATE SET
+                json = excluded.json, deleted = excluded.deleted, updated_at = excluded.updated_at
+                """)
+            selectAccounts = try connection.prepare("SELECT id, json, deleted FROM accounts")
+        } catch {
+            throw error.message.contains(path) ? error : error.prefixed("database '\(path)'")
+        }
+    }
+
+    deinit { close() }
+
+    /// Runs `body` in a `BEGIN IMMEDIATE` transaction; rolls back when it throws.
+    private func inTransaction<T>(_ body: () throws(StoreError) -> T) throws(StoreError) -> T {
+        try beginImmediate.run()
+        do {
+            let value = try body()
+            try commit.run()
+            return value
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Writes `batch` in one transaction; returns the number of writes committed.
+    func apply(_ batch: PendingBatch) throws(StoreError) -> Int {
+        try inTransaction { () throws(StoreError) -> Int in
+            var written = 0
+            for (account, pending) in batch.accounts {
+                if pending.removesAll {
+                    deleteAccountEntries.bind(account, at: 1)
+                    try deleteAccountEntries.run()
+                    written += 1
+                }
+                for (key, change) in pending.changes {
+                    switch change {
+                    case .upsert(let entry):
+                        upsertEntry.bind(account, at: 1)
+                        upsertEntry.bind(key.host.value, at: 2)
+                        upsertEntry.bind(Int64(key.family.rawValue), at: 3)
+                        upsertEntry.bind(key.network, at: 4)
+                        upsertEntry.bind(entry.addresses.joined(separator: ","), at: 5)
+                        upsertEntry.bind(Int64(entry.originTTL), at: 6)
+                        upsertEntry.bind(entry.storedAt, at: 7)
+                        upsertEntry.bind(Int64(entry.nxdomain ? 1 : 0), at: 8)
+                        upsertEntry.bind(entry.origin.rawValue, at: 9)
+                        try upsertEntry.run()
+                    case .remove:
+                        try deleteRow(account: account, host: key.host.value, family: Int64(key.family.rawValue), network: key.network)
+                    }
+                    written += 1
+                }
+            }
+            return written
+        }
+    }
+
+    private func deleteRow(account: String, host: String, family: Int64, network: String) throws(StoreError) {
+        deleteEntry.bind(account, at: 1)
+        deleteEntry.bind(host, at: 2)
+        deleteEntry.bind(family, at: 3)
+        deleteEntry.bind(network, at: 4)
+        try deleteEntry.run()
+    }
+
+    /// Stores an account row (`json` nil with `deleted`) in its own transaction, with
+    /// `synchronous=FULL` so the commit is on disk (not only in the WAL's page cache) on return.
+    func saveAccount(id: String, json: String?, deleted: Bool, now: Timestamp) throws(StoreError) {
+        try connection.execute("PRAGMA synchronous=FULL")
+        defer { try? connection.execute("PRAGMA synchronous=NORMAL") }
+        try inTransaction { () throws(StoreError) in
+            upsertAccount.bind(id, at: 1)
+            upsertAccount.bind(json, at: 2)
+            upsertAccount.bind(Int64(deleted ? 1 : 0), at: 3)
+            upsertAccount.bind(now, at: 4)
+            try upsertAccount.run()
+        }
+    }
+
+    /// All account rows: id → JSON, or nil for a deleted account.
+    func loadAccounts() throws(StoreError) -> [String: String?] {
+        defer { selectAccounts.reset() }
+        var accounts: [String: String?] = [:]
+        do {
+            while try selectAccounts.step() {
+                let id = selectAccounts.text(at: 0)
+                if selectAccounts.int64(at: 2) != 0 || selectAccounts.isNull(at: 1) {
+                    accounts.updateValue(nil, forKey: id)
+                } else {
+                    accounts.updateValue(selectAccounts.text(at: 1), forKey: id)
+                }
+            }
+        } catch {
+            throw StoreError(code: .read, message: error.message, sqliteResultCode: error.sqliteResultCode)
+        }
+        return accounts
+    }
+
+    /// Reads one account's persisted cache in one transaction: unexpired entries, plus expired
+    /// ones no older than `window` seconds when `keepExpired`; deletes the other expired rows
+    /// and rows whose host or family no longer validates.
+    func loadCache(account: String, now: Timestamp, window: Double, keepExpired: Bool) throws(StoreError) -> WarmLoadResult {
+        try inTransaction { () throws(StoreError) -> WarmLoadResult in
+            var result = WarmLoadResult()
+            var invalid: [(host: String, family: Int64, network: String)] = []
+            let rows = selectAccountEntries
+            rows.bind(account, at: 1)
+            defer { rows.reset() }
+            while try rows.step() {
+                let ttl = rows.int64(at: 4)
+                let storedAt = rows.double(at: 5)
+                let expiresAt = storedAt + Double(ttl)
+                if now >= expiresAt && (!keepExpired || now - expiresAt > window) { continue }
+                let hostText = rows.text(at: 0)
+                let familyRaw = rows.int64(at: 1)
+                guard let host = HostName(hostText),
+                    let familyValue = UInt16(exactly: familyRaw),
+                    let family = RecordFamily(rawValue: familyValue),
+                    let originTTL = UInt32(exactly: ttl)
+                else {
+                    invalid.append((hostText, familyRaw, rows.text(at: 2)))
+                    continue
+                }
+                let addressText = rows.text(at: 3)
+                let addresses = addressText.isEmpty ? [] : addressText.split(separator: ",").map(String.init)
+                let entry = CacheEntry(
+                    addresses: addresses,
+                    originTTL: originTTL,
+                    storedAt: storedAt,
+                    nxdomain: rows.int64(at: 6) != 0,
+                    origin: AnswerSource(rawValue: rows.text(at: 7)) ?? .upstream)
+                result.entries.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
+            }
+            rows.reset()
+            deleteExpiredEntries.bind(account, at: 1)
+            deleteExpiredEntries.bind(now, at: 2)
+            deleteExpiredEntries.bind(Int64(keepExpired ? 1 : 0), at: 3)
+            deleteExpiredEntries.bind(window, at: 4)
+            try deleteExpiredEntries.run()
+            result.discardedExpired = connection.changes
+            for row in invalid {
+                try deleteRow(account: account, host: row.host, family: row.family, network: row.network)
+            }
+            result.skippedInvalid = invalid.count
+            return result
+        }
+    }
+
+    /// Finalizes the statements and closes the connection. Idempotent.
+    func close() {
+        for statement in [
+            beginImmediate, commit, upsertEntry, deleteEntry, deleteAccountEntries, selectAccountEntries,
+            deleteExpiredEntries, upsertAccount, selectAccounts,
+        ] {
+            statement.finalize()
+        }
+        connection.close()
+    }
+}
+
+@available(*, unavailable)
+extension StoreWriter: Sendable {}
