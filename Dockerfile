@@ -58,7 +58,7 @@ EXPOSE 8080
 # SIGTERM: stop accepting, finish the requests in flight, flush SQLite, exit 0.
 STOPSIGNAL SIGTERM
 # GET /healthz over bash's /dev/tcp (no curl in the image). Docker honours this; podman only
-# with --format docker, otherwise pass --health-cmd httpdnsd-healthcheck to `podman run`.
+# with `podman build --format docker` (the OCI format drops it) or `podman run --health-cmd httpdnsd-healthcheck`.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 CMD ["/usr/local/bin/httpdnsd-healthcheck"]
 
 ENTRYPOINT ["httpdnsd"]

@@ -85,16 +85,19 @@ if [[ ${SKIP_BUILD:-0} == 1 ]]; then
 else
   log "building $image (release build inside the container; takes a while)"
   start=$SECONDS
-  if ! podman build --isolation chroot --network host -t "$image" "$repo" >"$work/build.log" 2>&1; then
+  if ! podman build --format docker --isolation chroot --network host -t "$image" "$repo" >"$work/build.log" 2>&1; then
     tail -40 "$work/build.log" | sed 's/^/  | /'
     fail "podman build failed"; exit 1
   fi
   log "image built in $((SECONDS - start)) s: $(podman image inspect --format '{{.Size}}' "$image" | awk '{printf "%.1f MB", $1/1e6}')"
 fi
-log "linked libraries of the binary in the image:"
-podman --runtime runc run --rm --network none --entrypoint ldd "$image" /usr/local/bin/httpdnsd 2>&1 | sed 's/^/  | /'
-if podman --runtime runc run --rm --network none --entrypoint ldd "$image" /usr/local/bin/httpdnsd 2>&1 | grep -q 'not found'; then
+ldd_out=$(podman --runtime runc run --rm --network none --entrypoint ldd "$image" /usr/local/bin/httpdnsd 2>&1 || true)
+if grep -q 'not found' <<<"$ldd_out"; then
+  grep 'not found' <<<"$ldd_out" | sed 's/^/  | /'
   fail "a shared library is missing in the runtime image"
+else
+  log "ok   ldd: $(grep -c '=>' <<<"$ldd_out") shared libraries, none missing" \
+    "($(awk '/=>/{print $1}' <<<"$ldd_out" | grep -E '^lib(microhttpd|curl|cares|sqlite3|ssl|crypto|stdc)' | tr '\n' ' '))"
 fi
 
 # ---- 3. loopback DNS servers ------------------------------------------------------------------
