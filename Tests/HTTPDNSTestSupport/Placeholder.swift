@@ -1,1 +1,0 @@
-// Test doubles shared by the test targets.
