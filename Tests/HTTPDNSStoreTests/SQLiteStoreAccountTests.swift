@@ -1,0 +1,46 @@
+import HTTPDNSStore
+import Testing
+
+@Suite struct SQLiteStoreAccountTests {
+    @Test func savedAccountsAndDeletionMarkersLoadBackAfterReopen() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: database.path)
+            try store.saveAccount(id: "a", json: #"{"id":"a"}"#)
+            try store.saveAccount(id: "b", json: #"{"id":"b"}"#)
+            try store.deleteAccount(id: "b")
+            try store.deleteAccount(id: "file-declared")
+            let expected: [String: String?] = ["a": #"{"id":"a"}"#, "b": String?.none, "file-declared": String?.none]
+            #expect(try store.loadAccounts() == expected)
+            store.close()
+
+            let reopened = try SQLiteStore(path: database.path)
+            defer { reopened.close() }
+            #expect(try reopened.loadAccounts() == expected)
+        }
+    }
+
+    @Test func savingAgainReplacesTheJSONAndRevivesADeletedAccount() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: database.path)
+            defer { store.close() }
+            try store.saveAccount(id: "a", json: #"{"v":1}"#)
+            try store.saveAccount(id: "a", json: #"{"v":2}"#)
+            try store.deleteAccount(id: "b")
+            try store.saveAccount(id: "b", json: #"{"v":3}"#)
+            #expect(try store.loadAccounts() == ["a": #"{"v":2}"#, "b": #"{"v":3}"#])
+        }
+    }
+
+    @Test func accountWritesAreCommittedWhenTheCallReturns() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
+            defer { store.close() }
+            let reader = try IndependentConnection(path: database.path)
+            try store.saveAccount(id: "a", json: #"{"id":"a"}"#)
+            // No flush, no close: the row is already committed for another connection.
+            #expect(try reader.rows("SELECT id, json, deleted FROM accounts") == [["a", #"{"id":"a"}"#, "0"]])
+            try store.deleteAccount(id: "a")
+            #expect(try reader.rows("SELECT id, json, deleted FROM accounts") == [["a", nil, "1"]])
+        }
+    }
+}
