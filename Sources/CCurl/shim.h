@@ -19,4 +19,8 @@ static inline CURLMSG chttpdns_curl_msg_kind(CURLMsg *m) { return m->msg; }
 static inline CURL *chttpdns_curl_msg_handle(CURLMsg *m) { return m->easy_handle; }
 static inline CURLcode chttpdns_curl_msg_result(CURLMsg *m) { return m->data.result; }
 
+/// curl_global_init(CURL_GLOBAL_ALL): CURL_GLOBAL_ALL is a composite macro Swift may not import.
+static inline CURLcode chttpdns_curl_global_init_all(void) { return curl_global_init(CURL_GLOBAL_ALL); }
+static inline CURLcode chttpdns_curl_setopt_write_fn(CURL *h, CURLoption o, curl_write_callback f) { return curl_easy_setopt(h, o, f); }
+
 #endif

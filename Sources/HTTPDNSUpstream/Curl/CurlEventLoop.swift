@@ -1,0 +1,99 @@
+import CCurl
+import Foundation
+import HTTPDNSCore
+import Synchronization
+
+/// One thread driving one curl multi handle: every upstream HTTP request of the process goes
+/// through it, so connections, TLS sessions and HTTP/2 streams are shared.
+///
+/// ``perform(_:completion:)`` may be called from any thread and never blocks: the request is
+/// queued under a lock and the loop is woken with `curl_multi_wakeup`. Completions run on the
+/// loop thread, outside any lock; they must be quick (hand heavy work elsewhere).
+public final class CurlEventLoop: Sendable {
+    private let shared: CurlLoopShared
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts the loop thread.
+    /// - Parameters:
+    ///   - maxConnectionsPerHost: `CURLMOPT_MAX_HOST_CONNECTIONS` (excess transfers queue in curl).
+    ///   - maxTotalConnections: `CURLMOPT_MAX_TOTAL_CONNECTIONS`.
+    ///   - maxCachedConnections: `CURLMOPT_MAXCONNECTS`, idle connections kept for reuse.
+    public init(maxConnectionsPerHost: Int = 16, maxTotalConnections: Int = 256, maxCachedConnections: Int = 64) {
+        CurlGlobal.ensureInitialised()
+        guard let multi = curl_multi_init() else {
+            fatalError("curl_multi_init failed (out of memory)")
+        }
+        _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
+        _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections)
+        _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxCachedConnections)
+        _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        let shared = CurlLoopShared(multi: multi)
+        self.shared = shared
+        let finished = self.finished
+        let thread = Thread {
+            CurlLoopWorker(shared: shared).run()
+            finished.signal()
+        }
+        thread.name = "httpdns-curl"
+        thread.start()
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// Queues `request`; `completion` is called exactly once on the loop thread with the response
+    /// (any HTTP status) or an error: `.timeout` for CURLE_OPERATION_TIMEDOUT, `.transport` (curl
+    /// code in `underlying`) for other failures and after ``shutdown()``.
+    public func perform(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void) {
+        let accepted = shared.state.withLock { state -> Bool in
+            guard !state.isShutdown else { return false }
+            state.pending.append(PendingTransfer(request: request, completion: completion))
+            // Under the lock, so the worker cannot have cleaned the multi handle up yet.
+            curl_multi_wakeup(shared.multi)
+            return true
+        }
+        if !accepted {
+            completion(.failure(UpstreamError(.transport, "the curl event loop is shut down")))
+        }
+    }
+
+    /// Stops the loop thread, failing queued and running transfers with `.transport`, and waits
+    /// for it to exit (unless called from the loop thread itself). Idempotent.
+    public func shutdown() {
+        let first = shared.state.withLock { state -> Bool in
+            guard !state.stopRequested else { return false }
+            state.stopRequested = true
+            if !state.isShutdown { curl_multi_wakeup(shared.multi) }
+            return true
+        }
+        guard first, Thread.current.name != "httpdns-curl" else { return }
+        finished.wait()
+    }
+}
+
+/// A request waiting for the loop thread to pick it up.
+struct PendingTransfer: Sendable {
+    var request: HTTPRequest
+    var completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
+}
+
+/// What callers and the loop thread share: the multi handle (only `curl_multi_wakeup` is called
+/// on it from other threads) and the queue behind a lock.
+final class CurlLoopShared: @unchecked Sendable {
+    struct State {
+        var pending: [PendingTransfer] = []
+        /// Set by `shutdown()`; the worker then stops.
+        var stopRequested = false
+        /// Set by the worker once it stopped taking requests; the multi handle is then gone.
+        var isShutdown = false
+    }
+
+    /// The `CURLM *`; `curl_multi_wakeup` is thread-safe, everything else runs on the loop thread.
+    let multi: UnsafeMutableRawPointer
+    let state = Mutex(State())
+
+    init(multi: UnsafeMutableRawPointer) {
+        self.multi = multi
+    }
+}

@@ -1,0 +1,138 @@
+import CCurl
+import Foundation
+import HTTPDNSCore
+
+/// One curl easy handle and the buffers its callbacks fill. Confined to the ``CurlEventLoop``
+/// thread; reused for many transfers (`curl_easy_reset` between them).
+final class EasyHandle {
+    /// Responses larger than this are cut off with a transport error.
+    static let maximumBodySize = 1 << 20
+
+    /// The `CURL *`.
+    let handle: UnsafeMutableRawPointer
+    private(set) var body: [UInt8] = []
+    private(set) var headers: [String: String] = [:]
+    private var headerList: UnsafeMutablePointer<curl_slist>?
+    private let errorBuffer: UnsafeMutablePointer<CChar>
+    /// Called once when the current transfer ends.
+    var completion: (@Sendable (Result<HTTPResponse, UpstreamError>) -> Void)?
+
+    /// `curl_easy_init`; nil when libcurl is out of memory.
+    init?() {
+        CurlGlobal.ensureInitialised()
+        guard let handle = curl_easy_init() else { return nil }
+        self.handle = handle
+        errorBuffer = .allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    /// Clears the previous transfer's options and buffers (`curl_easy_reset`) and sets up `request`.
+    /// Returns the first failing option's code, or CURLE_OK.
+    func prepare(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void) -> CURLcode {
+        curl_easy_reset(handle)
+        body.removeAll(keepingCapacity: true)
+        headers.removeAll(keepingCapacity: true)
+        if let headerList { curl_slist_free_all(headerList) }
+        headerList = nil
+        errorBuffer[0] = 0
+        self.completion = completion
+
+        for header in request.headers {
+            headerList = curl_slist_append(headerList, "\(header.name): \(header.value)")
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let timeout = max(1, request.timeoutMilliseconds)
+        var codes: [CURLcode] = [
+            chttpdns_curl_setopt_str(handle, CURLOPT_URL, request.url),
+            chttpdns_curl_setopt_str(handle, CURLOPT_PROTOCOLS_STR, "http,https"),
+            chttpdns_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
+            chttpdns_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeout),
+            chttpdns_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeout),
+            chttpdns_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1),
+            chttpdns_curl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1),
+            chttpdns_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer),
+            chttpdns_curl_setopt_write_fn(handle, CURLOPT_WRITEFUNCTION, EasyHandle.writeCallback),
+            chttpdns_curl_setopt_ptr(handle, CURLOPT_WRITEDATA, me),
+            chttpdns_curl_setopt_write_fn(handle, CURLOPT_HEADERFUNCTION, EasyHandle.headerCallback),
+            chttpdns_curl_setopt_ptr(handle, CURLOPT_HEADERDATA, me),
+            chttpdns_curl_setopt_slist(handle, CURLOPT_HTTPHEADER, headerList),
+        ]
+        switch request.method {
+        case .get:
+            codes.append(chttpdns_curl_setopt_long(handle, CURLOPT_HTTPGET, 1))
+        case .post:
+            codes.append(chttpdns_curl_setopt_long(handle, CURLOPT_POST, 1))
+            codes.append(chttpdns_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, request.body.count))
+            codes.append(request.body.withUnsafeBytes { raw in
+                // COPYPOSTFIELDS copies the bytes, so the array need not outlive the call.
+                chttpdns_curl_setopt_ptr(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+            })
+        }
+        return codes.first { $0 != CURLE_OK } ?? CURLE_OK
+    }
+
+    /// The response of a transfer that finished with CURLE_OK.
+    func response() -> HTTPResponse {
+        var status = 0
+        _ = chttpdns_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        return HTTPResponse(status: status, headers: headers, body: body)
+    }
+
+    /// Maps a failed transfer's curl code to an ``UpstreamError``: CURLE_OPERATION_TIMEDOUT is a
+    /// timeout, everything else a transport error carrying the curl code.
+    func error(for code: CURLcode) -> UpstreamError {
+        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        return Self.error(for: code, detail: detail)
+    }
+
+    static func error(for code: CURLcode, detail: String) -> UpstreamError {
+        if code == CURLE_OPERATION_TIMEDOUT {
+            return UpstreamError(.timeout, detail, underlying: Int(code.rawValue))
+        }
+        return UpstreamError(.transport, detail, underlying: Int(code.rawValue))
+    }
+
+    private func append(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        guard body.count + bytes.count <= Self.maximumBodySize else { return false }
+        body.append(contentsOf: bytes)
+        return true
+    }
+
+    private func headerLine(_ bytes: UnsafeRawBufferPointer) {
+        let line = String(decoding: bytes, as: UTF8.self)
+        if line.hasPrefix("HTTP/") {
+            // A new status line: 1xx interim responses and redirects start over.
+            headers.removeAll(keepingCapacity: true)
+            return
+        }
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
+        headers[name] = value
+    }
+
+    private static let writeCallback: curl_write_callback = { data, size, count, context in
+        let total = size * count
+        guard let context else { return 0 }
+        let easy = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
+        guard let data else { return total }
+        return easy.append(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
+    }
+
+    private static let headerCallback: curl_write_callback = { data, size, count, context in
+        let total = size * count
+        guard let context, let data else { return total }
+        Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
+            .headerLine(UnsafeRawBufferPointer(start: data, count: total))
+        return total
+    }
+}
+
+@available(*, unavailable)
+extension EasyHandle: Sendable {}

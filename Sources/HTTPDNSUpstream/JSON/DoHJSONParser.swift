@@ -1,0 +1,126 @@
+import Foundation
+import HTTPDNSCore
+
+/// Turns a DoH JSON API body (WIRE-FORMATS §1) into an ``UpstreamAnswer``. Pure: no I/O.
+///
+/// Accepts `Status`, `type` and `TTL` as numbers or strings; keeps only records of the asked
+/// type (CNAMEs before them count towards the TTL); reads the negative TTL from an SOA in
+/// `Authority`; a bare JSON array (`short=1`) gives addresses without a TTL.
+enum DoHJSONParser {
+    static func parse(_ body: [UInt8], family: RecordFamily) -> Result<UpstreamAnswer, UpstreamError> {
+        guard !body.isEmpty else {
+            return .failure(UpstreamError(.malformed, "empty body"))
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else {
+            return .failure(UpstreamError(.malformed, "body is not JSON: \(snippet(body))"))
+        }
+        if let list = object as? [Any] {
+            return parseShort(list, family: family, body: body)
+        }
+        guard let dictionary = object as? [String: Any] else {
+            return .failure(UpstreamError(.malformed, "body is neither a JSON object nor an array: \(snippet(body))"))
+        }
+        return parseFull(dictionary, family: family, body: body)
+    }
+
+    /// `short=1`: a bare array of address strings, no TTL.
+    private static func parseShort(_ list: [Any], family: RecordFamily, body: [UInt8]) -> Result<UpstreamAnswer, UpstreamError> {
+        var addresses: [String] = []
+        for item in list {
+            guard let text = item as? String else {
+                return .failure(UpstreamError(.malformed, "short answer holds a non-string: \(snippet(body))"))
+            }
+            if let address = IPAddress(text), address.family == family {
+                addresses.append(address.description)
+            }
+        }
+        return .success(UpstreamAnswer(addresses: addresses, ttl: nil))
+    }
+
+    private static func parseFull(_ object: [String: Any], family: RecordFamily, body: [UInt8]) -> Result<UpstreamAnswer, UpstreamError> {
+        let status: Int
+        if let value = object["Status"] {
+            guard let number = integer(value) else {
+                return .failure(UpstreamError(.malformed, "Status is not a number: \(snippet(body))"))
+            }
+            status = number
+        } else if object["Answer"] != nil {
+            status = 0
+        } else {
+            return .failure(UpstreamError(.malformed, "no Status and no Answer: \(snippet(body))"))
+        }
+        switch status {
+        case 0:
+            break
+        case 3:
+            return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: negativeTTL(object)))
+        default:
+            return .failure(UpstreamError(.serverFailure, "DNS status \(status)", underlying: status))
+        }
+        var addresses: [String] = []
+        var chainTTL: UInt32?
+        if let answers = object["Answer"] {
+            guard let records = answers as? [Any] else {
+                return .failure(UpstreamError(.malformed, "Answer is not an array: \(snippet(body))"))
+            }
+            for case let record as [String: Any] in records {
+                guard let type = record["type"].flatMap(recordType) else { continue }
+                let ttl = record["TTL"].flatMap(integer).map { UInt32(clamping: $0) }
+                if type == Int(family.rawValue) {
+                    guard let data = record["data"] as? String, let address = IPAddress(data), address.family == family else {
+                        continue
+                    }
+                    addresses.append(address.description)
+                } else if type != 5 {
+                    continue  // RRSIG, DNAME, ...: not part of the chain to the addresses
+                }
+                if let ttl { chainTTL = min(chainTTL ?? ttl, ttl) }
+            }
+        }
+        if addresses.isEmpty {
+            return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: false, negativeTTL: negativeTTL(object)))
+        }
+        return .success(UpstreamAnswer(addresses: addresses, ttl: chainTTL ?? 0))
+    }
+
+    /// RFC 2308: min(SOA TTL, SOA MINIMUM) of the first SOA in `Authority`; nil without one.
+    static func negativeTTL(_ object: [String: Any]) -> UInt32? {
+        guard let authority = object["Authority"] as? [Any] else { return nil }
+        for case let record as [String: Any] in authority {
+            guard record["type"].flatMap(recordType) == 6, let data = record["data"] as? String else { continue }
+            guard let last = data.split(whereSeparator: { $0 == " " || $0 == "\t" }).last,
+                let minimum = UInt32(last)
+            else { continue }
+            if let ttl = record["TTL"].flatMap(integer) {
+                return min(minimum, UInt32(clamping: ttl))
+            }
+            return minimum
+        }
+        return nil
+    }
+
+    /// A number, or a string holding one.
+    static func integer(_ value: Any) -> Int? {
+        if let text = value as? String { return Int(text.trimmingCharacters(in: .whitespaces)) }
+        if let number = value as? Int { return number }
+        if let number = value as? Double, number.isFinite { return Int(number) }
+        return nil
+    }
+
+    /// A record type as a number, numeric string, or mnemonic (`A`, `AAAA`, `CNAME`, `SOA`).
+    static func recordType(_ value: Any) -> Int? {
+        if let number = integer(value) { return number }
+        guard let text = value as? String else { return nil }
+        switch text.uppercased() {
+        case "A": return 1
+        case "AAAA": return 28
+        case "CNAME": return 5
+        case "SOA": return 6
+        default: return nil
+        }
+    }
+
+    private static func snippet(_ body: [UInt8]) -> String {
+        String(decoding: body.prefix(120), as: UTF8.self)
+    }
+}

@@ -1,0 +1,54 @@
+import HTTPDNSCore
+
+/// An RFC 8484 DNS-over-HTTPS upstream: `GET {url}?dns=BASE64URL(query)` with
+/// `Accept: application/dns-message` (WIRE-FORMATS §2). Queries have ID 0 and RD set and carry
+/// an EDNS Client Subnet option when the query names a client subnet. Requests go through a
+/// shared ``CurlEventLoop``; completions run on its thread.
+public struct DoHWireClient: UpstreamResolver {
+    public let name: String
+    private let url: String
+    private let loop: CurlEventLoop
+
+    /// - Parameters:
+    ///   - url: the endpoint, e.g. `https://dns.alidns.com/dns-query`.
+    ///   - name: label for logs; defaults to `doh:URL`.
+    public init(url: String, loop: CurlEventLoop, name: String? = nil) {
+        self.url = url
+        self.loop = loop
+        self.name = name ?? UpstreamSpec(kind: .doh, url: url).description
+    }
+
+    /// The GET URL for `query`, or nil when the name cannot be encoded.
+    func requestURL(for query: UpstreamQuery) -> String? {
+        guard let message = DNSQueryBuilder.query(host: query.host.value, family: query.family, clientSubnet: query.clientSubnet) else {
+            return nil
+        }
+        var parameters = URLQuery()
+        parameters.append("dns", Base64URL.encode(message))
+        return parameters.url(base: url)
+    }
+
+    public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void) {
+        guard let requestURL = requestURL(for: query) else {
+            completion(.failure(UpstreamError(.badRequest, "cannot encode a DNS query for '\(query.host)'")))
+            return
+        }
+        let request = HTTPRequest(
+            url: requestURL,
+            headers: [HTTPHeader("Accept", "application/dns-message")],
+            timeoutMilliseconds: query.timeoutMilliseconds
+        )
+        loop.perform(request) { result in
+            switch result {
+            case .failure(let error):
+                completion(.failure(error))
+            case .success(let response):
+                if let error = HTTPStatusError.error(for: response.status, body: response.body) {
+                    completion(.failure(error))
+                } else {
+                    completion(DNSReplyParser.parse(response.body, family: query.family))
+                }
+            }
+        }
+    }
+}
