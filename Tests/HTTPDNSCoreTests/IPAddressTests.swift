@@ -1,0 +1,34 @@
+import HTTPDNSCore
+import Testing
+
+@Suite struct IPAddressTests {
+    @Test func ipv4ParsesToFourBytesInNetworkOrder() throws {
+        let address = try #require(IPAddress("192.0.2.1"))
+        #expect(address.family == .a)
+        #expect(address.bytes == [192, 0, 2, 1])
+        #expect(address.description == "192.0.2.1")
+    }
+
+    @Test func ipv6ParsesToSixteenBytes() throws {
+        let address = try #require(IPAddress("::1"))
+        #expect(address.family == .aaaa)
+        #expect(address.bytes == Array(repeating: 0, count: 15) + [1])
+    }
+
+    @Test func ipv6IsPrintedInCanonicalForm() {
+        #expect(IPAddress("2001:0DB8:0000:0000:0000:0000:0000:0010")?.description == "2001:db8::10")
+        #expect(IPAddress("::ffff:192.0.2.1")?.description == "::ffff:192.0.2.1")
+    }
+
+    @Test(arguments: ["", "256.0.0.1", "1.2.3", "1.2.3.4.5", "example.com", "1.2.3.4 ", ":::1", "2001:db8::g", "[::1]", "1.2.3.-4"])
+    func invalidTextIsRejected(_ text: String) {
+        #expect(IPAddress(text) == nil)
+    }
+
+    @Test func bytesMustMatchTheFamily() {
+        #expect(IPAddress(family: .a, bytes: [10, 0, 0, 1])?.description == "10.0.0.1")
+        #expect(IPAddress(family: .a, bytes: [10, 0, 0]) == nil)
+        #expect(IPAddress(family: .aaaa, bytes: [10, 0, 0, 1]) == nil)
+        #expect(IPAddress(family: .aaaa, bytes: [0x20, 0x01, 0x0d, 0xb8] + Array(repeating: 0, count: 12))?.description == "2001:db8::")
+    }
+}
