@@ -181,7 +181,7 @@ body=$(get "$base/v1/default/resolve?host=www.example.test&type=A")
 body=$(get "$base/v1/default/resolve?host=www.example.test&type=A&short=1")
 [[ $body == '["127.0.0.11","127.0.0.12"]' || $body == '["127.0.0.12","127.0.0.11"]' ]] \
   && log "ok   short=1 -> $body" || fail "short=1 -> $body"
-status=$(get -o /dev/null -w '%{http_code}' "$base/v1/default/resolve?host=bad_host..test")
+status=$(get -o /dev/null -w '%{http_code}' "$base/v1/default/resolve?host=bad..example.test")
 [[ $status == 400 ]] && log "ok   invalid host -> 400" || fail "invalid host -> $status"
 metrics=$(get "$base/metrics")
 grep -q '^httpdns_cache_hits_total{account="default"} [1-9]' <<<"$metrics" \
