@@ -168,7 +168,7 @@ public struct ServiceConfig: Sendable, Equatable {
             self.accounts = [:]
             for (id, value) in accounts {
                 guard Self.isValidAccountID(id) else {
-                    throw ConfigError(key: "accounts.\(id)", "account ids are 1-64 letters, digits, '-' or '_'")
+                    throw ConfigError(key: "accounts.\(id)", "account ids are 1-64 letters, digits, '-' or '_' (and not 'accounts')")
                 }
                 guard let body = value as? [String: Any] else { throw ConfigError(key: "accounts.\(id)", "must be a JSON object") }
                 self.accounts[id] = try AccountConfig(json: body, path: "accounts.\(id)")
@@ -176,8 +176,9 @@ public struct ServiceConfig: Sendable, Equatable {
         }
     }
 
+    /// Account ids are 1-64 letters, digits, '-' or '_'; `accounts` is reserved for the admin API path.
     public static func isValidAccountID(_ id: some StringProtocol) -> Bool {
-        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
+        !id.isEmpty && id != "accounts" && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
         }

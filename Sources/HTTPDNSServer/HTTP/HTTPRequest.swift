@@ -1,0 +1,30 @@
+/// A request as the handlers see it: everything copied out of libmicrohttpd, so a handler can keep
+/// it after the access callback returned (for a suspended connection) and tests can build one.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// The path without the query string, percent-decoded by libmicrohttpd.
+    public var path: String
+    /// Query arguments (the first value of each name).
+    public var query: [String: String]
+    /// The `Authorization` header, if any.
+    public var authorization: String?
+    public var body: [UInt8]
+    /// The peer's address as text.
+    public var peer: String?
+
+    public init(method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [], peer: String? = nil) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.authorization = authorization
+        self.body = body
+        self.peer = peer
+    }
+}
+
+/// What a handler decided: a response now, or later (the connection is suspended meanwhile and
+/// resumed when `start` hands its response to the responder, from any thread, exactly once).
+public enum HandlerResult: Sendable {
+    case response(HTTPResponse)
+    case deferred(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+}

@@ -1,0 +1,27 @@
+/// A complete response. libmicrohttpd adds `Content-Length`; every response has a `Content-Type`.
+public struct HTTPResponse: Sendable, Equatable {
+    public var status: Int
+    public var contentType: String
+    public var headers: [(String, String)]
+    public var body: [UInt8]
+
+    public static let jsonType = "application/json; charset=utf-8"
+
+    public init(status: Int, contentType: String = HTTPResponse.jsonType, headers: [(String, String)] = [], body: [UInt8]) {
+        self.status = status
+        self.contentType = contentType
+        self.headers = headers
+        self.body = body
+    }
+
+    public static func json(_ status: Int, _ writer: JSONWriter) -> HTTPResponse {
+        HTTPResponse(status: status, body: writer.bytes)
+    }
+
+    public var bodyText: String { String(decoding: body, as: UTF8.self) }
+
+    public static func == (lhs: HTTPResponse, rhs: HTTPResponse) -> Bool {
+        lhs.status == rhs.status && lhs.contentType == rhs.contentType && lhs.body == rhs.body
+            && lhs.headers.map { "\($0.0): \($0.1)" } == rhs.headers.map { "\($0.0): \($0.1)" }
+    }
+}

@@ -1,0 +1,265 @@
+import CMicroHTTPD
+import HTTPDNSCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The libmicrohttpd front: an epoll thread pool calling `handler` for each complete request.
+/// A handler that returns `.deferred` has its connection suspended (`MHD_suspend_connection`) until
+/// it responds, so no pool thread ever waits for an upstream.
+public final class HTTPServer: @unchecked Sendable {
+    public typealias Handler = @Sendable (HTTPRequest) -> HandlerResult
+
+    private let options: HTTPServerOptions
+    private let handler: Handler
+    /// The daemon; written by `start` before any request and by `stop` after the last one.
+    private var daemon: OpaquePointer?
+    /// Requests between their first and their completed callback.
+    private let inFlight = Atomic<Int>(0)
+    /// Suspended connections by context identity; `nil` once the server stopped resuming.
+    private let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
+    public let metrics = HTTPMetrics()
+
+    public init(options: HTTPServerOptions, handler: @escaping Handler) {
+        self.options = options
+        self.handler = handler
+    }
+
+    /// Binds and starts the pool. Returns the bound port (useful with port 0).
+    public func start() throws(HTTPServerError) -> UInt16 {
+        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
+            | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
+        let threads = options.threads > 0 ? options.threads : max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        guard let address = IPAddress(options.host) else {
+            throw HTTPServerError("listen address '\(options.host)' is not an IP address")
+        }
+        if address.family == .aaaa { flags |= MHD_USE_IPv6.rawValue }
+        let context = Unmanaged.passUnretained(self).toOpaque()
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { raw in
+            if address.family == .a {
+                var v4 = sockaddr_in()
+                v4.sin_family = sa_family_t(AF_INET)
+                v4.sin_port = options.port.bigEndian
+                address.bytes.withUnsafeBytes { bytes in withUnsafeMutableBytes(of: &v4.sin_addr) { $0.copyMemory(from: bytes) } }
+                withUnsafeBytes(of: v4) { raw.copyMemory(from: $0) }
+            } else {
+                var v6 = sockaddr_in6()
+                v6.sin6_family = sa_family_t(AF_INET6)
+                v6.sin6_port = options.port.bigEndian
+                address.bytes.withUnsafeBytes { bytes in withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyMemory(from: bytes) } }
+                withUnsafeBytes(of: v6) { raw.copyMemory(from: $0) }
+            }
+        }
+        let started: OpaquePointer? = withUnsafeMutablePointer(to: &storage) { pointer in
+            var items: [MHD_OptionItem] = [
+                chttpdns_mhd_option_value(.THREAD_POOL_SIZE, threads),
+                chttpdns_mhd_option_value(.CONNECTION_LIMIT, options.connectionLimit),
+                chttpdns_mhd_option_value(.PER_IP_CONNECTION_LIMIT, options.perIPConnectionLimit),
+                chttpdns_mhd_option_value(.CONNECTION_TIMEOUT, options.connectionTimeout),
+                chttpdns_mhd_option_value(.CONNECTION_MEMORY_LIMIT, options.connectionMemoryLimit),
+                chttpdns_mhd_option_pointer(.SOCK_ADDR, UnsafeMutableRawPointer(pointer)),
+                chttpdns_mhd_option_completed(HTTPServer.completed, context),
+                chttpdns_mhd_option_logger(HTTPServer.log, nil),
+                chttpdns_mhd_option_value(.END, 0),
+            ]
+            return items.withUnsafeMutableBufferPointer { buffer in
+                chttpdns_mhd_start(flags, options.port, HTTPServer.access, context, buffer.baseAddress)
+            }
+        }
+        guard let started else {
+            throw HTTPServerError("cannot listen on \(options.host):\(options.port) (address in use or not available)")
+        }
+        daemon = started
+        return chttpdns_mhd_bound_port(started)
+    }
+
+    /// Stops accepting new connections; requests already received go on.
+    public func quiesce() {
+        guard let daemon else { return }
+        let socket = MHD_quiesce_daemon(daemon)
+        if socket >= 0 { close(socket) }
+    }
+
+    /// Waits up to `grace` seconds for requests in flight, answers what is still suspended with
+    /// 503, and stops the pool.
+    public func stop(grace: Double) {
+        guard let daemon else { return }
+        let deadline = SystemClock().now() + grace
+        while inFlight.load(ordering: .acquiring) > 0 && SystemClock().now() < deadline { usleep(10_000) }
+        let leftovers = locked_suspended.withLock { table -> [SuspendedConnection] in
+            let pending = Array((table ?? [:]).values)
+            for connection in pending {
+                if connection.context.fulfil(APIError(.serviceUnavailable, "the service is shutting down").response) {
+                    MHD_resume_connection(connection.connection)
+                }
+            }
+            table = nil
+            return pending
+        }
+        if !leftovers.isEmpty {
+            let until = SystemClock().now() + 2
+            while inFlight.load(ordering: .acquiring) > 0 && SystemClock().now() < until { usleep(10_000) }
+        }
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+    }
+
+    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    // MARK: Callbacks (called by libmicrohttpd worker threads)
+
+    private static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
+        guard let cls, let connection, let conCls, let uploadDataSize else { return .NO }
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        return server.handle(connection, url: url, method: method, uploadData: uploadData, uploadDataSize: uploadDataSize, conCls: conCls)
+    }
+
+    private static let completed: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+        guard let cls, let conCls, let raw = conCls.pointee else { return }
+        Unmanaged<RequestContext>.fromOpaque(raw).release()
+        conCls.pointee = nil
+        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+        server.inFlight.subtract(1, ordering: .releasing)
+    }
+
+    private static let log: chttpdns_mhd_log_sink = { _, message in
+        guard let message else { return }
+        var text = String(cString: message)
+        while text.hasSuffix("\n") { text.removeLast() }
+        Log.warning("libmicrohttpd: \(text)")
+    }
+
+    private func handle(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
+        conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    ) -> MHD_Result {
+        guard let raw = conCls.pointee else {
+            let context = RequestContext()
+            conCls.pointee = Unmanaged.passRetained(context).toOpaque()
+            inFlight.add(1, ordering: .relaxed)
+            if let length = header(connection, "Content-Length").flatMap({ Int($0) }), length > options.maxBodyBytes {
+                return queue(connection, payloadTooLarge())
+            }
+            return .YES
+        }
+        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if uploadDataSize.pointee > 0 {
+            let size = uploadDataSize.pointee
+            if !context.tooLarge, let uploadData {
+                if context.body.count + size > options.maxBodyBytes {
+                    context.tooLarge = true
+                    context.body = []
+                } else {
+                    uploadData.withMemoryRebound(to: UInt8.self, capacity: size) {
+                        context.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size))
+                    }
+                }
+            }
+            uploadDataSize.pointee = 0
+            return .YES
+        }
+        if let response = context.takeResponse() { return queue(connection, response) }
+        if context.tooLarge { return queue(connection, payloadTooLarge()) }
+
+        let request = HTTPRequest(
+            method: method.map { String(cString: $0) } ?? "GET",
+            path: url.map { String(cString: $0) } ?? "/",
+            query: queryArguments(connection),
+            authorization: header(connection, "Authorization"),
+            body: context.body,
+            peer: peerAddress(connection))
+        switch handler(request) {
+        case .response(let response):
+            return queue(connection, response)
+        case .deferred(let start):
+            // Suspend first, then start: the responder may run at once on another thread, and a
+            // resume must never precede its suspend.
+            let suspended = SuspendedConnection(connection: connection, context: context)
+            let key = ObjectIdentifier(context)
+            let registered = locked_suspended.withLock { table -> Bool in
+                guard table != nil else { return false }
+                MHD_suspend_connection(connection)
+                table![key] = suspended
+                return true
+            }
+            guard registered else {
+                return queue(connection, APIError(.serviceUnavailable, "the service is shutting down").response)
+            }
+            start { [self] response in
+                guard context.fulfil(response) else { return }
+                locked_suspended.withLock { table in
+                    guard table?.removeValue(forKey: key) != nil else { return }
+                    MHD_resume_connection(suspended.connection)
+                }
+            }
+            return .YES
+        }
+    }
+
+    private func payloadTooLarge() -> HTTPResponse {
+        APIError(.payloadTooLarge, "request body larger than \(options.maxBodyBytes) bytes").response
+    }
+
+    private func queue(_ connection: OpaquePointer, _ response: HTTPResponse) -> MHD_Result {
+        metrics.record(status: response.status)
+        let mhdResponse = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let mhdResponse else { return .NO }
+        _ = MHD_add_response_header(mhdResponse, "Content-Type", response.contentType)
+        for (name, value) in response.headers { _ = MHD_add_response_header(mhdResponse, name, value) }
+        let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+        MHD_destroy_response(mhdResponse)
+        return result
+    }
+
+    private func header(_ connection: OpaquePointer, _ name: String) -> String? {
+        MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+    }
+
+    /// Collects the query arguments (first value of each name) through an iterator callback.
+    private func queryArguments(_ connection: OpaquePointer) -> [String: String] {
+        final class Box { var values: [String: String] = [:] }
+        let box = Box()
+        let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+            guard let cls, let key else { return .YES }
+            let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
+            let name = String(cString: key)
+            if box.values[name] == nil { box.values[name] = value.map { String(cString: $0) } ?? "" }
+            return .YES
+        }
+        _ = withExtendedLifetime(box) {
+            MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, iterator, Unmanaged.passUnretained(box).toOpaque())
+        }
+        return box.values
+    }
+
+    private func peerAddress(_ connection: OpaquePointer) -> String? {
+        guard let address = chttpdns_mhd_client_address(connection) else { return nil }
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                IPAddress(family: .a, bytes: withUnsafeBytes(of: v4.pointee.sin_addr) { Array($0) })?.description
+            }
+        case AF_INET6:
+            return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                IPAddress(family: .aaaa, bytes: withUnsafeBytes(of: v6.pointee.sin6_addr) { Array($0) })?.description
+            }
+        default:
+            return nil
+        }
+    }
+}
+
+/// The HTTP front could not start.
+public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+
+    public init(_ message: String) { self.message = message }
+
+    public var description: String { message }
+}

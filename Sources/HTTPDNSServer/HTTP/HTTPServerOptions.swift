@@ -1,0 +1,29 @@
+/// Listener and limits of the HTTP front.
+public struct HTTPServerOptions: Sendable {
+    public var host: String
+    public var port: UInt16
+    /// Worker threads of the epoll pool; 0 means one per core.
+    public var threads: Int
+    public var connectionLimit: Int
+    /// 0 means no per-address limit.
+    public var perIPConnectionLimit: Int
+    /// Idle connection timeout in seconds.
+    public var connectionTimeout: Int
+    public var connectionMemoryLimit: Int
+    public var maxBodyBytes: Int
+
+    public init(
+        host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 0, connectionLimit: Int = 4096,
+        perIPConnectionLimit: Int = 0, connectionTimeout: Int = 30, connectionMemoryLimit: Int = 65_536,
+        maxBodyBytes: Int = 1 << 20
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.connectionLimit = connectionLimit
+        self.perIPConnectionLimit = perIPConnectionLimit
+        self.connectionTimeout = connectionTimeout
+        self.connectionMemoryLimit = connectionMemoryLimit
+        self.maxBodyBytes = maxBodyBytes
+    }
+}

@@ -1,0 +1,47 @@
+import Synchronization
+
+/// Meets a response produced on one thread with the responder of a suspended connection handed
+/// over on another: whichever arrives second sends the response, outside the lock, once.
+final class ReplySlot: Sendable {
+    private struct State: Sendable {
+        var response: HTTPResponse?
+        var responder: (@Sendable (HTTPResponse) -> Void)?
+        var sent = false
+    }
+
+    private let state = Mutex(State())
+
+    func set(_ response: HTTPResponse) {
+        let responder = state.withLock { state -> (@Sendable (HTTPResponse) -> Void)? in
+            state.response = response
+            return takeIfReady(&state)
+        }
+        responder?(response)
+    }
+
+    func attach(_ responder: @escaping @Sendable (HTTPResponse) -> Void) {
+        let ready = state.withLock { state -> HTTPResponse? in
+            state.responder = responder
+            return takeIfReady(&state) != nil ? state.response : nil
+        }
+        if let ready { responder(ready) }
+    }
+
+    private func takeIfReady(_ state: inout State) -> (@Sendable (HTTPResponse) -> Void)? {
+        guard !state.sent, state.response != nil, let responder = state.responder else { return nil }
+        state.sent = true
+        return responder
+    }
+
+    /// The response at once when it is already there (every answer came from the cache), else a
+    /// deferred result that sends it when it is set.
+    var result: HandlerResult {
+        let ready = state.withLock { state -> HTTPResponse? in
+            guard !state.sent, state.responder == nil, let response = state.response else { return nil }
+            state.sent = true
+            return response
+        }
+        if let ready { return .response(ready) }
+        return .deferred { self.attach($0) }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import HTTPDNSCore
+
+extension HTTPDNSService {
+    /// `POST /v1/{account}/preload` with `{"hosts":[...],"type":"auto"}`: resolves every host with
+    /// bounded concurrency and answers, once the results are durable, with each host's outcome.
+    /// Any invalid host rejects the whole request before anything is resolved.
+    func preload(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
+        let object: [String: Any]
+        do {
+            guard let parsed = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
+                return .response(APIError(.invalidBody, "the body must be a JSON object {\"hosts\":[...]}").response)
+            }
+            object = parsed
+        } catch {
+            return .response(APIError(.invalidBody, "the body is not valid JSON").response)
+        }
+        if let unknown = object.keys.sorted().first(where: { $0 != "hosts" && $0 != "type" }) {
+            return .response(APIError(.invalidBody, "unknown key '\(unknown)' (known: hosts, type)").response)
+        }
+        guard let list = object["hosts"] as? [Any], !list.isEmpty else {
+            return .response(APIError(.missingArgument, "'hosts' must be a non-empty array of host names").response)
+        }
+        guard list.count <= limits.maxPreloadHosts else {
+            return .response(APIError(.tooManyHosts, "at most \(limits.maxPreloadHosts) hosts per preload, got \(list.count)").response)
+        }
+        var hosts: [HostName] = []
+        var seen = Set<HostName>()
+        for item in list {
+            guard let text = item as? String, let host = HostName(text) else {
+                return .response(APIError(.invalidHost, "'\(item)' is not a valid host name (RFC 1035; IDN must be punycode)").response)
+            }
+            if seen.insert(host).inserted { hosts.append(host) }
+        }
+        var type = QueryType.auto
+        if let value = object["type"] {
+            guard let text = value as? String, let parsed = QueryType(parameter: text) else {
+                return .response(APIError(.invalidParameter, "type must be A, AAAA, auto or both").response)
+            }
+            type = parsed
+        }
+        let families = type.families(ipv6Enabled: engine.config.ipv6Enable)
+        let slot = ReplySlot()
+        Preloader.start(engine: engine, hosts: hosts, families: families, concurrency: limits.preloadConcurrency) { outcomes in
+            engine.persisted { slot.set(Self.preloadResponse(outcomes)) }
+        }
+        return slot.result
+    }
+
+    static func preloadResponse(_ outcomes: [PreloadOutcome]) -> HTTPResponse {
+        var writer = JSONWriter(capacity: 96 * outcomes.count + 64)
+        var resolved = 0
+        writer.raw("{")
+        writer.key("results")
+        writer.raw("[")
+        for (index, outcome) in outcomes.enumerated() {
+            if index > 0 { writer.comma() }
+            let result = HostResult(host: outcome.host, families: outcome.results)
+            writer.raw("{")
+            writer.key("host")
+            writer.string(outcome.host.value)
+            writer.comma()
+            writer.key("ok")
+            writer.bool(outcome.ok)
+            if outcome.ok {
+                resolved += 1
+                let answers = result.answers
+                writer.comma()
+                writer.key("ips")
+                writer.stringArray(answers.filter { $0.0 == .a }.flatMap(\.1.addresses))
+                writer.comma()
+                writer.key("ipsv6")
+                writer.stringArray(answers.filter { $0.0 == .aaaa }.flatMap(\.1.addresses))
+                if answers.contains(where: { $0.1.nxdomain }) {
+                    writer.comma()
+                    writer.key("nxdomain")
+                    writer.bool(true)
+                }
+            } else {
+                let failure = outcome.results.compactMap { if case .failure(let f) = $0.1 { f } else { nil } }.first!
+                writer.comma()
+                writer.key("error")
+                APIError(failure, host: outcome.host).write(to: &writer)
+            }
+            writer.raw("}")
+        }
+        writer.raw("]")
+        writer.comma()
+        writer.key("resolved")
+        writer.number(resolved)
+        writer.comma()
+        writer.key("failed")
+        writer.number(outcomes.count - resolved)
+        writer.raw("}")
+        return .json(200, writer)
+    }
+}

@@ -1,0 +1,114 @@
+import HTTPDNSCore
+
+/// The answers of one host, per family asked.
+struct HostResult: Sendable {
+    var host: HostName
+    var families: [(RecordFamily, FamilyOutcome)]
+
+    /// The first failure when no family could be answered.
+    var failure: ResolveFailure? {
+        var first: ResolveFailure?
+        for (_, outcome) in families {
+            switch outcome {
+            case .success: return nil
+            case .failure(let failure): first = first ?? failure
+            }
+        }
+        return first
+    }
+
+    var answers: [(RecordFamily, ResolvedAnswer)] {
+        families.compactMap { family, outcome in
+            if case .success(let answer) = outcome { (family, answer) } else { nil }
+        }
+    }
+
+    var allAddresses: [String] {
+        let answers = answers
+        return answers.filter { $0.0 == .a }.flatMap(\.1.addresses) + answers.filter { $0.0 == .aaaa }.flatMap(\.1.addresses)
+    }
+}
+
+extension APIError {
+    init(_ failure: ResolveFailure, host: HostName) {
+        self.init(
+            failure.timedOut ? .upstreamTimeout : .upstreamFailed,
+            "could not resolve \(host.value): \(failure.message)")
+    }
+}
+
+enum AnswerRendering {
+    /// `{"host":..,"ips":[..],"ipsv6":[..],"ttl":..,"origin_ttl":..,"source":..,"stale":..}` with
+    /// `"nxdomain":true` for a name that does not exist. With several families, `ttl` and
+    /// `origin_ttl` are the smallest, `source` the least cached (stale > localdns > upstream > cache).
+    static func writeAnswer(_ result: HostResult, to writer: inout JSONWriter) {
+        let answers = result.answers
+        writer.raw("{")
+        writer.key("host")
+        writer.string(result.host.value)
+        writer.comma()
+        writer.key("ips")
+        writer.stringArray(answers.filter { $0.0 == .a }.flatMap(\.1.addresses))
+        writer.comma()
+        writer.key("ipsv6")
+        writer.stringArray(answers.filter { $0.0 == .aaaa }.flatMap(\.1.addresses))
+        writer.comma()
+        writer.key("ttl")
+        writer.number(answers.map(\.1.ttl).min() ?? 0)
+        writer.comma()
+        writer.key("origin_ttl")
+        writer.number(answers.map(\.1.originTTL).min() ?? 0)
+        writer.comma()
+        writer.key("source")
+        writer.string(combinedSource(answers.map(\.1.source)).rawValue)
+        writer.comma()
+        writer.key("stale")
+        writer.bool(answers.contains { $0.1.stale })
+        if answers.contains(where: { $0.1.nxdomain }) {
+            writer.comma()
+            writer.key("nxdomain")
+            writer.bool(true)
+        }
+        writer.raw("}")
+    }
+
+    static func combinedSource(_ sources: [AnswerSource]) -> AnswerSource {
+        for candidate in [AnswerSource.stale, .localdns, .upstream] where sources.contains(candidate) { return candidate }
+        return .cache
+    }
+
+    /// The response to a resolve (or cache lookup) of `results`: one object, a batch, or a short array.
+    static func response(_ results: [HostResult], batch: Bool, short: Bool) -> HTTPResponse {
+        if !batch, let only = results.first, let failure = only.failure {
+            return APIError(failure, host: only.host).response
+        }
+        var writer = JSONWriter()
+        if short {
+            writer.stringArray(results.flatMap(\.allAddresses))
+            return .json(200, writer)
+        }
+        if !batch, let only = results.first {
+            writeAnswer(only, to: &writer)
+            return .json(200, writer)
+        }
+        writer.raw("{")
+        writer.key("results")
+        writer.raw("[")
+        for (index, result) in results.enumerated() {
+            if index > 0 { writer.comma() }
+            if let failure = result.failure {
+                writer.raw("{")
+                writer.key("host")
+                writer.string(result.host.value)
+                writer.comma()
+                writer.key("error")
+                APIError(failure, host: result.host).write(to: &writer)
+                writer.raw("}")
+            } else {
+                writeAnswer(result, to: &writer)
+            }
+        }
+        writer.raw("]}")
+        return .json(200, writer)
+    }
+}

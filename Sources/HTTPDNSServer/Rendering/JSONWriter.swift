@@ -1,0 +1,62 @@
+/// Appends JSON to a byte buffer without an encoder: the hot path renders answers with this.
+/// The caller writes structure (`{`, `,`, keys) in order; strings are escaped.
+public struct JSONWriter: Sendable {
+    public private(set) var bytes: [UInt8] = []
+
+    public init(capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    public mutating func raw(_ text: StaticString) {
+        text.withUTF8Buffer { bytes.append(contentsOf: $0) }
+    }
+
+    public mutating func raw(_ text: String) {
+        bytes.append(contentsOf: text.utf8)
+    }
+
+    /// A JSON string literal with quotes; escapes `"`, `\` and control characters.
+    public mutating func string(_ text: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [92, 34])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [92, 92])
+            case UInt8(ascii: "\n"): bytes.append(contentsOf: [92, 110])
+            case UInt8(ascii: "\r"): bytes.append(contentsOf: [92, 114])
+            case UInt8(ascii: "\t"): bytes.append(contentsOf: [92, 116])
+            case 0..<0x20:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [92, UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 15)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// `"key":` (the key is written as given: callers pass literal, safe keys).
+    public mutating func key(_ key: StaticString) {
+        bytes.append(UInt8(ascii: "\""))
+        raw(key)
+        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+    }
+
+    public mutating func number<T: BinaryInteger>(_ value: T) {
+        bytes.append(contentsOf: String(value).utf8)
+    }
+
+    public mutating func bool(_ value: Bool) {
+        value ? raw("true") : raw("false")
+    }
+
+    public mutating func stringArray(_ values: [String]) {
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            string(value)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    public mutating func comma() { bytes.append(UInt8(ascii: ",")) }
+}
