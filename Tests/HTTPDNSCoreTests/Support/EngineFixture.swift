@@ -37,7 +37,7 @@ struct EngineFixture {
 }
 
 /// What one `resolve` call gave: a synchronous (cache) outcome, or the completion's.
-struct Resolution {
+struct Resolution: Sendable {
     let synchronous: FamilyOutcome?
     let box: OutcomeBox
 
