@@ -38,7 +38,7 @@ final class SQLiteConnection {
         if result != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? lastMessage
             sqlite3_free(errorMessage)
-            throw SQLiteConnection.error(result, message: "\(message) (in: \(sql))", otherwise: code)
+            throw SQLiteConnection.error(result, message: "\(message) (in: \(SQLiteConnection.oneLine(sql)))", otherwise: code)
         }
     }
 
@@ -50,7 +50,7 @@ final class SQLiteConnection {
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
         let result = sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
         guard result == SQLITE_OK, let statement else {
-            throw SQLiteConnection.error(result, message: "\(lastMessage) (preparing: \(sql))", otherwise: .prepare)
+            throw SQLiteConnection.error(result, message: "\(lastMessage) (preparing: \(SQLiteConnection.oneLine(sql)))", otherwise: .prepare)
         }
         return SQLiteStatement(handle: statement, connection: handle, sql: sql)
     }
@@ -80,6 +80,11 @@ final class SQLiteConnection {
         guard let handle else { return }
         sqlite3_close_v2(handle)
         self.handle = nil
+    }
+
+    /// `sql` on one line, for messages and logs.
+    static func oneLine(_ sql: String) -> String {
+        sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
     /// Maps an SQLite result code to a `StoreError`: the codes that say what the file is

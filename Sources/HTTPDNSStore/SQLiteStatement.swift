@@ -35,15 +35,16 @@ final class SQLiteStatement {
         _ = sqlite3_bind_double(handle, index, value)
     }
 
-    /// `sqlite3_step`: true when a row is ready, false when done.
-    func step() throws(StoreError) -> Bool {
+    /// `sqlite3_step`: true when a row is ready, false when done. Errors get `failure` as code
+    /// (unless the result code says more, e.g. `notADatabase`).
+    func step(failure: StoreError.Code = .write) throws(StoreError) -> Bool {
         let result = sqlite3_step(handle)
         switch result {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
             let message = String(cString: sqlite3_errmsg(connection))
-            throw SQLiteConnection.error(result, message: "\(message) (in: \(sql))", otherwise: .write)
+            throw SQLiteConnection.error(result, message: "\(message) (in: \(SQLiteConnection.oneLine(sql)))", otherwise: failure)
         }
     }
 

@@ -74,13 +74,19 @@ final class StoreWriter {
     func apply(_ batch: PendingBatch) throws(StoreError) -> Int {
         try inTransaction { () throws(StoreError) -> Int in
             var written = 0
-            for (account, pending) in batch.accounts {
+            // Writing in primary-key order turns random B-tree inserts into appends-in-place:
+            // a million-change batch commits several times faster than in hash order.
+            for (account, pending) in batch.accounts.sorted(by: { $0.key < $1.key }) {
                 if pending.removesAll {
                     deleteAccountEntries.bind(account, at: 1)
                     try deleteAccountEntries.run()
                     written += 1
                 }
-                for (key, change) in pending.changes {
+                let ordered = pending.changes.sorted { lhs, rhs in
+                    (lhs.key.host.value, lhs.key.family.rawValue, lhs.key.network)
+                        < (rhs.key.host.value, rhs.key.family.rawValue, rhs.key.network)
+                }
+                for (key, change) in ordered {
                     switch change {
                     case .upsert(let entry):
                         upsertEntry.bind(account, at: 1)
@@ -129,17 +135,13 @@ final class StoreWriter {
     func loadAccounts() throws(StoreError) -> [String: String?] {
         defer { selectAccounts.reset() }
         var accounts: [String: String?] = [:]
-        do {
-            while try selectAccounts.step() {
-                let id = selectAccounts.text(at: 0)
-                if selectAccounts.int64(at: 2) != 0 || selectAccounts.isNull(at: 1) {
-                    accounts.updateValue(nil, forKey: id)
-                } else {
-                    accounts.updateValue(selectAccounts.text(at: 1), forKey: id)
-                }
+        while try selectAccounts.step(failure: .read) {
+            let id = selectAccounts.text(at: 0)
+            if selectAccounts.int64(at: 2) != 0 || selectAccounts.isNull(at: 1) {
+                accounts.updateValue(nil, forKey: id)
+            } else {
+                accounts.updateValue(selectAccounts.text(at: 1), forKey: id)
             }
-        } catch {
-            throw StoreError(code: .read, message: error.message, sqliteResultCode: error.sqliteResultCode)
         }
         return accounts
     }
@@ -154,7 +156,7 @@ final class StoreWriter {
             let rows = selectAccountEntries
             rows.bind(account, at: 1)
             defer { rows.reset() }
-            while try rows.step() {
+            while try rows.step(failure: .read) {
                 let ttl = rows.int64(at: 4)
                 let storedAt = rows.double(at: 5)
                 let expiresAt = storedAt + Double(ttl)
