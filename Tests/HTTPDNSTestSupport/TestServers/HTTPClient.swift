@@ -1,0 +1,179 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A minimal HTTP/1.1 client for loopback servers, one connection per request (`Connection: close`).
+///
+/// Blocking calls run on their own `Thread` when used through the async API, so hundreds of
+/// requests can be in flight at once without starving the cooperative pool.
+public struct HTTPClient: Sendable {
+    /// IPv4 loopback address to connect to.
+    public var host: String
+    /// TCP port to connect to.
+    public var port: UInt16
+    /// Seconds a request may take in total (connect, send, receive).
+    public var timeout: Double
+
+    public init(host: String = "127.0.0.1", port: UInt16, timeout: Double = 15) {
+        precondition(host.hasPrefix("127."), "HTTPClient talks to IPv4 loopback only")
+        self.host = host
+        self.port = port
+        self.timeout = timeout
+    }
+
+    /// GET `path` (with its query string).
+    public func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTPResponse {
+        try await request("GET", path, headers: headers)
+    }
+
+    /// POST a JSON value to `path`.
+    public func post(_ path: String, json: TestJSON, headers: [String: String] = [:]) async throws -> HTTPResponse {
+        var headers = headers
+        headers["Content-Type"] = "application/json"
+        return try await request("POST", path, headers: headers, body: Array(json.encoded().utf8))
+    }
+
+    /// PUT a JSON value to `path`.
+    public func put(_ path: String, json: TestJSON, headers: [String: String] = [:]) async throws -> HTTPResponse {
+        var headers = headers
+        headers["Content-Type"] = "application/json"
+        return try await request("PUT", path, headers: headers, body: Array(json.encoded().utf8))
+    }
+
+    /// DELETE `path`.
+    public func delete(_ path: String, headers: [String: String] = [:]) async throws -> HTTPResponse {
+        try await request("DELETE", path, headers: headers)
+    }
+
+    /// Sends any request on a dedicated thread.
+    public func request(_ method: String, _ path: String, headers: [String: String] = [:],
+                        body: [UInt8]? = nil) async throws -> HTTPResponse {
+        let client = self
+        return try await withCheckedThrowingContinuation { continuation in
+            let thread = Thread {
+                continuation.resume(with: Result { try client.requestBlocking(method, path, headers: headers, body: body) })
+            }
+            thread.stackSize = 512 * 1024
+            thread.start()
+        }
+    }
+
+    /// Sends a request and blocks until the whole response has arrived (or `timeout`).
+    public func requestBlocking(_ method: String, _ path: String, headers: [String: String] = [:],
+                                body: [UInt8]? = nil) throws -> HTTPResponse {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
+        defer { close(fd) }
+        var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(port).bigEndian
+        address.sin_addr.s_addr = inet_addr(host)
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else {
+            throw HarnessError("connect to \(host):\(port) failed: errno \(errno)")
+        }
+
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            head += "\(name): \(value)\r\n"
+        }
+        if let body, headers.keys.first(where: { $0.lowercased() == "content-length" }) == nil {
+            head += "Content-Length: \(body.count)\r\n"
+        }
+        head += "\r\n"
+        var outgoing = Array(head.utf8)
+        if let body { outgoing += body }
+        // A server may answer (413, 405) and close before reading a large body: ignore send errors
+        // and read whatever response arrived.
+        var sent = 0
+        while sent < outgoing.count {
+            let n = outgoing[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n <= 0 { break }
+            sent += n
+        }
+
+        var incoming: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 {
+                incoming += buffer[0..<n]
+                if let complete = try? HTTPResponseParser.parse(incoming, complete: false) { return complete }
+                continue
+            }
+            if n == 0 { break }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK {
+                throw HarnessError("\(method) \(path): no complete response within \(timeout)s (got \(incoming.count) bytes)")
+            }
+            if incoming.isEmpty { throw HarnessError("\(method) \(path): recv failed: errno \(errno)") }
+            break
+        }
+        return try HTTPResponseParser.parse(incoming, complete: true)
+    }
+}
+
+/// Parses an HTTP/1.1 response from raw bytes.
+enum HTTPResponseParser {
+    /// Returns the response, or throws when it is not complete yet (`complete == false`) or malformed.
+    static func parse(_ bytes: [UInt8], complete: Bool) throws -> HTTPResponse {
+        let separator: [UInt8] = [13, 10, 13, 10]
+        guard let headEnd = bytes.firstRange(of: separator) else {
+            throw HarnessError("incomplete or malformed response head (\(bytes.count) bytes)")
+        }
+        let head = String(decoding: bytes[..<headEnd.lowerBound], as: UTF8.self)
+        var lines = head.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
+            throw HarnessError("bad status line in \(head)")
+        }
+        var headers: [(name: String, value: String)] = []
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            headers.append((line[..<colon].lowercased(),
+                            line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+        }
+        var rest = Array(bytes[headEnd.upperBound...])
+        let field = { (name: String) in headers.first { $0.name == name }?.value }
+        if field("transfer-encoding")?.lowercased().contains("chunked") == true {
+            rest = try dechunk(rest, complete: complete)
+        } else if let lengthText = field("content-length"), let length = Int(lengthText) {
+            guard rest.count >= length else {
+                throw HarnessError("body shorter than Content-Length (\(rest.count) < \(length))")
+            }
+            rest = Array(rest[..<length])
+        } else if !complete {
+            throw HarnessError("body of unknown length: read to EOF")
+        }
+        return HTTPResponse(status: status, headers: headers, body: rest)
+    }
+
+    private static func dechunk(_ bytes: [UInt8], complete: Bool) throws -> [UInt8] {
+        var body: [UInt8] = []
+        var index = 0
+        while true {
+            guard let lineEnd = bytes[index...].firstRange(of: [13, 10]) else {
+                throw HarnessError("incomplete chunk")
+            }
+            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self)
+                .split(separator: ";").first.map(String.init) ?? ""
+            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
+                throw HarnessError("bad chunk size '\(sizeText)'")
+            }
+            index = lineEnd.upperBound
+            if size == 0 { return body }
+            guard bytes.count >= index + size + 2 else { throw HarnessError("incomplete chunk") }
+            body += bytes[index..<(index + size)]
+            index += size + 2
+        }
+    }
+}

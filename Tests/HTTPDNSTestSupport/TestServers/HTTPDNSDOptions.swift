@@ -1,0 +1,34 @@
+/// How a test starts httpdnsd. The `default` account always gets `upstreams` and
+/// `localDNSServers` through flags, so it can never fall back to the public built-in defaults.
+public struct HTTPDNSDOptions: Sendable {
+    /// `KIND:URL` upstreams of the default account (loopback only; dead ports are fine).
+    public var upstreams: [String]
+    /// `127.0.0.1:PORT` servers of the default account's local-DNS fallback (loopback only).
+    public var localDNSServers: [String]
+    /// Whether the default account falls back to `localDNSServers`.
+    public var localDNSFallback: Bool
+    /// Extra config file content (limits, more accounts); every account in it is checked for
+    /// loopback upstreams and localDNSServers before the binary starts.
+    public var config: TestJSON?
+    /// Admin bearer token (`--admin-token`); nil leaves the admin API unconfigured (403).
+    public var adminToken: String?
+    /// SQLite file to use; nil means a new one in a fresh temp dir. Reuse it for warm restarts.
+    public var databasePath: String?
+    /// More command-line arguments, appended last.
+    public var arguments: [String]
+    /// More environment variables (`HTTPDNS_*`), checked like the config.
+    public var environment: [String: String]
+
+    public init(upstreams: [String], localDNSServers: [String], localDNSFallback: Bool = true,
+                config: TestJSON? = nil, adminToken: String? = nil, databasePath: String? = nil,
+                arguments: [String] = [], environment: [String: String] = [:]) {
+        self.upstreams = upstreams
+        self.localDNSServers = localDNSServers
+        self.localDNSFallback = localDNSFallback
+        self.config = config
+        self.adminToken = adminToken
+        self.databasePath = databasePath
+        self.arguments = arguments
+        self.environment = environment
+    }
+}

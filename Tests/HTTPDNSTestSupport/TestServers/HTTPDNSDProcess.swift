@@ -1,0 +1,139 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real httpdnsd binary, started on a free loopback port with a temp database and
+/// loopback-only upstreams; `start` returns once `GET /readyz` answers 200.
+public final class HTTPDNSDProcess: Sendable {
+    /// HTTP port on 127.0.0.1.
+    public let port: UInt16
+    /// SQLite file in use (reuse it for a warm restart).
+    public let databasePath: String
+    /// Directory with the config file and the captured stderr.
+    public let directory: URL
+    /// Client for this instance.
+    public let client: HTTPClient
+    private let process: ChildProcess
+
+    private init(port: UInt16, databasePath: String, directory: URL, process: ChildProcess) {
+        self.port = port
+        self.databasePath = databasePath
+        self.directory = directory
+        self.client = HTTPClient(port: port)
+        self.process = process
+    }
+
+    /// Starts the binary (`TestPaths.httpdnsdBinary`) and waits for readiness (at most `readyTimeout` s).
+    public static func start(_ options: HTTPDNSDOptions, readyTimeout: Double = 20) async throws -> HTTPDNSDProcess {
+        try LoopbackGuard.check(options)
+        let binary = TestPaths.httpdnsdBinary
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw HarnessError("httpdnsd binary not found at \(binary): run `swift build` or set HTTPDNSD_BIN")
+        }
+        var lastError: Error = HarnessError("httpdnsd did not start")
+        for _ in 0..<3 {
+            let directory = try TestPaths.makeTemporaryDirectory("httpdnsd")
+            let port = freePort()
+            let databasePath = options.databasePath ?? directory.appendingPathComponent("httpdnsd.sqlite").path
+            var arguments: [String] = []
+            if let config = options.config {
+                let configPath = directory.appendingPathComponent("config.json").path
+                try config.encoded().write(toFile: configPath, atomically: true, encoding: .utf8)
+                arguments += ["--config", configPath]
+            }
+            arguments += [
+                "--listen", "127.0.0.1:\(port)",
+                "--db", databasePath,
+                "--upstreams", options.upstreams.joined(separator: ","),
+                "--localdns-servers", options.localDNSServers.joined(separator: ","),
+                "--localdns-fallback", options.localDNSFallback ? "true" : "false",
+            ]
+            if let token = options.adminToken { arguments += ["--admin-token", token] }
+            arguments += options.arguments
+            let process = try ChildProcess(
+                name: "httpdnsd", executable: binary, arguments: arguments,
+                environment: TestPaths.childEnvironment(options.environment),
+                logURL: directory.appendingPathComponent("httpdnsd.stderr"))
+            let server = HTTPDNSDProcess(port: port, databasePath: databasePath, directory: directory, process: process)
+            do {
+                try await server.waitUntilReady(timeout: readyTimeout)
+                return server
+            } catch {
+                lastError = error
+                server.kill()
+                // Retry only when the port was taken under us.
+                guard server.log().contains("in use") || server.log().lowercased().contains("bind") else { break }
+            }
+        }
+        throw lastError
+    }
+
+    /// Runs the binary once with `arguments` (no server expected) and returns its exit status and output.
+    public static func runOnce(arguments: [String], environment: [String: String] = [:],
+                               timeout: Double = 15) async throws -> (status: Int32, output: String) {
+        let binary = TestPaths.httpdnsdBinary
+        let directory = try TestPaths.makeTemporaryDirectory("httpdnsd-once")
+        // Should the binary start serving after all, it only knows dead loopback ports.
+        var safe = [
+            "HTTPDNS_LISTEN": "127.0.0.1:\(freePort())",
+            "HTTPDNS_DB": directory.appendingPathComponent("once.sqlite").path,
+            "HTTPDNS_UPSTREAMS": "doh:http://127.0.0.1:\(deadPort())/dns-query",
+            "HTTPDNS_LOCALDNS_SERVERS": "127.0.0.1:\(deadPort())",
+        ]
+        safe.merge(environment) { _, new in new }
+        let process = try ChildProcess(
+            name: "httpdnsd", executable: binary, arguments: arguments,
+            environment: TestPaths.childEnvironment(safe),
+            logURL: directory.appendingPathComponent("output"), currentDirectory: directory)
+        defer { process.kill() }
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning {
+            guard Date() < deadline else {
+                throw HarnessError("httpdnsd \(arguments) did not exit within \(timeout) s: \(process.output())")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        return (process.terminationStatus ?? -1, process.output())
+    }
+
+    /// `127.0.0.1:PORT`.
+    public var address: String { "127.0.0.1:\(port)" }
+
+    /// True while the process runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// The captured stderr (and stdout) so far.
+    public func log() -> String { process.output() }
+
+    /// SIGTERM and wait (SIGKILL after `timeout`); returns the exit status. Idempotent.
+    @discardableResult
+    public func stop(timeout: Double = 15) -> Int32? { process.stop(timeout: timeout) }
+
+    /// True when the process ended by a signal (e.g. after `kill()`).
+    public var exitedBySignal: Bool { process.exitedBySignal }
+
+    /// SIGKILL and wait. Idempotent.
+    public func kill() { process.kill() }
+
+    /// GET /metrics, parsed.
+    public func metrics() async throws -> PrometheusText {
+        let response = try await client.get("/metrics")
+        guard response.status == 200 else { throw HarnessError("/metrics answered \(response)") }
+        return PrometheusText(response.text)
+    }
+
+    private func waitUntilReady(timeout: Double) async throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        let probe = HTTPClient(port: port, timeout: 2)
+        while Date() < deadline {
+            guard process.isRunning else {
+                throw HarnessError("httpdnsd exited with \(process.terminationStatus ?? -1) before ready: \(process.output())")
+            }
+            if let response = try? await probe.get("/readyz"), response.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw HarnessError("httpdnsd not ready on port \(port) within \(timeout) s: \(process.output())")
+    }
+}

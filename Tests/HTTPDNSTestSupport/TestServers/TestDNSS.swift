@@ -1,0 +1,66 @@
+import Foundation
+
+/// dnss as an RFC 8484 DoH front (plain HTTP, `-insecure_http_server`) of a loopback DNS server.
+public final class TestDNSS: Sendable {
+    /// HTTP port on 127.0.0.1.
+    public let port: UInt16
+    private let process: ChildProcess
+
+    /// `http://127.0.0.1:PORT/dns-query`.
+    public var dohURL: String { "http://127.0.0.1:\(port)/dns-query" }
+    /// The upstream spec for httpdnsd: `doh:http://127.0.0.1:PORT/dns-query`.
+    public var upstreamSpec: String { "doh:\(dohURL)" }
+
+    private init(port: UInt16, process: ChildProcess) {
+        self.port = port
+        self.process = process
+    }
+
+    /// Starts dnss forwarding to 127.0.0.1:`dnsPort` and waits until it answers a DoH query.
+    public static func start(dnsPort: UInt16) async throws -> TestDNSS {
+        let dnss = try TestPaths.executable("dnss")
+        var lastError: Error = HarnessError("dnss did not start")
+        for _ in 0..<3 {
+            let directory = try TestPaths.makeTemporaryDirectory("dnss")
+            let port = freePort()
+            let process = try ChildProcess(
+                name: "dnss", executable: dnss,
+                arguments: ["-enable_https_to_dns", "-dns_upstream", "127.0.0.1:\(dnsPort)",
+                            "-https_server_addr", "127.0.0.1:\(port)", "-insecure_http_server",
+                            "-fallback_upstream", "127.0.0.1:\(dnsPort)"],
+                environment: TestPaths.childEnvironment(),
+                logURL: directory.appendingPathComponent("dnss.log"))
+            let server = TestDNSS(port: port, process: process)
+            do {
+                try await server.waitUntilAnswering()
+                return server
+            } catch {
+                lastError = error
+                server.stop()
+            }
+        }
+        throw lastError
+    }
+
+    /// SIGTERM and wait. Idempotent.
+    public func stop() { process.stop(timeout: 5) }
+
+    /// True while dnss runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// dnss's log so far.
+    public func log() -> String { process.output() }
+
+    private func waitUntilAnswering() async throws {
+        // GET /dns-query?dns= for www.example.test A, id 0.
+        let path = "/dns-query?dns=AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ"
+        let client = HTTPClient(port: port, timeout: 2)
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            guard process.isRunning else { throw HarnessError("dnss exited: \(process.output())") }
+            if let response = try? await client.get(path), response.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("dnss did not answer on port \(port) within 10 s: \(process.output())")
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+
+/// `scripts/test/json_responder.py`: a DoH JSON API upstream that resolves over real DNS and
+/// logs the requests it receives.
+public final class TestJSONResponder: Sendable {
+    /// One request the responder received.
+    public struct RecordedRequest: Sendable {
+        public var method: String
+        public var path: String
+        /// Query parameters (the first value of each).
+        public var query: [String: String]
+        /// Header fields as sent.
+        public var headers: [String: String]
+    }
+
+    /// HTTP port on 127.0.0.1.
+    public let port: UInt16
+    private let process: ChildProcess
+    private let client: HTTPClient
+
+    /// `http://127.0.0.1:PORT/resolve`.
+    public var resolveURL: String { "http://127.0.0.1:\(port)/resolve" }
+    /// The upstream spec for httpdnsd: `json:http://127.0.0.1:PORT/resolve`.
+    public var upstreamSpec: String { "json:\(resolveURL)" }
+
+    private init(port: UInt16, process: ChildProcess) {
+        self.port = port
+        self.process = process
+        self.client = HTTPClient(port: port, timeout: 10)
+    }
+
+    /// Starts the responder in front of 127.0.0.1:`dnsPort` and waits until it answers.
+    public static func start(dnsPort: UInt16) async throws -> TestJSONResponder {
+        // The system python, not a version-manager shim (a shim may not pass SIGTERM on).
+        let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+            ? "/usr/bin/python3" : try TestPaths.executable("python3")
+        var lastError: Error = HarnessError("json responder did not start")
+        for _ in 0..<3 {
+            let directory = try TestPaths.makeTemporaryDirectory("json")
+            let port = freePort()
+            let process = try ChildProcess(
+                name: "json_responder", executable: python,
+                arguments: ["-u", TestPaths.jsonResponderScript.path, "--listen-port", String(port),
+                            "--dns", "127.0.0.1:\(dnsPort)"],
+                environment: TestPaths.childEnvironment(),
+                logURL: directory.appendingPathComponent("json_responder.log"))
+            let server = TestJSONResponder(port: port, process: process)
+            do {
+                try await server.waitUntilAnswering()
+                return server
+            } catch {
+                lastError = error
+                server.stop()
+            }
+        }
+        throw lastError
+    }
+
+    /// SIGTERM and wait. Idempotent.
+    public func stop() { process.stop(timeout: 5) }
+
+    /// True while the responder runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// The responder's output so far.
+    public func log() -> String { process.output() }
+
+    /// The `/resolve` requests received so far, oldest first.
+    public func requests() async throws -> [RecordedRequest] {
+        let response = try await client.get("/_requests")
+        guard response.status == 200, let entries = response.json.array else {
+            throw HarnessError("json responder /_requests: \(response)")
+        }
+        return entries.map { entry in
+            RecordedRequest(
+                method: entry["method"]?.string ?? "",
+                path: entry["path"]?.string ?? "",
+                query: (entry["query"]?.object ?? [:]).compactMapValues { $0.string },
+                headers: (entry["headers"]?.object ?? [:]).compactMapValues { $0.string })
+        }
+    }
+
+    /// The `/resolve` requests received for `name` (any type).
+    public func requests(for name: String) async throws -> [RecordedRequest] {
+        try await requests().filter { $0.query["name"]?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) == name.lowercased() }
+    }
+
+    /// Forgets the recorded requests.
+    public func clearRequests() async throws {
+        _ = try await client.delete("/_requests")
+    }
+
+    /// Makes every later `/resolve` wait `milliseconds` before answering.
+    public func setDelay(milliseconds: Int) async throws {
+        let response = try await client.get("/_set?delay_ms=\(milliseconds)")
+        guard response.status == 200 else { throw HarnessError("json responder /_set: \(response)") }
+    }
+
+    /// Makes every later `/resolve` answer with HTTP `status` (0 restores normal answers).
+    public func setHTTPStatus(_ status: Int) async throws {
+        let response = try await client.get("/_set?http_status=\(status)")
+        guard response.status == 200 else { throw HarnessError("json responder /_set: \(response)") }
+    }
+
+    private func waitUntilAnswering() async throws {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            guard process.isRunning else { throw HarnessError("json responder exited: \(process.output())") }
+            if let response = try? await client.get("/_health"), response.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("json responder did not answer on port \(port) within 15 s: \(process.output())")
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// Where the harness finds the package, its scripts and the httpdnsd binary, and where it writes.
+public enum TestPaths {
+    /// The package root (derived from this file's path).
+    public static let packageRoot: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // TestServers
+        .deletingLastPathComponent()  // HTTPDNSTestSupport
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()
+
+    /// `scripts/test/json_responder.py`.
+    public static var jsonResponderScript: URL {
+        packageRoot.appendingPathComponent("scripts/test/json_responder.py")
+    }
+
+    /// The httpdnsd binary: `$HTTPDNSD_BIN`, else `<package root>/.build/debug/httpdnsd`.
+    public static var httpdnsdBinary: String {
+        if let path = ProcessInfo.processInfo.environment["HTTPDNSD_BIN"], !path.isEmpty { return path }
+        return packageRoot.appendingPathComponent(".build/debug/httpdnsd").path
+    }
+
+    /// A new empty directory under the system temp dir, e.g. `/tmp/httpdnsd-it-unbound-XXXX`.
+    public static func makeTemporaryDirectory(_ label: String) throws -> URL {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory())
+            .appendingPathComponent("httpdnsd-it-\(label)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// First executable named `name` in PATH or the usual sbin directories.
+    public static func executable(_ name: String) throws -> String {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        let directories = path.split(separator: ":").map(String.init) + ["/usr/sbin", "/usr/bin", "/sbin", "/bin"]
+        for directory in directories {
+            let candidate = directory + "/" + name
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        throw HarnessError("\(name) not found; run scripts/install-deps.sh")
+    }
+
+    /// Environment for children: only PATH, HOME and LANG of this process, plus `extra`.
+    public static func childEnvironment(_ extra: [String: String] = [:]) -> [String: String] {
+        let current = ProcessInfo.processInfo.environment
+        var environment: [String: String] = ["PATH": current["PATH"] ?? "/usr/bin:/bin:/usr/sbin:/sbin"]
+        if let home = current["HOME"] { environment["HOME"] = home }
+        environment["LANG"] = "C.UTF-8"
+        environment.merge(extra) { _, new in new }
+        return environment
+    }
+}

@@ -1,0 +1,62 @@
+/// The loopback DNS stack of the integration tests: unbound with `TestZone`, dnss (DoH) and
+/// the JSON-API responder in front of it.
+public final class TestServers: Sendable {
+    public let unbound: TestUnbound
+    public let dnss: TestDNSS
+    public let json: TestJSONResponder
+
+    private init(unbound: TestUnbound, dnss: TestDNSS, json: TestJSONResponder) {
+        self.unbound = unbound
+        self.dnss = dnss
+        self.json = json
+    }
+
+    /// Starts all three; stops what it started if one fails.
+    public static func start() async throws -> TestServers {
+        let unbound = try await TestUnbound.start()
+        do {
+            async let dnss = TestDNSS.start(dnsPort: unbound.port)
+            async let json = TestJSONResponder.start(dnsPort: unbound.port)
+            let started: (TestDNSS?, TestJSONResponder?)
+            do {
+                started = (try await dnss, try await json)
+            } catch {
+                (try? await dnss)?.stop()
+                (try? await json)?.stop()
+                throw error
+            }
+            return TestServers(unbound: unbound, dnss: started.0!, json: started.1!)
+        } catch {
+            unbound.stop()
+            throw error
+        }
+    }
+
+    /// Stops all three. Idempotent.
+    public func stop() {
+        json.stop()
+        dnss.stop()
+        unbound.stop()
+    }
+
+    /// Options for httpdnsd whose default account uses `upstreams` (default: dnss) and falls
+    /// back to unbound.
+    public func options(upstreams: [String]? = nil, localDNSFallback: Bool = true) -> HTTPDNSDOptions {
+        HTTPDNSDOptions(upstreams: upstreams ?? [dnss.upstreamSpec], localDNSServers: [unbound.address],
+                        localDNSFallback: localDNSFallback)
+    }
+}
+
+/// Runs `body` with freshly started `TestServers`, stopping them on every path.
+public func withTestServers<T>(_ body: (TestServers) async throws -> T) async throws -> T {
+    let servers = try await TestServers.start()
+    defer { servers.stop() }
+    return try await body(servers)
+}
+
+/// Runs `body` with httpdnsd started from `options`, stopping it on every path.
+public func withHTTPDNSD<T>(_ options: HTTPDNSDOptions, _ body: (HTTPDNSDProcess) async throws -> T) async throws -> T {
+    let server = try await HTTPDNSDProcess.start(options)
+    defer { server.stop() }
+    return try await body(server)
+}

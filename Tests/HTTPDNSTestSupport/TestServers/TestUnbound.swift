@@ -1,0 +1,149 @@
+import Foundation
+
+/// unbound serving `TestZone` (an auth-zone, so CNAME chains come back complete) on a free
+/// loopback UDP+TCP port, with remote control on another loopback port for `queryCount()`.
+public final class TestUnbound: Sendable {
+    /// DNS port (UDP and TCP) on 127.0.0.1.
+    public let port: UInt16
+    /// unbound-control port on 127.0.0.1.
+    public let controlPort: UInt16
+    /// Directory holding the config, zone file and log.
+    public let directory: URL
+    /// The unbound.conf path.
+    public let configPath: String
+    private let process: ChildProcess
+
+    /// `127.0.0.1:PORT`, the form localDNSServers and dnss take.
+    public var address: String { "127.0.0.1:\(port)" }
+
+    private init(port: UInt16, controlPort: UInt16, directory: URL, configPath: String, process: ChildProcess) {
+        self.port = port
+        self.controlPort = controlPort
+        self.directory = directory
+        self.configPath = configPath
+        self.process = process
+    }
+
+    /// Writes the config and zone, starts `unbound -d -c FILE` and waits until it answers.
+    public static func start() async throws -> TestUnbound {
+        let unbound = try TestPaths.executable("unbound")
+        var lastError: Error = HarnessError("unbound did not start")
+        for _ in 0..<3 {  // a port picked by freePort() can be taken by someone else meanwhile
+            let directory = try TestPaths.makeTemporaryDirectory("unbound")
+            let port = freePort()
+            let controlPort = freePort()
+            let zonePath = directory.appendingPathComponent("example.test.zone").path
+            try TestZone.zoneFile().write(toFile: zonePath, atomically: true, encoding: .utf8)
+            let configPath = directory.appendingPathComponent("unbound.conf").path
+            try config(directory: directory.path, port: port, controlPort: controlPort, zonePath: zonePath)
+                .write(toFile: configPath, atomically: true, encoding: .utf8)
+            let process = try ChildProcess(
+                name: "unbound", executable: unbound, arguments: ["-d", "-c", configPath],
+                environment: TestPaths.childEnvironment(),
+                logURL: directory.appendingPathComponent("unbound.log"))
+            let server = TestUnbound(port: port, controlPort: controlPort, directory: directory,
+                                     configPath: configPath, process: process)
+            do {
+                try await server.waitUntilAnswering()
+                return server
+            } catch {
+                lastError = error
+                server.stop()
+            }
+        }
+        throw lastError
+    }
+
+    /// SIGTERM and wait. Idempotent.
+    public func stop() {
+        process.stop(timeout: 5)
+    }
+
+    /// True while unbound runs.
+    public var isRunning: Bool { process.isRunning }
+
+    /// unbound's log so far.
+    public func log() -> String { process.output() }
+
+    /// Queries unbound has received since it started (`total.num.queries` from
+    /// `unbound-control stats_noreset`).
+    public func queryCount() throws -> Int {
+        let output = try runControl(["stats_noreset"])
+        for line in output.split(separator: "\n") where line.hasPrefix("total.num.queries=") {
+            if let value = Int(line.dropFirst("total.num.queries=".count)) { return value }
+        }
+        throw HarnessError("no total.num.queries in unbound-control output: \(output)")
+    }
+
+    /// Resolves `name` with a plain DNS query to this unbound; returns the rcode and addresses.
+    public func query(_ name: String, type: DNSQuery.RecordType = .a) throws -> DNSQuery.Answer {
+        try DNSQuery.ask(name, type: type, port: port)
+    }
+
+    private func runControl(_ arguments: [String]) throws -> String {
+        let control = try TestPaths.executable("unbound-control")
+        let outputURL = directory.appendingPathComponent("control-\(UUID().uuidString.prefix(8)).out")
+        let child = try ChildProcess(
+            name: "unbound-control", executable: control, arguments: ["-c", configPath] + arguments,
+            environment: TestPaths.childEnvironment(), logURL: outputURL)
+        guard child.waitForExit(timeout: 10) else {
+            child.kill()
+            throw HarnessError("unbound-control \(arguments) hung")
+        }
+        child.stop()
+        let output = child.output()
+        try? FileManager.default.removeItem(at: outputURL)
+        guard child.terminationStatus == 0 else {
+            throw HarnessError("unbound-control \(arguments) failed: \(output)")
+        }
+        return output
+    }
+
+    private func waitUntilAnswering() async throws {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            guard process.isRunning else {
+                throw HarnessError("unbound exited: \(process.output())")
+            }
+            if let answer = try? query(TestZone.www), answer.rcode == 0, !answer.addresses.isEmpty { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("unbound did not answer on port \(port) within 10 s: \(process.output())")
+    }
+
+    private static func config(directory: String, port: UInt16, controlPort: UInt16, zonePath: String) -> String {
+        """
+        server:
+          interface: 127.0.0.1
+          port: \(port)
+          so-reuseport: no
+          do-ip6: no
+          do-daemonize: no
+          username: ""
+          chroot: ""
+          directory: "\(directory)"
+          pidfile: "\(directory)/unbound.pid"
+          use-syslog: no
+          logfile: ""
+          verbosity: 1
+          num-threads: 1
+          access-control: 127.0.0.0/8 allow
+          do-not-query-localhost: no
+          module-config: "iterator"
+          local-zone: "test." nodefault
+          statistics-cumulative: yes
+        auth-zone:
+          name: "example.test."
+          zonefile: "\(zonePath)"
+          for-downstream: yes
+          for-upstream: yes
+          fallback-enabled: no
+        remote-control:
+          control-enable: yes
+          control-interface: 127.0.0.1
+          control-port: \(controlPort)
+          control-use-cert: no
+
+        """
+    }
+}

@@ -1,0 +1,82 @@
+/// The records `TestUnbound` serves (zone `example.test.`), for tests to compare against.
+public enum TestZone {
+    /// Zone apex.
+    public static let origin = "example.test"
+    /// SOA minimum (negative TTL) of the zone, seconds.
+    public static let soaMinimum: UInt32 = 45
+
+    /// `www`: two A (TTL 300), one AAAA (TTL 300).
+    public static let www = "www.example.test"
+    public static let wwwV4 = ["127.0.0.11", "127.0.0.12"]
+    public static let wwwV6 = ["::1"]
+    public static let wwwTTL: UInt32 = 300
+
+    /// `api` CNAME (TTL 60) → `mid` CNAME (TTL 120) → `www` (TTL 300): effective TTL 60.
+    public static let cnameChain = "api.example.test"
+    public static let cnameChainTTL: UInt32 = 60
+
+    /// `v4only`: one A (TTL 300), no AAAA (NODATA for AAAA).
+    public static let v4Only = "v4only.example.test"
+    public static let v4OnlyV4 = ["127.0.0.21"]
+
+    /// `v6only`: one AAAA (TTL 300), no A.
+    public static let v6Only = "v6only.example.test"
+    public static let v6OnlyV6 = ["fd00::22"]
+
+    /// `short`: one A with TTL 5.
+    public static let shortTTLName = "short.example.test"
+    public static let shortTTLV4 = ["127.0.0.31"]
+
+    /// `minute`: one A with TTL 60.
+    public static let minuteTTLName = "minute.example.test"
+    public static let minuteTTLV4 = ["127.0.0.41"]
+
+    /// Wildcard `*.wild.example.test` A 127.0.0.51 (TTL 300): `unique()` names resolve to it.
+    public static let wildV4 = ["127.0.0.51"]
+    public static let wildV6 = ["fd00::51"]
+
+    /// A fresh name under the wildcard, never asked before (so never cached).
+    public static func unique(_ label: String = "n") -> String {
+        "\(label)-\(UInt64.random(in: 0...UInt64.max))".lowercased() + ".wild.example.test"
+    }
+
+    /// A fresh name that does not exist (NXDOMAIN with the zone SOA).
+    public static func nxdomain(_ label: String = "nx") -> String {
+        "\(label)-\(UInt64.random(in: 0...UInt64.max)).nx.example.test"
+    }
+
+    /// Number of generated hosts `h0.bulk.example.test` … `h119.bulk.example.test`.
+    public static let bulkCount = 120
+
+    /// Bulk host `index`.
+    public static func bulkHost(_ index: Int) -> String { "h\(index).bulk.example.test" }
+
+    /// The single A address of bulk host `index` (`127.1.x.y`).
+    public static func bulkV4(_ index: Int) -> String { "127.1.\(index / 250).\(index % 250 + 1)" }
+
+    /// The zone file text.
+    static func zoneFile() -> String {
+        var lines = [
+            "$ORIGIN example.test.",
+            "$TTL 3600",
+            "@ 3600 IN SOA ns.example.test. hostmaster.example.test. 1 3600 1200 604800 \(soaMinimum)",
+            "@ 3600 IN NS ns.example.test.",
+            "ns 3600 IN A 127.0.0.53",
+            "www 300 IN A 127.0.0.11",
+            "www 300 IN A 127.0.0.12",
+            "www 300 IN AAAA ::1",
+            "api 60 IN CNAME mid.example.test.",
+            "mid 120 IN CNAME www.example.test.",
+            "v4only 300 IN A 127.0.0.21",
+            "v6only 300 IN AAAA fd00::22",
+            "short 5 IN A 127.0.0.31",
+            "minute 60 IN A 127.0.0.41",
+            "*.wild 300 IN A 127.0.0.51",
+            "*.wild 300 IN AAAA fd00::51",
+        ]
+        for index in 0..<bulkCount {
+            lines.append("h\(index).bulk 300 IN A \(bulkV4(index))")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// The loopback test servers themselves work (so a failing service test points at the service).
+@Suite("Test harness")
+struct HarnessSelfTests {
+    @Test func unboundServesTheTestZoneAndCountsQueries() async throws {
+        let unbound = try await TestUnbound.start()
+        defer { unbound.stop() }
+        let www = try unbound.query(TestZone.www)
+        #expect(www.rcode == 0)
+        #expect(Set(www.addresses) == Set(TestZone.wwwV4))
+        let chain = try unbound.query(TestZone.cnameChain)
+        #expect(Set(chain.addresses) == Set(TestZone.wwwV4))
+        #expect(try unbound.query(TestZone.www, type: .aaaa).addresses == TestZone.wwwV6)
+        #expect(try unbound.query(TestZone.nxdomain()).rcode == 3)
+        #expect(try unbound.query(TestZone.unique()).addresses == TestZone.wildV4)
+        #expect(try unbound.query(TestZone.bulkHost(119)).addresses == [TestZone.bulkV4(119)])
+        let before = try unbound.queryCount()
+        _ = try unbound.query(TestZone.www)
+        #expect(try unbound.queryCount() == before + 1)
+        unbound.stop()
+        #expect(!unbound.isRunning)
+    }
+
+    @Test func dnssAnswersRFC8484Queries() async throws {
+        try await withTestServers { servers in
+            let client = HTTPClient(port: servers.dnss.port)
+            let response = try await client.get("/dns-query?dns=AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ")
+            #expect(response.status == 200)
+            #expect(response.header("content-type") == "application/dns-message")
+            #expect(response.body.count > 12)
+        }
+    }
+
+    @Test func jsonResponderFollowsCNAMEChainsAndLogsRequests() async throws {
+        try await withTestServers { servers in
+            let client = HTTPClient(port: servers.json.port)
+            let response = try await client.get("/resolve?name=\(TestZone.cnameChain)&type=A")
+            #expect(response.status == 200)
+            let answer = response.json
+            #expect(answer["Status"]?.int == 0)
+            let records = answer["Answer"]?.array ?? []
+            #expect(records.compactMap { $0["type"]?.int } == [5, 5, 1, 1])
+            #expect(records.compactMap { $0["TTL"]?.int }.min() == Int(TestZone.cnameChainTTL))
+            let negative = try await client.get("/resolve?name=\(TestZone.nxdomain())&type=AAAA").json
+            #expect(negative["Status"]?.int == 3)
+            #expect(negative["Authority"]?[0]?["type"]?.int == 6)
+            let logged = try await servers.json.requests(for: TestZone.cnameChain)
+            #expect(logged.count == 1)
+            #expect(logged.first?.query["type"] == "A")
+        }
+    }
+
+    @Test func stoppedServersAreGone() async throws {
+        let servers = try await TestServers.start()
+        servers.stop()
+        servers.stop()  // idempotent
+        #expect(!servers.unbound.isRunning && !servers.dnss.isRunning && !servers.json.isRunning)
+        #expect(!tcpPortAcceptsConnections(servers.dnss.port))
+    }
+}
