@@ -158,6 +158,16 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         return result.entries
     }
 
+    /// The accounts that have persisted cache entries (after committing anything queued), e.g.
+    /// to `removeAll` those of accounts that no longer exist. Waits for the writer queue.
+    public func cachedAccounts() throws(StoreError) -> [String] {
+        try onWriter { () throws(StoreError) -> [String] in
+            let writer = try self.openWriter()
+            self.flushOnWriter()
+            return try writer.cachedAccounts().sorted()
+        }
+    }
+
     // MARK: Lifecycle
 
     /// Stops the timer, commits what is queued and closes the connection. Idempotent; later

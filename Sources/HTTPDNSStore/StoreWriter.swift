@@ -13,6 +13,7 @@ final class StoreWriter {
     private let deleteExpiredEntries: SQLiteStatement
     private let upsertAccount: SQLiteStatement
     private let selectAccounts: SQLiteStatement
+    private let selectCachedAccounts: SQLiteStatement
 
     /// Opens `path`, sets WAL, `synchronous=NORMAL` and a busy timeout, migrates the schema and
     /// prepares the statements. Errors name the path.
@@ -22,6 +23,8 @@ final class StoreWriter {
             connection.setBusyTimeout(milliseconds: 5_000)
             try connection.execute("PRAGMA journal_mode=WAL")
             try connection.execute("PRAGMA synchronous=NORMAL")
+            // Truncate the WAL back to 64 MiB after a checkpoint (a huge batch can grow it).
+            try connection.execute("PRAGMA journal_size_limit=67108864")
             try StoreSchema.migrate(connection)
             beginImmediate = try connection.prepare("BEGIN IMMEDIATE")
             commit = try connection.prepare("COMMIT")
@@ -50,6 +53,7 @@ final class StoreWriter {
                 json = excluded.json, deleted = excluded.deleted, updated_at = excluded.updated_at
                 """)
             selectAccounts = try connection.prepare("SELECT id, json, deleted FROM accounts")
+            selectCachedAccounts = try connection.prepare("SELECT DISTINCT account FROM cache_entries")
         } catch {
             throw error.message.contains(path) ? error : error.prefixed("database '\(path)'")
         }
@@ -146,6 +150,16 @@ final class StoreWriter {
         return accounts
     }
 
+    /// The accounts that have rows in `cache_entries`.
+    func cachedAccounts() throws(StoreError) -> [String] {
+        defer { selectCachedAccounts.reset() }
+        var accounts: [String] = []
+        while try selectCachedAccounts.step(failure: .read) {
+            accounts.append(selectCachedAccounts.text(at: 0))
+        }
+        return accounts
+    }
+
     /// Reads one account's persisted cache in one transaction: unexpired entries, plus expired
     /// ones no older than `window` seconds when `keepExpired`; deletes the other expired rows
     /// and rows whose host or family no longer validates.
@@ -200,7 +214,7 @@ final class StoreWriter {
     func close() {
         for statement in [
             beginImmediate, commit, upsertEntry, deleteEntry, deleteAccountEntries, selectAccountEntries,
-            deleteExpiredEntries, upsertAccount, selectAccounts,
+            deleteExpiredEntries, upsertAccount, selectAccounts, selectCachedAccounts,
         ] {
             statement.finalize()
         }

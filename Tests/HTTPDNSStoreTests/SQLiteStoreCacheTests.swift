@@ -88,6 +88,7 @@ import Testing
 
             #expect(try load(store, "a") == [y: Sample.entry(["192.0.2.2"])])
             #expect(try load(store, "b").isEmpty)
+            #expect(try store.cachedAccounts() == ["a", "c"])
             #expect(try load(store, "c") == [x: Sample.entry(["192.0.2.1"]), y: Sample.entry(["192.0.2.2"])])
             let reader = try IndependentConnection(path: database.path)
             #expect(try reader.integer("SELECT count(*) FROM cache_entries WHERE account = 'b'") == 0)
