@@ -47,17 +47,15 @@ static inline struct MHD_OptionItem chttpdns_mhd_option_pointer(enum MHD_OPTION 
 }
 
 /// Logger callback (MHD_OPTION_EXTERNAL_LOGGER takes a va_list printer): formats the message and
-/// hands it to `sink` as one C string.
-typedef void (*chttpdns_mhd_log_sink)(void *cls, const char *message);
-static chttpdns_mhd_log_sink chttpdns_mhd_log_sink_fn;
+/// hands it to `sink`, which travels as the logger's closure argument.
+typedef void (*chttpdns_mhd_log_sink)(const char *message);
 static inline void chttpdns_mhd_logger(void *cls, const char *fmt, va_list ap) {
     char buffer[512];
     vsnprintf(buffer, sizeof buffer, fmt, ap);
-    if (chttpdns_mhd_log_sink_fn) chttpdns_mhd_log_sink_fn(cls, buffer);
+    if (cls) ((chttpdns_mhd_log_sink)cls)(buffer);
 }
-static inline struct MHD_OptionItem chttpdns_mhd_option_logger(chttpdns_mhd_log_sink sink, void *cls) {
-    chttpdns_mhd_log_sink_fn = sink;
-    struct MHD_OptionItem item = { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)&chttpdns_mhd_logger, cls };
+static inline struct MHD_OptionItem chttpdns_mhd_option_logger(chttpdns_mhd_log_sink sink) {
+    struct MHD_OptionItem item = { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)&chttpdns_mhd_logger, (void *)sink };
     return item;
 }
 

@@ -115,7 +115,10 @@ public final class ResolverEngine: Sendable {
                 }
                 let entry = Self.entry(for: answer, source: source, config: config, now: now)
                 if config.cacheEnable && entry.originTTL > 0 { store(entry, for: key, persist: config.persistentCacheIPEnabled) }
-                result = .success(ResolvedAnswer(entry: entry, at: now, source: source))
+                // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
+                result = .success(ResolvedAnswer(
+                    addresses: entry.addresses, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
+                    nxdomain: entry.nxdomain))
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()
                 result = .failure(ResolveFailure(timedOut: timedOut, message: message))

@@ -55,6 +55,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let started: OpaquePointer? = withUnsafeMutablePointer(to: &storage) { pointer in
             var items: [MHD_OptionItem] = [
+                chttpdns_mhd_option_logger(HTTPServer.log),
                 chttpdns_mhd_option_value(.THREAD_POOL_SIZE, threads),
                 chttpdns_mhd_option_value(.CONNECTION_LIMIT, options.connectionLimit),
                 chttpdns_mhd_option_value(.PER_IP_CONNECTION_LIMIT, options.perIPConnectionLimit),
@@ -62,7 +63,6 @@ public final class HTTPServer: @unchecked Sendable {
                 chttpdns_mhd_option_value(.CONNECTION_MEMORY_LIMIT, options.connectionMemoryLimit),
                 chttpdns_mhd_option_pointer(.SOCK_ADDR, UnsafeMutableRawPointer(pointer)),
                 chttpdns_mhd_option_completed(HTTPServer.completed, context),
-                chttpdns_mhd_option_logger(HTTPServer.log, nil),
                 chttpdns_mhd_option_value(.END, 0),
             ]
             return items.withUnsafeMutableBufferPointer { buffer in
@@ -125,7 +125,7 @@ public final class HTTPServer: @unchecked Sendable {
         server.inFlight.subtract(1, ordering: .releasing)
     }
 
-    private static let log: chttpdns_mhd_log_sink = { _, message in
+    private static let log: chttpdns_mhd_log_sink = { message in
         guard let message else { return }
         var text = String(cString: message)
         while text.hasSuffix("\n") { text.removeLast() }
