@@ -116,7 +116,7 @@ public struct AccountConfig: Sendable, Equatable {
 
     /// `jsonObject` serialised with sorted keys.
     public func jsonText(redacted: Bool) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: jsonObject(redacted: redacted), options: [.sortedKeys])) ?? Data("{}".utf8)
+        let data = (try? JSONSerialization.data(withJSONObject: jsonObject(redacted: redacted), options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }
 }
