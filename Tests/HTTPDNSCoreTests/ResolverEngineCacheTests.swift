@@ -155,12 +155,10 @@ import Testing
 
         let nodata = try #require(fixture.resolve("v4only.example.com", .aaaa).answer)
         let zero = try #require(fixture.resolve("zero.example.com").answer)
-        withKnownIssue("ResolverEngine builds ResolvedAnswer(entry:at:) from an entry with originTTL 0, which counts as expired: source .stale, stale true") {
-            #expect(nodata.source == .upstream)
-            #expect(!nodata.stale)
-            #expect(zero.source == .upstream)
-            #expect(!zero.stale)
-        }
+        #expect(nodata.source == .upstream)
+        #expect(!nodata.stale)
+        #expect(zero.source == .upstream)
+        #expect(!zero.stale)
         #expect(zero.ttl == 0)
     }
 
