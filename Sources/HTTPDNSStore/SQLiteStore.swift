@@ -65,7 +65,8 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
 
     // MARK: Counters (for /metrics)
 
-    /// Cache writes (row upserts, row deletes, account-wide deletes) committed so far.
+    /// Writes committed so far: cache row upserts and deletes, account-wide cache deletes, and
+    /// account saves and deletions.
     public var writesCommitted: Int { writesCommittedCounter.load(ordering: .relaxed) }
     /// Write-behind transactions committed so far.
     public var flushes: Int { flushesCounter.load(ordering: .relaxed) }
@@ -212,6 +213,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             try onWriter { () throws(StoreError) in
                 try self.openWriter().saveAccount(id: id, json: json, deleted: deleted, now: now)
             }
+            writesCommittedCounter.add(1, ordering: .relaxed)
         } catch {
             if error.code != .closed {
                 writeErrorsCounter.add(1, ordering: .relaxed)

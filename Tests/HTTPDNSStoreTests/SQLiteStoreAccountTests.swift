@@ -41,6 +41,7 @@ import Testing
             #expect(try reader.rows("SELECT id, json, deleted FROM accounts") == [["a", #"{"id":"a"}"#, "0"]])
             try store.deleteAccount(id: "a")
             #expect(try reader.rows("SELECT id, json, deleted FROM accounts") == [["a", nil, "1"]])
+            #expect(store.writesCommitted == 2)
         }
     }
 }
