@@ -105,6 +105,18 @@ enum HTTPDNSD {
     /// Puts each persistent account's stored cache back, dropping entries expired for longer than
     /// its `discardRecordsHasExpiredFor`; younger expired entries come back as stale.
     static func warmLoad(registry: AccountRegistry, store: SQLiteStore) {
+        do {
+            let known = Set(registry.ids)
+            for account in try store.cachedAccounts() where !known.contains(account) {
+                store.removeAll(account: account)
+                Log.info("account \(account) no longer exists: its persisted cache is dropped")
+            }
+        } catch {
+            Log.error("could not list the persisted caches: \(error)")
+        }
+        for engine in registry.all where !engine.config.persistentCacheIPEnabled {
+            store.removeAll(account: engine.accountID)
+        }
         for engine in registry.all where engine.config.persistentCacheIPEnabled {
             let started = SystemClock().now()
             do {
