@@ -1,0 +1,233 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CAres
+import HTTPDNSCore
+
+/// The resolver thread's side of ``SystemResolver``: owns the c-ares channel (never touched by
+/// another thread), starts queued lookups, and drives the channel with `ares_getsock` +
+/// `poll(2)` + `ares_process_fd`, enforcing each lookup's deadline itself.
+final class AresLoopWorker {
+    struct Configuration: Sendable {
+        var servers: [String]
+        var attemptTimeoutMilliseconds: Int
+        var tries: Int
+    }
+
+    /// One running lookup; the c-ares callback gets it as `arg` (retained until the callback).
+    final class Lookup {
+        let pending: PendingLookup
+        var completed = false
+
+        init(_ pending: PendingLookup) {
+            self.pending = pending
+        }
+
+        /// Calls the completion unless it was called already (deadline or callback).
+        func complete(_ result: Result<UpstreamAnswer, UpstreamError>) {
+            guard !completed else { return }
+            completed = true
+            pending.completion(result)
+        }
+    }
+
+    private static let libraryInitialised: Bool = ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS
+
+    private let shared: AresLoopShared
+    private let configuration: Configuration
+    private var channel: ares_channel?
+    /// Why the channel could not be set up; every lookup fails with it.
+    private var setupError: UpstreamError?
+    /// Lookups that have not completed yet, for deadlines.
+    private var running: [ObjectIdentifier: Lookup] = [:]
+
+    init(shared: AresLoopShared, configuration: Configuration) {
+        self.shared = shared
+        self.configuration = configuration
+    }
+
+    func run() {
+        setUp()
+        while true {
+            let (batch, stop) = shared.state.withLock { state in
+                let batch = state.pending
+                state.pending.removeAll()
+                return (batch, state.stopRequested)
+            }
+            if stop {
+                tearDown(failing: batch)
+                return
+            }
+            for pending in batch { start(pending) }
+            pollOnce()
+            expireDeadlines()
+        }
+    }
+
+    private func setUp() {
+        _ = Self.libraryInitialised
+        var options = ares_options()
+        var mask: Int32 = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
+        options.timeout = Int32(clamping: max(1, configuration.attemptTimeoutMilliseconds))
+        options.tries = Int32(clamping: max(1, configuration.tries))
+        let lookups = strdup("b")
+        defer { free(lookups) }
+        if !configuration.servers.isEmpty {
+            // Only the given servers: no /etc/hosts, no search domains from resolv.conf.
+            mask |= ARES_OPT_FLAGS | ARES_OPT_LOOKUPS
+            options.flags = ARES_FLAG_NOSEARCH
+            options.lookups = lookups
+        }
+        var channel: ares_channel?
+        let status = ares_init_options(&channel, &options, mask)
+        guard status == ARES_SUCCESS, let channel else {
+            setupError = UpstreamError(.transport, "ares_init_options: " + AresStatus.message(status), underlying: Int(status))
+            return
+        }
+        self.channel = channel
+        if !configuration.servers.isEmpty {
+            let csv = configuration.servers.joined(separator: ",")
+            let serverStatus = ares_set_servers_ports_csv(channel, csv)
+            if serverStatus != ARES_SUCCESS {
+                setupError = UpstreamError(
+                    .transport, "bad localDNSServers '\(csv)': " + AresStatus.message(serverStatus), underlying: Int(serverStatus))
+            }
+        }
+    }
+
+    private func tearDown(failing batch: [PendingLookup]) {
+        let leftover = shared.state.withLock { state in
+            state.isShutdown = true
+            let rest = state.pending
+            state.pending.removeAll()
+            return rest
+        }
+        let error = UpstreamError(.transport, "the system resolver is shut down")
+        for pending in batch + leftover { pending.completion(.failure(error)) }
+        if let channel {
+            ares_destroy(channel)  // calls outstanding callbacks with ARES_EDESTRUCTION
+        }
+        channel = nil
+        for lookup in running.values { lookup.complete(.failure(error)) }
+        running.removeAll()
+    }
+
+    private func start(_ pending: PendingLookup) {
+        guard let channel, setupError == nil else {
+            pending.completion(.failure(setupError ?? UpstreamError(.transport, "no c-ares channel")))
+            return
+        }
+        let lookup = Lookup(pending)
+        running[ObjectIdentifier(lookup)] = lookup
+        var hints = ares_addrinfo_hints()
+        hints.ai_family = pending.query.family == .a ? AF_INET : AF_INET6
+        hints.ai_flags = ARES_AI_NOSORT
+        let context = Unmanaged.passRetained(LookupContext(worker: self, lookup: lookup)).toOpaque()
+        ares_getaddrinfo(channel, pending.query.host.value, nil, &hints, Self.callback, context)
+    }
+
+    /// What the c-ares callback needs; retained for exactly one callback.
+    private final class LookupContext {
+        unowned let worker: AresLoopWorker
+        let lookup: Lookup
+
+        init(worker: AresLoopWorker, lookup: Lookup) {
+            self.worker = worker
+            self.lookup = lookup
+        }
+    }
+
+    private static let callback: ares_addrinfo_callback = { argument, status, _, result in
+        guard let argument else {
+            ares_freeaddrinfo(result)
+            return
+        }
+        let context = Unmanaged<LookupContext>.fromOpaque(argument).takeRetainedValue()
+        let family = context.lookup.pending.query.family
+        let addresses = status == ARES_SUCCESS ? AresLoopWorker.addresses(result, family: family) : []
+        ares_freeaddrinfo(result)
+        context.worker.running.removeValue(forKey: ObjectIdentifier(context.lookup))
+        context.lookup.complete(AresStatus.result(status: status, addresses: addresses))
+    }
+
+    /// The distinct addresses of `family` in a getaddrinfo result, in order.
+    private static func addresses(_ result: UnsafeMutablePointer<ares_addrinfo>?, family: RecordFamily) -> [String] {
+        var output: [String] = []
+        var node = result?.pointee.nodes
+        while let current = node {
+            node = current.pointee.ai_next
+            guard let address = current.pointee.ai_addr else { continue }
+            var text: String?
+            if current.pointee.ai_family == AF_INET, family == .a {
+                text = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
+                    var raw = pointer.pointee.sin_addr
+                    return IPAddress(family: .a, bytes: withUnsafeBytes(of: &raw) { Array($0) })?.description
+                }
+            } else if current.pointee.ai_family == AF_INET6, family == .aaaa {
+                text = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
+                    var raw = pointer.pointee.sin6_addr
+                    return IPAddress(family: .aaaa, bytes: withUnsafeBytes(of: &raw) { Array($0) })?.description
+                }
+            }
+            if let text, !output.contains(text) { output.append(text) }
+        }
+        return output
+    }
+
+    /// Waits for socket activity, a wake-up or the next timeout, then lets c-ares process.
+    private func pollOnce() {
+        var descriptors = [pollfd(fd: shared.wake.readDescriptor, events: Int16(POLLIN), revents: 0)]
+        var sockets = [ares_socket_t](repeating: -1, count: Int(ARES_GETSOCK_MAXNUM))
+        var bits: Int32 = 0
+        if let channel {
+            bits = ares_getsock(channel, &sockets, Int32(ARES_GETSOCK_MAXNUM))
+            for index in 0..<Int32(ARES_GETSOCK_MAXNUM) {
+                var events: Int16 = 0
+                if chttpdns_ares_sock_readable(bits, index) != 0 { events |= Int16(POLLIN) }
+                if chttpdns_ares_sock_writable(bits, index) != 0 { events |= Int16(POLLOUT) }
+                if events != 0 { descriptors.append(pollfd(fd: sockets[Int(index)], events: events, revents: 0)) }
+            }
+        }
+        var waitMilliseconds = 1000.0
+        if let nextDeadline = running.values.lazy.map(\.pending.deadline).min() {
+            waitMilliseconds = min(waitMilliseconds, max(0, (nextDeadline - MonotonicTime.now()) * 1000))
+        }
+        if let channel, !running.isEmpty {
+            var maximum = timeval(tv_sec: 1, tv_usec: 0)
+            var buffer = timeval()
+            if let next = ares_timeout(channel, &maximum, &buffer) {
+                waitMilliseconds = min(waitMilliseconds, Double(next.pointee.tv_sec) * 1000 + Double(next.pointee.tv_usec) / 1000)
+            }
+        }
+        let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(waitMilliseconds.rounded(.up)))
+        if ready > 0, descriptors[0].revents != 0 {
+            shared.wake.drain()
+        }
+        guard let channel else { return }
+        var processed = false
+        for descriptor in descriptors.dropFirst() where descriptor.revents != 0 {
+            let readable = descriptor.revents & Int16(POLLIN | POLLERR | POLLHUP) != 0
+            let writable = descriptor.revents & Int16(POLLOUT) != 0
+            ares_process_fd(channel, readable ? descriptor.fd : ARES_SOCKET_BAD, writable ? descriptor.fd : ARES_SOCKET_BAD)
+            processed = true
+        }
+        if !processed {
+            ares_process_fd(channel, ARES_SOCKET_BAD, ARES_SOCKET_BAD)  // timeouts and retries
+        }
+    }
+
+    /// Completes lookups whose deadline passed with `.timeout` (c-ares may still finish them
+    /// later; that result is dropped).
+    private func expireDeadlines() {
+        guard !running.isEmpty else { return }
+        let now = MonotonicTime.now()
+        for (key, lookup) in running where lookup.pending.deadline <= now {
+            running.removeValue(forKey: key)
+            let milliseconds = lookup.pending.query.timeoutMilliseconds
+            lookup.complete(.failure(UpstreamError(.timeout, "system resolver: no answer within \(milliseconds) ms")))
+        }
+    }
+}
+
+@available(*, unavailable)
+extension AresLoopWorker: Sendable {}

@@ -1,0 +1,12 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Seconds on CLOCK_MONOTONIC, for deadlines that must not jump with the wall clock.
+enum MonotonicTime {
+    static func now() -> Double {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
+    }
+}

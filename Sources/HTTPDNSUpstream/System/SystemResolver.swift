@@ -1,0 +1,100 @@
+import Foundation
+import HTTPDNSCore
+import Synchronization
+
+/// The fallback resolver: c-ares (`ares_getaddrinfo`) on its own thread with its own poll loop.
+///
+/// Asks the `host:port` servers it was given, or, with none, whatever `/etc/resolv.conf` and
+/// `/etc/hosts` say. ``resolve(_:completion:)`` may be called from any thread and returns at
+/// once; completions run on the resolver's thread. Answers carry no TTL (the engine applies its
+/// default). Each query ends by `query.timeoutMilliseconds` at the latest (`.timeout`).
+public final class SystemResolver: UpstreamResolver {
+    public let name: String
+    private let shared: AresLoopShared
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts the resolver thread.
+    /// - Parameters:
+    ///   - servers: `host:port` / `[v6]:port` / `host` entries (`ares_set_servers_ports_csv`);
+    ///     empty uses the system configuration. With servers, `/etc/hosts` and search domains are
+    ///     not consulted.
+    ///   - name: label for logs and metrics.
+    ///   - attemptTimeoutMilliseconds: c-ares per-try timeout (`ARES_OPT_TIMEOUTMS`); the
+    ///     per-query deadline is `query.timeoutMilliseconds` regardless.
+    ///   - tries: c-ares tries per server (`ARES_OPT_TRIES`).
+    public init(servers: [String] = [], name: String = "localdns", attemptTimeoutMilliseconds: Int = 1000, tries: Int = 3) {
+        self.name = name
+        let shared = AresLoopShared()
+        self.shared = shared
+        let finished = self.finished
+        let configuration = AresLoopWorker.Configuration(
+            servers: servers, attemptTimeoutMilliseconds: attemptTimeoutMilliseconds, tries: tries)
+        let thread = Thread {
+            AresLoopWorker(shared: shared, configuration: configuration).run()
+            finished.signal()
+        }
+        thread.name = "httpdns-ares"
+        thread.start()
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void) {
+        let lookup = PendingLookup(query: query, deadline: MonotonicTime.now() + Double(max(1, query.timeoutMilliseconds)) / 1000, completion: completion)
+        guard shared.enqueue(lookup) else {
+            completion(.failure(UpstreamError(.transport, "the system resolver is shut down")))
+            return
+        }
+    }
+
+    /// Stops the thread (`ares_destroy`), failing pending lookups with `.transport`, and waits
+    /// for it unless called from that thread. Idempotent.
+    public func shutdown() {
+        guard shared.requestStop(), Thread.current.name != "httpdns-ares" else { return }
+        finished.wait()
+    }
+}
+
+/// A lookup waiting for the resolver thread.
+struct PendingLookup: Sendable {
+    var query: UpstreamQuery
+    /// `MonotonicTime` seconds by which the completion must have been called.
+    var deadline: Double
+    var completion: @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void
+}
+
+/// What callers and the resolver thread share: the queue behind a lock and a wake-up pipe.
+final class AresLoopShared: Sendable {
+    struct State {
+        var pending: [PendingLookup] = []
+        var stopRequested = false
+        var isShutdown = false
+    }
+
+    let state = Mutex(State())
+    let wake = WakePipe()
+
+    /// Queues `lookup` and wakes the thread; false once the resolver is shut down.
+    func enqueue(_ lookup: PendingLookup) -> Bool {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.stopRequested, !state.isShutdown else { return false }
+            state.pending.append(lookup)
+            return true
+        }
+        if accepted { wake.signal() }
+        return accepted
+    }
+
+    /// Asks the thread to stop; true the first time.
+    func requestStop() -> Bool {
+        let first = state.withLock { state -> Bool in
+            guard !state.stopRequested else { return false }
+            state.stopRequested = true
+            return true
+        }
+        if first { wake.signal() }
+        return first
+    }
+}

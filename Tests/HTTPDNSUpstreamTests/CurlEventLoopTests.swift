@@ -1,0 +1,88 @@
+import HTTPDNSCore
+import Testing
+
+@testable import HTTPDNSUpstream
+
+/// The curl event loop against loopback sockets.
+struct CurlEventLoopTests {
+    private func perform(_ loop: CurlEventLoop, _ request: HTTPRequest) async -> Result<HTTPResponse, UpstreamError> {
+        await awaitResult { loop.perform(request, completion: $0) }
+    }
+
+    @Test func silentServerGivesTimeoutAfterRequestTimeout() async throws {
+        let listener = try SilentTCPListener()
+        let loop = CurlEventLoop()
+        defer { loop.shutdown() }
+        let started = MonotonicTime.now()
+        let result = await perform(loop, HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 300))
+        let elapsed = MonotonicTime.now() - started
+        guard case .failure(let error) = result else {
+            Issue.record("expected a timeout, got \(result)")
+            return
+        }
+        #expect(error.code == .timeout)
+        #expect(error.underlying == 28)  // CURLE_OPERATION_TIMEDOUT
+        #expect(elapsed >= 0.25 && elapsed < 2)
+    }
+
+    @Test func refusedConnectionIsTransportWithCurlCode() async throws {
+        let port = try LoopbackDNSServers.freePort()
+        let loop = CurlEventLoop()
+        defer { loop.shutdown() }
+        let result = await perform(loop, HTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMilliseconds: 2000))
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure, got \(result)")
+            return
+        }
+        #expect(error.code == .transport)
+        #expect(error.underlying == 7)  // CURLE_COULDNT_CONNECT
+    }
+
+    @Test func shutdownFailsRunningTransfersAndLaterRequests() async throws {
+        let listener = try SilentTCPListener()
+        let loop = CurlEventLoop()
+        let request = HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 20_000)
+        async let running = perform(loop, request)
+        try await Task.sleep(for: .milliseconds(150))
+        let started = MonotonicTime.now()
+        loop.shutdown()
+        let result = await running
+        #expect(MonotonicTime.now() - started < 2)
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure, got \(result)")
+            return
+        }
+        #expect(error.code == .transport)
+        let after = await perform(loop, request)
+        guard case .failure(let late) = after else {
+            Issue.record("expected a failure after shutdown")
+            return
+        }
+        #expect(late.code == .transport)
+    }
+
+    @Test func responseCarriesStatusHeadersAndBody() async throws {
+        try await LoopbackDNSServers.with { servers in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let query = try #require(DNSQueryBuilder.query(host: "www.example.test", family: .a))
+            let get = HTTPRequest(
+                url: servers.dohURL + "?dns=" + Base64URL.encode(query),
+                headers: [HTTPHeader("Accept", "application/dns-message")], timeoutMilliseconds: 3000)
+            let response = try await perform(loop, get).get()
+            #expect(response.status == 200)
+            #expect(response.header("Date") != nil)
+            #expect(response.header("content-type") == "application/dns-message")
+            #expect(try DNSReplyParser.parse(response.body, family: .a).get().addresses.count == 2)
+
+            // POST of the same message (RFC 8484 §4.1) through the same loop.
+            let post = HTTPRequest(
+                url: servers.dohURL, method: .post,
+                headers: [HTTPHeader("Content-Type", "application/dns-message"), HTTPHeader("Accept", "application/dns-message")],
+                body: query, timeoutMilliseconds: 3000)
+            let posted = try await perform(loop, post).get()
+            #expect(posted.status == 200)
+            #expect(try DNSReplyParser.parse(posted.body, family: .a).get().addresses.count == 2)
+        }
+    }
+}

@@ -1,0 +1,220 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// unbound (authoritative for `example.test.` from a zone file) and dnss (RFC 8484 front) on free
+/// loopback ports, in a temporary directory. Use ``with(_:)``: it stops both on every path.
+final class LoopbackDNSServers {
+    struct StartError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    let directory: URL
+    let unboundPort: UInt16
+    let dnssPort: UInt16
+    private var processes: [Process] = []
+
+    /// `http://127.0.0.1:PORT/dns-query`.
+    var dohURL: String { "http://127.0.0.1:\(dnssPort)/dns-query" }
+
+    static let zone = """
+        $ORIGIN example.test.
+        $TTL 300
+        @ 3600 IN SOA ns.example.test. admin.example.test. 1 3600 600 86400 45
+        @ IN NS ns
+        ns IN A 127.0.0.1
+        www 300 IN A 127.0.0.11
+        www 300 IN A 127.0.0.12
+        www 300 IN AAAA ::1
+        api 60 IN CNAME www
+        v4only 120 IN A 127.0.0.21
+
+        """
+
+    /// Starts both servers, runs `body`, and stops them whatever happens.
+    static func with<T>(_ body: (LoopbackDNSServers) async throws -> T) async throws -> T {
+        let servers = try LoopbackDNSServers()
+        defer { servers.stop() }
+        try servers.start()
+        return try await body(servers)
+    }
+
+    private init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("upstream-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        unboundPort = try Self.freePort()
+        dnssPort = try Self.freePort()
+    }
+
+    private func start() throws {
+        let zonePath = directory.appendingPathComponent("example.test.zone").path
+        try Self.zone.write(toFile: zonePath, atomically: true, encoding: .utf8)
+        let config = """
+            server:
+              interface: 127.0.0.1
+              port: \(unboundPort)
+              do-daemonize: no
+              username: ""
+              chroot: ""
+              directory: "\(directory.path)"
+              pidfile: "\(directory.path)/unbound.pid"
+              use-syslog: no
+              logfile: ""
+              access-control: 127.0.0.0/8 allow
+              do-not-query-localhost: no
+              module-config: "iterator"
+              local-zone: "test." nodefault
+            auth-zone:
+              name: "example.test."
+              zonefile: "\(zonePath)"
+              for-downstream: yes
+              for-upstream: yes
+            remote-control:
+              control-enable: no
+
+            """
+        let configPath = directory.appendingPathComponent("unbound.conf").path
+        try config.write(toFile: configPath, atomically: true, encoding: .utf8)
+        try launch("/usr/sbin/unbound", ["-c", configPath], log: "unbound.log")
+        try waitForTCP(port: unboundPort, name: "unbound")
+        try launch(
+            "/usr/bin/dnss",
+            [
+                "-enable_https_to_dns", "-dns_upstream", "127.0.0.1:\(unboundPort)",
+                "-https_server_addr", "127.0.0.1:\(dnssPort)", "-insecure_http_server",
+            ], log: "dnss.log")
+        try waitForTCP(port: dnssPort, name: "dnss")
+    }
+
+    private func launch(_ path: String, _ arguments: [String], log: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        let logPath = directory.appendingPathComponent(log).path
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        process.standardOutput = handle
+        process.standardError = handle
+        try process.run()
+        processes.append(process)
+    }
+
+    /// Stops the servers (SIGTERM, then waits) and removes the directory. Idempotent.
+    func stop() {
+        for process in processes where process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        processes.removeAll()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func waitForTCP(port: UInt16, name: String) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if processes.last?.isRunning == false { break }
+            if Self.canConnect(port: port) { return }
+            usleep(20_000)
+        }
+        let log = (try? String(contentsOf: directory.appendingPathComponent(name + ".log"), encoding: .utf8)) ?? ""
+        throw StartError(description: "\(name) did not listen on 127.0.0.1:\(port): \(log)")
+    }
+
+    static func canConnect(port: UInt16) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = loopback(port: port)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+        return address
+    }
+
+    /// A port that was free on 127.0.0.1 for both TCP and UDP a moment ago.
+    static func freePort() throws -> UInt16 {
+        for _ in 0..<20 {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = loopback(port: 0)
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+            _ = withUnsafeMutablePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+            }
+            close(fd)
+            let port = UInt16(bigEndian: address.sin_port)
+            guard bound == 0, port != 0 else { continue }
+            let udp = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            var udpAddress = loopback(port: port)
+            let udpBound = withUnsafePointer(to: &udpAddress) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(udp, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            close(udp)
+            if udpBound == 0 { return port }
+        }
+        throw StartError(description: "no free loopback port")
+    }
+}
+
+/// Bridges a completion-style resolve into async/await for tests.
+func awaitResult<T: Sendable, E: Error>(_ start: (@escaping @Sendable (Result<T, E>) -> Void) -> Void) async -> Result<T, E> {
+    await withCheckedContinuation { continuation in
+        start { continuation.resume(returning: $0) }
+    }
+}
+
+/// A socket bound to 127.0.0.1 on a kernel-chosen port; closed on deinit.
+class LoopbackSocket {
+    let port: UInt16
+    let fd: Int32
+
+    init(type: Int32) throws {
+        let fd = socket(AF_INET, type, 0)
+        var address = LoopbackDNSServers.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        guard fd >= 0, bound == 0 else {
+            close(fd)
+            throw LoopbackDNSServers.StartError(description: "cannot bind on loopback")
+        }
+        self.fd = fd
+        port = UInt16(bigEndian: address.sin_port)
+    }
+
+    deinit {
+        close(fd)
+    }
+}
+
+/// A TCP socket on 127.0.0.1 that accepts connections (kernel backlog) but never answers.
+final class SilentTCPListener: LoopbackSocket {
+    init() throws {
+        try super.init(type: Int32(SOCK_STREAM.rawValue))
+        guard listen(fd, 16) == 0 else {
+            throw LoopbackDNSServers.StartError(description: "cannot listen on loopback")
+        }
+    }
+}
+
+/// A UDP socket on 127.0.0.1 that receives and never answers.
+final class SilentUDPSocket: LoopbackSocket {
+    init() throws {
+        try super.init(type: Int32(SOCK_DGRAM.rawValue))
+    }
+}

@@ -1,0 +1,88 @@
+import HTTPDNSCore
+import Testing
+
+@testable import HTTPDNSUpstream
+
+/// The c-ares fallback against unbound on loopback.
+struct SystemResolverLiveTests {
+    private func resolve(_ resolver: SystemResolver, _ host: String, _ family: RecordFamily, timeout: Int = 3000) async
+        -> Result<UpstreamAnswer, UpstreamError>
+    {
+        let query = UpstreamQuery(host: HostName(host)!, family: family, timeoutMilliseconds: timeout)
+        return await awaitResult { resolver.resolve(query, completion: $0) }
+    }
+
+    @Test func resolvesTheZoneThroughGivenServer() async throws {
+        try await LoopbackDNSServers.with { servers in
+            let resolver = SystemResolver(servers: ["127.0.0.1:\(servers.unboundPort)"])
+            defer { resolver.shutdown() }
+            #expect(resolver.name == "localdns")
+
+            let a = try await resolve(resolver, "www.example.test", .a).get()
+            #expect(Set(a.addresses) == ["127.0.0.11", "127.0.0.12"])
+            #expect(a.ttl == nil)
+
+            let aaaa = try await resolve(resolver, "www.example.test", .aaaa).get()
+            #expect(aaaa.addresses == ["::1"])
+
+            let cname = try await resolve(resolver, "api.example.test", .a).get()
+            #expect(Set(cname.addresses) == ["127.0.0.11", "127.0.0.12"])
+
+            let nx = try await resolve(resolver, "nope.example.test", .a).get()
+            #expect(nx.nxdomain)
+            #expect(nx.addresses.isEmpty)
+
+            let nodata = try await resolve(resolver, "v4only.example.test", .aaaa).get()
+            #expect(nodata.addresses.isEmpty)
+            #expect(!nodata.nxdomain)
+        }
+    }
+
+    @Test func deadPortFailsQuicklyWithTransportOrTimeout() async throws {
+        let port = try LoopbackDNSServers.freePort()
+        let resolver = SystemResolver(servers: ["127.0.0.1:\(port)"])
+        defer { resolver.shutdown() }
+        let started = MonotonicTime.now()
+        let result = await resolve(resolver, "www.example.test", .a, timeout: 1500)
+        let elapsed = MonotonicTime.now() - started
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure, got \(result)")
+            return
+        }
+        #expect([.transport, .timeout].contains(error.code))
+        #expect(elapsed < 2.5)
+    }
+
+    @Test func queryDeadlineIsEnforcedAgainstSilentServer() async throws {
+        // A UDP socket that never answers: c-ares would retry for seconds; the deadline wins.
+        let silent = try SilentUDPSocket()
+        let resolver = SystemResolver(servers: ["127.0.0.1:\(silent.port)"], attemptTimeoutMilliseconds: 5000)
+        defer { resolver.shutdown() }
+        let started = MonotonicTime.now()
+        let result = await resolve(resolver, "www.example.test", .a, timeout: 300)
+        let elapsed = MonotonicTime.now() - started
+        guard case .failure(let error) = result else {
+            Issue.record("expected a timeout, got \(result)")
+            return
+        }
+        #expect(error.code == .timeout)
+        #expect(elapsed >= 0.25 && elapsed < 1.5)
+    }
+
+    @Test func shutdownFailsPendingLookupsAndLaterOnes() async throws {
+        let silent = try SilentUDPSocket()
+        let resolver = SystemResolver(servers: ["127.0.0.1:\(silent.port)"], attemptTimeoutMilliseconds: 5000)
+        let query = UpstreamQuery(host: HostName("www.example.test")!, family: .a, timeoutMilliseconds: 10_000)
+        async let pending = awaitResult { resolver.resolve(query, completion: $0) }
+        try await Task.sleep(for: .milliseconds(100))
+        resolver.shutdown()
+        let result = await pending
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure, got \(result)")
+            return
+        }
+        #expect(error.code == .transport)
+        let after = await awaitResult { resolver.resolve(query, completion: $0) }
+        #expect((try? after.get()) == nil)
+    }
+}
