@@ -1,0 +1,56 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// Starts the loopback DNS stack and httpdnsd for one test and stops both on every path.
+///
+/// `upstreams` picks the default account's upstreams from the running servers (default: dnss);
+/// `configure` adjusts the options (config file, token, ...) before the binary starts.
+func withService(
+    upstreams: (TestServers) -> [String] = { [$0.dnss.upstreamSpec] },
+    localDNSFallback: Bool = true,
+    configure: (TestServers, inout HTTPDNSDOptions) -> Void = { _, _ in },
+    _ body: (TestServers, HTTPDNSDProcess) async throws -> Void
+) async throws {
+    try await withTestServers { servers in
+        var options = servers.options(upstreams: upstreams(servers), localDNSFallback: localDNSFallback)
+        configure(servers, &options)
+        try await withHTTPDNSD(options) { service in
+            do {
+                try await body(servers, service)
+            } catch {
+                Issue.record("httpdnsd log:\n\(service.log().suffix(4000))")
+                throw error
+            }
+        }
+    }
+}
+
+/// Checks that `response` is the JSON error `{"error":{"code":code,...}}` with `status`.
+func expectError(_ response: HTTPResponse, status: Int, code: String,
+                 sourceLocation: SourceLocation = #_sourceLocation) {
+    #expect(response.status == status, "status of \(response)", sourceLocation: sourceLocation)
+    #expect(response.json["error"]?["code"]?.string == code, "code of \(response)", sourceLocation: sourceLocation)
+    #expect(response.json["error"]?["message"]?.string?.isEmpty == false, "message of \(response)",
+            sourceLocation: sourceLocation)
+    #expect(response.header("content-type")?.hasPrefix("application/json") == true,
+            "content type of \(response)", sourceLocation: sourceLocation)
+}
+
+/// A default-account config object with loopback upstreams and fallback, plus `extra` keys.
+func loopbackAccount(_ servers: TestServers, upstreams: [String]? = nil,
+                     _ extra: [String: TestJSON] = [:]) -> TestJSON {
+    var account: [String: TestJSON] = [
+        "upstreams": .array((upstreams ?? [servers.dnss.upstreamSpec]).map { .string($0) }),
+        "localDNSServers": [.string(servers.unbound.address)],
+    ]
+    account.merge(extra) { _, new in new }
+    return .object(account)
+}
+
+/// Sum of httpdns_upstream_requests_total for `upstream` (any account) with `outcome` (any if nil).
+func upstreamRequests(_ metrics: PrometheusText, upstream: String, outcome: String? = nil) -> Double {
+    var labels = ["upstream": upstream]
+    if let outcome { labels["outcome"] = outcome }
+    return metrics.sum("httpdns_upstream_requests_total", labels)
+}
