@@ -1,0 +1,83 @@
+import HTTPDNSCore
+
+/// An upstream speaking the Alibaba EMAS HTTPDNS API (WIRE-FORMATS §3):
+/// `GET {url}/{accountID}/d?host=H&query=4|6`, or with a secret key the signed
+/// `/{accountID}/sign_d?host=H&query=..&t=T&s=md5(H-secret-T)` with `T = now + 600`.
+/// A client subnet is sent as `ip=` (its address part; not signed). Requests go through a shared
+/// ``CurlEventLoop``; completions run on its thread.
+public struct HTTPDNSAPIClient: UpstreamResolver {
+    /// Signed URLs stay valid this many seconds (the SDKs' choice).
+    public static let signatureLifetime = 600
+
+    public let name: String
+    private let url: String
+    private let loop: CurlEventLoop
+    private let accountID: String
+    private let secretKey: String?
+    private let clock: any HTTPDNSCore.Clock
+
+    /// - Parameters:
+    ///   - url: the service root, e.g. `http://203.107.1.1` (a trailing `/` is ignored).
+    ///   - accountID: the EMAS account id, the first path segment.
+    ///   - secretKey: when non-empty, requests are signed (`sign_d`).
+    ///   - name: label for logs; defaults to `httpdns:URL`.
+    ///   - clock: the time source for `t`.
+    public init(
+        url: String,
+        loop: CurlEventLoop,
+        accountID: String,
+        secretKey: String? = nil,
+        name: String? = nil,
+        clock: any HTTPDNSCore.Clock = SystemClock()
+    ) {
+        var base = url
+        while base.hasSuffix("/") { base.removeLast() }
+        self.url = base
+        self.loop = loop
+        self.accountID = accountID
+        self.secretKey = secretKey?.isEmpty == false ? secretKey : nil
+        self.name = name ?? UpstreamSpec(kind: .httpdns, url: url).description
+        self.clock = clock
+    }
+
+    /// The request URL for `query`.
+    func requestURL(for query: UpstreamQuery) -> String {
+        var parameters = URLQuery()
+        let host = query.host.value
+        parameters.append("host", host)
+        parameters.append("query", query.family == .a ? "4" : "6")
+        if let subnet = query.clientSubnet, let address = subnet.split(separator: "/").first {
+            parameters.append("ip", String(address))
+        }
+        let path: String
+        if let secretKey {
+            let expiry = Int(clock.now().rounded(.down)) + Self.signatureLifetime
+            parameters.append("t", String(expiry))
+            parameters.append("s", Digest.md5Hex("\(host)-\(secretKey)-\(expiry)"))
+            path = "sign_d"
+        } else {
+            path = "d"
+        }
+        return parameters.url(base: "\(url)/\(URLQuery.escape(accountID))/\(path)")
+    }
+
+    public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void) {
+        let request = HTTPRequest(
+            url: requestURL(for: query),
+            headers: [HTTPHeader("Accept", "application/json")],
+            timeoutMilliseconds: query.timeoutMilliseconds
+        )
+        loop.perform(request) { result in
+            switch result {
+            case .failure(let error):
+                completion(.failure(error))
+            case .success(let response):
+                if let error = HTTPStatusError.error(for: response.status, body: response.body) {
+                    completion(.failure(error))
+                } else {
+                    completion(HTTPDNSAPIParser.parse(response.body, family: query.family))
+                }
+            }
+        }
+    }
+}
