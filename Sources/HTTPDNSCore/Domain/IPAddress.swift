@@ -37,6 +37,6 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         bytes.withUnsafeBytes { raw in
             _ = inet_ntop(domain, raw.baseAddress, &buffer, socklen_t(buffer.count))
         }
-        return String(cString: buffer)
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
 }
