@@ -131,6 +131,9 @@ public final class TestUnbound: Sendable {
           do-not-query-localhost: no
           module-config: "iterator"
           local-zone: "test." nodefault
+          # Never recurse to the internet: everything outside the test zone is REFUSED.
+          local-zone: "." refuse
+          local-zone: "example.test." transparent
           statistics-cumulative: yes
         auth-zone:
           name: "example.test."

@@ -45,6 +45,11 @@ public enum TestZone {
         "\(label)-\(UInt64.random(in: 0...UInt64.max)).nx.example.test"
     }
 
+    /// A fresh name outside the test zone: unbound answers REFUSED (it never recurses).
+    public static func refused(_ label: String = "out") -> String {
+        "\(label)-\(UInt64.random(in: 0...UInt64.max)).example.com"
+    }
+
     /// Number of generated hosts `h0.bulk.example.test` … `h119.bulk.example.test`.
     public static let bulkCount = 120
 
