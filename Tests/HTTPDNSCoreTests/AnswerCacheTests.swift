@@ -1,0 +1,56 @@
+import HTTPDNSCore
+import Testing
+
+@Suite struct AnswerCacheTests {
+    private func key(_ host: String, _ family: RecordFamily = .a, _ network: String = "") -> CacheKey {
+        CacheKey(host: .valid(host), family: family, network: network)
+    }
+
+    private func entry(_ address: String) -> CacheEntry {
+        CacheEntry(addresses: [address], originTTL: 60, storedAt: 1000)
+    }
+
+    @Test func smallCacheEvictsInExactLRUOrder() {
+        let cache = AnswerCache(limit: 2)
+        cache.set(entry("192.0.2.1"), for: key("a.example"))
+        cache.set(entry("192.0.2.2"), for: key("b.example"))
+        _ = cache.get(key("a.example"))
+        #expect(cache.set(entry("192.0.2.3"), for: key("c.example")) == [key("b.example")])
+        #expect(cache.peek(key("a.example"))?.addresses == ["192.0.2.1"])
+    }
+
+    @Test func removeHostReturnsTheRemovedKeys() {
+        let cache = AnswerCache(limit: 10)
+        cache.set(entry("192.0.2.1"), for: key("a.example"))
+        cache.set(entry("2001:db8::1"), for: key("a.example", .aaaa))
+        cache.set(entry("192.0.2.2"), for: key("a.example", .a, "198.51.100.0/24"))
+        cache.set(entry("192.0.2.3"), for: key("sub.a.example"))
+        let removed = cache.remove(host: .valid("a.example"))
+        #expect(Set(removed) == [key("a.example"), key("a.example", .aaaa), key("a.example", .a, "198.51.100.0/24")])
+        #expect(cache.count == 1)
+    }
+
+    @Test func largeCacheStaysNearItsLimit() {
+        let limit = 20_000
+        let cache = AnswerCache(limit: limit)
+        for index in 0..<30_000 { cache.set(entry("192.0.2.1"), for: key("h\(index).example")) }
+        // 16 shards of ceil(limit/16) each: the total may exceed the limit by at most 15.
+        #expect(cache.count <= limit + 15)
+        #expect(cache.count >= limit - 2_000)
+        #expect(cache.snapshot().count == cache.count)
+        let count = cache.count
+        #expect(cache.removeAll() == count)
+        #expect(cache.count == 0)
+    }
+
+    @Test func entryExpiresExactlyAtStoredAtPlusTTL() {
+        let entry = CacheEntry(addresses: ["192.0.2.1"], originTTL: 60, storedAt: 1000)
+        #expect(!entry.isExpired(at: 1059.999))
+        #expect(entry.isExpired(at: 1060))
+        #expect(entry.remainingTTL(at: 1000) == 60)
+        #expect(entry.remainingTTL(at: 1000.2) == 60)
+        #expect(entry.remainingTTL(at: 1059.5) == 1)
+        #expect(entry.remainingTTL(at: 1060) == 0)
+        #expect(entry.remainingTTL(at: 5000) == 0)
+    }
+}
