@@ -1,0 +1,94 @@
+import HTTPDNSCore
+import HTTPDNSServer
+import Testing
+
+/// Which handler a method and path reach, and the errors for everything else.
+@Suite struct RoutingTests {
+    @Test(arguments: ["/", "/v1", "/v1/default", "/v1/default/unknown", "/v2/default/resolve", "/v1/default/resolve/extra", "/healthz/x", "/nothing"])
+    func unknownPathIs404NotFound(path: String) {
+        let fixture = ServiceFixture(adminToken: "t")
+        let exchange = fixture.get(path)
+        #expect(exchange.status == 404)
+        #expect(exchange.errorCode == "NotFound")
+        #expect(exchange.response?.contentType == ServerResponse.jsonType)
+    }
+
+    @Test(arguments: [
+        ("POST", "/v1/default/resolve", "GET"),
+        ("DELETE", "/v1/default/resolve", "GET"),
+        ("GET", "/v1/default/preload", "POST"),
+        ("PUT", "/v1/default/preload", "POST"),
+        ("POST", "/v1/default/stats", "GET"),
+        ("PUT", "/v1/default/cache", "GET, DELETE"),
+        ("POST", "/v1/default/cache", "GET, DELETE"),
+        ("POST", "/healthz", "GET"),
+        ("DELETE", "/readyz", "GET"),
+        ("POST", "/metrics", "GET"),
+    ])
+    func wrongMethodIs405WithAllowListingTheRightMethods(method: String, path: String, allow: String) {
+        let fixture = ServiceFixture()
+        let exchange = fixture.send(method, path)
+        #expect(exchange.status == 405)
+        #expect(exchange.errorCode == "MethodNotAllowed")
+        #expect(exchange.header("Allow") == allow)
+    }
+
+    @Test(arguments: [
+        ("POST", "/v1/accounts", "GET"),
+        ("PATCH", "/v1/accounts/default", "GET, PUT, DELETE"),
+        ("POST", "/v1/accounts/default", "GET, PUT, DELETE"),
+    ])
+    func wrongMethodOnAdminPathsIs405AfterAuthentication(method: String, path: String, allow: String) {
+        let fixture = ServiceFixture(adminToken: "secret-token")
+        let exchange = fixture.send(method, path, authorization: "Bearer secret-token")
+        #expect(exchange.status == 405)
+        #expect(exchange.errorCode == "MethodNotAllowed")
+        #expect(exchange.header("Allow") == allow)
+    }
+
+    @Test(arguments: ["resolve", "cache", "preload", "stats"])
+    func unknownAccountIs404UnknownAccount(operation: String) {
+        let fixture = ServiceFixture()
+        let method = operation == "preload" ? "POST" : "GET"
+        let exchange = fixture.send(method, "/v1/nobody/\(operation)", query: ["host": "www.example.test"], body: Array(#"{"hosts":["a.test"]}"#.utf8))
+        #expect(exchange.status == 404)
+        #expect(exchange.errorCode == "UnknownAccount")
+        #expect(exchange.errorMessage?.contains("nobody") == true)
+        #expect(fixture.upstream.totalCalls == 0)
+    }
+
+    @Test func aSecondAccountIsRoutedToItsOwnEngine() {
+        let fixture = ServiceFixture()
+        fixture.registry.upsert("other", config: .test())
+        fixture.seed([("only.other.test", .a, fixture.entry(["127.0.0.7"]))], account: "other")
+        let other = fixture.get("/v1/other/cache", ["host": "only.other.test"])
+        let main = fixture.get("/v1/default/cache", ["host": "only.other.test"])
+        #expect(other.status == 200)
+        #expect(strings(other.object["ips"]) == ["127.0.0.7"])
+        #expect(main.status == 404)
+    }
+
+    @Test func errorMessagesWithQuotesAndBackslashesAreEscapedJSON() {
+        let fixture = ServiceFixture()
+        let host = "bad\"name\\with\tquote"
+        let exchange = fixture.get("/v1/default/resolve", ["host": host])
+        #expect(exchange.status == 400)
+        #expect(exchange.errorCode == "InvalidHost")
+        // The body parses, and the message carries the name unchanged.
+        #expect(exchange.errorMessage?.contains(host) == true)
+        #expect(exchange.text.contains(#"bad\"name\\with\tquote"#))
+    }
+
+    @Test func everyResponseIsJSONWithACharset() {
+        let fixture = ServiceFixture(adminToken: "t")
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
+        for exchange in [
+            fixture.get("/healthz"), fixture.get("/readyz"), fixture.get("/v1/default/stats"),
+            fixture.get("/v1/default/resolve", ["host": "www.example.test"]), fixture.get("/v1/default/cache"),
+            fixture.get("/v1/accounts"), fixture.get("/nope"),
+        ] {
+            #expect(exchange.response?.contentType == "application/json; charset=utf-8")
+            #expect(exchange.json != nil, "body is not JSON: \(exchange.text)")
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import HTTPDNSCore
+import Synchronization
+
+/// An `AccountPersistence` that records every call together with what the registry held at that
+/// moment (so a test can tell the change was saved before it took effect), and can be told to fail.
+final class RecordingAccountPersistence: AccountPersistence {
+    /// One call, with the registry's view of the account when it was made.
+    struct Call: Sendable {
+        enum Kind: Sendable, Equatable { case save, delete }
+        var kind: Kind
+        var id: String
+        var json: String?
+        /// The account's configuration in the registry during the call; nil when absent.
+        var configInRegistry: AccountConfig?
+    }
+
+    private struct State {
+        var calls: [Call] = []
+        var failing = false
+        var registry: AccountRegistry?
+    }
+
+    private let state = Mutex(State())
+
+    init() {}
+
+    /// The registry whose state each call records.
+    var registry: AccountRegistry? {
+        get { state.withLock { $0.registry } }
+        set { state.withLock { $0.registry = newValue } }
+    }
+
+    /// While true, `saveAccount` and `deleteAccount` throw.
+    func setFailing(_ failing: Bool) { state.withLock { $0.failing = failing } }
+
+    var calls: [Call] { state.withLock { $0.calls } }
+
+    struct Failure: Error {}
+
+    func saveAccount(id: String, json: String) throws {
+        try record(Call(kind: .save, id: id, json: json))
+    }
+
+    func deleteAccount(id: String) throws {
+        try record(Call(kind: .delete, id: id, json: nil))
+    }
+
+    func loadAccounts() throws -> [String: String?] { [:] }
+
+    private func record(_ call: Call) throws {
+        let (failing, registry) = state.withLock { ($0.failing, $0.registry) }
+        if failing { throw Failure() }
+        var call = call
+        call.configInRegistry = registry?.engine(call.id)?.config
+        let recorded = call
+        state.withLock { $0.calls.append(recorded) }
+    }
+}
