@@ -18,6 +18,9 @@ public struct HTTPDNSDOptions: Sendable {
     public var arguments: [String]
     /// More environment variables (`HTTPDNS_*`), checked like the config.
     public var environment: [String: String]
+    /// Pass listen, db, upstreams, localDNSServers and localDNSFallback as `HTTPDNS_*`
+    /// environment variables instead of flags (what `make run` does).
+    public var viaEnvironment = false
 
     public init(upstreams: [String], localDNSServers: [String], localDNSFallback: Bool = true,
                 config: TestJSON? = nil, adminToken: String? = nil, databasePath: String? = nil,

@@ -43,18 +43,25 @@ public final class HTTPDNSDProcess: Sendable {
                 try config.encoded().write(toFile: configPath, atomically: true, encoding: .utf8)
                 arguments += ["--config", configPath]
             }
-            arguments += [
-                "--listen", "127.0.0.1:\(port)",
-                "--db", databasePath,
-                "--upstreams", options.upstreams.joined(separator: ","),
-                "--localdns-servers", options.localDNSServers.joined(separator: ","),
-                "--localdns-fallback", options.localDNSFallback ? "true" : "false",
-            ]
-            if let token = options.adminToken { arguments += ["--admin-token", token] }
+            let settings: [(flag: String, env: String, value: String)] = [
+                ("--listen", "HTTPDNS_LISTEN", "127.0.0.1:\(port)"),
+                ("--db", "HTTPDNS_DB", databasePath),
+                ("--upstreams", "HTTPDNS_UPSTREAMS", options.upstreams.joined(separator: ",")),
+                ("--localdns-servers", "HTTPDNS_LOCALDNS_SERVERS", options.localDNSServers.joined(separator: ",")),
+                ("--localdns-fallback", "HTTPDNS_LOCALDNS_FALLBACK", options.localDNSFallback ? "true" : "false"),
+            ] + (options.adminToken.map { [("--admin-token", "HTTPDNS_ADMIN_TOKEN", $0)] } ?? [])
+            var environment = options.environment
+            for setting in settings {
+                if options.viaEnvironment {
+                    environment[setting.env] = setting.value
+                } else {
+                    arguments += [setting.flag, setting.value]
+                }
+            }
             arguments += options.arguments
             let process = try ChildProcess(
                 name: "httpdnsd", executable: binary, arguments: arguments,
-                environment: TestPaths.childEnvironment(options.environment),
+                environment: TestPaths.childEnvironment(environment),
                 logURL: directory.appendingPathComponent("httpdnsd.stderr"))
             let server = HTTPDNSDProcess(port: port, databasePath: databasePath, directory: directory, process: process)
             do {
