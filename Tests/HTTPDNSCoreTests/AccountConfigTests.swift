@@ -1,0 +1,99 @@
+import Foundation
+@testable import HTTPDNSCore
+import Testing
+
+@Suite struct AccountConfigTests {
+    private func withSecrets() -> AccountConfig {
+        var config = AccountConfig.test()
+        config.accessKeyId = "AKID-visible"
+        config.accessKeySecret = "very-secret-value"
+        config.secretKey = "another-secret-value"
+        return config
+    }
+
+    @Test func redactedJSONHidesSecretsButKeepsTheKeyID() {
+        let object = withSecrets().jsonObject(redacted: true)
+        #expect(object["accessKeyId"] as? String == "AKID-visible")
+        #expect(object["accessKeySecret"] as? String == "***")
+        #expect(object["secretKey"] as? String == "***")
+
+        let text = withSecrets().jsonText(redacted: true)
+        #expect(!text.contains("very-secret-value"))
+        #expect(!text.contains("another-secret-value"))
+        #expect(text.contains("AKID-visible"))
+    }
+
+    @Test func unredactedJSONCarriesTheSecrets() {
+        let object = withSecrets().jsonObject(redacted: false)
+        #expect(object["accessKeySecret"] as? String == "very-secret-value")
+        #expect(object["secretKey"] as? String == "another-secret-value")
+    }
+
+    @Test func absentSecretsAreAbsentKeys() {
+        let object = AccountConfig.test().jsonObject(redacted: true)
+        #expect(object["accessKeyId"] == nil)
+        #expect(object["accessKeySecret"] == nil)
+        #expect(object["secretKey"] == nil)
+    }
+
+    @Test func jsonTextNamesEveryKnownKeyAndReadsBackEqual() throws {
+        var config = withSecrets()
+        config.upstreams = [UpstreamSpec(kind: .doh, url: "http://127.0.0.1:8053/dns-query"), UpstreamSpec(kind: .json, url: "https://127.0.0.1/resolve")]
+        config.maxCacheTTL = 77
+        config.maxNegativeCache = 0
+        config.timeout = 1.25
+        config.ipv6Enable = true
+        config.cacheCountLimit = 12
+        config.discardRecordsHasExpiredFor = 10.5
+
+        let text = config.jsonText(redacted: false)
+        #expect(text.contains("http://127.0.0.1:8053/dns-query"))  // slashes not escaped
+        let object = try parseJSONObject(Data(text.utf8), key: "test")
+        #expect(Set(object.keys) == AccountConfig.keys)
+        #expect(try AccountConfig(json: object, path: "accounts.x") == config)
+    }
+
+    @Test func jsonOverlaysOnlyThePresentKeysOntoTheBase() throws {
+        var base = AccountConfig.test()
+        base.maxCacheTTL = 500
+        base.accessKeySecret = "kept"
+        let config = try AccountConfig(json: ["timeout": 2, "ipv6Enable": true], base: base, path: "accounts.x")
+        #expect(config.timeout == 2)
+        #expect(config.ipv6Enable)
+        #expect(config.maxCacheTTL == 500)
+        #expect(config.accessKeySecret == "kept")
+        #expect(config.upstreams == base.upstreams)
+    }
+
+    @Test func nullSecretClearsIt() throws {
+        var base = AccountConfig.test()
+        base.secretKey = "old"
+        let config = try AccountConfig(json: ["secretKey": NSNull()], base: base, path: "accounts.x")
+        #expect(config.secretKey == nil)
+    }
+
+    @Test func timeoutIsRoundedToWholeMilliseconds() {
+        var config = AccountConfig()
+        config.timeout = 0.0505
+        #expect(config.timeoutMilliseconds == 51)
+        config.timeout = 3
+        #expect(config.timeoutMilliseconds == 3000)
+    }
+
+    @Test func localDNSServersAreTrimmedAndChecked() throws {
+        #expect(try AccountConfig.validateServers([" 127.0.0.1:53 ", "[::1]:5353", "127.0.0.2"], key: "k") == ["127.0.0.1:53", "[::1]:5353", "127.0.0.2"])
+        #expect(throws: ConfigError(key: "k[1]", "'' is not host:port")) {
+            try AccountConfig.validateServers(["127.0.0.1:53", ""], key: "k")
+        }
+        #expect(throws: ConfigError.self) { try AccountConfig.validateServers(["udp://127.0.0.1"], key: "k") }
+        #expect(throws: ConfigError.self) { try AccountConfig.validateServers(["127.0.0.1 53"], key: "k") }
+    }
+
+    @Test func upstreamSpecRoundTripsThroughItsDescription() throws {
+        for text in ["json:https://223.5.5.5/resolve", "doh:http://127.0.0.1:8053/dns-query", "httpdns:http://[::1]:9000/d"] {
+            let spec = try UpstreamSpec(parsing: text, key: "k")
+            #expect(spec.description == text)
+        }
+        #expect(try UpstreamSpec(parsing: "doh:http://127.0.0.1:8053/dns-query", key: "k") == UpstreamSpec(kind: .doh, url: "http://127.0.0.1:8053/dns-query"))
+    }
+}

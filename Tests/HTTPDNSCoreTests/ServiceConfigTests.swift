@@ -1,0 +1,240 @@
+import Foundation
+@testable import HTTPDNSCore
+import Testing
+
+@Suite struct ServiceConfigTests {
+    private let path = "/etc/httpdnsd.json"
+
+    @Test func noFileNoEnvironmentNoFlagsGivesTheEmbeddedDefault() throws {
+        let config = try #require(try ConfigLoading().config())
+        #expect(config == ServiceConfig())
+        #expect(config.listen == "127.0.0.1:8080")
+        #expect(config.databasePath == "./httpdnsd.sqlite")
+        #expect(Array(config.accounts.keys) == ["default"])
+        #expect(config.accounts["default"]?.upstreams == AccountConfig.publicDefaultUpstreams)
+        #expect(config.accounts["default"]?.localDNSFallback == true)
+    }
+
+    @Test func fileSettingsAndAccountsAreRead() throws {
+        let loading = ConfigLoading.file("""
+            {"listen": "127.0.0.2:9000", "db": "/var/lib/httpdnsd/db.sqlite", "threads": 4, "adminToken": "secret-token",
+             "preloadConcurrency": "16",
+             "accounts": {"shop": {"upstreams": ["doh:http://127.0.0.1:8053/dns-query"], "maxCacheTTL": 600, "cacheEnable": false}}}
+            """)
+        let config = try #require(try loading.config(["--config", path]))
+        #expect(config.listenHost == "127.0.0.2")
+        #expect(config.listenPort == 9000)
+        #expect(config.databasePath == "/var/lib/httpdnsd/db.sqlite")
+        #expect(config.threads == 4)
+        #expect(config.preloadConcurrency == 16)
+        #expect(config.adminToken == "secret-token")
+        #expect(Array(config.accounts.keys) == ["shop"])
+        let shop = try #require(config.accounts["shop"])
+        #expect(shop.upstreams == [UpstreamSpec(kind: .doh, url: "http://127.0.0.1:8053/dns-query")])
+        #expect(shop.maxCacheTTL == 600)
+        #expect(!shop.cacheEnable)
+        // Keys not in the file keep their defaults.
+        #expect(shop.maxNegativeCache == AccountConfig().maxNegativeCache)
+        #expect(shop.timeout == AccountConfig().timeout)
+    }
+
+    @Test func environmentOverridesTheFileAndFlagsOverrideBoth() throws {
+        let loading = ConfigLoading.file(#"{"listen": "127.0.0.2:9000", "threads": 4, "connectionLimit": 100}"#)
+        let env = ["HTTPDNS_LISTEN": "127.0.0.3:9001", "HTTPDNS_THREADS": "8"]
+
+        let fileOnly = try #require(try loading.config(["--config", path]))
+        #expect(fileOnly.listen == "127.0.0.2:9000")
+
+        let withEnv = try #require(try loading.config(["--config", path], env: env))
+        #expect(withEnv.listen == "127.0.0.3:9001")
+        #expect(withEnv.threads == 8)
+        #expect(withEnv.connectionLimit == 100)
+
+        let withFlags = try #require(try loading.config(["--config", path, "--listen", "127.0.0.4:9002", "--threads=2"], env: env))
+        #expect(withFlags.listen == "127.0.0.4:9002")
+        #expect(withFlags.threads == 2)
+        #expect(withFlags.connectionLimit == 100)
+    }
+
+    @Test func configFileComesFromTheEnvironmentUnlessAFlagNamesOne() throws {
+        let loading = ConfigLoading(files: [
+            "/env.json": #"{"threads": 3}"#,
+            "/flag.json": #"{"threads": 5}"#,
+        ])
+        #expect(try loading.config(env: ["HTTPDNS_CONFIG": "/env.json"])?.threads == 3)
+        #expect(try loading.config(["--config=/flag.json"], env: ["HTTPDNS_CONFIG": "/env.json"])?.threads == 5)
+    }
+
+    @Test func unreadableConfigFileIsAnErrorOnConfig() {
+        let error = ConfigLoading().error(["--config", "/nowhere.json"])
+        #expect(error?.key == "--config")
+        #expect(error?.message.contains("/nowhere.json") == true)
+    }
+
+    @Test func fileThatIsNotAJSONObjectIsAnError() {
+        #expect(ConfigLoading.fileError("[1, 2]")?.key == path)
+        #expect(ConfigLoading.fileError("{not json")?.key == path)
+    }
+
+    @Test(arguments: ["--help", "-h"])
+    func helpIsReturnedWithoutReadingAnything(_ flag: String) throws {
+        let invocation = try ServiceConfig.load(arguments: ["--threads", "2", flag, "--config", "/x.json"], environment: [:]) { _ in
+            Issue.record("help must not read the config file")
+            return Data()
+        }
+        guard case .help(let text) = invocation else {
+            Issue.record("expected help, got \(invocation)")
+            return
+        }
+        for word in ["--config", "--listen", "HTTPDNS_LISTEN", "--upstreams", "HTTPDNS_UPSTREAMS", "--localdns-servers", "maxCacheTTL", "accessKeySecret"] {
+            #expect(text.contains(word), "help should mention \(word)")
+        }
+    }
+
+    @Test func unknownFlagIsNamed() {
+        #expect(ConfigLoading().error(["--bogus", "1"])?.key == "--bogus")
+        #expect(ConfigLoading().error(["--bogus=1"])?.key == "--bogus=1")
+        #expect(ConfigLoading().error(["stray"])?.key == "stray")
+    }
+
+    @Test func flagWithoutValueIsAnError() {
+        let error = ConfigLoading().error(["--threads"])
+        #expect(error?.key == "--threads")
+        #expect(error?.message == "needs a value")
+    }
+
+    @Test func unknownTopLevelKeyIsNamed() {
+        #expect(ConfigLoading.fileError(#"{"listn": "127.0.0.1:80"}"#)?.key == "listn")
+    }
+
+    @Test func unknownAccountKeyIsNamedWithItsPath() {
+        let error = ConfigLoading.fileError(#"{"accounts": {"shop": {"maxCacheTTLx": 60}}}"#)
+        #expect(error?.key == "accounts.shop.maxCacheTTLx")
+        #expect(error?.message.contains("unknown key") == true)
+    }
+
+    @Test(arguments: [
+        (#"{"timeout": "3"}"#, "accounts.shop.timeout"),
+        (#"{"cacheEnable": "yes"}"#, "accounts.shop.cacheEnable"),
+        (#"{"ipv6Enable": 1}"#, "accounts.shop.ipv6Enable"),
+        (#"{"maxCacheTTL": true}"#, "accounts.shop.maxCacheTTL"),
+        (#"{"maxCacheTTL": 1.5}"#, "accounts.shop.maxCacheTTL"),
+        (#"{"maxCacheTTL": 0}"#, "accounts.shop.maxCacheTTL"),
+        (#"{"cacheCountLimit": -1}"#, "accounts.shop.cacheCountLimit"),
+        (#"{"timeout": 0}"#, "accounts.shop.timeout"),
+        (#"{"upstreams": "json:http://127.0.0.1:1/resolve"}"#, "accounts.shop.upstreams"),
+        (#"{"upstreams": ["json:http://127.0.0.1:1/resolve", 7]}"#, "accounts.shop.upstreams[1]"),
+        (#"{"localDNSServers": ["127.0.0.1:53", "a b"]}"#, "accounts.shop.localDNSServers[1]"),
+        (#"{"accessKeySecret": 12}"#, "accounts.shop.accessKeySecret"),
+        (#"{"upstreams": [], "localDNSFallback": false}"#, "accounts.shop.upstreams"),
+    ])
+    func accountTypeAndRangeErrorsNameTheKey(_ body: String, _ key: String) {
+        #expect(ConfigLoading.fileError(#"{"accounts": {"shop": \#(body)}}"#)?.key == key)
+    }
+
+    @Test(arguments: [
+        (#"{"threads": "many"}"#, "threads"),
+        (#"{"threads": [1]}"#, "threads"),
+        (#"{"threads": 1000}"#, "threads"),
+        (#"{"threads": 2.5}"#, "threads"),
+        (#"{"listen": 8080}"#, "listen"),
+        (#"{"db": ""}"#, "db"),
+        (#"{"adminToken": "short"}"#, "adminToken"),
+        (#"{"accounts": []}"#, "accounts"),
+        (#"{"accounts": {}}"#, "accounts"),
+        (#"{"accounts": {"shop": 1}}"#, "accounts.shop"),
+        (#"{"accounts": {"bad id": {}}}"#, "accounts.bad id"),
+        (#"{"accounts": {"accounts": {}}}"#, "accounts.accounts"),
+    ])
+    func serviceTypeErrorsNameTheKey(_ json: String, _ key: String) {
+        #expect(ConfigLoading.fileError(json)?.key == key)
+    }
+
+    @Test func booleanForANumericSettingIsATypeError() {
+        withKnownIssue("ServiceConfig(json:) reads any NSNumber through stringValue, so true becomes \"1\" and is accepted as threads=1") {
+            #expect(ConfigLoading.fileError(#"{"threads": true}"#)?.key == "threads")
+        }
+    }
+
+    @Test func environmentAndFlagErrorsNameTheVariableOrFlag() {
+        #expect(ConfigLoading().error(env: ["HTTPDNS_THREADS": "abc"])?.key == "HTTPDNS_THREADS")
+        #expect(ConfigLoading().error(["--threads=abc"])?.key == "--threads")
+        #expect(ConfigLoading().error(["--connection-limit", "0"])?.key == "--connection-limit")
+        #expect(ConfigLoading().error(env: ["HTTPDNS_LOCALDNS_FALLBACK": "maybe"])?.key == "HTTPDNS_LOCALDNS_FALLBACK")
+    }
+
+    @Test(arguments: [
+        ("nocolon", "is not KIND:URL"),
+        ("dns:https://127.0.0.1/dns-query", "unknown upstream kind 'dns'"),
+        ("json:ftp://127.0.0.1/resolve", "must start with http:// or https://"),
+        ("json:http:///resolve", "has no host"),
+        ("json:https://", "has no host"),
+    ])
+    func badUpstreamSpecIsRejectedWithItsIndex(_ spec: String, _ message: String) throws {
+        let error = try #require(ConfigLoading.fileError(#"{"accounts": {"shop": {"upstreams": ["json:http://127.0.0.1:1/resolve", "\#(spec)"]}}}"#))
+        #expect(error.key == "accounts.shop.upstreams[1]")
+        #expect(error.message.contains(message))
+        #expect(ConfigLoading().error(env: ["HTTPDNS_UPSTREAMS": spec])?.key == "HTTPDNS_UPSTREAMS")
+        #expect(ConfigLoading().error(["--upstreams", spec])?.key == "--upstreams")
+    }
+
+    @Test func upstreamsVariableAppliesToTheDefaultAccount() throws {
+        let env = ["HTTPDNS_UPSTREAMS": "json:http://127.0.0.1:8053/resolve, doh:http://[::1]:8054/dns-query,"]
+        let config = try #require(try ConfigLoading().config(env: env))
+        #expect(config.accounts["default"]?.upstreams == [
+            UpstreamSpec(kind: .json, url: "http://127.0.0.1:8053/resolve"),
+            UpstreamSpec(kind: .doh, url: "http://[::1]:8054/dns-query"),
+        ])
+        // The flag wins over the variable.
+        let flagged = try #require(try ConfigLoading().config(["--upstreams", "httpdns:http://127.0.0.1:9/d"], env: env))
+        #expect(flagged.accounts["default"]?.upstreams == [UpstreamSpec(kind: .httpdns, url: "http://127.0.0.1:9/d")])
+    }
+
+    @Test func upstreamsVariableLeavesOtherAccountsAlone() throws {
+        let loading = ConfigLoading.file("""
+            {"accounts": {"default": {"maxCacheTTL": 90}, "shop": {"upstreams": ["json:http://127.0.0.1:1/resolve"]}}}
+            """)
+        let config = try #require(try loading.config(["--config", path], env: ["HTTPDNS_UPSTREAMS": "doh:http://127.0.0.1:2/dns-query"]))
+        #expect(config.accounts["default"]?.upstreams == [UpstreamSpec(kind: .doh, url: "http://127.0.0.1:2/dns-query")])
+        #expect(config.accounts["default"]?.maxCacheTTL == 90)
+        #expect(config.accounts["shop"]?.upstreams == [UpstreamSpec(kind: .json, url: "http://127.0.0.1:1/resolve")])
+    }
+
+    @Test func emptyUpstreamsVariableIsAnError() {
+        #expect(ConfigLoading().error(env: ["HTTPDNS_UPSTREAMS": " , "])?.key == "HTTPDNS_UPSTREAMS")
+    }
+
+    @Test func localDNSVariablesApplyToTheDefaultAccount() throws {
+        let config = try #require(try ConfigLoading().config(env: ["HTTPDNS_LOCALDNS_SERVERS": "127.0.0.1:5353, [::1]:5353", "HTTPDNS_LOCALDNS_FALLBACK": "off"]))
+        #expect(config.accounts["default"]?.localDNSServers == ["127.0.0.1:5353", "[::1]:5353"])
+        #expect(config.accounts["default"]?.localDNSFallback == false)
+        let on = try #require(try ConfigLoading().config(["--localdns-fallback", "YES"]))
+        #expect(on.accounts["default"]?.localDNSFallback == true)
+    }
+
+    @Test(arguments: [
+        ("127.0.0.1:8080", "127.0.0.1", UInt16(8080), "127.0.0.1:8080"),
+        ("0.0.0.0:80", "0.0.0.0", 80, "0.0.0.0:80"),
+        ("[::1]:8053", "::1", 8053, "[::1]:8053"),
+        ("[::]:0", "::", 0, "[::]:0"),
+        ("[2001:db8::1]:65535", "2001:db8::1", 65535, "[2001:db8::1]:65535"),
+    ])
+    func listenAcceptsIPv4AndBracketedIPv6(_ text: String, _ host: String, _ port: UInt16, _ rendered: String) throws {
+        let config = try #require(try ConfigLoading().config(["--listen", text]))
+        #expect(config.listenHost == host)
+        #expect(config.listenPort == port)
+        #expect(config.listen == rendered)
+    }
+
+    @Test(arguments: ["127.0.0.1", "[::1]", "[::1]8080", "[::1:8080", "localhost:8080", "127.0.0.1:65536", "127.0.0.1:http", ":8080", "999.0.0.1:80", ""])
+    func listenRejectsWhatIsNotAnAddressAndPort(_ text: String) {
+        #expect(ConfigLoading().error(["--listen", text])?.key == "--listen")
+        #expect(ConfigLoading().error(env: ["HTTPDNS_LISTEN": text])?.key == "HTTPDNS_LISTEN")
+    }
+
+    @Test(arguments: [("shop", true), ("a-b_C9", true), (String(repeating: "x", count: 64), true), (String(repeating: "x", count: 65), false),
+                      ("", false), ("bad id", false), ("shop.eu", false), ("accounts", false), ("caf\u{E9}", false)])
+    func accountIDsAreShortSafeNames(_ id: String, _ valid: Bool) {
+        #expect(ServiceConfig.isValidAccountID(id) == valid)
+    }
+}
