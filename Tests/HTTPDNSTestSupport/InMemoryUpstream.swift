@@ -1,10 +1,12 @@
+import Dispatch
 import HTTPDNSCore
 import Synchronization
 
 /// An `UpstreamResolver` that answers from a table the test fills in, counts what it is asked
 /// and can hold replies until the test releases them.
 ///
-/// - By default a reply is given synchronously, inside `resolve`, on the caller's thread.
+/// - By default a reply is given synchronously, inside `resolve`, on the caller's thread;
+///   `deliverAsynchronously(on:)` moves replies to a dispatch queue, like a real adapter's thread.
 /// - With `holdReplies(true)` every completion is stored; `release()` calls the stored ones on
 ///   the test's thread, so a test can start N concurrent requests, check what is in flight, and
 ///   then let them finish deterministically.
@@ -35,6 +37,7 @@ public final class InMemoryUpstream: UpstreamResolver {
         var holding = false
         var held: [(Reply, Completion)] = []
         var replyDelay: Double = 0
+        var queue: DispatchQueue?
         var inFlight = 0
         var peakInFlight = 0
     }
@@ -75,6 +78,11 @@ public final class InMemoryUpstream: UpstreamResolver {
     /// Seconds the clock is advanced before each following reply.
     public func setReplyDelay(_ seconds: Double) {
         state.withLock { $0.replyDelay = seconds }
+    }
+
+    /// Delivers replies that are not held asynchronously on `queue` (nil: synchronously, inside `resolve`).
+    public func deliverAsynchronously(on queue: DispatchQueue?) {
+        state.withLock { $0.queue = queue }
     }
 
     /// While on, completions are stored instead of called; turning it off does not release them.
@@ -145,7 +153,7 @@ public final class InMemoryUpstream: UpstreamResolver {
     // MARK: UpstreamResolver
 
     public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Reply) -> Void) {
-        let immediate = state.withLock { state -> Reply? in
+        let immediate = state.withLock { state -> (Reply, DispatchQueue?)? in
             let key = Key(host: query.host.value, family: query.family)
             state.calls[key, default: 0] += 1
             state.queries.append(query)
@@ -156,9 +164,14 @@ public final class InMemoryUpstream: UpstreamResolver {
                 state.held.append((reply, completion))
                 return nil
             }
-            return reply
+            return (reply, state.queue)
         }
-        if let immediate { deliver(immediate, to: completion) }
+        guard let (reply, queue) = immediate else { return }
+        if let queue {
+            queue.async { self.deliver(reply, to: completion) }
+        } else {
+            deliver(reply, to: completion)
+        }
     }
 
     private func deliver(_ reply: Reply, to completion: Completion) {
