@@ -1,0 +1,103 @@
+import HTTPDNSCore
+import HTTPDNSServer
+import HTTPDNSTestSupport
+import Testing
+
+/// `/healthz`, `/readyz` and `/metrics`.
+@Suite struct OpsHandlerTests {
+    @Test func healthzIsAlwaysOK() {
+        let fixture = ServiceFixture()
+        let exchange = fixture.get("/healthz")
+        #expect(exchange.status == 200)
+        #expect(exchange.object["status"] as? String == "ok")
+    }
+
+    @Test func readyzIs503UntilReadyThen200AndAgain503WhenNoLongerReady() {
+        let fixture = ServiceFixture()
+        let before = fixture.get("/readyz")
+        #expect(before.status == 503)
+        #expect(before.errorCode == "ServiceUnavailable")
+        fixture.service.isReady = true
+        let ready = fixture.get("/readyz")
+        #expect(ready.status == 200)
+        #expect(ready.object["status"] as? String == "ready")
+        fixture.service.isReady = false
+        #expect(fixture.get("/readyz").status == 503)
+    }
+
+    @Test func metricsIsPrometheusTextWithHelpAndTypeBeforeEverySample() {
+        let fixture = ServiceFixture()
+        fixture.registry.upsert("other", config: .test())
+        let metrics = HTTPMetrics()
+        fixture.service.attach(metrics)
+        metrics.record(status: 200)
+        fixture.upstream.setAnswer("www.example.test", addresses: ["127.0.0.1"], ttl: 60)
+        _ = fixture.get("/v1/default/resolve", ["host": "www.example.test"])
+        let exchange = fixture.get("/metrics")
+        #expect(exchange.status == 200)
+        #expect(exchange.response?.contentType.hasPrefix("text/plain; version=0.0.4") == true)
+        let text = MetricsText(exchange.text)
+        #expect(text.problems.isEmpty, "\(text.problems)")
+        for family in [
+            "httpdns_http_requests_total", "httpdns_resolve_requests_total", "httpdns_cache_hits_total", "httpdns_cache_misses_total",
+            "httpdns_cache_negative_hits_total", "httpdns_upstream_requests_total", "httpdns_fallback_total",
+            "httpdns_singleflight_joined_total", "httpdns_cache_entries",
+        ] {
+            #expect(text.types[family] != nil, "\(family) is missing")
+        }
+        #expect(text.types["httpdns_cache_entries"] == "gauge")
+        #expect(text.types["httpdns_resolve_requests_total"] == "counter")
+        #expect(text.value("httpdns_resolve_requests_total", ["account": "other"]) == 0)
+        #expect(text.value("httpdns_http_requests_total", ["code": "200"]) == 1)
+    }
+
+    @Test func countersMoveWithRequests() {
+        let fixture = ServiceFixture()
+        fixture.upstream.setAnswer("www.example.test", addresses: ["127.0.0.1"], ttl: 60)
+        fixture.upstream.setReply("gone.example.test", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true)))
+        fixture.upstream.setFailure("down.example.test", .a, .timeout)
+        let account = ["account": "default"]
+        let before = MetricsText(fixture.get("/metrics").text)
+        #expect(before.value("httpdns_resolve_requests_total", account) == 0)
+        #expect(before.value("httpdns_cache_entries", account) == 0)
+
+        for host in ["www.example.test", "www.example.test", "www.example.test", "gone.example.test", "gone.example.test", "down.example.test"] {
+            _ = fixture.get("/v1/default/resolve", ["host": host])
+        }
+        let after = MetricsText(fixture.get("/metrics").text)
+        #expect(after.problems.isEmpty, "\(after.problems)")
+        #expect(after.value("httpdns_resolve_requests_total", account) == 6)
+        #expect(after.value("httpdns_cache_hits_total", account) == 3)
+        #expect(after.value("httpdns_cache_misses_total", account) == 3)
+        #expect(after.value("httpdns_cache_negative_hits_total", account) == 1)
+        #expect(after.value("httpdns_cache_entries", account) == 2)
+        #expect(after.value("httpdns_upstream_requests_total", ["account": "default", "upstream": "memory-0", "outcome": "success"]) == 1)
+        #expect(after.value("httpdns_upstream_requests_total", ["account": "default", "upstream": "memory-0", "outcome": "negative"]) == 1)
+        #expect(after.value("httpdns_upstream_requests_total", ["account": "default", "upstream": "memory-0", "outcome": "timeout"]) == 1)
+    }
+
+    @Test func extraMetricsSourcesAreAppended() {
+        let fixture = ServiceFixture()
+        fixture.service.addMetricsSource { "# HELP httpdns_store_flushes_total Flushes.\n# TYPE httpdns_store_flushes_total counter\nhttpdns_store_flushes_total 7\n" }
+        let text = MetricsText(fixture.get("/metrics").text)
+        #expect(text.problems.isEmpty, "\(text.problems)")
+        #expect(text.value("httpdns_store_flushes_total") == 7)
+    }
+
+    @Test func labelValuesAreEscaped() {
+        #expect(MetricsExposition.escape("a\"b\\c\nd") == #"a\"b\\c\nd"#)
+        let family = MetricsExposition.family("x_total", type: "counter", help: "X.", samples: [(labels: "upstream=\"\(MetricsExposition.escape("q\"\\\n"))\"", value: 3)])
+        let text = MetricsText(family)
+        #expect(text.problems.isEmpty, "\(text.problems)")
+        #expect(text.value("x_total", ["upstream": "q\"\\\n"]) == 3)
+    }
+
+    /// The reader above is only worth something if it rejects what Prometheus rejects.
+    @Test func theStrictReaderFlagsMissingHeadersAndInterleavedFamilies() {
+        #expect(!MetricsText("a_total 1\n").problems.isEmpty)
+        #expect(!MetricsText("# TYPE a_total counter\na_total 1\n").problems.isEmpty)
+        #expect(!MetricsText("# HELP a_total A.\n# TYPE a_total counter\n# HELP b B.\n# TYPE b gauge\nb 1\na_total 1\n").problems.isEmpty)
+        #expect(!MetricsText("# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1} 1\n").problems.isEmpty)
+        #expect(MetricsText("# HELP a_total A.\n# TYPE a_total counter\na_total{x=\"1\"} 1\n").problems.isEmpty)
+    }
+}
