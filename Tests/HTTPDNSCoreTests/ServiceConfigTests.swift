@@ -200,6 +200,18 @@ import Testing
         #expect(config.accounts["shop"]?.upstreams == [UpstreamSpec(kind: .json, url: "http://127.0.0.1:1/resolve")])
     }
 
+    /// A file that declares no `default` account plus a default-account variable other than
+    /// HTTPDNS_UPSTREAMS must not conjure a `default` account that resolves through the public
+    /// Alibaba upstreams (either the variable is an error, or there is no such account).
+    @Test(arguments: [("HTTPDNS_LOCALDNS_SERVERS", "127.0.0.1:53"), ("HTTPDNS_LOCALDNS_FALLBACK", "false")])
+    func localDNSVariablesDoNotCreateADefaultAccountWithPublicUpstreams(_ variable: String, _ value: String) {
+        let loading = ConfigLoading.file(#"{"accounts": {"shop": {"upstreams": ["json:http://127.0.0.1:1/resolve"]}}}"#)
+        let config = try? loading.config(["--config", path], env: [variable: value])
+        withKnownIssue("the default-account settings write accounts[\"default\", default: AccountConfig()], creating an account with the public upstreams") {
+            #expect(config?.accounts["default"]?.upstreams != AccountConfig.publicDefaultUpstreams)
+        }
+    }
+
     @Test func emptyUpstreamsVariableIsAnError() {
         #expect(ConfigLoading().error(env: ["HTTPDNS_UPSTREAMS": " , "])?.key == "HTTPDNS_UPSTREAMS")
     }
