@@ -1,0 +1,231 @@
+import Foundation
+import HTTPDNSCore
+import HTTPDNSServer
+import HTTPDNSTestSupport
+import Synchronization
+import Testing
+
+/// The libmicrohttpd front over a real loopback socket, driven by a raw HTTP/1.1 client.
+@Suite(.serialized) struct HTTPServerTests {
+    /// Starts a server on an ephemeral port, runs `body`, and always stops the server.
+    func withServer(
+        maxBodyBytes: Int = 1024, threads: Int = 2, handler: ScriptedHandler = ScriptedHandler(),
+        _ body: (UInt16, HTTPServer, ScriptedHandler) throws -> Void
+    ) throws {
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: threads, connectionTimeout: 10, maxBodyBytes: maxBodyBytes)) {
+            handler.handle($0)
+        }
+        let port = try server.start()
+        defer { server.stop(grace: 0) }
+        #expect(port != 0)
+        try body(port, server, handler)
+    }
+
+    func expectFramed(_ response: RawResponse, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(response.headerCount("Content-Type") == 1, "Content-Type missing in \(response.status)", sourceLocation: sourceLocation)
+        #expect(response.header("Content-Length") == String(response.body.count), "Content-Length wrong in \(response.status)", sourceLocation: sourceLocation)
+    }
+
+    @Test func everyResponseHasContentTypeAndContentLength() throws {
+        try withServer { port, _, _ in
+            let connection = try RawHTTPConnection(port: port)
+            let text = try connection.request("GET", "/text")
+            #expect(text.status == 200)
+            #expect(text.header("Content-Type") == "text/plain; charset=utf-8")
+            #expect(text.text == "hello")
+            expectFramed(text)
+            let empty = try connection.request("GET", "/empty")
+            #expect(empty.status == 200)
+            #expect(empty.header("Content-Type") == ServerResponse.jsonType)
+            expectFramed(empty)
+            let missing = try connection.request("GET", "/missing")
+            #expect(missing.status == 404)
+            #expect(missing.errorCode == "NotFound")
+            expectFramed(missing)
+            let later = try connection.request("GET", "/later")
+            #expect(later.status == 200)
+            expectFramed(later)
+            let tooLarge = try RawHTTPConnection(port: port).request("POST", "/echo", body: Array(repeating: 65, count: 2048))
+            #expect(tooLarge.status == 413)
+            expectFramed(tooLarge)
+        }
+    }
+
+    @Test func aPostBodyArrivesCompleteEvenInManyPieces() throws {
+        try withServer(maxBodyBytes: 1 << 20) { port, _, handler in
+            var generator = SystemRandomNumberGenerator()
+            let body = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let connection = try RawHTTPConnection(port: port)
+            connection.write("POST /echo?q=a%20b HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n")
+            var offset = 0
+            for size in [1, 10, 1000, 50_000, 17] {
+                connection.write(Array(body[offset..<(offset + size)]))
+                offset += size
+                usleep(5_000)
+            }
+            connection.write(Array(body[offset...]))
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(response.header("X-Length") == String(body.count))
+            #expect(response.header("X-Method") == "POST")
+            #expect(response.header("X-Query") == "a b")
+            #expect(response.body == body)
+            #expect(handler.received.count == 1)
+            #expect(handler.received.first?.body == body)
+            #expect(handler.received.first?.peer == "127.0.0.1")
+        }
+    }
+
+    @Test func aBodyOfExactlyTheLimitIsAcceptedAndOneByteMoreIs413() throws {
+        try withServer(maxBodyBytes: 1024) { port, _, handler in
+            let exact = try RawHTTPConnection(port: port).request("POST", "/echo", body: Array(repeating: 7, count: 1024))
+            #expect(exact.status == 200)
+            #expect(exact.body.count == 1024)
+            let over = try RawHTTPConnection(port: port).request("POST", "/echo", body: Array(repeating: 7, count: 1025))
+            #expect(over.status == 413)
+            #expect(over.errorCode == "PayloadTooLarge")
+            #expect(handler.received.count == 1)
+        }
+    }
+
+    @Test func aContentLengthAboveTheLimitIs413WithoutCallingTheHandler() throws {
+        try withServer(maxBodyBytes: 1024) { port, _, handler in
+            let connection = try RawHTTPConnection(port: port)
+            connection.write("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 5000000\r\n\r\n")
+            connection.write(Array(repeating: 1, count: 4096))
+            let response = try connection.readResponse()
+            #expect(response.status == 413)
+            #expect(response.errorCode == "PayloadTooLarge")
+            expectFramed(response)
+            #expect(handler.received.isEmpty)
+        }
+    }
+
+    @Test func aChunkedBodyGrowingBeyondTheLimitIs413WithoutCallingTheHandler() throws {
+        try withServer(maxBodyBytes: 1024) { port, _, handler in
+            let connection = try RawHTTPConnection(port: port)
+            connection.write("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+            for _ in 0..<4 {
+                connection.write("200\r\n" + String(repeating: "x", count: 512) + "\r\n")
+                usleep(2_000)
+            }
+            connection.write("0\r\n\r\n")
+            let response = try connection.readResponse()
+            #expect(response.status == 413)
+            #expect(response.errorCode == "PayloadTooLarge")
+            expectFramed(response)
+            #expect(handler.received.isEmpty)
+        }
+    }
+
+    @Test func aChunkedBodyWithinTheLimitArrivesComplete() throws {
+        try withServer(maxBodyBytes: 1024) { port, _, handler in
+            let connection = try RawHTTPConnection(port: port)
+            connection.write("POST /echo HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n")
+            let parts = ["alpha-", String(repeating: "b", count: 300), "-omega"]
+            for part in parts {
+                connection.write(String(part.utf8.count, radix: 16) + "\r\n" + part + "\r\n")
+                usleep(2_000)
+            }
+            connection.write("0\r\n\r\n")
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == parts.joined())
+            #expect(handler.received.first?.body == Array(parts.joined().utf8))
+        }
+    }
+
+    @Test func aDeferredAnswerFromAnotherThreadDoesNotHoldUpOtherConnections() throws {
+        // One worker thread: if it waited for the deferred answer, nothing else could be served.
+        try withServer(threads: 1, handler: ScriptedHandler(laterDelay: 0.2)) { port, _, handler in
+            let slow = try RawHTTPConnection(port: port)
+            let started = Date()
+            slow.send("GET", "/later")
+            for _ in 0..<3 {
+                let fast = try RawHTTPConnection(port: port).request("GET", "/text")
+                #expect(fast.status == 200)
+                #expect(!handler.laterAnswered, "a fast request waited for the deferred one")
+            }
+            let response = try slow.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "later")
+            #expect(Date().timeIntervalSince(started) >= 0.19)
+            // The resumed connection goes on serving requests.
+            #expect(try slow.request("GET", "/text").text == "hello")
+        }
+    }
+
+    @Test func keepAliveServesTwoRequestsOnOneConnection() throws {
+        try withServer { port, _, handler in
+            let connection = try RawHTTPConnection(port: port)
+            let first = try connection.request("GET", "/echo?q=one")
+            let second = try connection.request("POST", "/echo?q=two", body: Array("payload".utf8))
+            #expect(first.status == 200)
+            #expect(first.header("X-Query") == "one")
+            #expect(second.status == 200)
+            #expect(second.header("X-Query") == "two")
+            #expect(second.text == "payload")
+            #expect(handler.received.count == 2)
+        }
+    }
+
+    @Test func pipelinedRequestsAreAnsweredInOrder() throws {
+        try withServer { port, _, _ in
+            let connection = try RawHTTPConnection(port: port)
+            connection.write("GET /echo?q=1 HTTP/1.1\r\nHost: x\r\n\r\nGET /later HTTP/1.1\r\nHost: x\r\n\r\nGET /echo?q=3 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(try connection.readResponse().header("X-Query") == "1")
+            #expect(try connection.readResponse().text == "later")
+            #expect(try connection.readResponse().header("X-Query") == "3")
+        }
+    }
+
+    @Test func stopAnswersSuspendedRequestsWith503AndReturns() throws {
+        let handler = ScriptedHandler()
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
+        let port = try server.start()
+        defer { server.stop(grace: 0) }
+        let connection = try RawHTTPConnection(port: port)
+        connection.send("GET", "/hold")
+        let deadline = Date().addingTimeInterval(5)
+        while handler.heldResponders.isEmpty && Date() < deadline { usleep(5_000) }
+        try #require(handler.heldResponders.count == 1)
+        #expect(server.requestsInFlight == 1)
+
+        let started = Date()
+        server.stop(grace: 0.3)
+        let took = Date().timeIntervalSince(started)
+        #expect(took >= 0.25, "stop did not wait for the grace period")
+        #expect(took < 3, "stop did not return promptly")
+        let response = try connection.readResponse()
+        #expect(response.status == 503)
+        #expect(response.errorCode == "ServiceUnavailable")
+        // A responder called after the stop is ignored, not a crash.
+        handler.heldResponders.first?(ServerResponse(status: 200, body: Array("late".utf8)))
+        #expect(throws: RawHTTPError.self) { try RawHTTPConnection(port: port, timeout: 1) }
+    }
+
+    @Test func stopWaitsForARequestThatAnswersWithinTheGracePeriod() throws {
+        let handler = ScriptedHandler(laterDelay: 0.2)
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
+        let port = try server.start()
+        defer { server.stop(grace: 0) }
+        let connection = try RawHTTPConnection(port: port)
+        connection.send("GET", "/later")
+        let deadline = Date().addingTimeInterval(5)
+        while handler.received.isEmpty && Date() < deadline { usleep(2_000) }
+        server.stop(grace: 3)
+        let response = try connection.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "later")
+    }
+
+    @Test func startFailsOnAPortInUseAndOnANonIPHost() throws {
+        try withServer { port, _, _ in
+            let second = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: port)) { _ in .response(ServerResponse(status: 200, body: [])) }
+            #expect(throws: HTTPServerError.self) { try second.start() }
+            second.stop(grace: 0)
+        }
+        let named = HTTPServer(options: HTTPServerOptions(host: "localhost", port: 0)) { _ in .response(ServerResponse(status: 200, body: [])) }
+        #expect(throws: HTTPServerError.self) { try named.start() }
+    }
+}
