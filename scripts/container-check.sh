@@ -141,7 +141,9 @@ log "unbound on 127.0.0.1:$ub_port, dnss on 127.0.0.1:$dnss_port"
 # ---- 4. the container -------------------------------------------------------------------------
 base="http://127.0.0.1:$http_port"
 run_container() { # $1 container name, $2 upstreams
-  podman --runtime runc run -d --name "$1" --network host --ulimit host --http-proxy=false \
+  # --no-healthcheck: podman runs HEALTHCHECK through systemd timers, absent here; the check
+  # runs the health-check command itself with `podman exec` instead.
+  podman --runtime runc run -d --name "$1" --network host --ulimit host --http-proxy=false --no-healthcheck \
     -v "$volume:/var/lib/httpdnsd" \
     -e HTTPDNS_LISTEN="127.0.0.1:$http_port" \
     -e HTTPDNS_UPSTREAMS="$2" \
@@ -169,6 +171,9 @@ body=$(get "$base/readyz")
 [[ $body == *'"ready"'* ]] && log "ok   GET /readyz -> $body" || fail "GET /readyz -> $body"
 if podman exec "$name" /usr/local/bin/httpdnsd-healthcheck; then log "ok   httpdnsd-healthcheck exits 0"; else fail "httpdnsd-healthcheck failed"; fi
 [[ $(podman exec "$name" id -u) != 0 ]] && log "ok   runs as non-root" || fail "runs as root"
+healthcheck=$(podman image inspect --format '{{json .Config.Healthcheck}}' "$image" 2>/dev/null || true)
+[[ $healthcheck == *httpdnsd-healthcheck* ]] && log "ok   the image declares HEALTHCHECK httpdnsd-healthcheck" \
+  || fail "the image has no HEALTHCHECK ($healthcheck)"
 
 body=$(get "$base/v1/default/resolve?host=www.example.test&type=A")
 if [[ $body == *'"127.0.0.11"'* && $body == *'"127.0.0.12"'* && $body == *'"source":"upstream"'* ]]; then
@@ -193,6 +198,8 @@ code=$(podman inspect --format '{{.State.ExitCode}}' "$name")
 [[ $code == 0 ]] && log "ok   SIGTERM -> exit code 0" || fail "SIGTERM -> exit code $code"
 log "log of the first run:"
 podman logs "$name" 2>&1 | tail -15 | sed 's/^/  | /'
+grep -q 'stopped cleanly' < <(podman logs "$name" 2>&1) && log "ok   the log says it stopped cleanly" \
+  || fail "no 'stopped cleanly' in the log"
 podman rm -f "$name" >/dev/null
 
 # The upstream now points at a closed port: the answer can only come from the persisted cache.
