@@ -79,8 +79,6 @@ import Testing
 
         let created = registry.upsert("shop", config: .test { $0.maxCacheTTL = 111 })
         #expect(!created)
-        withKnownIssue("AccountRegistry.upsert drops the losing caller's config when two upserts create the same id concurrently") {
-            #expect(registry.engine("shop")?.config.maxCacheTTL == 111)
-        }
+        #expect(registry.engine("shop")?.config.maxCacheTTL == 111)
     }
 }

@@ -146,9 +146,7 @@ import Testing
         let fixture = fixture(limit: 20_000, hosts: (0..<100).map { "h\($0).example" })
         fixture.engine.update(config: .test { $0.cacheCountLimit = 5 })
         for index in 0..<100 { _ = fixture.resolve("h\(index).example") }
-        withKnownIssue("AnswerCache.resize keeps 16 shards of at least one entry each, so a limit below 16 is exceeded") {
-            #expect(fixture.engine.cacheCount <= 5)
-        }
+        #expect(fixture.engine.cacheCount <= 5)
     }
 
     @Test func maxNegativeCacheZeroTurnsNegativeCachingOff() {

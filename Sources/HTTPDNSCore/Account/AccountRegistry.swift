@@ -28,11 +28,14 @@ public final class AccountRegistry: Sendable {
             return false
         }
         let engine = makeEngine(id, config)
-        return engines.withLock { table in
-            if table[id] != nil { return false }
+        let winner: ResolverEngine? = engines.withLock { table in
+            if let existing = table[id] { return existing }
             table[id] = engine
-            return true
+            return nil
         }
+        // Another caller created the account meanwhile: this call's configuration still applies.
+        winner?.update(config: config)
+        return winner == nil
     }
 
     /// Removes the account; returns its engine (so the caller can drop its cache), nil if unknown.

@@ -19,8 +19,12 @@ public final class AnswerCache: Sendable {
 
     public init(limit: Int) {
         let count = limit >= 16_384 ? 16 : 1
-        let perShard = max(1, (limit + count - 1) / count)
-        shards = (0..<count).map { _ in Shard(capacity: perShard) }
+        shards = (0..<count).map { Shard(capacity: Self.share(of: limit, shard: $0, shards: count)) }
+    }
+
+    /// Shard `shard`'s part of `limit`: the parts add up to exactly `limit`.
+    static func share(of limit: Int, shard: Int, shards: Int) -> Int {
+        limit / shards + (shard < limit % shards ? 1 : 0)
     }
 
     private func shard(_ key: CacheKey) -> Shard {
@@ -83,7 +87,9 @@ public final class AnswerCache: Sendable {
 extension AnswerCache {
     /// Applies a new total limit; returns the keys evicted to respect it.
     public func resize(limit: Int) -> [CacheKey] {
-        let perShard = max(1, (limit + shards.count - 1) / shards.count)
-        return shards.flatMap { shard in shard.withLock { $0.setCapacity(perShard) }.map(\.0) }
+        shards.indices.flatMap { index in
+            let capacity = Self.share(of: limit, shard: index, shards: shards.count)
+            return shards[index].withLock { $0.setCapacity(capacity) }.map(\.0)
+        }
     }
 }

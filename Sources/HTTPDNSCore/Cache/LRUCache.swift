@@ -19,7 +19,7 @@ public struct LRUCache<Key: Hashable, Value> {
     private var tail = -1
 
     public init(capacity: Int) {
-        precondition(capacity > 0, "an LRU cache holds at least one entry")
+        precondition(capacity >= 0, "an LRU cache cannot hold a negative number of entries")
         self.capacity = capacity
     }
 
@@ -46,6 +46,8 @@ public struct LRUCache<Key: Hashable, Value> {
             moveToFront(slot)
             return []
         }
+        // A cache of capacity 0 (a shard whose share of a small limit is nothing) stores nothing.
+        guard capacity > 0 else { return [(key, value)] }
         var evicted: [(Key, Value)] = []
         while index.count >= capacity, let removed = removeLeastRecent() { evicted.append(removed) }
         let node = Node(key: key, value: value, previous: -1, next: head)
@@ -84,7 +86,7 @@ public struct LRUCache<Key: Hashable, Value> {
 
     /// Changes the bound; evicts least recently used entries beyond it and returns them.
     public mutating func setCapacity(_ newCapacity: Int) -> [(Key, Value)] {
-        precondition(newCapacity > 0, "an LRU cache holds at least one entry")
+        precondition(newCapacity >= 0, "an LRU cache cannot hold a negative number of entries")
         capacity = newCapacity
         var evicted: [(Key, Value)] = []
         while index.count > capacity, let removed = removeLeastRecent() { evicted.append(removed) }

@@ -144,10 +144,25 @@ public struct ServiceConfig: Sendable, Equatable {
             }
             config = try ServiceConfig(json: try parseJSONObject(data, key: configPath))
         }
+        let declaredDefault = config.accounts["default"] != nil
+        var defaultAccountNames: [String] = []
         for setting in all {
-            if let value = environment[setting.env] { try setting.apply(&config, value, setting.env) }
+            guard let value = environment[setting.env] else { continue }
+            try setting.apply(&config, value, setting.env)
+            if setting.key != "upstreams" && defaultAccountSettings.contains(where: { $0.env == setting.env }) {
+                defaultAccountNames.append(setting.env)
+            }
         }
-        for (setting, value, name) in flags { try setting.apply(&config, value, name) }
+        for (setting, value, name) in flags {
+            try setting.apply(&config, value, name)
+            if defaultAccountSettings.contains(where: { $0.flag == setting.flag }) { defaultAccountNames.append(name) }
+        }
+        // Fallback settings alone must not conjure a `default` account out of nothing: it would
+        // resolve through the public default upstreams.
+        if !declaredDefault, let created = config.accounts["default"], created.upstreams == AccountConfig.publicDefaultUpstreams,
+           let name = defaultAccountNames.first {
+            throw ConfigError(key: name, "applies to the 'default' account, which the config file does not declare (declare it, or set HTTPDNS_UPSTREAMS / --upstreams too)")
+        }
         return .run(config)
     }
 
@@ -158,7 +173,12 @@ public struct ServiceConfig: Sendable, Equatable {
         for setting in Self.settings {
             guard let raw = object[setting.key] else { continue }
             let text: String
-            if let string = raw as? String { text = string } else if let number = raw as? NSNumber { text = number.stringValue } else {
+            if let string = raw as? String {
+                text = string
+            } else if let number = raw as? NSNumber, String(cString: number.objCType) != "c" {
+                // JSONSerialization decodes true/false as NSNumber of ObjC type "c": not a number here.
+                text = number.stringValue
+            } else {
                 throw ConfigError(key: setting.key, "must be a string or a number")
             }
             try setting.apply(&self, text, setting.key)

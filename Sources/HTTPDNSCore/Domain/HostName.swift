@@ -33,7 +33,8 @@ public struct HostName: Hashable, Sendable, CustomStringConvertible, Comparable 
             guard labelLength <= 63 else { return nil }
             previous = byte
         }
-        guard previous != UInt8(ascii: "-") else { return nil }
+        // A name may not end in an empty label ("example.com.." minus its root dot) or a hyphen.
+        guard labelLength > 0, previous != UInt8(ascii: "-") else { return nil }
         value = String(decoding: bytes, as: UTF8.self)
     }
 
