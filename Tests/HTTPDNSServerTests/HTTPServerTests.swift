@@ -228,4 +228,66 @@ import Testing
         let named = HTTPServer(options: HTTPServerOptions(host: "localhost", port: 0)) { _ in .response(ServerResponse(status: 200, body: [])) }
         #expect(throws: HTTPServerError.self) { try named.start() }
     }
+
+    @Test func aResponderCalledInsideStartAnswers() throws {
+        try withServer(threads: 1) { port, _, _ in
+            let connection = try RawHTTPConnection(port: port)
+            for _ in 0..<3 {
+                let response = try connection.request("GET", "/instant")
+                #expect(response.status == 200)
+                #expect(response.text == "instant")
+            }
+        }
+    }
+
+    @Test func onlyTheFirstOfTwoRacingRespondersIsSent() throws {
+        try withServer { port, _, _ in
+            let connection = try RawHTTPConnection(port: port)
+            for _ in 0..<20 {
+                let response = try connection.request("GET", "/twice")
+                #expect(["first", "second"].contains(response.text))
+            }
+            // Nothing extra is left on the connection: the next answer is the next request's.
+            #expect(try connection.request("GET", "/text").text == "hello")
+        }
+    }
+
+    @Test func manyDeferredRequestsOnManyConnectionsAllGetTheirAnswer() throws {
+        try withServer(threads: 2, handler: ScriptedHandler(laterDelay: 0.05)) { port, server, _ in
+            let connections = try (0..<40).map { _ in try RawHTTPConnection(port: port) }
+            for (index, connection) in connections.enumerated() {
+                connection.send("GET", index % 3 == 0 ? "/instant" : index % 3 == 1 ? "/later" : "/echo?q=\(index)")
+            }
+            for (index, connection) in connections.enumerated() {
+                let response = try connection.readResponse()
+                #expect(response.status == 200)
+                switch index % 3 {
+                case 0: #expect(response.text == "instant")
+                case 1: #expect(response.text == "later")
+                default: #expect(response.header("X-Query") == String(index))
+                }
+            }
+            let settled = Date().addingTimeInterval(2)
+            while server.requestsInFlight != 0 && Date() < settled { usleep(1_000) }
+            #expect(server.requestsInFlight == 0)
+        }
+    }
+
+    @Test func aClientThatLeavesWhileSuspendedIsCleanedUpWhenTheAnswerComes() throws {
+        try withServer { port, server, handler in
+            do {
+                let leaving = try RawHTTPConnection(port: port)
+                leaving.send("GET", "/hold")
+                let deadline = Date().addingTimeInterval(5)
+                while handler.heldResponders.isEmpty && Date() < deadline { usleep(2_000) }
+            }  // closed here
+            try #require(handler.heldResponders.count == 1)
+            usleep(50_000)
+            handler.heldResponders[0](ServerResponse(status: 200, body: Array("nobody listens".utf8)))
+            let settled = Date().addingTimeInterval(3)
+            while server.requestsInFlight != 0 && Date() < settled { usleep(5_000) }
+            #expect(server.requestsInFlight == 0)
+            #expect(try RawHTTPConnection(port: port).request("GET", "/text").text == "hello")
+        }
+    }
 }

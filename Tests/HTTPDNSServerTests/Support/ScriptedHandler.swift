@@ -7,6 +7,8 @@ import Synchronization
 /// - `/text`: 200 `text/plain` "hello"; `/empty`: 200 with an empty body
 /// - `/echo`: 200 with the request body, and `X-Method`, `X-Length`, `X-Query` headers
 /// - `/later`: deferred; another thread answers 200 "later" after `laterDelay` seconds
+/// - `/instant`: deferred, but the responder is called inside `start`
+/// - `/twice`: deferred; two threads race to respond ("first" / "second")
 /// - `/hold`: deferred; the responder is kept and never called by the handler
 /// - anything else: 404 NotFound
 final class ScriptedHandler: Sendable {
@@ -48,6 +50,15 @@ final class ScriptedHandler: Sendable {
                     respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("later".utf8)))
                 }
                 thread.start()
+            }
+        case "/instant":
+            return .deferred { respond in respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("instant".utf8))) }
+        case "/twice":
+            return .deferred { respond in
+                let threads = ["first", "second"].map { text in
+                    Thread { respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array(text.utf8))) }
+                }
+                for thread in threads { thread.start() }
             }
         case "/hold":
             return .deferred { [self] respond in responders.withLock { $0.append(respond) } }
