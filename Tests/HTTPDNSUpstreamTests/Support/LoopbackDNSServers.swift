@@ -103,10 +103,7 @@ final class LoopbackDNSServers {
 
     /// Stops the servers (SIGTERM, then waits) and removes the directory. Idempotent.
     func stop() {
-        for process in processes where process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        for process in processes { stopProcess(process) }
         processes.removeAll()
         try? FileManager.default.removeItem(at: directory)
     }
@@ -165,6 +162,17 @@ final class LoopbackDNSServers {
         }
         throw StartError(description: "no free loopback port")
     }
+}
+
+/// SIGTERM, then SIGKILL after 3 s, then reaps. Children of test threads may inherit a signal
+/// mask that blocks SIGTERM, so the SIGKILL fallback is what guarantees the test never hangs here.
+func stopProcess(_ process: Process) {
+    guard process.isRunning else { return }
+    process.terminate()
+    let deadline = Date().addingTimeInterval(3)
+    while process.isRunning, Date() < deadline { usleep(10_000) }
+    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    process.waitUntilExit()
 }
 
 /// Bridges a completion-style resolve into async/await for tests.
