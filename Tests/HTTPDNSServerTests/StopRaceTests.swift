@@ -1,0 +1,51 @@
+import Foundation
+import HTTPDNSServer
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `stop(grace:)` racing with responders that answer at the same moment. Runs in a child
+/// process (an exit test): when the race leaves a connection suspended, libmicrohttpd aborts the
+/// process in `MHD_stop_daemon` ("called while we have suspended connections").
+@Suite(.serialized) struct StopRaceTests {
+    @Test func everySuspendedRequestIsAnsweredWhenRespondersRaceWithStop() async {
+        await #expect(processExitsWith: .success) {
+            StopRaceTests.raceRespondersWithStop(rounds: 10, connections: 120)
+        }
+    }
+
+    /// Each round: `connections` requests suspended, then one thread answers them all while
+    /// another stops the server. Every client must get an answer (200 or 503); exits with
+    /// status 3 when one did not.
+    static func raceRespondersWithStop(rounds: Int, connections count: Int) {
+        for _ in 0..<rounds {
+            let handler = ScriptedHandler()
+            let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
+            guard let port = try? server.start(),
+                  let connections = try? (0..<count).map({ _ in try RawHTTPConnection(port: port, timeout: 4) }) else { exit(2) }
+            for connection in connections { connection.send("GET", "/hold") }
+            let deadline = Date().addingTimeInterval(5)
+            while handler.heldResponders.count < count && Date() < deadline { usleep(2_000) }
+            guard handler.heldResponders.count == count else { exit(2) }
+
+            let go = Atomic<Bool>(false)
+            let responders = handler.heldResponders
+            let answering = Thread {
+                while !go.load(ordering: .acquiring) {}
+                for respond in responders.reversed() { respond(ServerResponse(status: 200, body: Array("late".utf8))) }
+            }
+            answering.start()
+            go.store(true, ordering: .releasing)
+            server.stop(grace: 0)
+            for connection in connections {
+                guard let response = try? connection.readResponse(), response.status == 200 || response.status == 503 else {
+                    FileHandle.standardError.write(Data("a suspended request got no answer\n".utf8))
+                    exit(3)
+                }
+            }
+        }
+    }
+}
