@@ -130,4 +130,10 @@ struct DoHJSONParserTests {
         let result = try answer(body)
         #expect(result.addresses == ["192.0.2.9"])
     }
+
+    @Test func recordsWithoutTTLGiveNilTTL() throws {
+        let result = try answer(#"{"Status":0,"Answer":[{"type":1,"data":"192.0.2.9"}]}"#)
+        #expect(result.addresses == ["192.0.2.9"])
+        #expect(result.ttl == nil)
+    }
 }

@@ -85,4 +85,16 @@ struct SystemResolverLiveTests {
         let after = await awaitResult { resolver.resolve(query, completion: $0) }
         #expect((try? after.get()) == nil)
     }
+
+    @Test func unusableServerListFailsEveryLookupWithTransport() async {
+        let resolver = SystemResolver(servers: ["not a server!!"])
+        defer { resolver.shutdown() }
+        let result = await resolve(resolver, "www.example.test", .a)
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure, got \(result)")
+            return
+        }
+        #expect(error.code == .transport)
+        #expect(error.message.contains("localDNSServers"))
+    }
 }

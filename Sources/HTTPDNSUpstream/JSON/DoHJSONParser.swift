@@ -80,7 +80,8 @@ enum DoHJSONParser {
         if addresses.isEmpty {
             return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: false, negativeTTL: negativeTTL(object)))
         }
-        return .success(UpstreamAnswer(addresses: addresses, ttl: chainTTL ?? 0))
+        // No TTL on any record: nil, so the engine applies its default rather than expiring at once.
+        return .success(UpstreamAnswer(addresses: addresses, ttl: chainTTL))
     }
 
     /// RFC 2308: min(SOA TTL, SOA MINIMUM) of the first SOA in `Authority`; nil without one.
