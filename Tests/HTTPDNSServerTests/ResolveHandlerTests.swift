@@ -258,4 +258,36 @@ import Testing
             #expect(box.first?.status == 200)
         }
     }
+
+    /// openapi.yaml and the README: "When every resolver failed and an expired entry is cached
+    /// it is served with `source: stale`, `stale: true`" (and `ttl` 0) rather than an error.
+    @Test func anExpiredAnswerIsServedStaleWhenEveryResolverFails() {
+        let fixture = ServiceFixture(config: .test { $0.localDNSFallback = true })
+        fixture.seed([("old.example.test", .a, fixture.entry(["127.0.0.40"], ttl: 30))])
+        fixture.clock.advance(by: 31)
+        fixture.upstream.setFailure("old.example.test", .a, .timeout)
+        fixture.fallback.setFailure("old.example.test", .a, .transport)
+        let exchange = fixture.get(Self.path, ["host": "old.example.test"])
+        #expect(exchange.status == 200, "every resolver failed and the expired entry was not served: \(exchange.text)")
+        #expect(strings(exchange.object["ips"]) == ["127.0.0.40"])
+        #expect(exchange.object["source"] as? String == "stale")
+        #expect(exchange.object["stale"] as? Bool == true)
+        #expect(number(exchange.object["ttl"]) == 0)
+        #expect(fixture.upstream.calls("old.example.test") == 1)
+    }
+
+    @Test func aBatchServesAnExpiredAnswerStaleForTheHostWhoseResolversFail() {
+        let fixture = ServiceFixture()
+        fixture.seed([("old.example.test", .a, fixture.entry(["127.0.0.40"], ttl: 30))])
+        fixture.clock.advance(by: 31)
+        fixture.upstream.setFailure("old.example.test", .a, .transport)
+        fixture.upstream.setAnswer("new.example.test", addresses: ["127.0.0.41"], ttl: 60)
+        let exchange = fixture.get(Self.path, ["host": "new.example.test,old.example.test"])
+        #expect(exchange.status == 200)
+        let results = exchange.object["results"] as? [[String: Any]] ?? []
+        #expect(results.count == 2)
+        #expect(results.last?["error"] == nil, "the expired entry was not served: \(exchange.text)")
+        #expect(results.last?["source"] as? String == "stale")
+        #expect(strings(results.last?["ips"]) == ["127.0.0.40"])
+    }
 }
