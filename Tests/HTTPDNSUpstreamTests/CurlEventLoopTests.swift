@@ -86,3 +86,19 @@ struct CurlEventLoopTests {
         }
     }
 }
+
+/// Shutting a loop down from its own completion must not deadlock.
+struct CurlEventLoopSelfShutdownTests {
+    @Test func shutdownFromACompletionReturns() async throws {
+        let port = try LoopbackDNSServers.freePort()
+        let loop = CurlEventLoop()
+        let result = await awaitResult { (done: @escaping @Sendable (Result<Bool, Never>) -> Void) in
+            loop.perform(HTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMilliseconds: 1000)) { _ in
+                loop.shutdown()
+                done(.success(true))
+            }
+        }
+        if case .success(let value) = result { #expect(value) }
+        loop.shutdown()
+    }
+}

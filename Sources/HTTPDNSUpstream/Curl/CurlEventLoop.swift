@@ -1,5 +1,8 @@
 import CCurl
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPDNSCore
 import Synchronization
 
@@ -31,6 +34,7 @@ public final class CurlEventLoop: Sendable {
         self.shared = shared
         let finished = self.finished
         let thread = Thread {
+            shared.loopThread.store(UInt(pthread_self()), ordering: .releasing)
             CurlLoopWorker(shared: shared).run()
             finished.signal()
         }
@@ -67,7 +71,7 @@ public final class CurlEventLoop: Sendable {
             if !state.isShutdown { curl_multi_wakeup(shared.multi) }
             return true
         }
-        guard first, Thread.current.name != "httpdns-curl" else { return }
+        guard first, shared.loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
         finished.wait()
     }
 }
@@ -92,6 +96,8 @@ final class CurlLoopShared: @unchecked Sendable {
     /// The `CURLM *`; `curl_multi_wakeup` is thread-safe, everything else runs on the loop thread.
     let multi: UnsafeMutableRawPointer
     let state = Mutex(State())
+    /// The loop thread's `pthread_self()`, so `shutdown()` never waits for itself.
+    let loopThread = Atomic<UInt>(0)
 
     init(multi: UnsafeMutableRawPointer) {
         self.multi = multi

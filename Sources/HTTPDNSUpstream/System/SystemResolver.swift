@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPDNSCore
 import Synchronization
 
@@ -30,6 +33,7 @@ public final class SystemResolver: UpstreamResolver {
         let configuration = AresLoopWorker.Configuration(
             servers: servers, attemptTimeoutMilliseconds: attemptTimeoutMilliseconds, tries: tries)
         let thread = Thread {
+            shared.loopThread.store(UInt(pthread_self()), ordering: .releasing)
             AresLoopWorker(shared: shared, configuration: configuration).run()
             finished.signal()
         }
@@ -52,7 +56,7 @@ public final class SystemResolver: UpstreamResolver {
     /// Stops the thread (`ares_destroy`), failing pending lookups with `.transport`, and waits
     /// for it unless called from that thread. Idempotent.
     public func shutdown() {
-        guard shared.requestStop(), Thread.current.name != "httpdns-ares" else { return }
+        guard shared.requestStop(), shared.loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
         finished.wait()
     }
 }
@@ -75,6 +79,8 @@ final class AresLoopShared: Sendable {
 
     let state = Mutex(State())
     let wake = WakePipe()
+    /// The resolver thread's `pthread_self()`, so `shutdown()` never waits for itself.
+    let loopThread = Atomic<UInt>(0)
 
     /// Queues `lookup` and wakes the thread; false once the resolver is shut down.
     func enqueue(_ lookup: PendingLookup) -> Bool {
