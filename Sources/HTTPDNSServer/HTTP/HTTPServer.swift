@@ -91,10 +91,11 @@ public final class HTTPServer: @unchecked Sendable {
         while inFlight.load(ordering: .acquiring) > 0 && SystemClock().now() < deadline { usleep(10_000) }
         let leftovers = locked_suspended.withLock { table -> [SuspendedConnection] in
             let pending = Array((table ?? [:]).values)
+            // Every connection still in the table is resumed here: its own responder may have
+            // fulfilled it already and be waiting for this lock, and will then find no entry.
             for connection in pending {
-                if connection.context.fulfil(APIError(.serviceUnavailable, "the service is shutting down").response) {
-                    MHD_resume_connection(connection.connection)
-                }
+                _ = connection.context.fulfil(APIError(.serviceUnavailable, "the service is shutting down").response)
+                MHD_resume_connection(connection.connection)
             }
             table = nil
             return pending
