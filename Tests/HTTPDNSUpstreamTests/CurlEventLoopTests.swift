@@ -87,6 +87,23 @@ struct CurlEventLoopTests {
     }
 }
 
+/// Keep-alive connections are reused across transfers.
+struct CurlEventLoopReuseTests {
+    @Test func sequentialRequestsReuseOneConnection() async throws {
+        try await FakeJSONUpstream.with { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            for _ in 0..<20 {
+                let request = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 3000)
+                let response = try await awaitResult { loop.perform(request, completion: $0) }.get()
+                #expect(response.status == 200)
+            }
+            let stats = try await awaitResult { loop.perform(HTTPRequest(url: server.baseURL + "/connections", timeoutMilliseconds: 3000), completion: $0) }.get()
+            #expect(String(decoding: stats.body, as: UTF8.self) == #"{"count": 1}"#)
+        }
+    }
+}
+
 /// Shutting a loop down from its own completion must not deadlock.
 struct CurlEventLoopSelfShutdownTests {
     @Test func shutdownFromACompletionReturns() async throws {

@@ -24,6 +24,7 @@ final class FakeJSONUpstream {
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         from urllib.parse import urlparse, parse_qs
         PORT, SKEW = int(sys.argv[1]), int(sys.argv[2])
+        PORTS = set()
         class H(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             def date_time_string(self, timestamp=None):
@@ -40,6 +41,9 @@ final class FakeJSONUpstream {
             def do_GET(self):
                 u = urlparse(self.path)
                 q = {k: v[0] for k, v in parse_qs(u.query).items()}
+                if u.path == "/connections":
+                    return self.reply(200, {"count": len(PORTS)})
+                PORTS.add(self.client_address[1])
                 if u.path == "/resolve":
                     name, rtype = q.get("name"), q.get("type")
                     if "uid" in q:
