@@ -79,6 +79,16 @@ import Testing
         #expect(exchange.errorCode == "InvalidHost")
     }
 
+    @Test func aBatchLookupLeavesOutHostsNotCached() {
+        let fixture = ServiceFixture()
+        fixture.seed([("a.example.test", .a, fixture.entry(["127.0.0.1"]))])
+        let exchange = fixture.get(Self.path, ["host": "a.example.test,b.example.test"])
+        #expect(exchange.status == 200)
+        let results = exchange.object["results"] as? [[String: Any]] ?? []
+        #expect(results.map { $0["host"] as? String } == ["a.example.test"])
+        #expect(fixture.upstream.totalCalls == 0)
+    }
+
     // MARK: Listing
 
     /// Names whose order trips up comparisons that are not plain byte order on the whole key.

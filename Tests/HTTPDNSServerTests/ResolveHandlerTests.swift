@@ -259,6 +259,28 @@ import Testing
         }
     }
 
+    @Test func aHostIsAnsweredWhenOneOfItsFamiliesIs() {
+        let fixture = ServiceFixture()
+        fixture.upstream.setAnswer("half.example.test", .a, addresses: ["127.0.0.8"], ttl: 60)
+        fixture.upstream.setFailure("half.example.test", .aaaa, .timeout)
+        let exchange = fixture.get(Self.path, ["host": "half.example.test", "type": "both"])
+        #expect(exchange.status == 200)
+        #expect(strings(exchange.object["ips"]) == ["127.0.0.8"])
+        #expect(strings(exchange.object["ipsv6"]) == [])
+    }
+
+    @Test func withSeveralFamiliesTTLIsTheSmallestAndSourceTheLeastCached() {
+        let fixture = ServiceFixture()
+        fixture.seed([("mix.example.test", .a, fixture.entry(["127.0.0.9"], ttl: 100))])
+        fixture.upstream.setAnswer("mix.example.test", .aaaa, addresses: ["::9"], ttl: 600)
+        fixture.clock.advance(by: 10)
+        let exchange = fixture.get(Self.path, ["host": "mix.example.test", "type": "both"])
+        #expect(exchange.status == 200)
+        #expect(number(exchange.object["ttl"]) == 90)
+        #expect(number(exchange.object["origin_ttl"]) == 100)
+        #expect(exchange.object["source"] as? String == "upstream")
+    }
+
     /// openapi.yaml and the README: "When every resolver failed and an expired entry is cached
     /// it is served with `source: stale`, `stale: true`" (and `ttl` 0) rather than an error.
     @Test func anExpiredAnswerIsServedStaleWhenEveryResolverFails() {
