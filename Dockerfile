@@ -35,10 +35,11 @@ FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libmicrohttpd12 libcurl4 libc-ares2 libsqlite3-0 libssl3 ca-certificates \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /var/log/apt /var/log/dpkg.log
 
-RUN groupadd --system --gid 10001 httpdnsd \
- && useradd --system --uid 10001 --gid httpdnsd --home-dir /var/lib/httpdnsd --no-create-home \
+RUN groupadd --gid 10001 httpdnsd \
+ && useradd --no-log-init --uid 10001 --gid httpdnsd --home-dir /var/lib/httpdnsd --no-create-home \
       --shell /usr/sbin/nologin httpdnsd \
  && install -d -o httpdnsd -g httpdnsd -m 0750 /var/lib/httpdnsd \
  && install -d -m 0755 /etc/httpdnsd
