@@ -11,6 +11,9 @@ enum HTTPDNSD {
     static func main() {
         signal(SIGPIPE, SIG_IGN)
         // Block the stop signals in every thread (threads inherit the mask); main waits for them.
+        // A parent may have left them ignored, and an ignored signal never reaches sigwait.
+        signal(SIGTERM, SIG_DFL)
+        signal(SIGINT, SIG_DFL)
         var stopSignals = sigset_t()
         sigemptyset(&stopSignals)
         sigaddset(&stopSignals, SIGTERM)

@@ -9,20 +9,9 @@ final class UpstreamWiring: Sendable {
     private let systemResolvers = Mutex<[[String]: SystemResolver]>([:])
 
     func chain(accountID: String, config: AccountConfig) -> UpstreamChain {
-        let upstreams = config.upstreams.map { make($0, accountID: accountID, config: config) }
+        let upstreams = config.upstreams.map { UpstreamFactory.make($0, accountID: accountID, config: config, loop: loop) }
         let fallback: (any UpstreamResolver)? = config.localDNSFallback ? systemResolver(config.localDNSServers) : nil
         return UpstreamChain(upstreams: upstreams, fallback: fallback)
-    }
-
-    private func make(_ spec: UpstreamSpec, accountID: String, config: AccountConfig) -> any UpstreamResolver {
-        switch spec.kind {
-        case .json:
-            DoHJSONClient(
-                url: spec.url, loop: loop, accountID: accountID,
-                accessKeyId: config.accessKeyId, accessKeySecret: config.accessKeySecret)
-        case .doh, .httpdns:
-            DoHWireClient(url: spec.url, loop: loop)
-        }
     }
 
     private func systemResolver(_ servers: [String]) -> SystemResolver {
