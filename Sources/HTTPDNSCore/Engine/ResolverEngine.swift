@@ -3,6 +3,9 @@ import Synchronization
 /// One account's resolver: its configuration, cache, single-flight table, upstream chain,
 /// statistics and metrics. Knows nothing of HTTP or SQLite.
 ///
+/// When every upstream and the fallback fail, an expired cached answer is served (marked stale)
+/// rather than an error.
+///
 /// Threads: every method may be called from any thread. A cache hit is answered synchronously
 /// (one shard lock, one stats update, no allocation beyond the answer); a miss returns nil and
 /// the completion runs later on an upstream thread.
@@ -121,7 +124,13 @@ public final class ResolverEngine: Sendable {
                     nxdomain: entry.nxdomain))
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()
-                result = .failure(ResolveFailure(timedOut: timedOut, message: message))
+                if config.cacheEnable, let expired = cache.peek(key) {
+                    // Nothing answered, but an expired answer is cached: it beats an error.
+                    metrics.staleServed.increment()
+                    result = .success(ResolvedAnswer(entry: expired, at: clock.now(), source: .cache))
+                } else {
+                    result = .failure(ResolveFailure(timedOut: timedOut, message: message))
+                }
             }
             flights.complete(key, with: result)
         })

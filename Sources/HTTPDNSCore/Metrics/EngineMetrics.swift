@@ -11,6 +11,8 @@ public final class EngineMetrics: Sendable {
     public let fallbackSuccess = Atomic<UInt64>(0)
     public let fallbackFailure = Atomic<UInt64>(0)
     public let resolveFailures = Atomic<UInt64>(0)
+    /// Failed resolutions answered with an expired cached answer instead of an error.
+    public let staleServed = Atomic<UInt64>(0)
     private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: UInt64]>([:])
 
     public struct UpstreamOutcomeKey: Hashable, Sendable, Comparable {
