@@ -7,8 +7,10 @@ export PATH := /opt/swift/usr/bin:$(PATH)
 endif
 
 SWIFT ?= swift
-SWIFTFLAGS ?= -Xswiftc -warnings-as-errors
 CONFIGURATION ?= debug
+# SCRATCH_PATH=/tmp/build-x keeps a private build directory (default .build).
+SCRATCH_PATH ?=
+SWIFTFLAGS ?= -Xswiftc -warnings-as-errors $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH))
 
 # make run: UPSTREAMS=doh:http://127.0.0.1:8053/dns-query LOCALDNS=127.0.0.1:5353 ARGS="--listen 127.0.0.1:8080"
 UPSTREAMS ?=
@@ -28,13 +30,13 @@ build:
 # Builds everything (including the httpdnsd binary the integration tests run), then runs all test targets.
 test: deps
 	$(SWIFT) build $(SWIFTFLAGS)
-	HTTPDNSD_BIN="$$($(SWIFT) build --show-bin-path)/httpdnsd" $(SWIFT) test $(SWIFTFLAGS)
+	HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test $(SWIFTFLAGS)
 
 run: deps build
 	$(if $(UPSTREAMS),HTTPDNS_UPSTREAMS='$(UPSTREAMS)') \
 	$(if $(LOCALDNS),HTTPDNS_LOCALDNS_SERVERS='$(LOCALDNS)') \
-	"$$($(SWIFT) build -c $(CONFIGURATION) --show-bin-path)/httpdnsd" $(ARGS)
+	"$$($(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(ARGS)
 
 clean:
-	$(SWIFT) package clean
-	rm -rf .build
+	$(SWIFT) package clean $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH))
+	rm -rf $(or $(SCRATCH_PATH),.build)

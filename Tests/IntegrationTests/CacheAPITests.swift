@@ -18,10 +18,10 @@ struct CacheAPITests {
 
     @Test func lookupOfAnAbsentEntryIs404NotFoundAndDoesNotResolve() async throws {
         try await withService { servers, service in
-            let before = try servers.unbound.queryCount()
+            let before = try await servers.unbound.queryCount()
             let response = try await service.client.get("/v1/default/cache?host=\(TestZone.unique())&type=A")
             expectError(response, status: 404, code: "NotFound")
-            #expect(try servers.unbound.queryCount() == before)
+            #expect(try await servers.unbound.queryCount() == before)
         }
     }
 
@@ -75,10 +75,10 @@ struct CacheAPITests {
             expectError(try await service.client.get("/v1/default/cache?host=\(TestZone.www)&type=A"),
                         status: 404, code: "NotFound")
             #expect(try await service.client.get("/v1/default/cache?host=\(TestZone.v4Only)&type=A").status == 200)
-            let before = try servers.unbound.queryCount()
+            let before = try await servers.unbound.queryCount()
             let again = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").json
             #expect(again["source"]?.string == "upstream")
-            #expect(try servers.unbound.queryCount() > before)
+            #expect(try await servers.unbound.queryCount() > before)
         }
     }
 

@@ -32,10 +32,10 @@ struct HTTPSurfaceTests {
             let hosts = (0..<200).map { TestZone.unique("big\($0)") }
             let body: TestJSON = ["hosts": .array(hosts.map { .string($0) }), "type": "A"]
             #expect(body.encoded().utf8.count > 4096)
-            let before = try servers.unbound.queryCount()
+            let before = try await servers.unbound.queryCount()
             let response = try await service.client.post("/v1/default/preload", json: body)
             expectError(response, status: 413, code: "PayloadTooLarge")
-            #expect(try servers.unbound.queryCount() == before)
+            #expect(try await servers.unbound.queryCount() == before)
             // A body under the limit is still accepted afterwards.
             let small = try await service.client.post("/v1/default/preload", json: ["hosts": [.string(TestZone.www)]])
             #expect(small.status == 200)

@@ -6,22 +6,24 @@ import Testing
 @Suite("Test harness")
 struct HarnessSelfTests {
     @Test func unboundServesTheTestZoneAndCountsQueries() async throws {
-        let unbound = try await TestUnbound.start()
-        defer { unbound.stop() }
-        let www = try unbound.query(TestZone.www)
-        #expect(www.rcode == 0)
-        #expect(Set(www.addresses) == Set(TestZone.wwwV4))
-        let chain = try unbound.query(TestZone.cnameChain)
-        #expect(Set(chain.addresses) == Set(TestZone.wwwV4))
-        #expect(try unbound.query(TestZone.www, type: .aaaa).addresses == TestZone.wwwV6)
-        #expect(try unbound.query(TestZone.nxdomain()).rcode == 3)
-        #expect(try unbound.query(TestZone.unique()).addresses == TestZone.wildV4)
-        #expect(try unbound.query(TestZone.bulkHost(119)).addresses == [TestZone.bulkV4(119)])
-        let before = try unbound.queryCount()
-        _ = try unbound.query(TestZone.www)
-        #expect(try unbound.queryCount() == before + 1)
-        unbound.stop()
-        #expect(!unbound.isRunning)
+        try await withTestServers { servers in
+            let unbound = servers.unbound
+            let www = try await unbound.query(TestZone.www)
+            #expect(www.rcode == 0)
+            #expect(Set(www.addresses) == Set(TestZone.wwwV4))
+            let chain = try await unbound.query(TestZone.cnameChain)
+            #expect(Set(chain.addresses) == Set(TestZone.wwwV4))
+            #expect(try await unbound.query(TestZone.www, type: .aaaa).addresses == TestZone.wwwV6)
+            #expect(try await unbound.query(TestZone.nxdomain()).rcode == 3)
+            #expect(try await unbound.query(TestZone.refused()).rcode == 5)  // never recurses off the machine
+            #expect(try await unbound.query(TestZone.unique()).addresses == TestZone.wildV4)
+            #expect(try await unbound.query(TestZone.bulkHost(119)).addresses == [TestZone.bulkV4(119)])
+            let before = try await unbound.queryCount()
+            _ = try await unbound.query(TestZone.www)
+            #expect(try await unbound.queryCount() == before + 1)
+            await unbound.stop()
+            #expect(!unbound.isRunning)
+        }
     }
 
     @Test func dnssAnswersRFC8484Queries() async throws {
@@ -55,8 +57,8 @@ struct HarnessSelfTests {
 
     @Test func stoppedServersAreGone() async throws {
         let servers = try await TestServers.start()
-        servers.stop()
-        servers.stop()  // idempotent
+        await servers.stop()
+        await servers.stop()  // idempotent
         #expect(!servers.unbound.isRunning && !servers.dnss.isRunning && !servers.json.isRunning)
         #expect(!tcpPortAcceptsConnections(servers.dnss.port))
     }

@@ -55,7 +55,7 @@ struct LifecycleTests {
         try await withService { _, service in
             _ = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)")
             #expect(service.log().contains("httpdnsd listening on \(service.address)"))
-            let status = service.stop()
+            let status = await service.stop()
             #expect(status == 0, "\(service.log().suffix(2000))")
             #expect(!service.exitedBySignal)
             #expect(!tcpPortAcceptsConnections(service.port))
@@ -64,19 +64,16 @@ struct LifecycleTests {
 
     @Test func preloadedNamesSurviveSIGKILLAndResolveWithoutUpstreams() async throws {
         let hosts = (0..<40).map { TestZone.bulkHost($0) }
-        let database: String
-        do {
-            let servers = try await TestServers.start()
-            defer { servers.stop() }
-            let first = try await HTTPDNSDProcess.start(servers.options())
-            defer { first.kill() }
-            let preload = try await first.client.post(
-                "/v1/default/preload", json: ["hosts": .array(hosts.map { .string($0) }), "type": "A"])
-            #expect(preload.status == 200)
-            #expect(preload.json["resolved"]?.int == hosts.count)
-            first.kill()  // no graceful flush: the preload reply promised durability
-            #expect(first.exitedBySignal)
-            database = first.databasePath
+        let database = try await withTestServers { servers in
+            try await withHTTPDNSD(servers.options()) { first in
+                let preload = try await first.client.post(
+                    "/v1/default/preload", json: ["hosts": .array(hosts.map { .string($0) }), "type": "A"])
+                #expect(preload.status == 200)
+                #expect(preload.json["resolved"]?.int == hosts.count)
+                await first.kill()  // no graceful flush: the preload reply promised durability
+                #expect(first.exitedBySignal)
+                return first.databasePath
+            }
         }
 
         // The DNS servers are gone; the new instance only knows dead ports and may not fall back.
@@ -97,17 +94,15 @@ struct LifecycleTests {
 
     @Test func resolvedNamesSurviveAGracefulRestart() async throws {
         let hosts = [TestZone.www, TestZone.v4Only, TestZone.cnameChain]
-        let database: String
-        do {
-            let servers = try await TestServers.start()
-            defer { servers.stop() }
-            let first = try await HTTPDNSDProcess.start(servers.options())
-            defer { first.stop() }
-            for host in hosts {
-                #expect(try await first.client.get("/v1/default/resolve?host=\(host)&type=A").status == 200)
+        let database = try await withTestServers { servers in
+            try await withHTTPDNSD(servers.options()) { first in
+                for host in hosts {
+                    let response = try await first.client.get("/v1/default/resolve?host=\(host)&type=A")
+                    #expect(response.status == 200)
+                }
+                #expect(await first.stop() == 0)
+                return first.databasePath
             }
-            #expect(first.stop() == 0)
-            database = first.databasePath
         }
         let options = HTTPDNSDOptions(upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"],
                                       localDNSServers: ["127.0.0.1:\(deadPort())"], localDNSFallback: false,

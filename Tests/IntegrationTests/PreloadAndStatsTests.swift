@@ -18,7 +18,7 @@ struct PreloadAndStatsTests {
             #expect(results.allSatisfy { $0["ok"]?.bool == true })
             #expect(results.first { $0["host"]?.string == TestZone.bulkHost(7) }?["ips"]?.strings == [TestZone.bulkV4(7)])
 
-            let queriesAfterPreload = try servers.unbound.queryCount()
+            let queriesAfterPreload = try await servers.unbound.queryCount()
             let hitsBefore = try await service.metrics().sum("httpdns_cache_hits_total", ["account": "default"])
             for (index, host) in hosts.enumerated() {
                 let body = try await service.client.get("/v1/default/resolve?host=\(host)&type=A").json
@@ -27,7 +27,7 @@ struct PreloadAndStatsTests {
             }
             let hitsAfter = try await service.metrics().sum("httpdns_cache_hits_total", ["account": "default"])
             #expect(hitsAfter - hitsBefore == 100)
-            #expect(try servers.unbound.queryCount() == queriesAfterPreload)
+            #expect(try await servers.unbound.queryCount() == queriesAfterPreload)
         }
     }
 
@@ -55,7 +55,7 @@ struct PreloadAndStatsTests {
 
     @Test func preloadWithAnInvalidHostIsRejectedOrReportsItPerHost() async throws {
         try await withService { servers, service in
-            let before = try servers.unbound.queryCount()
+            let before = try await servers.unbound.queryCount()
             let response = try await service.client.post(
                 "/v1/default/preload", json: ["hosts": [.string(TestZone.unique()), "bad..host"], "type": "A"])
             if response.status == 200 {
@@ -64,7 +64,7 @@ struct PreloadAndStatsTests {
                 #expect(bad?["error"]?["code"]?.string == "InvalidHost")
             } else {
                 expectError(response, status: 400, code: "InvalidHost")
-                #expect(try servers.unbound.queryCount() == before)  // nothing of a rejected body is resolved
+                #expect(try await servers.unbound.queryCount() == before)  // nothing of a rejected body is resolved
             }
         }
     }

@@ -147,12 +147,12 @@ struct ResolveAPITests {
         try await withService { servers, service in
             let first = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").json
             #expect(first["source"]?.string == "upstream")
-            let queriesAfterFirst = try servers.unbound.queryCount()
+            let queriesAfterFirst = try await servers.unbound.queryCount()
             let second = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").json
             #expect(second["source"]?.string == "cache")
             #expect(Set(second["ips"]?.strings ?? []) == Set(TestZone.wwwV4))
             #expect((second["ttl"]?.int ?? 0) <= (first["ttl"]?.int ?? 0))
-            #expect(try servers.unbound.queryCount() == queriesAfterFirst)
+            #expect(try await servers.unbound.queryCount() == queriesAfterFirst)
             let metrics = try await service.metrics()
             #expect(metrics.sum("httpdns_cache_hits_total", ["account": "default"]) >= 1)
             #expect(metrics.sum("httpdns_cache_misses_total", ["account": "default"]) >= 1)

@@ -23,8 +23,8 @@ public final class ChildProcess: Sendable {
     private let stopped = Mutex(false)
 
     /// Starts `executable` with exactly `environment` (nothing is inherited).
-    public init(name: String, executable: String, arguments: [String], environment: [String: String],
-                logURL: URL, currentDirectory: URL? = nil) throws {
+    public static func launch(name: String, executable: String, arguments: [String], environment: [String: String],
+                              logURL: URL, currentDirectory: URL? = nil) async throws -> ChildProcess {
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         let process = Process()
@@ -35,13 +35,18 @@ public final class ChildProcess: Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log
         process.standardError = log
+        let box = UncheckedBox(process)
         do {
-            try ChildProcess.runWithCleanSignalMask(process)
+            try await runWithCleanSignalMask(box)
         } catch {
             try? log.close()
             throw HarnessError("could not start \(name) (\(executable)): \(error)")
         }
         try? log.close()
+        return ChildProcess(name: name, logURL: logURL, process: box.value)
+    }
+
+    private init(name: String, logURL: URL, process: Process) {
         self.name = name
         self.logURL = logURL
         self.pid = process.processIdentifier
@@ -49,26 +54,21 @@ public final class ChildProcess: Sendable {
         ChildProcessReaper.shared.register(pid)
     }
 
-    /// Starts `process` from a fresh thread with no blocked signals.
+    /// Starts the process from a fresh thread with no blocked signals.
     ///
     /// `Process.run()` spawns from the calling thread and the child inherits that thread's
     /// signal mask; Dispatch and cooperative-pool threads block SIGTERM, so a child started
-    /// from them would ignore `stop()`'s SIGTERM.
-    private static func runWithCleanSignalMask(_ process: Process) throws {
-        let result = Mutex<Result<Void, any Error>?>(nil)
-        let done = DispatchSemaphore(value: 0)
-        let box = UncheckedBox(process)
-        let thread = Thread {
-            var empty = sigset_t()
-            sigemptyset(&empty)
-            pthread_sigmask(SIG_SETMASK, &empty, nil)
-            let outcome = Result { try box.value.run() }
-            result.withLock { $0 = outcome }
-            done.signal()
+    /// from them would ignore `stop()`'s SIGTERM. The spawn runs off the cooperative pool.
+    private static func runWithCleanSignalMask(_ box: UncheckedBox<Process>) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            let thread = Thread {
+                var empty = sigset_t()
+                sigemptyset(&empty)
+                pthread_sigmask(SIG_SETMASK, &empty, nil)
+                continuation.resume(with: Result { try box.value.run() })
+            }
+            thread.start()
         }
-        thread.start()
-        done.wait()
-        try result.withLock { $0 }?.get()
     }
 
     /// True while the child has not exited.
@@ -90,12 +90,13 @@ public final class ChildProcess: Sendable {
     }
 
     /// Waits up to `timeout` seconds for the child to exit; returns whether it did.
+    /// Polls with `Task.sleep`, so it never blocks a cooperative thread.
     @discardableResult
-    public func waitForExit(timeout: Double) -> Bool {
+    public func waitForExit(timeout: Double) async -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while isRunning {
             if Date() >= deadline { return false }
-            usleep(10_000)
+            try? await Task.sleep(for: .milliseconds(10))
         }
         return true
     }
@@ -107,29 +108,29 @@ public final class ChildProcess: Sendable {
 
     /// SIGTERM, then SIGKILL after `timeout` seconds; returns the exit status. Idempotent.
     @discardableResult
-    public func stop(timeout: Double = 10) -> Int32? {
+    public func stop(timeout: Double = 10) async -> Int32? {
         let first = stopped.withLock { wasStopped in
             defer { wasStopped = true }
             return !wasStopped
         }
         if first, isRunning {
             send(signal: SIGTERM)
-            if !waitForExit(timeout: timeout) {
+            if await !waitForExit(timeout: timeout) {
                 send(signal: SIGKILL)
-                waitForExit(timeout: 5)
+                await waitForExit(timeout: 5)
             }
         } else {
-            waitForExit(timeout: timeout)
+            await waitForExit(timeout: timeout)
         }
         ChildProcessReaper.shared.unregister(pid)
         return terminationStatus
     }
 
     /// SIGKILL at once and wait for the child to be gone. Idempotent.
-    public func kill() {
+    public func kill() async {
         stopped.withLock { $0 = true }
         send(signal: SIGKILL)
-        waitForExit(timeout: 10)
+        await waitForExit(timeout: 10)
         ChildProcessReaper.shared.unregister(pid)
     }
 

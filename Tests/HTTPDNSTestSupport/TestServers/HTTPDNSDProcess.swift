@@ -59,7 +59,7 @@ public final class HTTPDNSDProcess: Sendable {
                 }
             }
             arguments += options.arguments
-            let process = try ChildProcess(
+            let process = try await ChildProcess.launch(
                 name: "httpdnsd", executable: binary, arguments: arguments,
                 environment: TestPaths.childEnvironment(environment),
                 logURL: directory.appendingPathComponent("httpdnsd.stderr"))
@@ -69,7 +69,7 @@ public final class HTTPDNSDProcess: Sendable {
                 return server
             } catch {
                 lastError = error
-                server.kill()
+                await server.kill()
                 // Retry only when the port was taken under us.
                 guard server.log().contains("in use") || server.log().lowercased().contains("bind") else { break }
             }
@@ -90,17 +90,13 @@ public final class HTTPDNSDProcess: Sendable {
             "HTTPDNS_LOCALDNS_SERVERS": "127.0.0.1:\(deadPort())",
         ]
         safe.merge(environment) { _, new in new }
-        let process = try ChildProcess(
+        let process = try await ChildProcess.launch(
             name: "httpdnsd", executable: binary, arguments: arguments,
             environment: TestPaths.childEnvironment(safe),
             logURL: directory.appendingPathComponent("output"), currentDirectory: directory)
-        defer { process.kill() }
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning {
-            guard Date() < deadline else {
-                throw HarnessError("httpdnsd \(arguments) did not exit within \(timeout) s: \(process.output())")
-            }
-            try await Task.sleep(for: .milliseconds(20))
+        guard await process.waitForExit(timeout: timeout) else {
+            await process.kill()
+            throw HarnessError("httpdnsd \(arguments) did not exit within \(timeout) s: \(process.output())")
         }
         return (process.terminationStatus ?? -1, process.output())
     }
@@ -116,13 +112,13 @@ public final class HTTPDNSDProcess: Sendable {
 
     /// SIGTERM and wait (SIGKILL after `timeout`); returns the exit status. Idempotent.
     @discardableResult
-    public func stop(timeout: Double = 15) -> Int32? { process.stop(timeout: timeout) }
+    public func stop(timeout: Double = 15) async -> Int32? { await process.stop(timeout: timeout) }
 
     /// True when the process ended by a signal (e.g. after `kill()`).
     public var exitedBySignal: Bool { process.exitedBySignal }
 
     /// SIGKILL and wait. Idempotent.
-    public func kill() { process.kill() }
+    public func kill() async { await process.kill() }
 
     /// GET /metrics, parsed.
     public func metrics() async throws -> PrometheusText {

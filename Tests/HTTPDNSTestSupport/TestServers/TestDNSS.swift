@@ -23,7 +23,7 @@ public final class TestDNSS: Sendable {
         for _ in 0..<3 {
             let directory = try TestPaths.makeTemporaryDirectory("dnss")
             let port = freePort()
-            let process = try ChildProcess(
+            let process = try await ChildProcess.launch(
                 name: "dnss", executable: dnss,
                 arguments: ["-enable_https_to_dns", "-dns_upstream", "127.0.0.1:\(dnsPort)",
                             "-https_server_addr", "127.0.0.1:\(port)", "-insecure_http_server",
@@ -36,14 +36,14 @@ public final class TestDNSS: Sendable {
                 return server
             } catch {
                 lastError = error
-                server.stop()
+                await server.stop()
             }
         }
         throw lastError
     }
 
     /// SIGTERM and wait. Idempotent.
-    public func stop() { process.stop(timeout: 5) }
+    public func stop() async { await process.stop(timeout: 5) }
 
     /// True while dnss runs.
     public var isRunning: Bool { process.isRunning }

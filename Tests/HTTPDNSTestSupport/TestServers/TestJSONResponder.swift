@@ -38,7 +38,7 @@ public final class TestJSONResponder: Sendable {
         for _ in 0..<3 {
             let directory = try TestPaths.makeTemporaryDirectory("json")
             let port = freePort()
-            let process = try ChildProcess(
+            let process = try await ChildProcess.launch(
                 name: "json_responder", executable: python,
                 arguments: ["-u", TestPaths.jsonResponderScript.path, "--listen-port", String(port),
                             "--dns", "127.0.0.1:\(dnsPort)"],
@@ -50,14 +50,14 @@ public final class TestJSONResponder: Sendable {
                 return server
             } catch {
                 lastError = error
-                server.stop()
+                await server.stop()
             }
         }
         throw lastError
     }
 
     /// SIGTERM and wait. Idempotent.
-    public func stop() { process.stop(timeout: 5) }
+    public func stop() async { await process.stop(timeout: 5) }
 
     /// True while the responder runs.
     public var isRunning: Bool { process.isRunning }

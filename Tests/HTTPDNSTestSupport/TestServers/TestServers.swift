@@ -21,22 +21,22 @@ public final class TestServers: Sendable {
             do {
                 started = (try await dnss, try await json)
             } catch {
-                (try? await dnss)?.stop()
-                (try? await json)?.stop()
+                await (try? await dnss)?.stop()
+                await (try? await json)?.stop()
                 throw error
             }
             return TestServers(unbound: unbound, dnss: started.0!, json: started.1!)
         } catch {
-            unbound.stop()
+            await unbound.stop()
             throw error
         }
     }
 
     /// Stops all three. Idempotent.
-    public func stop() {
-        json.stop()
-        dnss.stop()
-        unbound.stop()
+    public func stop() async {
+        await json.stop()
+        await dnss.stop()
+        await unbound.stop()
     }
 
     /// Options for httpdnsd whose default account uses `upstreams` (default: dnss) and falls
@@ -50,13 +50,25 @@ public final class TestServers: Sendable {
 /// Runs `body` with freshly started `TestServers`, stopping them on every path.
 public func withTestServers<T>(_ body: (TestServers) async throws -> T) async throws -> T {
     let servers = try await TestServers.start()
-    defer { servers.stop() }
-    return try await body(servers)
+    do {
+        let result = try await body(servers)
+        await servers.stop()
+        return result
+    } catch {
+        await servers.stop()
+        throw error
+    }
 }
 
 /// Runs `body` with httpdnsd started from `options`, stopping it on every path.
 public func withHTTPDNSD<T>(_ options: HTTPDNSDOptions, _ body: (HTTPDNSDProcess) async throws -> T) async throws -> T {
     let server = try await HTTPDNSDProcess.start(options)
-    defer { server.stop() }
-    return try await body(server)
+    do {
+        let result = try await body(server)
+        await server.stop()
+        return result
+    } catch {
+        await server.stop()
+        throw error
+    }
 }

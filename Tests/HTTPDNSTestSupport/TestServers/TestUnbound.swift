@@ -37,7 +37,7 @@ public final class TestUnbound: Sendable {
             let configPath = directory.appendingPathComponent("unbound.conf").path
             try config(directory: directory.path, port: port, controlPort: controlPort, zonePath: zonePath)
                 .write(toFile: configPath, atomically: true, encoding: .utf8)
-            let process = try ChildProcess(
+            let process = try await ChildProcess.launch(
                 name: "unbound", executable: unbound, arguments: ["-d", "-c", configPath],
                 environment: TestPaths.childEnvironment(),
                 logURL: directory.appendingPathComponent("unbound.log"))
@@ -48,15 +48,15 @@ public final class TestUnbound: Sendable {
                 return server
             } catch {
                 lastError = error
-                server.stop()
+                await server.stop()
             }
         }
         throw lastError
     }
 
     /// SIGTERM and wait. Idempotent.
-    public func stop() {
-        process.stop(timeout: 5)
+    public func stop() async {
+        await process.stop(timeout: 5)
     }
 
     /// True while unbound runs.
@@ -67,8 +67,8 @@ public final class TestUnbound: Sendable {
 
     /// Queries unbound has received since it started (`total.num.queries` from
     /// `unbound-control stats_noreset`).
-    public func queryCount() throws -> Int {
-        let output = try runControl(["stats_noreset"])
+    public func queryCount() async throws -> Int {
+        let output = try await runControl(["stats_noreset"])
         for line in output.split(separator: "\n") where line.hasPrefix("total.num.queries=") {
             if let value = Int(line.dropFirst("total.num.queries=".count)) { return value }
         }
@@ -76,21 +76,21 @@ public final class TestUnbound: Sendable {
     }
 
     /// Resolves `name` with a plain DNS query to this unbound; returns the rcode and addresses.
-    public func query(_ name: String, type: DNSQuery.RecordType = .a) throws -> DNSQuery.Answer {
-        try DNSQuery.ask(name, type: type, port: port)
+    public func query(_ name: String, type: DNSQuery.RecordType = .a) async throws -> DNSQuery.Answer {
+        try await DNSQuery.ask(name, type: type, port: port)
     }
 
-    private func runControl(_ arguments: [String]) throws -> String {
+    private func runControl(_ arguments: [String]) async throws -> String {
         let control = try TestPaths.executable("unbound-control")
         let outputURL = directory.appendingPathComponent("control-\(UUID().uuidString.prefix(8)).out")
-        let child = try ChildProcess(
+        let child = try await ChildProcess.launch(
             name: "unbound-control", executable: control, arguments: ["-c", configPath] + arguments,
             environment: TestPaths.childEnvironment(), logURL: outputURL)
-        guard child.waitForExit(timeout: 10) else {
-            child.kill()
+        guard await child.waitForExit(timeout: 10) else {
+            await child.kill()
             throw HarnessError("unbound-control \(arguments) hung")
         }
-        child.stop()
+        await child.stop()
         let output = child.output()
         try? FileManager.default.removeItem(at: outputURL)
         guard child.terminationStatus == 0 else {
@@ -105,7 +105,7 @@ public final class TestUnbound: Sendable {
             guard process.isRunning else {
                 throw HarnessError("unbound exited: \(process.output())")
             }
-            if let answer = try? query(TestZone.www), answer.rcode == 0, !answer.addresses.isEmpty { return }
+            if let answer = try? await query(TestZone.www), answer.rcode == 0, !answer.addresses.isEmpty { return }
             try await Task.sleep(for: .milliseconds(50))
         }
         throw HarnessError("unbound did not answer on port \(port) within 10 s: \(process.output())")
