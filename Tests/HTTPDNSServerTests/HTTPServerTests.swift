@@ -205,6 +205,28 @@ import Testing
         #expect(throws: RawHTTPError.self) { try RawHTTPConnection(port: port, timeout: 1) }
     }
 
+    /// Answers handed to responders before `stop` are sent, even with no grace period: a
+    /// resumed connection needs a turn of the event loop before its answer is on the wire.
+    @Test func answersGivenJustBeforeStopStillReachTheirClients() throws {
+        let handler = ScriptedHandler()
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
+        let port = try server.start()
+        defer { server.stop(grace: 0) }
+        let connections = try (0..<50).map { _ in try RawHTTPConnection(port: port) }
+        for connection in connections { connection.send("GET", "/hold") }
+        let deadline = Date().addingTimeInterval(5)
+        while handler.heldResponders.count < connections.count && Date() < deadline { usleep(2_000) }
+        try #require(handler.heldResponders.count == connections.count)
+        for respond in handler.heldResponders { respond(ServerResponse(status: 200, body: Array("answered".utf8))) }
+        server.stop(grace: 0)
+        var unanswered = 0
+        for connection in connections {
+            if let response = try? connection.readResponse(), response.status == 200, response.text == "answered" { continue }
+            unanswered += 1
+        }
+        #expect(unanswered == 0, "\(unanswered) of \(connections.count) answers given before stop never reached their client")
+    }
+
     @Test func stopWaitsForARequestThatAnswersWithinTheGracePeriod() throws {
         let handler = ScriptedHandler(laterDelay: 0.2)
         let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
