@@ -160,6 +160,15 @@ import Testing
         #expect(fixture.accountStore.calls.map(\.kind) == [.save, .delete])
     }
 
+    @Test func aDeletedAccountCanBeCreatedAgainWithAnEmptyCache() {
+        let fixture = ServiceFixture(adminToken: Self.token)
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
+        #expect(fixture.send("DELETE", "/v1/accounts/default", authorization: Self.bearer).status == 200)
+        let created = fixture.send("PUT", "/v1/accounts/default", authorization: Self.bearer, body: Array(Self.accountBody.utf8))
+        #expect(created.status == 201)
+        #expect(fixture.get("/v1/default/cache", ["host": "www.example.test"]).status == 404)
+    }
+
     @Test func theChangeIsSavedBeforeItTakesEffectAndBeforeTheReply() throws {
         let fixture = ServiceFixture(adminToken: Self.token)
         let before = fixture.engine.config

@@ -76,6 +76,26 @@ import Testing
         #expect(after.value("httpdns_upstream_requests_total", ["account": "default", "upstream": "memory-0", "outcome": "timeout"]) == 1)
     }
 
+    @Test func fallbackAndSingleFlightCountersMove() {
+        let fixture = ServiceFixture(config: .test { $0.localDNSFallback = true })
+        fixture.upstream.setFailure("fb.example.test", .a, .transport)
+        fixture.fallback.setAnswer("fb.example.test", .a, addresses: ["127.0.0.9"], ttl: nil)
+        fixture.upstream.setFailure("none.example.test", .a, .transport)
+        fixture.fallback.setFailure("none.example.test", .a, .transport)
+        fixture.upstream.setAnswer("hot.example.test", addresses: ["127.0.0.1"], ttl: 60)
+        _ = fixture.get("/v1/default/resolve", ["host": "fb.example.test"])
+        _ = fixture.get("/v1/default/resolve", ["host": "none.example.test"])
+        fixture.upstream.holdReplies(true)
+        let results = (0..<3).map { _ in fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "hot.example.test"])) }
+        let exchanges = results.map { Exchange($0, releasing: [fixture.upstream]) }
+        #expect(exchanges.allSatisfy { $0.status == 200 })
+        let text = MetricsText(fixture.get("/metrics").text)
+        #expect(text.value("httpdns_fallback_total", ["account": "default", "outcome": "success"]) == 1)
+        #expect(text.value("httpdns_fallback_total", ["account": "default", "outcome": "failure"]) == 1)
+        #expect(text.value("httpdns_singleflight_joined_total", ["account": "default"]) == 2)
+        #expect(text.value("httpdns_upstream_requests_total", ["account": "default", "upstream": "memory-0", "outcome": "transport"]) == 2)
+    }
+
     @Test func extraMetricsSourcesAreAppended() {
         let fixture = ServiceFixture()
         fixture.service.addMetricsSource { "# HELP httpdns_store_flushes_total Flushes.\n# TYPE httpdns_store_flushes_total counter\nhttpdns_store_flushes_total 7\n" }
