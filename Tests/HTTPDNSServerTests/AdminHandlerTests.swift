@@ -110,6 +110,7 @@ import Testing
         let body = #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"maxCacheTTL":5,"cacheTTLMax":7}"#
         let update = fixture.send("PUT", "/v1/accounts/default", authorization: Self.bearer, body: Array(body.utf8))
         #expect(update.status == 400)
+        #expect(update.errorCode == "InvalidParameter")
         #expect(update.errorMessage?.contains("cacheTTLMax") == true)
         #expect(fixture.engine.config == before)
         let create = fixture.send("PUT", "/v1/accounts/shop", authorization: Self.bearer, body: Array(body.utf8))
