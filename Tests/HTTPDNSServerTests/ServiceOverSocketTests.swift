@@ -2,6 +2,7 @@ import Foundation
 import HTTPDNSCore
 import HTTPDNSServer
 import HTTPDNSTestSupport
+import Synchronization
 import Testing
 
 /// `HTTPDNSService` behind the real `HTTPServer`: query strings, headers and deferred answers
@@ -121,6 +122,52 @@ import Testing
             server.quiesce()
             #expect(throws: RawHTTPError.self) { try RawHTTPConnection(port: port, timeout: 1) }
             #expect(try open.request("GET", "/healthz").status == 200)
+        }
+    }
+
+    /// Many clients on many connections, hits and misses mixed, upstream answers released from
+    /// another thread: every response is the right one for its request.
+    @Test func concurrentClientsGetTheirOwnAnswers() throws {
+        let fixture = ServiceFixture()
+        let hosts = (0..<30).map { "c\($0).example.test" }
+        for (index, host) in hosts.enumerated() { fixture.upstream.setAnswer(host, addresses: ["127.0.3.\(index)"], ttl: 60) }
+        fixture.upstream.holdReplies(true)
+        let stopReleasing = Atomic<Bool>(false)
+        let upstream = fixture.upstream
+        let releaser = Thread {
+            while !stopReleasing.load(ordering: .acquiring) {
+                upstream.release()
+                usleep(500)
+            }
+        }
+        releaser.start()
+        defer { stopReleasing.store(true, ordering: .releasing) }
+        try withService(fixture, threads: 2) { port, _ in
+            let failures = Mutex<[String]>([])
+            let group = DispatchGroup()
+            for client in 0..<8 {
+                group.enter()
+                Thread {
+                    defer { group.leave() }
+                    do {
+                        let connection = try RawHTTPConnection(port: port)
+                        for step in 0..<25 {
+                            let index = (client * 7 + step * 3) % hosts.count
+                            let response = try connection.request("GET", "/v1/default/resolve?host=\(hosts[index])&type=A")
+                            let ips = response.object["ips"] as? [String]
+                            if response.status != 200 || ips != ["127.0.3.\(index)"] {
+                                failures.withLock { $0.append("\(hosts[index]): \(response.status) \(response.text)") }
+                            }
+                        }
+                    } catch {
+                        failures.withLock { $0.append("client \(client): \(error)") }
+                    }
+                }.start()
+            }
+            #expect(group.wait(timeout: .now() + 20) == .success)
+            let seen = failures.withLock { $0 }
+            #expect(seen.isEmpty, "\(seen.prefix(5))")
+            #expect(fixture.upstream.totalCalls == hosts.count, "single-flight: one upstream query per name")
         }
     }
 }
