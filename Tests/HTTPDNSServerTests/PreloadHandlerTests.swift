@@ -163,4 +163,16 @@ import Testing
         #expect(fixture.upstream.peakInFlight == 2)
         #expect(number(exchange.object["resolved"]) == 7)
     }
+
+    @Test func theLargestAllowedPreloadCompletes() throws {
+        let fixture = ServiceFixture(config: .test { $0.cacheCountLimit = 20_000 })
+        let hosts = (0..<10_000).map { "bulk\($0).example.test" }
+        fixture.upstream.setUnknownResult(.success(UpstreamAnswer(addresses: ["127.0.4.1"], ttl: 60)))
+        let body = "{\"hosts\":[\(hosts.map { "\"\($0)\"" }.joined(separator: ","))],\"type\":\"A\"}"
+        let exchange = post(fixture, body)
+        #expect(exchange.status == 200)
+        #expect(number(exchange.object["resolved"]) == 10_000)
+        #expect((exchange.object["results"] as? [Any])?.count == 10_000)
+        #expect(fixture.engine.cacheCount == 10_000)
+    }
 }
