@@ -97,6 +97,34 @@ import Testing
         #expect(saved.contains("sign-key-1"))
     }
 
+    @Test func theBearerSchemeNameIsCaseInsensitive() {
+        let fixture = ServiceFixture(adminToken: Self.token)
+        for scheme in ["bearer", "BEARER", "Bearer"] {
+            #expect(fixture.send("GET", "/v1/accounts", authorization: "\(scheme) \(Self.token)").status == 200)
+        }
+    }
+
+    @Test func aConfigReadBackWithRedactedSecretsKeepsTheStoredSecrets() throws {
+        let fixture = ServiceFixture(adminToken: Self.token)
+        #expect(fixture.send("PUT", "/v1/accounts/shop", authorization: Self.bearer, body: Array(Self.accountBody.utf8)).status == 201)
+        let readBack = fixture.send("GET", "/v1/accounts/shop", authorization: Self.bearer)
+        let config = try #require(readBack.object["config"] as? [String: Any])
+        #expect(config["accessKeySecret"] as? String == "***")
+        let body = try JSONSerialization.data(withJSONObject: config)
+        #expect(fixture.send("PUT", "/v1/accounts/shop", authorization: Self.bearer, body: Array(body)).status == 200)
+        #expect(fixture.registry.engine("shop")?.config.accessKeySecret == "very-secret-1")
+        #expect(fixture.registry.engine("shop")?.config.secretKey == "sign-key-1")
+    }
+
+    @Test func aRedactedSecretForAnAccountWithoutOneIs400() {
+        let fixture = ServiceFixture(adminToken: Self.token)
+        let body = #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"accessKeyId":"AK","accessKeySecret":"***"}"#
+        let exchange = fixture.send("PUT", "/v1/accounts/fresh", authorization: Self.bearer, body: Array(body.utf8))
+        #expect(exchange.status == 400)
+        #expect(fixture.registry.engine("fresh") == nil)
+        #expect(fixture.accountStore.calls.isEmpty)
+    }
+
     @Test func getOfAnUnknownAccountIs404() {
         let fixture = ServiceFixture(adminToken: Self.token)
         let exchange = fixture.get("/v1/accounts/nobody", authorization: Self.bearer)

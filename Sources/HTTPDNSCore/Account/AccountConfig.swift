@@ -36,6 +36,9 @@ public struct AccountConfig: Sendable, Equatable {
         UpstreamSpec(kind: .json, url: "https://223.6.6.6/resolve"),
     ]
 
+    /// What stands for a secret in every output.
+    public static let redactedSecret = "***"
+
     /// TTL given to answers that carry none (system resolver, JSON `short=1`), seconds.
     public static let answerDefaultTTL: UInt32 = 60
 
@@ -109,8 +112,8 @@ public struct AccountConfig: Sendable, Equatable {
             "discardRecordsHasExpiredFor": discardRecordsHasExpiredFor,
         ]
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
-        if let accessKeySecret { object["accessKeySecret"] = redacted ? "***" : accessKeySecret }
-        if let secretKey { object["secretKey"] = redacted ? "***" : secretKey }
+        if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
+        if let secretKey { object["secretKey"] = redacted ? Self.redactedSecret : secretKey }
         return object
     }
 

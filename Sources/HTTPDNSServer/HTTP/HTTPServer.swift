@@ -100,10 +100,11 @@ public final class HTTPServer: @unchecked Sendable {
             table = nil
             return pending
         }
-        if !leftovers.isEmpty {
-            let until = SystemClock().now() + 2
-            while inFlight.load(ordering: .acquiring) > 0 && SystemClock().now() < until { usleep(10_000) }
-        }
+        // Resumed connections (ours above, or answered by their responders just before) need a
+        // turn of the event loop to send their response: wait for them, bounded.
+        let until = SystemClock().now() + 2
+        while inFlight.load(ordering: .acquiring) > 0 && SystemClock().now() < until { usleep(5_000) }
+        if !leftovers.isEmpty { Log.info("answered \(leftovers.count) suspended requests with 503 at shutdown") }
         MHD_stop_daemon(daemon)
         self.daemon = nil
     }

@@ -8,7 +8,8 @@ extension HTTPDNSService {
         guard let adminToken else {
             return .response(APIError(.forbidden, "the admin API is disabled: set HTTPDNS_ADMIN_TOKEN or adminToken").response)
         }
-        guard let header = request.authorization, header.hasPrefix("Bearer "),
+        // The scheme name is case-insensitive (RFC 7235); the token is compared in constant time.
+        guard let header = request.authorization, header.count > 7, header.prefix(7).lowercased() == "bearer ",
               Self.constantTimeEquals(Array(header.utf8.dropFirst(7)), Array(adminToken.utf8)) else {
             return .response(APIError(.unauthorized, "missing or wrong bearer token", headers: [("WWW-Authenticate", "Bearer")]).response)
         }
@@ -60,11 +61,19 @@ extension HTTPDNSService {
         } catch {
             return APIError(.invalidBody, "the body is not valid JSON").response
         }
-        let config: AccountConfig
+        var config: AccountConfig
         do {
             config = try AccountConfig(json: object, path: "")
         } catch {
             return APIError(.invalidParameter, error.description).response
+        }
+        // A configuration read back with GET carries "***" for its secrets: keep the stored ones.
+        if let existing = registry.engine(id)?.config {
+            if config.accessKeySecret == AccountConfig.redactedSecret { config.accessKeySecret = existing.accessKeySecret }
+            if config.secretKey == AccountConfig.redactedSecret { config.secretKey = existing.secretKey }
+        }
+        if config.accessKeySecret == AccountConfig.redactedSecret || config.secretKey == AccountConfig.redactedSecret {
+            return APIError(.invalidParameter, "\"***\" stands for a stored secret, and account \(id) has none to keep").response
         }
         do {
             try accountStore?.saveAccount(id: id, json: config.jsonText(redacted: false))
