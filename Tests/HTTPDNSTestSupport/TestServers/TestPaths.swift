@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where the harness finds the package, its scripts and the httpdnsd binary, and where it writes.
 public enum TestPaths {
     /// The package root (derived from this file's path).
@@ -20,10 +24,26 @@ public enum TestPaths {
         return packageRoot.appendingPathComponent(".build/debug/httpdnsd").path
     }
 
-    /// A new empty directory under the system temp dir, e.g. `/tmp/httpdnsd-it-unbound-XXXX`.
+    /// The directory of this test process's files, `/tmp/httpdnsd-it-run-PID`. Created on first
+    /// use, after removing the directories of earlier runs whose process is gone; the files of
+    /// the last run stay for diagnostics until the next run.
+    public static let runDirectory: URL = {
+        let temp = URL(fileURLWithPath: NSTemporaryDirectory())
+        let prefix = "httpdnsd-it-run-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: temp.path)) ?? [] where name.hasPrefix(prefix) {
+            guard let pid = Int32(name.dropFirst(prefix.count)), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(at: temp.appendingPathComponent(name))
+            }
+        }
+        let url = temp.appendingPathComponent(prefix + String(getpid()))
+        try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }()
+
+    /// A new empty directory in `runDirectory`, e.g. `/tmp/httpdnsd-it-run-123/unbound-1A2B3C4D`.
     public static func makeTemporaryDirectory(_ label: String) throws -> URL {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory())
-            .appendingPathComponent("httpdnsd-it-\(label)-\(UUID().uuidString.prefix(8))")
+        let url = runDirectory.appendingPathComponent("\(label)-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
