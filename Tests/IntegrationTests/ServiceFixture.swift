@@ -27,7 +27,7 @@ func withService(
 }
 
 /// Checks that `response` is the JSON error `{"error":{"code":code,...}}` with `status`.
-func expectError(_ response: HTTPResponse, status: Int, code: String,
+func expectError(_ response: HTTPClientResponse, status: Int, code: String,
                  sourceLocation: SourceLocation = #_sourceLocation) {
     #expect(response.status == status, "status of \(response)", sourceLocation: sourceLocation)
     #expect(response.json["error"]?["code"]?.string == code, "code of \(response)", sourceLocation: sourceLocation)

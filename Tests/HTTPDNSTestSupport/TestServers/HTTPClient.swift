@@ -24,32 +24,32 @@ public struct HTTPClient: Sendable {
     }
 
     /// GET `path` (with its query string).
-    public func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTPResponse {
+    public func get(_ path: String, headers: [String: String] = [:]) async throws -> HTTPClientResponse {
         try await request("GET", path, headers: headers)
     }
 
     /// POST a JSON value to `path`.
-    public func post(_ path: String, json: TestJSON, headers: [String: String] = [:]) async throws -> HTTPResponse {
+    public func post(_ path: String, json: TestJSON, headers: [String: String] = [:]) async throws -> HTTPClientResponse {
         var headers = headers
         headers["Content-Type"] = "application/json"
         return try await request("POST", path, headers: headers, body: Array(json.encoded().utf8))
     }
 
     /// PUT a JSON value to `path`.
-    public func put(_ path: String, json: TestJSON, headers: [String: String] = [:]) async throws -> HTTPResponse {
+    public func put(_ path: String, json: TestJSON, headers: [String: String] = [:]) async throws -> HTTPClientResponse {
         var headers = headers
         headers["Content-Type"] = "application/json"
         return try await request("PUT", path, headers: headers, body: Array(json.encoded().utf8))
     }
 
     /// DELETE `path`.
-    public func delete(_ path: String, headers: [String: String] = [:]) async throws -> HTTPResponse {
+    public func delete(_ path: String, headers: [String: String] = [:]) async throws -> HTTPClientResponse {
         try await request("DELETE", path, headers: headers)
     }
 
     /// Sends any request on a dedicated thread.
     public func request(_ method: String, _ path: String, headers: [String: String] = [:],
-                        body: [UInt8]? = nil) async throws -> HTTPResponse {
+                        body: [UInt8]? = nil) async throws -> HTTPClientResponse {
         let client = self
         return try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
@@ -62,7 +62,7 @@ public struct HTTPClient: Sendable {
 
     /// Sends a request and blocks until the whole response has arrived (or `timeout`).
     public func requestBlocking(_ method: String, _ path: String, headers: [String: String] = [:],
-                                body: [UInt8]? = nil) throws -> HTTPResponse {
+                                body: [UInt8]? = nil) throws -> HTTPClientResponse {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
         defer { close(fd) }
@@ -107,7 +107,7 @@ public struct HTTPClient: Sendable {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if n > 0 {
                 incoming += buffer[0..<n]
-                if let complete = try? HTTPResponseParser.parse(incoming, complete: false) { return complete }
+                if let complete = try? HTTPClientResponseParser.parse(incoming, complete: false) { return complete }
                 continue
             }
             if n == 0 { break }
@@ -118,62 +118,6 @@ public struct HTTPClient: Sendable {
             if incoming.isEmpty { throw HarnessError("\(method) \(path): recv failed: errno \(errno)") }
             break
         }
-        return try HTTPResponseParser.parse(incoming, complete: true)
-    }
-}
-
-/// Parses an HTTP/1.1 response from raw bytes.
-enum HTTPResponseParser {
-    /// Returns the response, or throws when it is not complete yet (`complete == false`) or malformed.
-    static func parse(_ bytes: [UInt8], complete: Bool) throws -> HTTPResponse {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let headEnd = bytes.firstRange(of: separator) else {
-            throw HarnessError("incomplete or malformed response head (\(bytes.count) bytes)")
-        }
-        let head = String(decoding: bytes[..<headEnd.lowerBound], as: UTF8.self)
-        var lines = head.components(separatedBy: "\r\n")
-        let statusLine = lines.removeFirst().split(separator: " ")
-        guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
-            throw HarnessError("bad status line in \(head)")
-        }
-        var headers: [(name: String, value: String)] = []
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((line[..<colon].lowercased(),
-                            line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
-        }
-        var rest = Array(bytes[headEnd.upperBound...])
-        let field = { (name: String) in headers.first { $0.name == name }?.value }
-        if field("transfer-encoding")?.lowercased().contains("chunked") == true {
-            rest = try dechunk(rest, complete: complete)
-        } else if let lengthText = field("content-length"), let length = Int(lengthText) {
-            guard rest.count >= length else {
-                throw HarnessError("body shorter than Content-Length (\(rest.count) < \(length))")
-            }
-            rest = Array(rest[..<length])
-        } else if !complete {
-            throw HarnessError("body of unknown length: read to EOF")
-        }
-        return HTTPResponse(status: status, headers: headers, body: rest)
-    }
-
-    private static func dechunk(_ bytes: [UInt8], complete: Bool) throws -> [UInt8] {
-        var body: [UInt8] = []
-        var index = 0
-        while true {
-            guard let lineEnd = bytes[index...].firstRange(of: [13, 10]) else {
-                throw HarnessError("incomplete chunk")
-            }
-            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self)
-                .split(separator: ";").first.map(String.init) ?? ""
-            guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
-                throw HarnessError("bad chunk size '\(sizeText)'")
-            }
-            index = lineEnd.upperBound
-            if size == 0 { return body }
-            guard bytes.count >= index + size + 2 else { throw HarnessError("incomplete chunk") }
-            body += bytes[index..<(index + size)]
-            index += size + 2
-        }
+        return try HTTPClientResponseParser.parse(incoming, complete: true)
     }
 }

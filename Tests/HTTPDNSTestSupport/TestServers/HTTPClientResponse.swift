@@ -1,7 +1,7 @@
 import Foundation
 
 /// One HTTP response as the test client received it.
-public struct HTTPResponse: Sendable, CustomStringConvertible {
+public struct HTTPClientResponse: Sendable, CustomStringConvertible {
     /// Status code, e.g. 200.
     public var status: Int
     /// Header fields with lower-cased names, in arrival order.
