@@ -10,6 +10,15 @@ CNAME chain, and returning the JSON body the public JSON APIs return::
      "Answer":[{"name":"www.example.test.","type":1,"TTL":300,"data":"127.0.0.11"}],
      "Authority":[{"name":"example.test.","type":6,"TTL":3600,"data":"ns. host. 1 3600 1200 604800 60"}]}
 
+It also answers the Alibaba EMAS HTTPDNS API (WIRE-FORMATS section 3)::
+
+    GET /{account}/d?host=H[&query=4|6|4,6][&ip=..]
+    GET /{account}/sign_d?host=H&query=..&t=EXPIRY&s=md5(H-SECRET-EXPIRY)   (with --httpdns-secret)
+    -> {"host":"H","ips":[..],"ipsv6":[..],"ttl":T,"origin_ttl":T,"client_ip":"127.0.0.1"}
+
+With --json-secret, /resolve requires the Alibaba signature
+``uid, ak, ts, key = hex(sha256(uid + secret + ts + name + ak))`` and answers 403 otherwise.
+
 Test hooks (not part of the JSON API):
   GET    /_requests        -> JSON list of the recorded requests (path, query, headers, time)
   DELETE /_requests        -> clears the log
@@ -22,7 +31,9 @@ Standard library only. Usage::
 """
 
 import argparse
+import hashlib
 import json
+import re
 import random
 import socket
 import struct
@@ -208,9 +219,24 @@ def resolve(server, name, qtype):
     }
 
 
+def resolve_addresses(server, name, qtype):
+    """(addresses of qtype, min TTL over the chain, rcode) for the EMAS API."""
+    body = resolve(server, name, qtype)
+    records = body.get("Answer") or []
+    addresses = [r["data"] for r in records if r["type"] == qtype]
+    if addresses:
+        ttl = min(r["TTL"] for r in records)
+    else:
+        soa = body.get("Authority") or []
+        ttl = soa[0]["TTL"] if soa else 60
+    return addresses, ttl, body["Status"]
+
+
 class State:
-    def __init__(self, dns_server):
+    def __init__(self, dns_server, json_secret=None, httpdns_secret=None):
         self.dns_server = dns_server
+        self.json_secret = json_secret
+        self.httpdns_secret = httpdns_secret
         self.lock = threading.Lock()
         self.requests = []
         self.delay_ms = 0
@@ -285,7 +311,8 @@ class Handler(BaseHTTPRequestHandler):
                 body = {"delay_ms": state.delay_ms, "http_status": state.http_status}
             self.send_json(200, body, "application/json")
             return
-        if parsed.path not in ("/resolve", "/dns-query"):
+        emas = re.fullmatch(r"/([^/]+)/(d|sign_d)", parsed.path)
+        if parsed.path not in ("/resolve", "/dns-query") and not emas:
             self.send_json(404, {"error": "unknown path"}, "application/json")
             return
         state.record(self, parsed)
@@ -296,8 +323,14 @@ class Handler(BaseHTTPRequestHandler):
         if http_status:
             self.send_json(http_status, {"error": f"forced status {http_status}"}, "application/json")
             return
+        if emas:
+            self.answer_emas(state, params, emas.group(2) == "sign_d")
+            return
         name = (params.get("name") or [""])[0]
         raw_type = (params.get("type") or ["1"])[0]
+        if state.json_secret is not None and not self.json_signature_ok(state.json_secret, params, name):
+            self.send_json(403, {"Status": 5, "Comment": "bad or missing signature"})
+            return
         if not name:
             self.send_json(400, {"Status": 1, "Comment": "missing name"})
             return
@@ -313,6 +346,49 @@ class Handler(BaseHTTPRequestHandler):
         self.send_json(200, body)
 
 
+    def json_signature_ok(self, secret, params, name):
+        uid, ak, ts, key = (((params.get(k) or [""])[0]) for k in ("uid", "ak", "ts", "key"))
+        if not (uid and ak and ts and key) or not ts.isdigit() or abs(time.time() - int(ts)) > 300:
+            return False
+        return hashlib.sha256((uid + secret + ts + name + ak).encode()).hexdigest() == key.lower()
+
+    def answer_emas(self, state, params, signed):
+        host = (params.get("host") or [""])[0]
+        if not host:
+            self.send_json(400, {"code": "MissingArgument"}, "application/json")
+            return
+        if signed:
+            t = (params.get("t") or [""])[0]
+            sig = (params.get("s") or [""])[0]
+            if state.httpdns_secret is None or not t.isdigit():
+                self.send_json(403, {"code": "InvalidSignature"}, "application/json")
+                return
+            if int(t) < time.time():
+                self.send_json(403, {"code": "SignatureExpired"}, "application/json")
+                return
+            expected = hashlib.md5(f"{host}-{state.httpdns_secret}-{t}".encode()).hexdigest()
+            if sig.lower() != expected:
+                self.send_json(403, {"code": "InvalidSignature"}, "application/json")
+                return
+        elif state.httpdns_secret is not None:
+            self.send_json(403, {"code": "InvalidAccount"}, "application/json")
+            return
+        families = (params.get("query") or ["4"])[0].split(",")
+        body = {"host": host, "ips": [], "ipsv6": [], "client_ip": self.client_address[0]}
+        ttls = []
+        try:
+            for family in families:
+                qtype = TYPE_AAAA if family.strip() == "6" else TYPE_A
+                addresses, ttl, _ = resolve_addresses(state.dns_server, host, qtype)
+                body["ipsv6" if qtype == TYPE_AAAA else "ips"] = addresses
+                ttls.append(ttl)
+        except (DNSError, ValueError) as err:
+            self.send_json(500, {"code": "InternalError", "message": str(err)}, "application/json")
+            return
+        body["ttl"] = body["origin_ttl"] = min(ttls) if ttls else 60
+        self.send_json(200, body, "application/json")
+
+
 def parse_server(text):
     host, _, port = text.rpartition(":")
     return host.strip("[]"), int(port)
@@ -323,10 +399,12 @@ def main():
     parser.add_argument("--listen-host", default="127.0.0.1")
     parser.add_argument("--listen-port", type=int, default=8054)
     parser.add_argument("--dns", default="127.0.0.1:5353", help="DNS server host:port (loopback)")
+    parser.add_argument("--json-secret", help="require Alibaba-signed /resolve requests with this accessKeySecret")
+    parser.add_argument("--httpdns-secret", help="accept EMAS sign_d requests signed with this secret (and refuse d)")
     args = parser.parse_args()
     server = ThreadingHTTPServer((args.listen_host, args.listen_port), Handler)
     server.daemon_threads = True
-    server.state = State(parse_server(args.dns))
+    server.state = State(parse_server(args.dns), args.json_secret, args.httpdns_secret)
     host, port = server.server_address[:2]
     print(f"json_responder listening on {host}:{port} dns {args.dns}", flush=True)
     try:

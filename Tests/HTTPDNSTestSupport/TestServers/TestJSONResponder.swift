@@ -22,6 +22,8 @@ public final class TestJSONResponder: Sendable {
     public var resolveURL: String { "http://127.0.0.1:\(port)/resolve" }
     /// The upstream spec for httpdnsd: `json:http://127.0.0.1:PORT/resolve`.
     public var upstreamSpec: String { "json:\(resolveURL)" }
+    /// The EMAS HTTPDNS API upstream spec: `httpdns:http://127.0.0.1:PORT` (the client adds `/{account}/d`).
+    public var httpdnsUpstreamSpec: String { "httpdns:http://127.0.0.1:\(port)" }
 
     private init(port: UInt16, process: ChildProcess) {
         self.port = port
@@ -30,7 +32,11 @@ public final class TestJSONResponder: Sendable {
     }
 
     /// Starts the responder in front of 127.0.0.1:`dnsPort` and waits until it answers.
-    public static func start(dnsPort: UInt16) async throws -> TestJSONResponder {
+    /// - Parameters:
+    ///   - jsonSecret: when set, `/resolve` demands the Alibaba signature made with this accessKeySecret (403 otherwise).
+    ///   - httpdnsSecret: when set, the EMAS API demands `sign_d` signed with this secret key.
+    public static func start(dnsPort: UInt16, jsonSecret: String? = nil,
+                             httpdnsSecret: String? = nil) async throws -> TestJSONResponder {
         // The system python, not a version-manager shim (a shim may not pass SIGTERM on).
         let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
             ? "/usr/bin/python3" : try TestPaths.executable("python3")
@@ -41,7 +47,9 @@ public final class TestJSONResponder: Sendable {
             let process = try await ChildProcess.launch(
                 name: "json_responder", executable: python,
                 arguments: ["-u", TestPaths.jsonResponderScript.path, "--listen-port", String(port),
-                            "--dns", "127.0.0.1:\(dnsPort)"],
+                            "--dns", "127.0.0.1:\(dnsPort)"]
+                    + (jsonSecret.map { ["--json-secret", $0] } ?? [])
+                    + (httpdnsSecret.map { ["--httpdns-secret", $0] } ?? []),
                 environment: TestPaths.childEnvironment(),
                 logURL: directory.appendingPathComponent("json_responder.log"))
             let server = TestJSONResponder(port: port, process: process)
@@ -80,9 +88,12 @@ public final class TestJSONResponder: Sendable {
         }
     }
 
-    /// The `/resolve` requests received for `name` (any type).
+    /// The requests received for `name` (any type): `name=` of the JSON API or `host=` of the EMAS API.
     public func requests(for name: String) async throws -> [RecordedRequest] {
-        try await requests().filter { $0.query["name"]?.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) == name.lowercased() }
+        try await requests().filter { request in
+            let asked = request.query["name"] ?? request.query["host"] ?? ""
+            return asked.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: ".")) == name.lowercased()
+        }
     }
 
     /// Forgets the recorded requests.

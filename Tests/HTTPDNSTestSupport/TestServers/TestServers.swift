@@ -72,3 +72,19 @@ public func withHTTPDNSD<T>(_ options: HTTPDNSDOptions, _ body: (HTTPDNSDProcess
         throw error
     }
 }
+
+/// Runs `body` with an extra JSON/EMAS responder in front of `servers`' unbound (e.g. one that
+/// demands signatures), stopping it on every path.
+public func withJSONResponder<T>(_ servers: TestServers, jsonSecret: String? = nil, httpdnsSecret: String? = nil,
+                                 _ body: (TestJSONResponder) async throws -> T) async throws -> T {
+    let responder = try await TestJSONResponder.start(dnsPort: servers.unbound.port, jsonSecret: jsonSecret,
+                                                      httpdnsSecret: httpdnsSecret)
+    do {
+        let result = try await body(responder)
+        await responder.stop()
+        return result
+    } catch {
+        await responder.stop()
+        throw error
+    }
+}
