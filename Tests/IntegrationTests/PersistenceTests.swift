@@ -1,0 +1,123 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// What survives a restart (accounts, cache switches, discard age) and the cache size limit.
+@Suite("Persistence and limits")
+struct PersistenceTests {
+    static let token = "integration-admin-token-1234"
+    static let bearer = ["Authorization": "Bearer \(token)"]
+
+    /// Options for a restart on `database` that can only answer from the cache.
+    private func offlineOptions(_ database: String) -> HTTPDNSDOptions {
+        HTTPDNSDOptions(upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"],
+                        localDNSServers: ["127.0.0.1:\(deadPort())"], localDNSFallback: false,
+                        adminToken: Self.token, databasePath: database)
+    }
+
+    @Test func accountsCreatedThroughTheAdminAPISurviveARestart() async throws {
+        let database = try await withTestServers { servers in
+            var options = servers.options()
+            options.adminToken = Self.token
+            return try await withHTTPDNSD(options) { first in
+                let account = loopbackAccount(servers, ["accessKeySecret": "kept-secret-1", "maxCacheTTL": 123])
+                let put = try await first.client.put("/v1/accounts/durable1", json: account, headers: Self.bearer)
+                #expect(put.status / 100 == 2, "\(put)")
+                #expect(await first.stop() == 0)
+                return first.databasePath
+            }
+        }
+        try await withHTTPDNSD(offlineOptions(database)) { second in
+            let response = try await second.client.get("/v1/accounts/durable1", headers: Self.bearer)
+            #expect(response.status == 200, "\(response)")
+            let config = response.json["config"] ?? response.json
+            #expect(config["maxCacheTTL"]?.int == 123, "\(response)")
+            #expect(config["accessKeySecret"]?.string == "***")
+            // The account exists (its upstreams are the stopped servers, so it cannot resolve anything new).
+            let resolve = try await second.client.get("/v1/durable1/resolve?host=\(TestZone.unique())")
+            #expect(resolve.status != 404, "\(resolve)")
+        }
+    }
+
+    @Test func persistentCacheDisabledStartsWithAnEmptyCache() async throws {
+        let database = try await withTestServers { servers in
+            var options = servers.options()
+            options.config = ["accounts": ["default": loopbackAccount(servers, ["persistentCacheIPEnabled": false])]]
+            return try await withHTTPDNSD(options) { first in
+                let resolved = try await first.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
+                #expect(resolved.status == 200)
+                #expect(await first.stop() == 0)
+                return first.databasePath
+            }
+        }
+        var options = offlineOptions(database)
+        options.config = ["accounts": ["default": [
+            "upstreams": .array(options.upstreams.map { .string($0) }), "localDNSFallback": false,
+            "persistentCacheIPEnabled": false]]]
+        try await withHTTPDNSD(options) { second in
+            expectError(try await second.client.get("/v1/default/cache?host=\(TestZone.www)&type=A&expired=1"),
+                        status: 404, code: "NotFound")
+        }
+    }
+
+    @Test func entriesExpiredLongerThanTheDiscardAgeAreNotLoaded() async throws {
+        let database = try await withTestServers { servers in
+            var options = servers.options()
+            options.config = ["accounts": ["default": loopbackAccount(servers, ["discardRecordsHasExpiredFor": 1])]]
+            return try await withHTTPDNSD(options) { first in
+                #expect(try await first.client.get("/v1/default/resolve?host=\(TestZone.shortTTLName)&type=A").status == 200)
+                let resolved = try await first.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
+                #expect(resolved.status == 200)
+                #expect(await first.stop() == 0)
+                return first.databasePath
+            }
+        }
+        try await Task.sleep(for: .seconds(7))  // TTL 5 s + more than the 1 s discard age
+        var options = offlineOptions(database)
+        options.config = ["accounts": ["default": [
+            "upstreams": .array(options.upstreams.map { .string($0) }), "localDNSFallback": false,
+            "discardRecordsHasExpiredFor": 1]]]
+        try await withHTTPDNSD(options) { second in
+            expectError(try await second.client.get("/v1/default/cache?host=\(TestZone.shortTTLName)&type=A&expired=1"),
+                        status: 404, code: "NotFound")
+            let www = try await second.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
+            #expect(www.status == 200)
+            #expect(www.json["source"]?.string == "cache")
+        }
+    }
+
+    @Test func cacheCountLimitBoundsTheCacheByEvictingEntries() async throws {
+        try await withService(configure: { servers, options in
+            options.config = ["accounts": ["default": loopbackAccount(servers, ["cacheCountLimit": 10])]]
+        }) { _, service in
+            for index in 0..<25 {
+                let response = try await service.client.get("/v1/default/resolve?host=\(TestZone.bulkHost(index))&type=A")
+                #expect(response.status == 200)
+            }
+            let metrics = try await service.metrics()
+            let entries = metrics.sum("httpdns_cache_entries", ["account": "default"])
+            #expect(entries > 0 && entries <= 10)
+            let list = try await service.client.get("/v1/default/cache?limit=100").json
+            let hosts = list["entries"]?.array?.compactMap { $0["host"]?.string } ?? []
+            #expect(!hosts.isEmpty && hosts.count <= 10)
+            #expect(hosts.contains(TestZone.bulkHost(24)))  // the newest survives
+            #expect(!hosts.contains(TestZone.bulkHost(0)))  // the oldest went first
+        }
+    }
+
+    @Test func expiredLookupTriggersABackgroundRefresh() async throws {
+        try await withService(upstreams: { [$0.json.upstreamSpec] }) { servers, service in
+            _ = try await service.client.get("/v1/default/resolve?host=\(TestZone.shortTTLName)&type=A")
+            try await Task.sleep(for: .seconds(6))
+            let expired = try await service.client.get("/v1/default/cache?host=\(TestZone.shortTTLName)&type=A&expired=1")
+            #expect(expired.status == 200)
+            var asked = 0
+            for _ in 0..<60 {
+                asked = try await servers.json.requests(for: TestZone.shortTTLName).count
+                if asked >= 2 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(asked == 2)
+        }
+    }
+}
