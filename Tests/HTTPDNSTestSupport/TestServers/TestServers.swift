@@ -47,15 +47,25 @@ public final class TestServers: Sendable {
     }
 }
 
-/// Runs `body` with freshly started `TestServers`, stopping them on every path.
+/// Runs `body` with freshly started `TestServers`, stopping them on every path. At most
+/// `ServerStackGate.shared` stacks run at once; do not nest calls.
 public func withTestServers<T>(_ body: (TestServers) async throws -> T) async throws -> T {
-    let servers = try await TestServers.start()
+    await ServerStackGate.shared.acquire()
+    let servers: TestServers
+    do {
+        servers = try await TestServers.start()
+    } catch {
+        await ServerStackGate.shared.release()
+        throw error
+    }
     do {
         let result = try await body(servers)
         await servers.stop()
+        await ServerStackGate.shared.release()
         return result
     } catch {
         await servers.stop()
+        await ServerStackGate.shared.release()
         throw error
     }
 }
