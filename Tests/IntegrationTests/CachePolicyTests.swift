@@ -32,7 +32,7 @@ struct CachePolicyTests {
                 if asked >= 2 { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
-            #expect(asked == 2)
+            #expect(asked >= 2)
         }
     }
 

@@ -62,6 +62,26 @@ struct LifecycleTests {
         }
     }
 
+    @Test func sigtermLetsARequestInFlightFinish() async throws {
+        try await withService(upstreams: { [$0.json.upstreamSpec] }) { servers, service in
+            try await servers.json.setDelay(milliseconds: 1500)
+            let client = service.client
+            let name = TestZone.unique("inflight")
+            async let inFlight = client.get("/v1/default/resolve?host=\(name)&type=A")
+            var asked = 0
+            for _ in 0..<100 where asked == 0 {  // wait until the upstream query is out
+                asked = try await servers.json.requests(for: name).count
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(asked == 1)
+            let stopping = Task { await service.stop() }
+            let response = try await inFlight
+            #expect(response.status == 200, "\(response)")
+            #expect(response.json["ips"]?.strings == TestZone.wildV4)
+            #expect(await stopping.value == 0)
+        }
+    }
+
     @Test func preloadedNamesSurviveSIGKILLAndResolveWithoutUpstreams() async throws {
         let hosts = (0..<40).map { TestZone.bulkHost($0) }
         let database = try await withTestServers { servers in

@@ -69,6 +69,16 @@ struct PreloadAndStatsTests {
         }
     }
 
+    @Test func preloadOverMaxPreloadHostsIs400TooManyHostsAndResolvesNothing() async throws {
+        try await withService(configure: { _, options in options.arguments += ["--max-preload-hosts", "2"] }) { servers, service in
+            let before = try await servers.unbound.queryCount()
+            let hosts: TestJSON = [.string(TestZone.www), .string(TestZone.v4Only), .string(TestZone.v6Only)]
+            let response = try await service.client.post("/v1/default/preload", json: ["hosts": hosts, "type": "A"])
+            expectError(response, status: 400, code: "TooManyHosts")
+            #expect(try await servers.unbound.queryCount() == before)
+        }
+    }
+
     @Test func preloadWithoutHostsIs400() async throws {
         try await withService { _, service in
             let response = try await service.client.post("/v1/default/preload", json: ["type": "A"])
