@@ -141,11 +141,6 @@ public final class ChildProcess: Sendable {
     }
 }
 
-/// An error of the test harness itself (a server did not start, a port did not open, ...).
-public struct HarnessError: Error, CustomStringConvertible {
-    public var description: String
-    public init(_ description: String) { self.description = description }
-}
 
 /// Hands a non-Sendable value to a thread that is the only one using it meanwhile.
 private final class UncheckedBox<Value>: @unchecked Sendable {
