@@ -18,9 +18,15 @@ public enum TestPaths {
         packageRoot.appendingPathComponent("scripts/test/json_responder.py")
     }
 
-    /// The httpdnsd binary: `$HTTPDNSD_BIN`, else `<package root>/.build/debug/httpdnsd`.
+    /// The httpdnsd binary: `$HTTPDNSD_BIN`; else the `httpdnsd` built beside the running test
+    /// bundle (same scratch path and configuration); else `<package root>/.build/debug/httpdnsd`.
     public static var httpdnsdBinary: String {
         if let path = ProcessInfo.processInfo.environment["HTTPDNSD_BIN"], !path.isEmpty { return path }
+        if let testExecutable = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
+            let sibling = URL(fileURLWithPath: testExecutable).deletingLastPathComponent()
+                .appendingPathComponent("httpdnsd").path
+            if FileManager.default.isExecutableFile(atPath: sibling) { return sibling }
+        }
         return packageRoot.appendingPathComponent(".build/debug/httpdnsd").path
     }
 
