@@ -35,7 +35,7 @@ struct AdminAPITests {
                                            "secretKey": "another-secret-value", "ipv6Enable": true])
             try LoopbackGuard.checkAccount(id: "tenant1", account)
             let put = try await service.client.put("/v1/accounts/tenant1", json: account, headers: Self.bearer)
-            #expect(put.status == 200, "\(put)")
+            #expect(put.status == 201, "a new account is created: \(put)")
             #expect(!put.text.contains("very-secret-value") && !put.text.contains("another-secret-value"))
 
             let resolved = try await service.client.get("/v1/tenant1/resolve?host=\(TestZone.www)&type=auto")
