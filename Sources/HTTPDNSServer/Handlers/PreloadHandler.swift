@@ -65,12 +65,7 @@ extension HTTPDNSService {
             if outcome.ok {
                 resolved += 1
                 let answers = result.answers
-                writer.comma()
-                writer.key("ips")
-                writer.stringArray(answers.filter { $0.0 == .a }.flatMap(\.1.addresses))
-                writer.comma()
-                writer.key("ipsv6")
-                writer.stringArray(answers.filter { $0.0 == .aaaa }.flatMap(\.1.addresses))
+                AnswerRendering.writeAddresses(answers, to: &writer)
                 if answers.contains(where: { $0.1.nxdomain }) {
                     writer.comma()
                     writer.key("nxdomain")

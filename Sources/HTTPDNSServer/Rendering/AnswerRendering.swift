@@ -46,12 +46,7 @@ enum AnswerRendering {
         writer.raw("{")
         writer.key("host")
         writer.string(result.host.value)
-        writer.comma()
-        writer.key("ips")
-        writer.stringArray(answers.filter { $0.0 == .a }.flatMap(\.1.addresses))
-        writer.comma()
-        writer.key("ipsv6")
-        writer.stringArray(answers.filter { $0.0 == .aaaa }.flatMap(\.1.addresses))
+        writeAddresses(answers, to: &writer)
         writer.comma()
         writer.key("ttl")
         writer.number(answers.map(\.1.ttl).min() ?? 0)
@@ -70,6 +65,16 @@ enum AnswerRendering {
             writer.bool(true)
         }
         writer.raw("}")
+    }
+
+    /// `,"ips":[...],"ipsv6":[...]` from the answers of each family.
+    static func writeAddresses(_ answers: [(RecordFamily, ResolvedAnswer)], to writer: inout JSONWriter) {
+        writer.comma()
+        writer.key("ips")
+        writer.stringArray(answers.filter { $0.0 == .a }.flatMap(\.1.addresses))
+        writer.comma()
+        writer.key("ipsv6")
+        writer.stringArray(answers.filter { $0.0 == .aaaa }.flatMap(\.1.addresses))
     }
 
     static func combinedSource(_ sources: [AnswerSource]) -> AnswerSource {

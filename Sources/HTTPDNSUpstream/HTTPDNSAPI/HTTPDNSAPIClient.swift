@@ -67,17 +67,6 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
             headers: [HTTPHeader("Accept", "application/json")],
             timeoutMilliseconds: query.timeoutMilliseconds
         )
-        loop.perform(request) { result in
-            switch result {
-            case .failure(let error):
-                completion(.failure(error))
-            case .success(let response):
-                if let error = HTTPStatusError.error(for: response.status, body: response.body) {
-                    completion(.failure(error))
-                } else {
-                    completion(HTTPDNSAPIParser.parse(response.body, family: query.family))
-                }
-            }
-        }
+        loop.performUpstream(request, parse: { HTTPDNSAPIParser.parse($0, family: query.family) }, completion: completion)
     }
 }

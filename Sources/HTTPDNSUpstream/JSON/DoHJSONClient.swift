@@ -62,18 +62,10 @@ public struct DoHJSONClient: UpstreamResolver {
         )
         let offset = self.offset
         let clock = self.clock
-        loop.perform(request) { result in
-            switch result {
-            case .failure(let error):
-                completion(.failure(error))
-            case .success(let response):
-                offset.learn(dateHeader: response.header("Date"), now: clock.now())
-                if let error = HTTPStatusError.error(for: response.status, body: response.body) {
-                    completion(.failure(error))
-                } else {
-                    completion(DoHJSONParser.parse(response.body, family: query.family))
-                }
-            }
-        }
+        loop.performUpstream(
+            request,
+            observe: { offset.learn(dateHeader: $0.header("Date"), now: clock.now()) },
+            parse: { DoHJSONParser.parse($0, family: query.family) },
+            completion: completion)
     }
 }

@@ -38,17 +38,6 @@ public struct DoHWireClient: UpstreamResolver {
             headers: [HTTPHeader("Accept", "application/dns-message")],
             timeoutMilliseconds: query.timeoutMilliseconds
         )
-        loop.perform(request) { result in
-            switch result {
-            case .failure(let error):
-                completion(.failure(error))
-            case .success(let response):
-                if let error = HTTPStatusError.error(for: response.status, body: response.body) {
-                    completion(.failure(error))
-                } else {
-                    completion(DNSReplyParser.parse(response.body, family: query.family))
-                }
-            }
-        }
+        loop.performUpstream(request, parse: { DNSReplyParser.parse($0, family: query.family) }, completion: completion)
     }
 }

@@ -1,0 +1,27 @@
+import HTTPDNSCore
+
+extension CurlEventLoop {
+    /// Performs one upstream request the way every HTTP adapter does: transport failures pass
+    /// through, an HTTP error status becomes the `UpstreamError` it stands for, and the body of a
+    /// successful response goes to `parse`. `observe` sees every response first (e.g. its `Date`).
+    func performUpstream(
+        _ request: HTTPRequest,
+        observe: (@Sendable (HTTPResponse) -> Void)? = nil,
+        parse: @escaping @Sendable ([UInt8]) -> Result<UpstreamAnswer, UpstreamError>,
+        completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void
+    ) {
+        perform(request) { result in
+            switch result {
+            case .failure(let error):
+                completion(.failure(error))
+            case .success(let response):
+                observe?(response)
+                if let error = HTTPStatusError.error(for: response.status, body: response.body) {
+                    completion(.failure(error))
+                } else {
+                    completion(parse(response.body))
+                }
+            }
+        }
+    }
+}
