@@ -154,7 +154,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         skippedInvalidRowsCounter.add(result.skippedInvalid, ordering: .relaxed)
         discardedExpiredRowsCounter.add(result.discardedExpired, ordering: .relaxed)
         if result.skippedInvalid > 0 {
-            StoreLog.error("warm load of account '\(account)' skipped \(result.skippedInvalid) rows with an invalid host")
+            Log.error("store: warm load of account '\(account)' skipped \(result.skippedInvalid) rows with an invalid host")
         }
         return result.entries
     }
@@ -217,7 +217,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         } catch {
             if error.code != .closed {
                 writeErrorsCounter.add(1, ordering: .relaxed)
-                StoreLog.error("saving account '\(id)' failed: \(error)")
+                Log.error("store: saving account '\(id)' failed: \(error)")
             }
             throw error
         }
@@ -240,10 +240,10 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             writeErrorsCounter.add(1, ordering: .relaxed)
             consecutiveFailures += 1
             if consecutiveFailures < 3 {
-                StoreLog.error("committing \(batch.count) cache changes failed, will retry: \(error)")
+                Log.error("store: committing \(batch.count) cache changes failed, will retry: \(error)")
                 locked_state.withLock { $0.requeue(batch) }
             } else {
-                StoreLog.error("committing \(batch.count) cache changes failed \(consecutiveFailures) times, dropping them: \(error)")
+                Log.error("store: committing \(batch.count) cache changes failed \(consecutiveFailures) times, dropping them: \(error)")
                 droppedChangesCounter.add(batch.count, ordering: .relaxed)
                 consecutiveFailures = 0
             }

@@ -32,6 +32,7 @@ public final class ResolverEngine: Sendable {
     private let clock: any Clock
     private let persistence: (any CachePersistence)?
     private let makeChain: ChainFactory
+    private let failureLog = LogThrottle(interval: 10)
 
     public init(
         accountID: String, config: AccountConfig, clock: any Clock, persistence: (any CachePersistence)?,
@@ -141,13 +142,23 @@ public final class ResolverEngine: Sendable {
         case .upstream(let name, let result, _):
             metrics.recordUpstream(name: name, result: result)
             stats.update(statsKey) { $0.recordUpstream(result) }
+            if case .failure(let error) = result { logFailure(of: name, error, statsKey: statsKey) }
         case .fallback(let result, _):
             if case .success = result { metrics.fallbackSuccess.increment() } else { metrics.fallbackFailure.increment() }
             stats.update(statsKey) {
                 $0.gobackLocaldnsNum += 1
                 if case .failure = result { $0.localErro += 1 }
             }
+            if case .failure(let error) = result { logFailure(of: "local DNS fallback", error, statsKey: statsKey) }
         }
+    }
+
+    /// One warning per resolver every 10 s at most, with the count of the ones held back.
+    private func logFailure(of resolver: String, _ error: UpstreamError, statsKey: StatsKey) {
+        guard let suppressed = failureLog.admit(resolver, now: clock.now()) else { return }
+        let family = statsKey.family.typeName
+        let more = suppressed > 0 ? " (\(suppressed) more failures since the last report)" : ""
+        Log.warning("account \(accountID): \(resolver) failed for \(statsKey.domain) \(family): \(error)\(more)")
     }
 
     /// The cache entry an upstream answer becomes under the account's caps. Answers without a TTL
