@@ -33,6 +33,15 @@ if ((${#missing[@]} > 0)); then
     echo "install-deps: not root and sudo is not available; install as root: apt-get install -y ${missing[*]}" >&2
     exit 1
   fi
+  # The tests run their own unbound on loopback. Keep the package from starting the system
+  # service, which would fetch the root trust anchor and recurse to the internet: a
+  # policy-rc.d that refuses every start, for the time of the install only.
+  policy=/usr/sbin/policy-rc.d
+  if [[ ! -e $policy ]]; then
+    printf '#!/bin/sh\nexit 101\n' | "${SUDO[@]}" tee "$policy" >/dev/null
+    "${SUDO[@]}" chmod 755 "$policy"
+    trap '"${SUDO[@]}" rm -f "$policy"' EXIT
+  fi
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 else

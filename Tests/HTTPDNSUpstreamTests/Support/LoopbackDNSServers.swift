@@ -66,6 +66,9 @@ final class LoopbackDNSServers {
               do-not-query-localhost: no
               module-config: "iterator"
               local-zone: "test." nodefault
+              # Never recurse: a name outside the test zone is refused, not looked up on the internet.
+              local-zone: "." refuse
+              local-zone: "example.test." transparent
             auth-zone:
               name: "example.test."
               zonefile: "\(zonePath)"
