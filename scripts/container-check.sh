@@ -16,7 +16,8 @@
 # 6. prints PASS or FAIL and removes everything it started on every path.
 #
 # Environment: IMAGE (default httpdnsd:check), STANDINS (path of the stand-in script),
-# KEEP_IMAGE=1 keeps the built image, SKIP_BUILD=1 reuses an existing $IMAGE.
+# KEEP_IMAGE=1 keeps the built image, SKIP_BUILD=1 reuses an existing $IMAGE, NO_CACHE=1
+# builds every layer again (apt-get and the release build included).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,7 +86,7 @@ if [[ ${SKIP_BUILD:-0} == 1 ]]; then
 else
   log "building $image (release build inside the container; takes a while)"
   start=$SECONDS
-  if ! podman build --format docker --isolation chroot --network host -t "$image" "$repo" >"$work/build.log" 2>&1; then
+  if ! podman build --format docker --isolation chroot --network host ${NO_CACHE:+--no-cache} -t "$image" "$repo" >"$work/build.log" 2>&1; then
     tail -40 "$work/build.log" | sed 's/^/  | /'
     fail "podman build failed"; exit 1
   fi
