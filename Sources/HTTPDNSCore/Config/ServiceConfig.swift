@@ -239,14 +239,16 @@ public struct ServiceConfig: Sendable, Equatable {
             "",
             "Settings come from the JSON file, then HTTPDNS_* environment variables, then flags.",
             "",
-            "  --config FILE                      JSON config file (env HTTPDNS_CONFIG)",
         ]
+        func line(_ flag: String, _ help: String) -> String {
+            "  " + flag.padding(toLength: 35, withPad: " ", startingAt: 0) + "  " + help
+        }
+        lines.append(line("--config FILE", "JSON config file (env HTTPDNS_CONFIG)"))
         for setting in settings + defaultAccountSettings {
-            let flag = "  \(setting.flag) VALUE"
-            lines.append(flag.padding(toLength: 37, withPad: " ", startingAt: 0) + "  " + setting.help + " (env \(setting.env))")
+            lines.append(line("\(setting.flag) VALUE", setting.help + " (env \(setting.env))"))
         }
         lines += [
-            "  -h, --help                         this text",
+            line("-h, --help", "this text"),
             "",
             "Accounts are declared under \"accounts\" in the file; keys of an account:",
             "  " + AccountConfig.keys.sorted().joined(separator: ", "),
