@@ -116,6 +116,7 @@ server:
   access-control: 127.0.0.0/8 allow
   do-not-query-localhost: no
   module-config: "iterator"
+  local-zone: "." refuse
   local-zone: "example.test." static
   local-data: "www.example.test. 300 IN A 127.0.0.11"
   local-data: "www.example.test. 300 IN A 127.0.0.12"
