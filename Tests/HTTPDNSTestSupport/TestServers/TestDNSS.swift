@@ -19,27 +19,22 @@ public final class TestDNSS: Sendable {
     /// Starts dnss forwarding to 127.0.0.1:`dnsPort` and waits until it answers a DoH query.
     public static func start(dnsPort: UInt16) async throws -> TestDNSS {
         let dnss = try TestPaths.executable("dnss")
-        var lastError: Error = HarnessError("dnss did not start")
-        for _ in 0..<3 {
-            let directory = try TestPaths.makeTemporaryDirectory("dnss")
-            let port = freePort()
-            let process = try await ChildProcess.launch(
-                name: "dnss", executable: dnss,
-                arguments: ["-enable_https_to_dns", "-dns_upstream", "127.0.0.1:\(dnsPort)",
-                            "-https_server_addr", "127.0.0.1:\(port)", "-insecure_http_server",
-                            "-fallback_upstream", "127.0.0.1:\(dnsPort)"],
-                environment: TestPaths.childEnvironment(),
-                logURL: directory.appendingPathComponent("dnss.log"))
-            let server = TestDNSS(port: port, process: process)
-            do {
-                try await server.waitUntilAnswering()
-                return server
-            } catch {
-                lastError = error
-                await server.stop()
-            }
-        }
-        throw lastError
+        return try await startRetrying(
+            "dnss",
+            launch: {
+                let directory = try TestPaths.makeTemporaryDirectory("dnss")
+                let port = freePort()
+                let process = try await ChildProcess.launch(
+                    name: "dnss", executable: dnss,
+                    arguments: ["-enable_https_to_dns", "-dns_upstream", "127.0.0.1:\(dnsPort)",
+                                "-https_server_addr", "127.0.0.1:\(port)", "-insecure_http_server",
+                                "-fallback_upstream", "127.0.0.1:\(dnsPort)"],
+                    environment: TestPaths.childEnvironment(),
+                    logURL: directory.appendingPathComponent("dnss.log"))
+                return TestDNSS(port: port, process: process)
+            },
+            ready: { try await $0.waitUntilAnswering() },
+            stop: { await $0.stop() })
     }
 
     /// SIGTERM and wait. Idempotent.

@@ -40,28 +40,23 @@ public final class TestJSONResponder: Sendable {
         // The system python, not a version-manager shim (a shim may not pass SIGTERM on).
         let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
             ? "/usr/bin/python3" : try TestPaths.executable("python3")
-        var lastError: Error = HarnessError("json responder did not start")
-        for _ in 0..<3 {
-            let directory = try TestPaths.makeTemporaryDirectory("json")
-            let port = freePort()
-            let process = try await ChildProcess.launch(
-                name: "json_responder", executable: python,
-                arguments: ["-u", TestPaths.jsonResponderScript.path, "--listen-port", String(port),
-                            "--dns", "127.0.0.1:\(dnsPort)"]
-                    + (jsonSecret.map { ["--json-secret", $0] } ?? [])
-                    + (httpdnsSecret.map { ["--httpdns-secret", $0] } ?? []),
-                environment: TestPaths.childEnvironment(),
-                logURL: directory.appendingPathComponent("json_responder.log"))
-            let server = TestJSONResponder(port: port, process: process)
-            do {
-                try await server.waitUntilAnswering()
-                return server
-            } catch {
-                lastError = error
-                await server.stop()
-            }
-        }
-        throw lastError
+        return try await startRetrying(
+            "json responder",
+            launch: {
+                let directory = try TestPaths.makeTemporaryDirectory("json")
+                let port = freePort()
+                let process = try await ChildProcess.launch(
+                    name: "json_responder", executable: python,
+                    arguments: ["-u", TestPaths.jsonResponderScript.path, "--listen-port", String(port),
+                                "--dns", "127.0.0.1:\(dnsPort)"]
+                        + (jsonSecret.map { ["--json-secret", $0] } ?? [])
+                        + (httpdnsSecret.map { ["--httpdns-secret", $0] } ?? []),
+                    environment: TestPaths.childEnvironment(),
+                    logURL: directory.appendingPathComponent("json_responder.log"))
+                return TestJSONResponder(port: port, process: process)
+            },
+            ready: { try await $0.waitUntilAnswering() },
+            stop: { await $0.stop() })
     }
 
     /// SIGTERM and wait. Idempotent.

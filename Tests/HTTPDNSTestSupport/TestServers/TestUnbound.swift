@@ -27,31 +27,26 @@ public final class TestUnbound: Sendable {
     /// Writes the config and zone, starts `unbound -d -c FILE` and waits until it answers.
     public static func start() async throws -> TestUnbound {
         let unbound = try TestPaths.executable("unbound")
-        var lastError: Error = HarnessError("unbound did not start")
-        for _ in 0..<3 {  // a port picked by freePort() can be taken by someone else meanwhile
-            let directory = try TestPaths.makeTemporaryDirectory("unbound")
-            let port = freePort()
-            let controlPort = freePort()
-            let zonePath = directory.appendingPathComponent("example.test.zone").path
-            try TestZone.zoneFile().write(toFile: zonePath, atomically: true, encoding: .utf8)
-            let configPath = directory.appendingPathComponent("unbound.conf").path
-            try config(directory: directory.path, port: port, controlPort: controlPort, zonePath: zonePath)
-                .write(toFile: configPath, atomically: true, encoding: .utf8)
-            let process = try await ChildProcess.launch(
-                name: "unbound", executable: unbound, arguments: ["-d", "-c", configPath],
-                environment: TestPaths.childEnvironment(),
-                logURL: directory.appendingPathComponent("unbound.log"))
-            let server = TestUnbound(port: port, controlPort: controlPort, directory: directory,
-                                     configPath: configPath, process: process)
-            do {
-                try await server.waitUntilAnswering()
-                return server
-            } catch {
-                lastError = error
-                await server.stop()
-            }
-        }
-        throw lastError
+        return try await startRetrying(
+            "unbound",
+            launch: {
+                let directory = try TestPaths.makeTemporaryDirectory("unbound")
+                let port = freePort()
+                let controlPort = freePort()
+                let zonePath = directory.appendingPathComponent("example.test.zone").path
+                try TestZone.zoneFile().write(toFile: zonePath, atomically: true, encoding: .utf8)
+                let configPath = directory.appendingPathComponent("unbound.conf").path
+                try config(directory: directory.path, port: port, controlPort: controlPort, zonePath: zonePath)
+                    .write(toFile: configPath, atomically: true, encoding: .utf8)
+                let process = try await ChildProcess.launch(
+                    name: "unbound", executable: unbound, arguments: ["-d", "-c", configPath],
+                    environment: TestPaths.childEnvironment(),
+                    logURL: directory.appendingPathComponent("unbound.log"))
+                return TestUnbound(port: port, controlPort: controlPort, directory: directory,
+                                         configPath: configPath, process: process)
+            },
+            ready: { try await $0.waitUntilAnswering() },
+            stop: { await $0.stop() })
     }
 
     /// SIGTERM and wait. Idempotent.
