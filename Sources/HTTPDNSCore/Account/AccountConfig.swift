@@ -3,8 +3,15 @@ import Foundation
 /// The configuration of one account, with the SDK's option names. Values are validated when read
 /// from JSON; a default-constructed config is the documented default.
 public struct AccountConfig: Sendable, Equatable {
-    /// Upstreams in failover order.
-    public var upstreams: [UpstreamSpec] = AccountConfig.publicDefaultUpstreams
+    /// Upstreams in failover order: the configured list, else the public default over `scheme`.
+    public var upstreams: [UpstreamSpec] {
+        get { customUpstreams ?? Self.publicDefaultUpstreams(scheme: scheme) }
+        set { customUpstreams = newValue }
+    }
+    /// The `upstreams` the operator set; nil means the public default.
+    public private(set) var customUpstreams: [UpstreamSpec]?
+    /// `http` or `https`: how the public default upstreams are reached.
+    public var scheme: Scheme = .https
     /// Ask the system resolver when every upstream failed.
     public var localDNSFallback = true
     /// `host:port` servers for the fallback; empty means `/etc/resolv.conf` and `/etc/hosts`.
@@ -28,13 +35,47 @@ public struct AccountConfig: Sendable, Equatable {
     public var accessKeySecret: String?
     public var secretKey: String?
 
+    // MARK: SDK behaviours (issue 3)
+
+    /// Answer an expired entry at once (`stale`) and refresh it in the background.
+    public var reuseExpiredIPEnabled = false
+    /// Never serve an answer that expired longer ago than this, seconds (reuse and serve-stale).
+    public var maxStaleAge: Double = 86_400
+    /// Hosts (and their subdomains) never served stale: an address rotation there breaks TLS.
+    public var staleExcludeHosts: [HostName] = []
+    /// Refresh entries requested in the last 10% of their TTL, and every minute those that
+    /// expired after being requested.
+    public var schedulePrefetchEnable = true
+    /// Probe the addresses of multi-address answers and list the fastest first.
+    public var speedTestEnable = false
+    /// TCP port the speed test connects to; 0 means ICMP echo (TCP 443 where ICMP is not allowed).
+    public var speedPort = 0
+    /// Hard timeout of one probe, seconds.
+    public var speedTestTimeout: Double = 1
+    /// Keep a cache per client network (/24, /56) and send it upstream as EDNS Client Subnet.
+    public var ispEnable = false
+    /// Reply with a bare address array unless the request says `short=0`.
+    public var shortEnable = false
+    /// Floor on positive TTLs, seconds (never above `maxCacheTTL`).
+    public var minCacheTTL: UInt32 = 0
+    /// When upstreams or network settings change through the admin API, re-resolve every cached
+    /// host in the background.
+    public var preResolveAfterNetworkChanged = false
+
+    public enum Scheme: String, Sendable, CaseIterable {
+        case http
+        case https
+    }
+
     public init() {}
 
     /// The embedded default: Alibaba Public DNS over HTTPS (for users' machines; never used by tests).
-    public static let publicDefaultUpstreams = [
-        UpstreamSpec(kind: .json, url: "https://223.5.5.5/resolve"),
-        UpstreamSpec(kind: .json, url: "https://223.6.6.6/resolve"),
-    ]
+    public static let publicDefaultUpstreams = publicDefaultUpstreams(scheme: .https)
+
+    /// Alibaba Public DNS JSON API over `scheme`.
+    public static func publicDefaultUpstreams(scheme: Scheme) -> [UpstreamSpec] {
+        ["223.5.5.5", "223.6.6.6"].map { UpstreamSpec(kind: .json, url: "\(scheme.rawValue)://\($0)/resolve") }
+    }
 
     /// What stands for a secret in every output.
     public static let redactedSecret = "***"
@@ -45,7 +86,9 @@ public struct AccountConfig: Sendable, Equatable {
     static let keys: Set<String> = [
         "upstreams", "localDNSFallback", "localDNSServers", "cacheEnable", "cacheCountLimit", "maxCacheTTL",
         "maxNegativeCache", "ipv6Enable", "timeout", "persistentCacheIPEnabled", "discardRecordsHasExpiredFor",
-        "accessKeyId", "accessKeySecret", "secretKey",
+        "accessKeyId", "accessKeySecret", "secretKey", "reuseExpiredIPEnabled", "maxStaleAge", "staleExcludeHosts",
+        "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
+        "minCacheTTL", "scheme", "preResolveAfterNetworkChanged",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
@@ -77,6 +120,33 @@ public struct AccountConfig: Sendable, Equatable {
         if object.keys.contains("accessKeyId") { accessKeyId = try reader.string("accessKeyId") }
         if object.keys.contains("accessKeySecret") { accessKeySecret = try reader.string("accessKeySecret") }
         if object.keys.contains("secretKey") { secretKey = try reader.string("secretKey") }
+        if let value = try reader.bool("reuseExpiredIPEnabled") { reuseExpiredIPEnabled = value }
+        if let value = try reader.double("maxStaleAge", range: 0...31_536_000) { maxStaleAge = value }
+        if let list = try reader.strings("staleExcludeHosts") {
+            staleExcludeHosts = try list.enumerated().map { index, text throws(ConfigError) in
+                guard let host = HostName(text.hasPrefix(".") ? String(text.dropFirst()) : text) else {
+                    throw ConfigError(key: "\(reader.keyPath("staleExcludeHosts"))[\(index)]", "'\(text)' is not a host name")
+                }
+                return host
+            }
+        }
+        if let value = try reader.bool("schedulePrefetchEnable") { schedulePrefetchEnable = value }
+        if let value = try reader.bool("speedTestEnable") { speedTestEnable = value }
+        if let value = try reader.int("speedPort", range: 0...65_535) { speedPort = value }
+        if let value = try reader.double("speedTestTimeout", range: 0.01...10) { speedTestTimeout = value }
+        if let value = try reader.bool("ispEnable") { ispEnable = value }
+        if let value = try reader.bool("shortEnable") { shortEnable = value }
+        if let value = try reader.int("minCacheTTL", range: 0...604_800) { minCacheTTL = UInt32(value) }
+        if let text = try reader.string("scheme") {
+            guard let value = Scheme(rawValue: text) else {
+                throw ConfigError(key: reader.keyPath("scheme"), "must be http or https, got '\(text)'")
+            }
+            scheme = value
+        }
+        if let value = try reader.bool("preResolveAfterNetworkChanged") { preResolveAfterNetworkChanged = value }
+        if minCacheTTL > maxCacheTTL {
+            throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
+        }
         if upstreams.isEmpty && !localDNSFallback {
             throw ConfigError(key: reader.keyPath("upstreams"), "is empty and localDNSFallback is false: nothing could resolve")
         }
@@ -91,6 +161,11 @@ public struct AccountConfig: Sendable, Equatable {
             }
         }
         return list.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    /// True when `host` is a `staleExcludeHosts` entry or a subdomain of one.
+    public func isStaleExcluded(_ host: HostName) -> Bool {
+        staleExcludeHosts.contains { host.hasSuffix($0) }
     }
 
     /// Per-request timeout in whole milliseconds.
@@ -110,6 +185,18 @@ public struct AccountConfig: Sendable, Equatable {
             "timeout": timeout,
             "persistentCacheIPEnabled": persistentCacheIPEnabled,
             "discardRecordsHasExpiredFor": discardRecordsHasExpiredFor,
+            "reuseExpiredIPEnabled": reuseExpiredIPEnabled,
+            "maxStaleAge": maxStaleAge,
+            "staleExcludeHosts": staleExcludeHosts.map(\.value),
+            "schedulePrefetchEnable": schedulePrefetchEnable,
+            "speedTestEnable": speedTestEnable,
+            "speedPort": speedPort,
+            "speedTestTimeout": speedTestTimeout,
+            "ispEnable": ispEnable,
+            "shortEnable": shortEnable,
+            "minCacheTTL": Int(minCacheTTL),
+            "scheme": scheme.rawValue,
+            "preResolveAfterNetworkChanged": preResolveAfterNetworkChanged,
         ]
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
