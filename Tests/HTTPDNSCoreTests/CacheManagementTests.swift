@@ -5,7 +5,10 @@ import Testing
 /// Eviction by host, flushing, resizing on config update, and what reaches the persistence.
 @Suite struct CacheManagementTests {
     private func fixture(limit: Int = 100, persistence: RecordingCachePersistence? = nil, hosts: [String]) -> EngineFixture {
-        let fixture = EngineFixture(config: .test { $0.cacheCountLimit = limit; $0.persistentCacheIPEnabled = persistence != nil }, persistence: persistence)
+        // Per-network keys need ispEnable.
+        let fixture = EngineFixture(
+            config: .test { $0.cacheCountLimit = limit; $0.persistentCacheIPEnabled = persistence != nil; $0.ispEnable = true },
+            persistence: persistence)
         for host in hosts {
             fixture.upstream.setAnswer(host, .a, addresses: ["192.0.2.1"], ttl: 300)
             fixture.upstream.setAnswer(host, .aaaa, addresses: ["2001:db8::1"], ttl: 300)

@@ -50,7 +50,7 @@ import Testing
     }
 
     @Test func familiesAndNetworksAreCachedSeparately() {
-        let fixture = EngineFixture()
+        let fixture = EngineFixture(config: .test { $0.ispEnable = true })
         fixture.upstream.setAnswer("www.example.com", .a, addresses: ["192.0.2.1"], ttl: 300)
         fixture.upstream.setAnswer("www.example.com", .aaaa, addresses: ["2001:db8::1"], ttl: 300)
 

@@ -46,6 +46,16 @@ public struct CacheEntry: Sendable, Hashable {
 
     public func isExpired(at now: Timestamp) -> Bool { now >= expiresAt }
 
+    /// Seconds since expiry (negative while fresh).
+    public func age(pastExpiryAt now: Timestamp) -> Double { now - expiresAt }
+
+    /// Fresh, but in the last tenth of its TTL (at least the last second): a request now should
+    /// refresh it in the background so that it never expires while in use (the C SDK's rule).
+    public func isInRefreshAheadWindow(at now: Timestamp) -> Bool {
+        let left = expiresAt - now
+        return left > 0 && left <= max(Double(originTTL) / 10, 1)
+    }
+
     /// Whole seconds left before expiry, 0 once expired.
     public func remainingTTL(at now: Timestamp) -> UInt32 {
         let left = expiresAt - now

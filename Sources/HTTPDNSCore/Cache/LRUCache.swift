@@ -32,6 +32,14 @@ public struct LRUCache<Key: Hashable, Value> {
         return nodes[slot]!.value
     }
 
+    /// Runs `body` on the stored value for `key` in place, marking it most recently used when
+    /// `touch` is true. Nil when the key is absent.
+    public mutating func withValue<R>(for key: Key, touch: Bool, _ body: (inout Value) -> R) -> R? {
+        guard let slot = index[key] else { return nil }
+        if touch { moveToFront(slot) }
+        return body(&nodes[slot]!.value)
+    }
+
     /// The value for `key` without touching its recency.
     public func peek(_ key: Key) -> Value? {
         guard let slot = index[key] else { return nil }

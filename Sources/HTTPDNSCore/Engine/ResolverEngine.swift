@@ -33,6 +33,11 @@ public final class ResolverEngine: Sendable {
     private let persistence: (any CachePersistence)?
     private let makeChain: ChainFactory
     private let failureLog = LogThrottle(interval: 10)
+    let backoff = RefreshBackoff()
+    /// Concurrency of scheduled and on-demand refreshes per account.
+    public static let refreshConcurrency = 8
+    private let refreshQueueBox = Mutex<RefreshQueue?>(nil)
+    private var refreshQueue: RefreshQueue { refreshQueueBox.withLock { $0! } }
 
     public init(
         accountID: String, config: AccountConfig, clock: any Clock, persistence: (any CachePersistence)?,
@@ -45,96 +50,215 @@ public final class ResolverEngine: Sendable {
         self.stats = StatsRecorder(limit: statsLimit)
         self.cache = AnswerCache(limit: config.cacheCountLimit)
         self.settings = Mutex(Settings(config: config, chain: makeChain(accountID, config)))
+        let queue = RefreshQueue(concurrency: Self.refreshConcurrency) { [weak self] key, done in
+            guard let self else { return done() }
+            self.startQueuedRefresh(key, done: done)
+        }
+        refreshQueueBox.withLock { $0 = queue }
     }
 
     private var current: Settings { settings.withLock { $0 } }
 
     public var config: AccountConfig { current.config }
 
-    /// Replaces the configuration: rebuilds the upstream chain and applies the new cache limit.
+    /// Replaces the configuration: rebuilds the upstream chain, applies the new cache limit, and
+    /// forgets the backoff of failed keys (new upstreams deserve a try). With
+    /// `preResolveAfterNetworkChanged`, a change of upstreams or network settings re-resolves
+    /// every cached entry in the background.
     public func update(config: AccountConfig) {
         let chain = makeChain(accountID, config)
-        settings.withLock { $0 = Settings(config: config, chain: chain) }
+        let previous = settings.withLock { settings in
+            defer { settings = Settings(config: config, chain: chain) }
+            return settings.config
+        }
+        backoff.clearAll()
         for key in cache.resize(limit: config.cacheCountLimit) { persistence?.remove(account: accountID, key: key) }
         if !config.persistentCacheIPEnabled { persistence?.removeAll(account: accountID) }
+        if config.preResolveAfterNetworkChanged && Self.networkSettingsDiffer(previous, config) {
+            let queued = refreshAll()
+            Log.info("account \(accountID): upstream or network settings changed; re-resolving \(queued) cached entries")
+        }
+    }
+
+    /// True when the settings that decide which answers an upstream gives have changed.
+    static func networkSettingsDiffer(_ old: AccountConfig, _ new: AccountConfig) -> Bool {
+        old.upstreams != new.upstreams || old.localDNSFallback != new.localDNSFallback
+            || old.localDNSServers != new.localDNSServers || old.ispEnable != new.ispEnable
+            || old.accessKeyId != new.accessKeyId || old.timeout != new.timeout
     }
 
     // MARK: Resolution
 
-    /// Resolves one (host, family). Returns the outcome at once when the cache answers; otherwise
-    /// returns nil and calls `completion` exactly once when the upstream chain has answered.
+    /// Resolves one (host, family) for a client on `network` (its /24 or /56, "" when unknown;
+    /// used only when the account has `ispEnable`). Returns the outcome at once when the cache
+    /// answers; otherwise returns nil and calls `completion` exactly once when the upstream chain
+    /// has answered.
+    ///
+    /// The cache answers with a fresh entry (starting its refresh-ahead when the entry is in the
+    /// last tenth of its TTL), or with an expired one that may still be served (see `mayServe`)
+    /// when the account reuses expired IPs or when the last attempt for it failed and its retry is
+    /// not due yet. Either way the stale answer's refresh runs in the background.
     public func resolve(
         host: HostName, family: RecordFamily, network: String = "",
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) -> FamilyOutcome? {
         metrics.resolveRequests.increment()
         let settings = current
-        let key = CacheKey(host: host, family: family, network: network)
-        if settings.config.cacheEnable, let entry = cache.get(key) {
+        let config = settings.config
+        let key = CacheKey(host: host, family: family, network: config.ispEnable ? network : "")
+        if config.cacheEnable {
             let now = clock.now()
-            if !entry.isExpired(at: now) {
-                metrics.cacheHits.increment()
-                if entry.isNegative { metrics.negativeHits.increment() }
-                stats.update(statsKey(key)) { $0.cacheDnsNum += 1 }
-                return .success(ResolvedAnswer(entry: entry, at: now, source: .cache))
+            if let hit = cache.hit(key, at: now, refreshAhead: config.schedulePrefetchEnable) {
+                let entry = hit.entry
+                if !entry.isExpired(at: now) {
+                    metrics.cacheHits.increment()
+                    if entry.isNegative { metrics.negativeHits.increment() }
+                    stats.update(statsKey(key)) { $0.cacheDnsNum += 1 }
+                    if hit.startRefreshAhead { refreshInBackground(key, settings: settings, prefetch: true) }
+                    return .success(ResolvedAnswer(entry: entry, at: now, source: .cache))
+                }
+                if mayServe(entry, of: host, config: config, at: now),
+                   config.reuseExpiredIPEnabled || backoff.isWaiting(key, at: now) {
+                    metrics.cacheHits.increment()
+                    countStale(key)
+                    refreshInBackground(key, settings: settings, prefetch: false)
+                    return .success(ResolvedAnswer(entry: entry, at: now, source: .cache))
+                }
             }
         }
         metrics.cacheMisses.increment()
-        startOrJoin(key, settings: settings, waiter: completion)
+        // Stale answers are counted per client served, not per failed flight.
+        let waiter: @Sendable (FamilyOutcome) -> Void = { [self] outcome in
+            if case .success(let answer) = outcome, answer.stale { countStale(key) }
+            completion(outcome)
+        }
+        if !flights.join(key, waiter: waiter) {
+            metrics.singleFlightJoined.increment()
+            return nil
+        }
+        launch(key, settings: settings)
         return nil
+    }
+
+    /// True when an expired `entry` may be answered: it expired at most `maxStaleAge` ago and the
+    /// host is not in `staleExcludeHosts`.
+    func mayServe(_ entry: CacheEntry, of host: HostName, config: AccountConfig, at now: Timestamp) -> Bool {
+        entry.age(pastExpiryAt: now) <= config.maxStaleAge && !config.isStaleExcluded(host)
+    }
+
+    private func countStale(_ key: CacheKey) {
+        metrics.staleServed.increment()
+        stats.update(statsKey(key)) {
+            $0.staleNum += 1
+            $0.cacheDnsNum += 1
+        }
     }
 
     /// The cached answer for a key, never asking an upstream. An expired entry is returned only
     /// with `allowExpired` (marked stale), and then refreshed in the background.
     public func cachedAnswer(host: HostName, family: RecordFamily, network: String = "", allowExpired: Bool) -> ResolvedAnswer? {
-        let key = CacheKey(host: host, family: family, network: network)
+        let settings = current
+        let key = CacheKey(host: host, family: family, network: settings.config.ispEnable ? network : "")
         guard let entry = cache.peek(key) else { return nil }
         let now = clock.now()
         if entry.isExpired(at: now) {
             guard allowExpired else { return nil }
-            startOrJoin(key, settings: current, waiter: { _ in })
+            refreshInBackground(key, settings: settings, prefetch: false)
         }
         return ResolvedAnswer(entry: entry, at: now, source: .cache)
     }
 
-    private func startOrJoin(_ key: CacheKey, settings: Settings, waiter: @escaping @Sendable (FamilyOutcome) -> Void) {
-        guard flights.join(key, waiter: waiter) else {
-            metrics.singleFlightJoined.increment()
-            return
+    /// Starts a resolution of `key` that nobody waits for, unless one is in flight already or
+    /// the key's retry after a failure is not due. Returns whether one started.
+    @discardableResult
+    private func refreshInBackground(_ key: CacheKey, settings: Settings, prefetch: Bool, done: (@Sendable () -> Void)? = nil) -> Bool {
+        guard !backoff.isWaiting(key, at: clock.now()), flights.startIfIdle(key, waiter: { _ in done?() }) else {
+            done?()
+            return false
         }
+        if prefetch {
+            metrics.prefetches.increment()
+            stats.update(statsKey(key)) { $0.prefetchNum += 1 }
+        }
+        launch(key, settings: settings)
+        return true
+    }
+
+    /// Asks the upstream chain for `key` (the caller leads its single-flight) and completes the
+    /// flight: a usable answer is cached, a failure backs the key off and serves the stale entry
+    /// if one may be served.
+    private func launch(_ key: CacheKey, settings: Settings) {
         let config = settings.config
         let statsKey = statsKey(key)
-        let query = UpstreamQuery(host: key.host, family: key.family, timeoutMilliseconds: config.timeoutMilliseconds)
+        let query = UpstreamQuery(
+            host: key.host, family: key.family, timeoutMilliseconds: config.timeoutMilliseconds,
+            clientSubnet: key.network.isEmpty ? nil : key.network)
         let started = clock.now()
         settings.chain.resolve(query, clock: clock, report: { [self] event in
             record(event, statsKey: statsKey)
         }, completion: { [self] outcome in
             let result: FamilyOutcome
+            let now = clock.now()
             switch outcome {
             case .answered(let answer, let source):
-                let now = clock.now()
+                backoff.clear(key)
                 stats.update(statsKey) {
                     $0.successNum += 1
                     $0.recordRTT(seconds: max(0, now - started))
                 }
-                let entry = Self.entry(for: answer, source: source, config: config, now: now)
+                var entry = Self.entry(for: answer, source: source, config: config, now: now)
+                entry.addresses = orderBySpeed(entry.addresses, at: now)
                 if config.cacheEnable && entry.originTTL > 0 { store(entry, for: key, persist: config.persistentCacheIPEnabled) }
+                probeSpeed(of: entry, key: key, config: config)
                 // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
                 result = .success(ResolvedAnswer(
                     addresses: entry.addresses, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
                     nxdomain: entry.nxdomain))
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()
-                if config.cacheEnable, let expired = cache.peek(key) {
-                    // Nothing answered, but an expired answer is cached: it beats an error.
-                    metrics.staleServed.increment()
-                    result = .success(ResolvedAnswer(entry: expired, at: clock.now(), source: .cache))
+                backoff.recordFailure(key, at: now)
+                if config.cacheEnable, let cached = cache.peek(key),
+                   !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now) {
+                    // Nothing answered, but a cached answer that may be served beats an error.
+                    result = .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
                 } else {
                     result = .failure(ResolveFailure(timedOut: timedOut, message: message))
                 }
             }
             flights.complete(key, with: result)
         })
+    }
+
+    // MARK: Background refresh
+
+    /// How far ahead the scheduled prefetch looks: its period.
+    public static let prefetchInterval: Double = 60
+
+    /// The scheduled prefetch (`schedulePrefetchEnable`): queues every entry that was requested
+    /// since it was stored and has expired or expires before the next run. Returns how many keys
+    /// were queued. The service calls it every `prefetchInterval` seconds.
+    @discardableResult
+    public func runScheduledPrefetch() -> Int {
+        let config = current.config
+        guard config.cacheEnable, config.schedulePrefetchEnable else { return 0 }
+        let now = clock.now()
+        let due = cache.requestedKeys(expiringBy: now + Self.prefetchInterval).filter { !backoff.isWaiting($0, at: now) }
+        return refreshQueue.enqueue(due)
+    }
+
+    /// Re-resolves every cached entry in the background (`POST /v1/{account}/cache/refresh`, and
+    /// `preResolveAfterNetworkChanged`). Returns how many keys were queued.
+    @discardableResult
+    public func refreshAll() -> Int {
+        refreshQueue.enqueue(cache.keys())
+    }
+
+    /// Keys queued for a background refresh and refreshes in flight.
+    public var refreshBacklog: Int { refreshQueue.backlog }
+
+    /// One refresh from the queue: a prefetch unless it is in flight already or backing off.
+    private func startQueuedRefresh(_ key: CacheKey, done: @escaping @Sendable () -> Void) {
+        refreshInBackground(key, settings: current, prefetch: true, done: done)
     }
 
     private func record(_ event: ChainEvent, statsKey: StatsKey) {
@@ -174,9 +298,9 @@ public final class ResolverEngine: Sendable {
                 ttl = min(answer.negativeTTL ?? config.maxNegativeCache, config.maxNegativeCache)
             }
         } else if source == .localdns {
-            ttl = min(AccountConfig.answerDefaultTTL, config.maxCacheTTL)
+            ttl = min(max(AccountConfig.answerDefaultTTL, config.minCacheTTL), config.maxCacheTTL)
         } else {
-            ttl = min(answer.ttl ?? AccountConfig.answerDefaultTTL, config.maxCacheTTL)
+            ttl = min(max(answer.ttl ?? AccountConfig.answerDefaultTTL, config.minCacheTTL), config.maxCacheTTL)
         }
         return CacheEntry(addresses: answer.addresses, originTTL: ttl, storedAt: now, nxdomain: answer.nxdomain, origin: source)
     }
@@ -203,6 +327,10 @@ public final class ResolverEngine: Sendable {
     public func cachedEntries() -> [(CacheKey, CacheEntry)] {
         cache.snapshot().sorted { ($0.0.host.value, $0.0.family.rawValue, $0.0.network) < ($1.0.host.value, $1.0.family.rawValue, $1.0.network) }
     }
+
+    /// Speed ordering hooks (see ResolverEngine+Speed.swift).
+    func orderBySpeed(_ addresses: [String], at now: Timestamp) -> [String] { addresses }
+    func probeSpeed(of entry: CacheEntry, key: CacheKey, config: AccountConfig) {}
 
     /// Evicts every entry of `host`; returns how many.
     public func evict(host: HostName) -> Int {

@@ -22,6 +22,16 @@ public final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Send
         }
     }
 
+    /// Starts a flight for `key` with `waiter` only if none is running; returns whether it did.
+    /// Unlike `join`, a caller that finds a flight running is not added to it.
+    public func startIfIdle(_ key: Key, waiter: @escaping Waiter) -> Bool {
+        flights.withLock { table in
+            guard table[key] == nil else { return false }
+            table[key] = [waiter]
+            return true
+        }
+    }
+
     /// Ends the flight for `key` and hands `value` to every waiter.
     public func complete(_ key: Key, with value: Value) {
         let waiters = flights.withLock { $0.removeValue(forKey: key) } ?? []

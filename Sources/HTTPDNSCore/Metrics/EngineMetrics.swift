@@ -11,8 +11,10 @@ public final class EngineMetrics: Sendable {
     public let fallbackSuccess = Atomic<UInt64>(0)
     public let fallbackFailure = Atomic<UInt64>(0)
     public let resolveFailures = Atomic<UInt64>(0)
-    /// Failed resolutions answered with an expired cached answer instead of an error.
+    /// Answers served from an expired entry (reuse of expired IPs, serve-stale on failure).
     public let staleServed = Atomic<UInt64>(0)
+    /// Background refreshes started (refresh-ahead, scheduled prefetch, refresh on demand).
+    public let prefetches = Atomic<UInt64>(0)
     private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: UInt64]>([:])
 
     public struct UpstreamOutcomeKey: Hashable, Sendable, Comparable {

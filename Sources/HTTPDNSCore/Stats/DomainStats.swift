@@ -11,6 +11,11 @@ public struct DomainStats: Sendable, Equatable {
     public var noPermissionErro: UInt64 = 0
     public var urlParameterErro: UInt64 = 0
     public var urlPathErro: UInt64 = 0
+    /// Answers served from an expired entry (reuse of expired IPs, serve-stale on failure).
+    public var staleNum: UInt64 = 0
+    /// Background refreshes started before a client needed them (refresh-ahead, scheduled
+    /// prefetch, refresh on demand).
+    public var prefetchNum: UInt64 = 0
     /// Sum and count of resolution times (ms) for `avgRtt`; the maximum for `maxRtt`.
     public var rttTotalMilliseconds: Double = 0
     public var rttCount: UInt64 = 0

@@ -69,12 +69,14 @@ final class OutcomeBox: Sendable {
 
 extension AccountConfig {
     /// A config that never points anywhere real: a loopback upstream spec (the fixture's chain
-    /// ignores it), no persistence unless asked.
+    /// ignores it), no persistence unless asked, and no refresh-ahead (tests of the background
+    /// refresh rules turn it on), so that TTL rules can be tested on their own.
     static func test(_ change: (inout AccountConfig) -> Void = { _ in }) -> AccountConfig {
         var config = AccountConfig()
         config.upstreams = [UpstreamSpec(kind: .json, url: "http://127.0.0.1:9/resolve")]
         config.localDNSServers = ["127.0.0.1:9"]
         config.persistentCacheIPEnabled = false
+        config.schedulePrefetchEnable = false
         change(&config)
         return config
     }

@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Remembers keys whose last resolution failed, so that a dead upstream is retried with
+/// exponential backoff instead of on every request (no refresh storms). While a key waits, its
+/// requests are answered from the stale entry, if one may be served.
+///
+/// Bounded: past `capacity` keys, the ones whose wait is over are dropped first, then the rest.
+public final class RefreshBackoff: Sendable {
+    struct State: Sendable {
+        var failures: Int
+        var retryAt: Timestamp
+    }
+
+    /// First wait after a failure, seconds; it doubles with every further failure.
+    public let base: Double
+    /// Longest wait, seconds.
+    public let cap: Double
+    public let capacity: Int
+    private let table = Mutex<[CacheKey: State]>([:])
+
+    public init(base: Double = 5, cap: Double = 60, capacity: Int = 100_000) {
+        self.base = base
+        self.cap = cap
+        self.capacity = capacity
+    }
+
+    /// True while `key` failed recently and its next attempt is not due yet.
+    public func isWaiting(_ key: CacheKey, at now: Timestamp) -> Bool {
+        table.withLock { $0[key].map { now < $0.retryAt } ?? false }
+    }
+
+    /// Counts a failed resolution of `key`; returns how long until it may be tried again.
+    @discardableResult
+    public func recordFailure(_ key: CacheKey, at now: Timestamp) -> Double {
+        table.withLock { table in
+            let failures = (table[key]?.failures ?? 0) + 1
+            let wait = min(cap, base * Double(1 << min(failures - 1, 20)))
+            if table[key] == nil && table.count >= capacity { Self.shrink(&table, now: now, capacity: capacity) }
+            table[key] = State(failures: failures, retryAt: now + wait)
+            return wait
+        }
+    }
+
+    /// Forgets `key` after a successful resolution.
+    public func clear(_ key: CacheKey) {
+        _ = table.withLock { $0.removeValue(forKey: key) }
+    }
+
+    /// Forgets every key (new upstreams deserve a fresh start).
+    public func clearAll() {
+        table.withLock { $0.removeAll() }
+    }
+
+    public var count: Int { table.withLock { $0.count } }
+
+    private static func shrink(_ table: inout [CacheKey: State], now: Timestamp, capacity: Int) {
+        table = table.filter { now < $0.value.retryAt }
+        while table.count >= capacity, let any = table.keys.first { table.removeValue(forKey: any) }
+    }
+}
