@@ -13,6 +13,7 @@ import Testing
         #expect(Array(config.accounts.keys) == ["default"])
         #expect(config.accounts["default"]?.upstreams == AccountConfig.publicDefaultUpstreams)
         #expect(config.accounts["default"]?.localDNSFallback == true)
+        #expect(config.trustedProxies.isEmpty)
     }
 
     @Test func fileSettingsAndAccountsAreRead() throws {
@@ -86,7 +87,7 @@ import Testing
             Issue.record("expected help, got \(invocation)")
             return
         }
-        for word in ["--config", "--listen", "HTTPDNS_LISTEN", "--upstreams", "HTTPDNS_UPSTREAMS", "--localdns-servers", "maxCacheTTL", "accessKeySecret"] {
+        for word in ["--config", "--listen", "HTTPDNS_LISTEN", "--trusted-proxies", "HTTPDNS_TRUSTED_PROXIES", "--upstreams", "HTTPDNS_UPSTREAMS", "--localdns-servers", "maxCacheTTL", "accessKeySecret"] {
             #expect(text.contains(word), "help should mention \(word)")
         }
     }
@@ -238,6 +239,44 @@ import Testing
     func listenRejectsWhatIsNotAnAddressAndPort(_ text: String) {
         #expect(ConfigLoading().error(["--listen", text])?.key == "--listen")
         #expect(ConfigLoading().error(env: ["HTTPDNS_LISTEN": text])?.key == "HTTPDNS_LISTEN")
+    }
+
+    @Test func trustedProxiesComeFromAFileArrayOrAStringAndVariablesAndFlagsOverride() throws {
+        let loading = ConfigLoading.file(#"{"trustedProxies": ["10.0.0.0/8", "::1", "192.0.2.7"]}"#)
+        let fromFile = try #require(try loading.config(["--config", path]))
+        #expect(fromFile.trustedProxies.map(\.description) == ["10.0.0.0/8", "::1/128", "192.0.2.7/32"])
+
+        let fromString = try #require(try ConfigLoading.file(#"{"trustedProxies": "10.0.0.0/8, ::1"}"#).config(["--config", path]))
+        #expect(fromString.trustedProxies.map(\.description) == ["10.0.0.0/8", "::1/128"])
+
+        let fromEnv = try #require(try loading.config(["--config", path], env: ["HTTPDNS_TRUSTED_PROXIES": "172.16.0.0/12 ,fd00::/8,"]))
+        #expect(fromEnv.trustedProxies.map(\.description) == ["172.16.0.0/12", "fd00::/8"])
+
+        let fromFlag = try #require(try loading.config(["--config", path, "--trusted-proxies=127.0.0.1"], env: ["HTTPDNS_TRUSTED_PROXIES": "172.16.0.0/12"]))
+        #expect(fromFlag.trustedProxies.map(\.description) == ["127.0.0.1/32"])
+
+        // An empty value clears the list.
+        #expect(try loading.config(["--config", path, "--trusted-proxies", ""])?.trustedProxies.isEmpty == true)
+    }
+
+    @Test(arguments: [
+        (#"{"trustedProxies": ["10.0.0.0/8", "10.1.0.0/8"]}"#, "trustedProxies[1]"),
+        (#"{"trustedProxies": ["10.0.0.0/8", 7]}"#, "trustedProxies[1]"),
+        (#"{"trustedProxies": ["proxy.example"]}"#, "trustedProxies[0]"),
+        (#"{"trustedProxies": "10.0.0.0/8, 10.0.0.0/33"}"#, "trustedProxies"),
+        (#"{"trustedProxies": 10}"#, "trustedProxies"),
+        (#"{"trustedProxies": true}"#, "trustedProxies"),
+        (#"{"trustedProxies": {"a": "10.0.0.0/8"}}"#, "trustedProxies"),
+    ])
+    func badTrustedProxiesNameTheKey(_ json: String, _ key: String) {
+        #expect(ConfigLoading.fileError(json)?.key == key)
+    }
+
+    @Test func badTrustedProxiesVariableOrFlagIsNamedWithTheValue() throws {
+        let fromEnv = try #require(ConfigLoading().error(env: ["HTTPDNS_TRUSTED_PROXIES": "10.0.0.0/8,::1/129"]))
+        #expect(fromEnv.key == "HTTPDNS_TRUSTED_PROXIES")
+        #expect(fromEnv.message.contains("'::1/129'"))
+        #expect(ConfigLoading().error(["--trusted-proxies", "everything"])?.key == "--trusted-proxies")
     }
 
     @Test(arguments: [("shop", true), ("a-b_C9", true), (String(repeating: "x", count: 64), true), (String(repeating: "x", count: 65), false),

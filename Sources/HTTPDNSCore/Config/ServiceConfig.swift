@@ -21,6 +21,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var maxPreloadHosts = 10_000
     /// Upstream resolutions one preload keeps in flight.
     public var preloadConcurrency = 32
+    /// Proxies whose `X-Forwarded-For` is believed when choosing a request's client network.
+    public var trustedProxies: [CIDR] = []
     /// Account id → configuration.
     public var accounts: [String: AccountConfig] = ["default": AccountConfig()]
 
@@ -37,6 +39,9 @@ public struct ServiceConfig: Sendable, Equatable {
         let flag: String
         let help: String
         let apply: @Sendable (inout ServiceConfig, String, String) throws(ConfigError) -> Void
+        /// How a JSON array in the config file is applied (the elements and the key); nil when
+        /// the setting takes a string or a number only.
+        var applyList: (@Sendable (inout ServiceConfig, [Any], String) throws(ConfigError) -> Void)? = nil
     }
 
     static let settings: [Setting] = [
@@ -75,6 +80,21 @@ public struct ServiceConfig: Sendable, Equatable {
         Setting(key: "preloadConcurrency", env: "HTTPDNS_PRELOAD_CONCURRENCY", flag: "--preload-concurrency", help: "resolutions one preload keeps in flight (default 32)") { config, value, name throws(ConfigError) in
             config.preloadConcurrency = try parseInt(value, key: name, range: 1...1024)
         },
+        Setting(
+            key: "trustedProxies", env: "HTTPDNS_TRUSTED_PROXIES", flag: "--trusted-proxies",
+            help: "comma-separated CIDRs/IPs of proxies whose X-Forwarded-For is believed (default none)",
+            apply: { config, value, name throws(ConfigError) in
+                let parts = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                config.trustedProxies = try parts.map { text throws(ConfigError) in try parseCIDR(text, key: name) }
+            },
+            applyList: { config, items, name throws(ConfigError) in
+                var proxies: [CIDR] = []
+                for (index, item) in items.enumerated() {
+                    guard let text = item as? String else { throw ConfigError(key: "\(name)[\(index)]", "must be a string") }
+                    proxies.append(try parseCIDR(text, key: "\(name)[\(index)]"))
+                }
+                config.trustedProxies = proxies
+            }),
     ]
 
     /// Settings of the `default` account that have an environment variable and a flag of their own.
@@ -173,13 +193,16 @@ public struct ServiceConfig: Sendable, Equatable {
         for setting in Self.settings {
             guard let raw = object[setting.key] else { continue }
             let text: String
-            if let string = raw as? String {
+            if let items = raw as? [Any], let applyList = setting.applyList {
+                try applyList(&self, items, setting.key)
+                continue
+            } else if let string = raw as? String {
                 text = string
-            } else if let number = raw as? NSNumber, String(cString: number.objCType) != "c" {
+            } else if setting.applyList == nil, let number = raw as? NSNumber, String(cString: number.objCType) != "c" {
                 // JSONSerialization decodes true/false as NSNumber of ObjC type "c": not a number here.
                 text = number.stringValue
             } else {
-                throw ConfigError(key: setting.key, "must be a string or a number")
+                throw ConfigError(key: setting.key, setting.applyList == nil ? "must be a string or a number" : "must be an array of strings or a comma-separated string")
             }
             try setting.apply(&self, text, setting.key)
         }
@@ -209,6 +232,14 @@ public struct ServiceConfig: Sendable, Equatable {
             throw ConfigError(key: key, "must be a whole number between \(range.lowerBound) and \(range.upperBound), got '\(text)'")
         }
         return value
+    }
+
+    /// `10.0.0.0/8`, `::1/128`, or a plain address (a host route).
+    static func parseCIDR(_ text: String, key: String) throws(ConfigError) -> CIDR {
+        guard let cidr = CIDR(text.trimmingCharacters(in: .whitespaces)) else {
+            throw ConfigError(key: key, "'\(text)' is not an IP address or a CIDR network with its host bits zero (10.0.0.0/8, ::1/128)")
+        }
+        return cidr
     }
 
     /// `127.0.0.1:8080`, `[::1]:8080`, `0.0.0.0:80`.
