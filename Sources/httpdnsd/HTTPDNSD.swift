@@ -71,7 +71,9 @@ enum HTTPDNSD {
 
         let service = HTTPDNSService(
             registry: registry, accountStore: store, adminToken: config.adminToken,
-            limits: .init(maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency))
+            limits: .init(
+                maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency,
+                trustedProxies: config.trustedProxies))
         service.addMetricsSource { StoreMetrics.render(store) }
         let server = HTTPServer(
             options: HTTPServerOptions(

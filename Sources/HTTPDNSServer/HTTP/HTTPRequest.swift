@@ -11,14 +11,21 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The peer's address as text.
     public var peer: String?
+    /// Every `X-Forwarded-For` field of the request joined with `, ` in the order received
+    /// (RFC 9110 §5.3); nil when there is none.
+    public var forwardedFor: String?
 
-    public init(method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [], peer: String? = nil) {
+    public init(
+        method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [],
+        peer: String? = nil, forwardedFor: String? = nil
+    ) {
         self.method = method
         self.path = path
         self.query = query
         self.authorization = authorization
         self.body = body
         self.peer = peer
+        self.forwardedFor = forwardedFor
     }
 }
 

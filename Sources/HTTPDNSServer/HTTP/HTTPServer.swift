@@ -173,7 +173,8 @@ public final class HTTPServer: @unchecked Sendable {
             query: queryArguments(connection),
             authorization: header(connection, "Authorization"),
             body: context.body,
-            peer: peerAddress(connection))
+            peer: peerAddress(connection),
+            forwardedFor: forwardedFor(connection))
         switch handler(request) {
         case .response(let response):
             return queue(connection, response)
@@ -221,6 +222,26 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func header(_ connection: OpaquePointer, _ name: String) -> String? {
         MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+    }
+
+    /// Every `X-Forwarded-For` field joined with `, `, or nil. The common case (no such header)
+    /// costs one lookup; only when there is one are the headers walked to find repeated fields.
+    private func forwardedFor(_ connection: OpaquePointer) -> String? {
+        guard let first = header(connection, "X-Forwarded-For") else { return nil }
+        final class Box { var values: [String] = [] }
+        let box = Box()
+        let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+            guard let cls, let key, let value else { return .YES }
+            // Header names compare case-insensitively; strcasecmp avoids a String per header.
+            if strcasecmp(key, "X-Forwarded-For") == 0 {
+                Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().values.append(String(cString: value))
+            }
+            return .YES
+        }
+        _ = withExtendedLifetime(box) {
+            MHD_get_connection_values(connection, .HEADER_KIND, iterator, Unmanaged.passUnretained(box).toOpaque())
+        }
+        return box.values.count > 1 ? box.values.joined(separator: ", ") : first
     }
 
     /// Collects the query arguments (first value of each name) through an iterator callback.

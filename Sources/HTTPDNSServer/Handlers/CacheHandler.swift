@@ -11,10 +11,11 @@ extension HTTPDNSService {
         }
         let allowExpired = request.query["expired"].map { $0 == "1" || $0 == "true" } ?? false
         let families = query.type.families(ipv6Enabled: engine.config.ipv6Enable)
+        let network = clientNetwork(of: request)
         var results: [HostResult] = []
         for host in query.hosts {
             let found = families.compactMap { family -> (RecordFamily, FamilyOutcome)? in
-                engine.cachedAnswer(host: host, family: family, allowExpired: allowExpired).map { (family, .success($0)) }
+                engine.cachedAnswer(host: host, family: family, network: network, allowExpired: allowExpired).map { (family, .success($0)) }
             }
             if found.isEmpty && !query.batch {
                 return APIError(.notFound, "\(host.value) is not in the cache\(allowExpired ? "" : " (or has expired; add expired=1)")").response

@@ -59,11 +59,22 @@ extension HTTPDNSService {
         }
         let slot = ReplySlot()
         let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { slot.set(render($0)) }
+        let network = clientNetwork(of: request)
         for (index, (host, family)) in pairs.enumerated() {
-            if let outcome = engine.resolve(host: host, family: family, completion: { gather.fill(index, with: $0) }) {
+            if let outcome = engine.resolve(host: host, family: family, network: network, completion: { gather.fill(index, with: $0) }) {
                 gather.fill(index, with: outcome)
             }
         }
         return slot.result
+    }
+
+    /// The client network of `request` (`198.51.100.0/24`, `2001:db8:1200::/56`, `""` when no
+    /// address is known): from `client_ip`, else from `X-Forwarded-For` when the peer is one of
+    /// `limits.trustedProxies`, else from the peer (`ClientNetwork.select` has the rules). The
+    /// engine uses it only for accounts with `ispEnable`.
+    public func clientNetwork(of request: HTTPRequest) -> String {
+        ClientNetwork.select(
+            clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peer,
+            trustedProxies: limits.trustedProxies)
     }
 }

@@ -9,10 +9,13 @@ public final class HTTPDNSService: Sendable {
         public var maxPreloadHosts = 10_000
         public var preloadConcurrency = 32
         public var maxCacheListLimit = 1000
+        /// Peers whose `X-Forwarded-For` is believed when choosing a request's client network.
+        public var trustedProxies: [CIDR] = []
 
-        public init(maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32) {
+        public init(maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32, trustedProxies: [CIDR] = []) {
             self.maxPreloadHosts = maxPreloadHosts
             self.preloadConcurrency = preloadConcurrency
+            self.trustedProxies = trustedProxies
         }
     }
 
