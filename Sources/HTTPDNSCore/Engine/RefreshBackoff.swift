@@ -1,8 +1,9 @@
 import Synchronization
 
 /// Remembers keys whose last resolution failed, so that a dead upstream is retried with
-/// exponential backoff instead of on every request (no refresh storms). While a key waits, its
-/// requests are answered from the stale entry, if one may be served.
+/// exponential backoff instead of on every request (no refresh storms). Until a key succeeds
+/// again, its requests are answered from the stale entry, if one may be served, and the retries
+/// run in the background when they are due.
 ///
 /// Bounded: past `capacity` keys, the ones whose wait is over are dropped first, then the rest.
 public final class RefreshBackoff: Sendable {
@@ -27,6 +28,11 @@ public final class RefreshBackoff: Sendable {
     /// True while `key` failed recently and its next attempt is not due yet.
     public func isWaiting(_ key: CacheKey, at now: Timestamp) -> Bool {
         table.withLock { $0[key].map { now < $0.retryAt } ?? false }
+    }
+
+    /// True when the last resolution of `key` failed (whether or not its retry is due).
+    public func hasFailed(_ key: CacheKey) -> Bool {
+        table.withLock { $0[key] != nil }
     }
 
     /// Counts a failed resolution of `key`; returns how long until it may be tried again.

@@ -96,8 +96,8 @@ public final class ResolverEngine: Sendable {
     ///
     /// The cache answers with a fresh entry (starting its refresh-ahead when the entry is in the
     /// last tenth of its TTL), or with an expired one that may still be served (see `mayServe`)
-    /// when the account reuses expired IPs or when the last attempt for it failed and its retry is
-    /// not due yet. Either way the stale answer's refresh runs in the background.
+    /// when the account reuses expired IPs or when the last attempt for it failed. Either way the
+    /// refresh runs in the background, and after a failure only when its backoff has passed.
     public func resolve(
         host: HostName, family: RecordFamily, network: String = "",
         completion: @escaping @Sendable (FamilyOutcome) -> Void
@@ -118,7 +118,7 @@ public final class ResolverEngine: Sendable {
                     return .success(ResolvedAnswer(entry: entry, at: now, source: .cache))
                 }
                 if mayServe(entry, of: host, config: config, at: now),
-                   config.reuseExpiredIPEnabled || backoff.isWaiting(key, at: now) {
+                   config.reuseExpiredIPEnabled || backoff.hasFailed(key) {
                     metrics.cacheHits.increment()
                     countStale(key)
                     refreshInBackground(key, settings: settings, prefetch: false)
