@@ -114,4 +114,27 @@ import Testing
         let records = try #require(fixture.get("/v1/default/stats").json as? [[String: Any]])
         #expect(records.compactMap { $0["sp"] as? String } == ["default"])
     }
+
+    // MARK: Over a socket
+
+    @Test func everyForwardedForFieldIsReadOverTheSocket() throws {
+        let fixture = ServiceFixture(
+            config: .test { $0.ispEnable = true },
+            limits: HTTPDNSService.Limits(trustedProxies: [CIDR("127.0.0.1")!]))
+        fixture.upstream.setAnswer(Self.host, addresses: ["127.0.0.11"], ttl: 300)
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 1)) { [service = fixture.service] in
+            service.handle($0)
+        }
+        let port = try server.start()
+        defer { server.stop(grace: 0) }
+        let connection = try RawHTTPConnection(port: port)
+        // Two fields form one list (RFC 9110 §5.3); the right-most untrusted address wins.
+        let forwarded = try connection.request(
+            "GET", "\(Self.resolvePath)?host=\(Self.host)&type=A",
+            headers: [("X-Forwarded-For", "198.51.100.1"), ("x-forwarded-for", "203.0.113.9, 127.0.0.1")])
+        #expect(forwarded.status == 200)
+        let direct = try connection.request("GET", "\(Self.resolvePath)?host=\(Self.host)&type=A")
+        #expect(direct.status == 200)
+        #expect(fixture.upstream.queries.map(\.clientSubnet) == ["203.0.113.0/24", "127.0.0.0/24"])
+    }
 }
