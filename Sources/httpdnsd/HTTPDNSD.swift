@@ -93,12 +93,14 @@ enum HTTPDNSD {
         Log.info("httpdnsd listening on \(listen) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
 
         warmLoad(registry: registry, store: store)
+        let prefetch = PrefetchScheduler(registry: registry)
         service.isReady = true
 
         var received: Int32 = 0
         sigwait(&stopSignals, &received)
         Log.info("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): stopping (no new connections, finishing requests in flight)")
         service.isReady = false
+        prefetch.stop()
         server.quiesce()
         server.stop(grace: 10)
         store.close()

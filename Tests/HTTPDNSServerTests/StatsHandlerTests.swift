@@ -9,7 +9,7 @@ import Testing
     static let path = "/v1/default/stats"
     static let numberKeys = [
         "type", "successNum", "cacheDnsNum", "requestPDnsNum", "gobackLocaldnsNum", "localErro", "timeoutErro",
-        "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro",
+        "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro", "staleNum", "prefetchNum",
     ]
     static let stringKeys = ["domain", "sp", "avgRtt", "maxRtt"]
 

@@ -22,7 +22,7 @@ extension HTTPDNSService {
             }
             if !found.isEmpty { results.append(HostResult(host: host, families: found)) }
         }
-        return AnswerRendering.response(results, batch: query.batch, short: query.short)
+        return AnswerRendering.response(results, batch: query.batch, short: query.short ?? engine.config.shortEnable)
     }
 
     /// Pages through the cache in (host, family, network) order; the cursor is the last key returned.
@@ -120,5 +120,17 @@ extension HTTPDNSService {
         writer.number(deleted)
         writer.raw("}")
         return .json(200, writer)
+    }
+
+    /// `POST /v1/{account}/cache/refresh`: re-resolves every cached entry in the background
+    /// (bounded concurrency); answers 202 with how many entries were queued.
+    func cacheRefresh(_ engine: ResolverEngine) -> HTTPResponse {
+        let queued = engine.refreshAll()
+        Log.info("account \(engine.accountID): refresh of \(queued) cached entries requested through the API")
+        var writer = JSONWriter(capacity: 32)
+        writer.raw("{")
+        writer.key("refreshing"); writer.number(queued)
+        writer.raw("}")
+        return .json(202, writer)
     }
 }

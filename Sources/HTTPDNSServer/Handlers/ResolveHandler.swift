@@ -5,7 +5,8 @@ extension HTTPDNSService {
     struct HostQuery {
         var hosts: [HostName]
         var type: QueryType
-        var short: Bool
+        /// The `short` parameter; nil when absent (the account's `shortEnable` decides).
+        var short: Bool?
         var batch: Bool
     }
 
@@ -35,7 +36,14 @@ extension HTTPDNSService {
         if let clientIP = request.query["client_ip"], IPAddress(clientIP) == nil {
             return .failure(APIError(.invalidParameter, "client_ip '\(clientIP)' is not an IP address"))
         }
-        let short = request.query["short"].map { $0 == "1" || $0 == "true" } ?? false
+        var short: Bool?
+        if let text = request.query["short"] {
+            switch text {
+            case "1", "true": short = true
+            case "0", "false": short = false
+            default: return .failure(APIError(.invalidParameter, "short must be 1, 0, true or false, got '\(text)'"))
+            }
+        }
         return .success(HostQuery(hosts: hosts, type: type, short: short, batch: names.count > 1))
     }
 
@@ -47,7 +55,9 @@ extension HTTPDNSService {
         case .success(let parsed): query = parsed
         case .failure(let error): return .response(error.response)
         }
-        let families = query.type.families(ipv6Enabled: engine.config.ipv6Enable)
+        let config = engine.config
+        let families = query.type.families(ipv6Enabled: config.ipv6Enable)
+        let short = query.short ?? config.shortEnable
         let pairs = query.hosts.flatMap { host in families.map { (host, $0) } }
         let render: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
             let results = query.hosts.indices.map { hostIndex in
@@ -55,7 +65,7 @@ extension HTTPDNSService {
                     (families[$0], outcomes[hostIndex * families.count + $0])
                 })
             }
-            return AnswerRendering.response(results, batch: query.batch, short: query.short)
+            return AnswerRendering.response(results, batch: query.batch, short: short)
         }
         let slot = ReplySlot()
         let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { slot.set(render($0)) }

@@ -2,7 +2,8 @@ import HTTPDNSCore
 
 extension HTTPDNSService {
     /// `GET /v1/{account}/stats`: the SDK's `getRequestReportInfo` array (WIRE-FORMATS §4), one
-    /// record per (domain, family, network), every key, `avgRtt`/`maxRtt` as strings.
+    /// record per (domain, family, network), every key, `avgRtt`/`maxRtt` as strings, plus the
+    /// extra keys `staleNum` and `prefetchNum`.
     func stats(_ engine: ResolverEngine) -> HTTPResponse {
         let records = engine.stats.snapshot()
         var writer = JSONWriter(capacity: 320 * records.count + 2)
@@ -24,7 +25,9 @@ extension HTTPDNSService {
             writer.key("noResponseErro"); writer.number(record.noResponseErro); writer.comma()
             writer.key("noPermissionErro"); writer.number(record.noPermissionErro); writer.comma()
             writer.key("urlParameterErro"); writer.number(record.urlParameterErro); writer.comma()
-            writer.key("urlPathErro"); writer.number(record.urlPathErro)
+            writer.key("urlPathErro"); writer.number(record.urlPathErro); writer.comma()
+            writer.key("staleNum"); writer.number(record.staleNum); writer.comma()
+            writer.key("prefetchNum"); writer.number(record.prefetchNum)
             writer.raw("}")
         }
         writer.raw("]")

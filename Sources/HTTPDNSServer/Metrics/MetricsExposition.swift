@@ -44,8 +44,10 @@ public enum MetricsExposition {
                        samples: perAccount { $0.metrics.singleFlightJoined.value })
         text += family("httpdns_resolve_failures_total", type: "counter", help: "Resolutions where no upstream nor the fallback answered.",
                        samples: perAccount { $0.metrics.resolveFailures.value })
-        text += family("httpdns_cache_served_stale_total", type: "counter", help: "Failed resolutions answered with an expired cached answer.",
+        text += family("httpdns_cache_served_stale_total", type: "counter", help: "Answers served from an expired entry (reuse of expired IPs, or serve-stale when resolution failed).",
                        samples: perAccount { $0.metrics.staleServed.value })
+        text += family("httpdns_prefetch_total", type: "counter", help: "Background refreshes started before clients needed them (refresh-ahead, scheduled prefetch, refresh on demand).",
+                       samples: perAccount { $0.metrics.prefetches.value })
         text += family("httpdns_upstream_requests_total", type: "counter", help: "Queries sent to upstreams, by outcome.",
                        samples: engines.flatMap { engine in
                            engine.metrics.upstreamCounts.map { key, value in

@@ -92,6 +92,11 @@ public final class HTTPDNSService: Sendable {
                 default: return .response(methodNotAllowed("GET, DELETE"))
                 }
             }
+        case 4 where segments[0] == "v1" && segments[2] == "cache" && segments[3] == "refresh":
+            guard let engine = registry.engine(segments[1]) else {
+                return .response(APIError(.unknownAccount, "no account '\(segments[1])'").response)
+            }
+            return only("POST", request) { .response(cacheRefresh(engine)) }
         default:
             break
         }
