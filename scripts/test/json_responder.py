@@ -23,6 +23,7 @@ Test hooks (not part of the JSON API):
   GET    /_requests        -> JSON list of the recorded requests (path, query, headers, time)
   DELETE /_requests        -> clears the log
   GET    /_set?delay_ms=N&http_status=S -> answer /resolve after N ms / with HTTP status S (0 = normal)
+  GET    /_set?reply=empty|garbage|normal -> answer /resolve 200 with an empty / non-JSON body
   GET    /_health          -> {"ok":true}
 
 Standard library only. Usage::
@@ -241,6 +242,7 @@ class State:
         self.requests = []
         self.delay_ms = 0
         self.http_status = 0
+        self.reply = "normal"
 
     def record(self, handler, parsed):
         entry = {
@@ -308,7 +310,9 @@ class Handler(BaseHTTPRequestHandler):
                     state.delay_ms = int(params["delay_ms"][0])
                 if "http_status" in params:
                     state.http_status = int(params["http_status"][0])
-                body = {"delay_ms": state.delay_ms, "http_status": state.http_status}
+                if "reply" in params:
+                    state.reply = params["reply"][0] or "normal"
+                body = {"delay_ms": state.delay_ms, "http_status": state.http_status, "reply": state.reply}
             self.send_json(200, body, "application/json")
             return
         emas = re.fullmatch(r"/([^/]+)/(d|sign_d)", parsed.path)
@@ -317,11 +321,19 @@ class Handler(BaseHTTPRequestHandler):
             return
         state.record(self, parsed)
         with state.lock:
-            delay_ms, http_status = state.delay_ms, state.http_status
+            delay_ms, http_status, reply = state.delay_ms, state.http_status, state.reply
         if delay_ms:
             time.sleep(delay_ms / 1000.0)
         if http_status:
             self.send_json(http_status, {"error": f"forced status {http_status}"}, "application/json")
+            return
+        if reply in ("empty", "garbage"):
+            raw = b"" if reply == "empty" else b"<html>not a DNS JSON answer"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/dns-json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
             return
         if emas:
             self.answer_emas(state, params, emas.group(2) == "sign_d")

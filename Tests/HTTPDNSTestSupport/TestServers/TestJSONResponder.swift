@@ -108,6 +108,19 @@ public final class TestJSONResponder: Sendable {
         guard response.status == 200 else { throw HarnessError("json responder /_set: \(response)") }
     }
 
+    /// What `/resolve` answers with HTTP 200: a real answer, an empty body, or a body that is not JSON.
+    public enum ReplyMode: String, Sendable {
+        case normal
+        case empty
+        case garbage
+    }
+
+    /// Makes every later `/resolve` (that no `setHTTPStatus` overrides) answer as `mode` says.
+    public func setReply(_ mode: ReplyMode) async throws {
+        let response = try await client.get("/_set?reply=\(mode.rawValue)")
+        guard response.status == 200 else { throw HarnessError("json responder /_set: \(response)") }
+    }
+
     private func waitUntilAnswering() async throws {
         let deadline = Date().addingTimeInterval(15)
         while Date() < deadline {
