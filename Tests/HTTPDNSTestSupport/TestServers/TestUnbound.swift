@@ -70,6 +70,36 @@ public final class TestUnbound: Sendable {
         throw HarnessError("no total.num.queries in unbound-control output: \(output)")
     }
 
+    /// Replaces every record of `name` (inside `TestZone.origin`) with address records of `ttl`
+    /// (A, or AAAA for addresses with a colon), rewrites this instance's zone file and reloads it
+    /// with `unbound-control auth_zone_reload`. Returns once unbound answers the new addresses
+    /// (auth-zone answers are not cached, so every later query sees them). Its own check query
+    /// counts in `queryCount()`: take a baseline after this call.
+    public func setAddresses(of name: String, _ addresses: [String], ttl: UInt32) async throws {
+        let suffix = "." + TestZone.origin
+        let lowered = name.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+        guard lowered.hasSuffix(suffix), !addresses.isEmpty else {
+            throw HarnessError("setAddresses: \(name) is not inside \(TestZone.origin), or no addresses")
+        }
+        let owner = String(lowered.dropLast(suffix.count))
+        let zonePath = directory.appendingPathComponent("example.test.zone").path
+        let current = try String(contentsOfFile: zonePath, encoding: .utf8)
+        var lines = current.split(separator: "\n").map(String.init).filter {
+            $0.split(separator: " ").first.map { $0.lowercased() != owner } ?? true
+        }
+        lines += addresses.map { "\(owner) \(ttl) IN \($0.contains(":") ? "AAAA" : "A") \($0)" }
+        try (lines.joined(separator: "\n") + "\n").write(toFile: zonePath, atomically: true, encoding: .utf8)
+        _ = try await runControl(["auth_zone_reload", TestZone.origin])
+        let v4 = addresses.filter { !$0.contains(":") }
+        guard !v4.isEmpty else { return }
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if let answer = try? await query(lowered), Set(answer.addresses) == Set(v4) { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        throw HarnessError("unbound does not answer \(v4) for \(name) after auth_zone_reload")
+    }
+
     /// Resolves `name` with a plain DNS query to this unbound; returns the rcode and addresses.
     public func query(_ name: String, type: DNSQuery.RecordType = .a) async throws -> DNSQuery.Answer {
         try await DNSQuery.ask(name, type: type, port: port)

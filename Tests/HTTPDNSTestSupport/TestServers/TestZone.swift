@@ -35,6 +35,24 @@ public enum TestZone {
     public static let wildV4 = ["127.0.0.51"]
     public static let wildV6 = ["fd00::51"]
 
+    /// Wildcard `*.ttl2.example.test` A 127.0.0.72 with TTL 2: `uniqueTTL2()` names expire quickly.
+    public static let ttl2V4 = ["127.0.0.72"]
+    public static let ttl2: UInt32 = 2
+
+    /// Wildcard `*.ttl3.example.test` A 127.0.0.73 with TTL 3: `uniqueTTL3()` names expire quickly.
+    public static let ttl3V4 = ["127.0.0.73"]
+    public static let ttl3: UInt32 = 3
+
+    /// A fresh name under the TTL-2 wildcard, never asked before.
+    public static func uniqueTTL2(_ label: String = "t") -> String {
+        "\(label)-\(UInt64.random(in: 0...UInt64.max))".lowercased() + ".ttl2.example.test"
+    }
+
+    /// A fresh name under the TTL-3 wildcard, never asked before.
+    public static func uniqueTTL3(_ label: String = "t") -> String {
+        "\(label)-\(UInt64.random(in: 0...UInt64.max))".lowercased() + ".ttl3.example.test"
+    }
+
     /// A fresh name under the wildcard, never asked before (so never cached).
     public static func unique(_ label: String = "n") -> String {
         "\(label)-\(UInt64.random(in: 0...UInt64.max))".lowercased() + ".wild.example.test"
@@ -78,6 +96,8 @@ public enum TestZone {
             "minute 60 IN A 127.0.0.41",
             "*.wild 300 IN A 127.0.0.51",
             "*.wild 300 IN AAAA fd00::51",
+            "*.ttl2 2 IN A 127.0.0.72",
+            "*.ttl3 3 IN A 127.0.0.73",
         ]
         for index in 0..<bulkCount {
             lines.append("h\(index).bulk 300 IN A \(bulkV4(index))")

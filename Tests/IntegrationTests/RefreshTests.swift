@@ -1,0 +1,97 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// Refresh-ahead and `POST /v1/{account}/cache/refresh`, counted at the JSON responder.
+@Suite("Refresh")
+struct RefreshTests {
+    /// httpdnsd whose default account asks the JSON responder only.
+    private func withJSONService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
+        try await withService(upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false, configure: { servers, options in
+            options.config = ["accounts": ["default": loopbackAccount(
+                servers, upstreams: [servers.json.upstreamSpec], ["localDNSFallback": false])]]
+        }, body)
+    }
+
+    @Test func requestsInTheLastTenthOfTheTTLRefreshTheEntryOnceBeforeItExpires() async throws {
+        let name = TestZone.uniqueTTL3("ahead")
+        try await withJSONService { servers, service in
+            let path = "/v1/default/resolve?host=\(name)&type=A"
+            let first = try await service.client.get(path)
+            let resolvedAt = Date()
+            #expect(first.json["source"]?.string == "upstream", "\(first)")
+            #expect(first.json["origin_ttl"]?.int == Int(TestZone.ttl3))
+
+            // TTL 3 s: the refresh-ahead window is the last second (10%, at least 1 s).
+            try await sleep(until: 2.3, after: resolvedAt)
+            for _ in 0..<3 {
+                let hit = try await service.client.get(path)
+                #expect(hit.json["source"]?.string == "cache", "\(hit)")
+                #expect(hit.json["stale"]?.bool == false)
+                #expect(hit.json["ips"]?.strings == TestZone.ttl3V4)
+            }
+            let asked = try await poll { () -> Int? in
+                let count = try await servers.json.requests(for: name).count
+                return count >= 2 ? count : nil
+            }
+            #expect(asked == 2, "three requests in the window, one refresh: \(String(describing: asked))")
+            #expect(try await accountMetric(service, "httpdns_prefetch_total") == 1)
+            #expect(try await statsRecord(service, domain: name)?["prefetchNum"]?.int == 1)
+
+            // Past the first answer's expiry the name is still a fresh cache hit: it never went cold.
+            try await sleep(until: 3.6, after: resolvedAt)
+            let later = try await service.client.get(path)
+            #expect(later.json["source"]?.string == "cache", "\(later)")
+            #expect(later.json["stale"]?.bool == false)
+            #expect((later.json["ttl"]?.int ?? 0) > 0)
+        }
+    }
+
+    @Test func cacheRefreshReResolvesEveryCachedEntryInTheBackground() async throws {
+        let names = (0..<3).map { TestZone.unique("refresh\($0)") }
+        try await withJSONService { servers, service in
+            for name in names {
+                #expect(try await service.client.get("/v1/default/resolve?host=\(name)&type=A").status == 200)
+            }
+            try await servers.json.clearRequests()
+            let prefetchesBefore = try await accountMetric(service, "httpdns_prefetch_total")
+
+            let response = try await service.client.request("POST", "/v1/default/cache/refresh")
+            #expect(response.status == 202, "\(response)")
+            #expect(response.json["refreshing"]?.int == names.count, "\(response)")
+
+            let asked = try await poll { () -> [Int]? in
+                var counts: [Int] = []
+                for name in names { counts.append(try await servers.json.requests(for: name).count) }
+                return counts.allSatisfy { $0 >= 1 } ? counts : nil
+            }
+            #expect(asked == [1, 1, 1], "one upstream query per cached entry: \(String(describing: asked))")
+            #expect(try await servers.json.requests().count == names.count)
+            #expect(try await accountMetric(service, "httpdns_prefetch_total") - prefetchesBefore == Double(names.count))
+        }
+    }
+
+    @Test func cacheRefreshMakesAChangedRecordVisibleBeforeTheTTLRunsOut() async throws {
+        let name = TestZone.unique("rotated")
+        let newAddress = "127.0.0.75"
+        try await withJSONService { servers, service in
+            let path = "/v1/default/resolve?host=\(name)&type=A"
+            #expect(try await service.client.get(path).json["ips"]?.strings == TestZone.wildV4)
+            try await servers.unbound.setAddresses(of: name, [newAddress], ttl: 300)
+
+            // TTL 300: without a refresh the old address stays.
+            let cached = try await service.client.get(path)
+            #expect(cached.json["ips"]?.strings == TestZone.wildV4, "\(cached)")
+            #expect(cached.json["source"]?.string == "cache")
+
+            let response = try await service.client.request("POST", "/v1/default/cache/refresh")
+            #expect(response.status == 202, "\(response)")
+            let updated = try await poll { () -> TestJSON? in
+                let body = try await service.client.get(path).json
+                return body["ips"]?.strings == [newAddress] ? body : nil
+            }
+            #expect(updated?["source"]?.string == "cache", "\(String(describing: updated))")
+            #expect(updated?["stale"]?.bool == false)
+        }
+    }
+}
