@@ -59,7 +59,9 @@ enum HTTPDNSD {
 
         let wiring = UpstreamWiring()
         let registry = AccountRegistry { id, account in
-            ResolverEngine(accountID: id, config: account, clock: SystemClock(), persistence: store, makeChain: wiring.chain)
+            ResolverEngine(
+                accountID: id, config: account, clock: SystemClock(), persistence: store, speedTester: wiring.speedTester,
+                makeChain: wiring.chain)
         }
         for (id, account) in accounts.sorted(by: { $0.key < $1.key }) {
             registry.upsert(id, config: account)

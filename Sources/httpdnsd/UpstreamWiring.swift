@@ -3,9 +3,11 @@ import HTTPDNSUpstream
 import Synchronization
 
 /// Builds each account's upstream chain over one shared curl event loop, with one system
-/// resolver (c-ares channel and thread) per distinct list of fallback servers.
+/// resolver (c-ares channel and thread) per distinct list of fallback servers, and one speed
+/// tester (one prober thread) for every account that runs the speed test.
 final class UpstreamWiring: Sendable {
     private let loop = CurlEventLoop()
+    let speedTester = SocketSpeedTester()
     private let systemResolvers = Mutex<[[String]: SystemResolver]>([:])
 
     func chain(accountID: String, config: AccountConfig) -> UpstreamChain {
@@ -24,6 +26,7 @@ final class UpstreamWiring: Sendable {
     }
 
     func shutdown() {
+        speedTester.shutdown()
         loop.shutdown()
         for resolver in systemResolvers.withLock({ Array($0.values) }) { resolver.shutdown() }
     }

@@ -34,6 +34,12 @@ public final class ResolverEngine: Sendable {
     private let makeChain: ChainFactory
     private let failureLog = LogThrottle(interval: 10)
     let backoff = RefreshBackoff()
+    /// Probes the addresses of answers when the account has `speedTestEnable` (nil: never).
+    let speedTester: (any SpeedTester)?
+    /// Measured connection times per address, shared by every answer of the account.
+    public let rtt = RTTTable()
+    /// Keys whose addresses are being probed right now (one probe run per key at a time).
+    let probing = Mutex<Set<CacheKey>>([])
     /// Concurrency of scheduled and on-demand refreshes per account.
     public static let refreshConcurrency = 8
     private let refreshQueueBox = Mutex<RefreshQueue?>(nil)
@@ -41,9 +47,10 @@ public final class ResolverEngine: Sendable {
 
     public init(
         accountID: String, config: AccountConfig, clock: any Clock, persistence: (any CachePersistence)?,
-        statsLimit: Int = 100_000, makeChain: @escaping ChainFactory
+        statsLimit: Int = 100_000, speedTester: (any SpeedTester)? = nil, makeChain: @escaping ChainFactory
     ) {
         self.accountID = accountID
+        self.speedTester = speedTester
         self.clock = clock
         self.persistence = persistence
         self.makeChain = makeChain
@@ -207,7 +214,7 @@ public final class ResolverEngine: Sendable {
                     $0.recordRTT(seconds: max(0, now - started))
                 }
                 var entry = Self.entry(for: answer, source: source, config: config, now: now)
-                entry.addresses = orderBySpeed(entry.addresses, at: now)
+                entry.addresses = orderBySpeed(entry.addresses, config: config, at: now)
                 if config.cacheEnable && entry.originTTL > 0 { store(entry, for: key, persist: config.persistentCacheIPEnabled) }
                 probeSpeed(of: entry, key: key, config: config)
                 // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
@@ -327,10 +334,6 @@ public final class ResolverEngine: Sendable {
     public func cachedEntries() -> [(CacheKey, CacheEntry)] {
         cache.snapshot().sorted { ($0.0.host.value, $0.0.family.rawValue, $0.0.network) < ($1.0.host.value, $1.0.family.rawValue, $1.0.network) }
     }
-
-    /// Speed ordering hooks (see ResolverEngine+Speed.swift).
-    func orderBySpeed(_ addresses: [String], at now: Timestamp) -> [String] { addresses }
-    func probeSpeed(of entry: CacheEntry, key: CacheKey, config: AccountConfig) {}
 
     /// Evicts every entry of `host`; returns how many.
     public func evict(host: HostName) -> Int {

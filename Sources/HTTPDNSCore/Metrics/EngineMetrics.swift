@@ -15,6 +15,10 @@ public final class EngineMetrics: Sendable {
     public let staleServed = Atomic<UInt64>(0)
     /// Background refreshes started (refresh-ahead, scheduled prefetch, refresh on demand).
     public let prefetches = Atomic<UInt64>(0)
+    /// Speed-test runs (one per answer probed) and their probes by outcome.
+    public let speedTestRuns = Atomic<UInt64>(0)
+    public let speedProbesReachable = Atomic<UInt64>(0)
+    public let speedProbesUnreachable = Atomic<UInt64>(0)
     private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: UInt64]>([:])
 
     public struct UpstreamOutcomeKey: Hashable, Sendable, Comparable {

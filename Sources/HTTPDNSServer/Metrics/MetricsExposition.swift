@@ -48,6 +48,13 @@ public enum MetricsExposition {
                        samples: perAccount { $0.metrics.staleServed.value })
         text += family("httpdns_prefetch_total", type: "counter", help: "Background refreshes started before clients needed them (refresh-ahead, scheduled prefetch, refresh on demand).",
                        samples: perAccount { $0.metrics.prefetches.value })
+        text += family("httpdns_speedtest_runs_total", type: "counter", help: "Answers whose addresses were probed by the connection speed test.",
+                       samples: perAccount { $0.metrics.speedTestRuns.value })
+        text += family("httpdns_speedtest_probes_total", type: "counter", help: "Speed-test probes of one address, by result.",
+                       samples: engines.flatMap { engine in [
+                           (labels: "account=\"\(escape(engine.accountID))\",result=\"reachable\"", value: engine.metrics.speedProbesReachable.value),
+                           (labels: "account=\"\(escape(engine.accountID))\",result=\"unreachable\"", value: engine.metrics.speedProbesUnreachable.value),
+                       ] })
         text += family("httpdns_upstream_requests_total", type: "counter", help: "Queries sent to upstreams, by outcome.",
                        samples: engines.flatMap { engine in
                            engine.metrics.upstreamCounts.map { key, value in

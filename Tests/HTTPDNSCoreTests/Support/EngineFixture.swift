@@ -15,7 +15,10 @@ struct EngineFixture {
     /// The first upstream.
     var upstream: InMemoryUpstream { upstreams[0] }
 
-    init(config: AccountConfig = .test(), upstreamCount: Int = 1, persistence: RecordingCachePersistence? = nil) {
+    init(
+        config: AccountConfig = .test(), upstreamCount: Int = 1, persistence: RecordingCachePersistence? = nil,
+        speedTester: (any SpeedTester)? = nil
+    ) {
         let clock = ManualClock()
         let upstreams = (0..<upstreamCount).map { InMemoryUpstream(name: "memory-\($0)", clock: clock) }
         let fallback = InMemoryUpstream(name: "system", clock: clock)
@@ -23,7 +26,9 @@ struct EngineFixture {
         self.upstreams = upstreams
         self.fallback = fallback
         self.persistence = persistence
-        engine = ResolverEngine(accountID: "test", config: config, clock: clock, persistence: persistence) { _, config in
+        engine = ResolverEngine(
+            accountID: "test", config: config, clock: clock, persistence: persistence, speedTester: speedTester
+        ) { _, config in
             UpstreamChain(upstreams: upstreams, fallback: config.localDNSFallback ? fallback : nil)
         }
     }
