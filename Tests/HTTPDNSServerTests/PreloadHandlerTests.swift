@@ -80,6 +80,27 @@ import Testing
         #expect(number(exchange.object["failed"]) == 1)
     }
 
+    @Test func withIspEnableThePreloadWarmsTheRequestersNetwork() {
+        let fixture = ServiceFixture(config: .test { $0.ispEnable = true })
+        fixture.upstream.setAnswer("warm.example.test", addresses: ["127.0.0.1"], ttl: 60)
+        let preload = fixture.send(
+            "POST", Self.path, query: ["client_ip": "198.51.100.7"], body: Array(#"{"hosts":["warm.example.test"],"type":"A"}"#.utf8))
+        #expect(preload.status == 200)
+        #expect(fixture.engine.cachedEntries().map(\.0.network) == ["198.51.100.0/24"])
+        let sameNetwork = fixture.get("/v1/default/resolve", ["host": "warm.example.test", "client_ip": "198.51.100.99"])
+        #expect(sameNetwork.object["source"] as? String == "cache")
+        let otherNetwork = fixture.get("/v1/default/resolve", ["host": "warm.example.test", "client_ip": "203.0.113.5"])
+        #expect(otherNetwork.object["source"] as? String == "upstream")
+    }
+
+    @Test func aPreloadWithAnInvalidClientIPIsRejected() {
+        let fixture = ServiceFixture()
+        let preload = fixture.send("POST", Self.path, query: ["client_ip": "nope"], body: Array(#"{"hosts":["warm.example.test"]}"#.utf8))
+        #expect(preload.status == 400)
+        #expect(preload.errorCode == "InvalidParameter")
+        #expect(fixture.upstream.calls("warm.example.test") == 0)
+    }
+
     @Test func preloadedAnswersAreServedFromTheCache() {
         let fixture = ServiceFixture()
         fixture.upstream.setAnswer("warm.example.test", addresses: ["127.0.0.1"], ttl: 60)

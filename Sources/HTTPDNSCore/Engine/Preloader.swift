@@ -26,25 +26,29 @@ public final class Preloader: Sendable {
     private let hosts: [HostName]
     private let families: [RecordFamily]
     private let concurrency: Int
+    private let network: String
     private let state = Mutex(State())
     private let gather: OutcomeGather<FamilyOutcome>
 
     /// Starts at once; `completion` runs on whichever thread finishes the last resolution.
+    /// `network` is the client network the answers are for (used by accounts with `ispEnable`).
     @discardableResult
     public static func start(
-        engine: ResolverEngine, hosts: [HostName], families: [RecordFamily], concurrency: Int,
+        engine: ResolverEngine, hosts: [HostName], families: [RecordFamily], concurrency: Int, network: String = "",
         completion: @escaping @Sendable ([PreloadOutcome]) -> Void
     ) -> Preloader {
-        let preloader = Preloader(engine: engine, hosts: hosts, families: families, concurrency: concurrency, completion: completion)
+        let preloader = Preloader(
+            engine: engine, hosts: hosts, families: families, concurrency: concurrency, network: network, completion: completion)
         preloader.pump()
         return preloader
     }
 
     private init(
-        engine: ResolverEngine, hosts: [HostName], families: [RecordFamily], concurrency: Int,
+        engine: ResolverEngine, hosts: [HostName], families: [RecordFamily], concurrency: Int, network: String,
         completion: @escaping @Sendable ([PreloadOutcome]) -> Void
     ) {
         self.engine = engine
+        self.network = network
         self.hosts = hosts
         self.families = families
         self.concurrency = max(1, concurrency)
@@ -86,7 +90,7 @@ public final class Preloader: Sendable {
             guard let index else { return }
             if index < 0 { continue }
             let item = items[index]
-            let sync = engine.resolve(host: hosts[item.host], family: item.family) { [self] outcome in
+            let sync = engine.resolve(host: hosts[item.host], family: item.family, network: network) { [self] outcome in
                 finish(index, outcome)
                 pump()
             }

@@ -4,7 +4,8 @@ import HTTPDNSCore
 extension HTTPDNSService {
     /// `POST /v1/{account}/preload` with `{"hosts":[...],"type":"auto"}`: resolves every host with
     /// bounded concurrency and answers, once the results are durable, with each host's outcome.
-    /// Any invalid host rejects the whole request before anything is resolved.
+    /// Any invalid host rejects the whole request before anything is resolved. For accounts with
+    /// `ispEnable` the answers are for the requester's client network (`client_ip` or the peer).
     func preload(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
         let object: [String: Any]
         do {
@@ -39,9 +40,16 @@ extension HTTPDNSService {
             }
             type = parsed
         }
+        if let clientIP = request.query["client_ip"], IPAddress(clientIP) == nil {
+            return .response(APIError(.invalidParameter, "client_ip '\(clientIP)' is not an IP address").response)
+        }
         let families = type.families(ipv6Enabled: engine.config.ipv6Enable)
         let slot = ReplySlot()
-        Preloader.start(engine: engine, hosts: hosts, families: families, concurrency: limits.preloadConcurrency) { outcomes in
+        // For accounts with ispEnable the answers are cached for the requester's network.
+        Preloader.start(
+            engine: engine, hosts: hosts, families: families, concurrency: limits.preloadConcurrency,
+            network: clientNetwork(of: request)
+        ) { outcomes in
             engine.persisted { slot.set(Self.preloadResponse(outcomes)) }
         }
         return slot.result
