@@ -83,4 +83,23 @@ import Testing
         #expect(fixture.engine.metrics.staleServed.value == 2)
         #expect(fixture.engine.stats.record(StatsKey(domain: "shop.example", family: .a, network: "default"))?.staleNum == 2)
     }
+
+    @Test func namesWithNothingCachedLeaveNoBackoffBehind() {
+        let fixture = deadUpstreamFixture()
+        fixture.upstream.setFailure("never.example", .a, .timeout)
+        #expect(fixture.resolve("never.example").failure != nil)
+        #expect(!fixture.engine.backoff.hasFailed(CacheKey(host: .valid("never.example"), family: .a)))
+        // A second request asks the upstream again: there is nothing to serve meanwhile.
+        _ = fixture.resolve("never.example")
+        #expect(fixture.upstream.calls("never.example") == 2)
+    }
+
+    @Test func theBackoffTableStaysWithinItsCapacity() {
+        let backoff = RefreshBackoff(capacity: 4)
+        for index in 0..<50 {
+            backoff.recordFailure(CacheKey(host: .valid("h\(index).example"), family: .a), at: 0)
+            #expect(backoff.count <= 4)
+        }
+        #expect(backoff.hasFailed(CacheKey(host: .valid("h49.example"), family: .a)))
+    }
 }

@@ -5,7 +5,8 @@ import Synchronization
 /// again, its requests are answered from the stale entry, if one may be served, and the retries
 /// run in the background when they are due.
 ///
-/// Bounded: past `capacity` keys, the ones whose wait is over are dropped first, then the rest.
+/// Bounded: past `capacity` keys, the ones whose wait is over are dropped first, then half of
+/// the rest. The engine records only keys that have a cached entry.
 public final class RefreshBackoff: Sendable {
     struct State: Sendable {
         var failures: Int
@@ -59,8 +60,11 @@ public final class RefreshBackoff: Sendable {
 
     public var count: Int { table.withLock { $0.count } }
 
+    /// Drops the keys whose wait is over and, if that is not enough, half of the table, so that
+    /// a flood of failing names costs amortised O(1) per failure.
     private static func shrink(_ table: inout [CacheKey: State], now: Timestamp, capacity: Int) {
         table = table.filter { now < $0.value.retryAt }
-        while table.count >= capacity, let any = table.keys.first { table.removeValue(forKey: any) }
+        guard table.count >= capacity else { return }
+        for key in table.keys.prefix(table.count - capacity / 2) { table.removeValue(forKey: key) }
     }
 }

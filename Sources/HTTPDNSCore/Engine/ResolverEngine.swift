@@ -223,8 +223,10 @@ public final class ResolverEngine: Sendable {
                     nxdomain: entry.nxdomain))
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()
-                backoff.recordFailure(key, at: now)
-                if config.cacheEnable, let cached = cache.peek(key),
+                let cached = config.cacheEnable ? cache.peek(key) : nil
+                // Only keys with an entry to serve need a backoff (it is what refreshes them).
+                if cached != nil { backoff.recordFailure(key, at: now) }
+                if let cached,
                    !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now) {
                     // Nothing answered, but a cached answer that may be served beats an error.
                     result = .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
