@@ -17,7 +17,7 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run clean deps
+.PHONY: all build test run clean deps bench
 
 all: build
 
@@ -36,6 +36,13 @@ run: deps build
 	$(if $(UPSTREAMS),HTTPDNS_UPSTREAMS='$(UPSTREAMS)') \
 	$(if $(LOCALDNS),HTTPDNS_LOCALDNS_SERVERS='$(LOCALDNS)') \
 	"$$($(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(ARGS)
+
+# Benchmark of issue 4 (not part of `make test`): installs what is missing, builds a release binary in its
+# own scratch path, measures on loopback, writes bench/RESULTS.md. Quick run: make bench BENCH_DURATION=2 BENCH_REPS=1
+# (other BENCH_* variables: bench/run.py).
+bench:
+	./bench/deps.sh
+	BENCH_SCRATCH="$${BENCH_SCRATCH:-$(CURDIR)/bench/out/build}" python3 bench/run.py
 
 clean:
 	$(SWIFT) package clean $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH))

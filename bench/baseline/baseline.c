@@ -1,0 +1,99 @@
+/*
+ * The limit for the httpdnsd benchmark: libmicrohttpd with the same daemon flags and options
+ * as httpdnsd's HTTPServer.swift (epoll internal thread pool, turbo, suspend/resume, ITC, one
+ * pool thread per core by default, 4096 connections, 30 s timeout, 64 KiB per connection),
+ * answering every request with the same fixed JSON body (read from a file: the driver stores a
+ * real cache-hit response there) and the same Content-Type.
+ *
+ * usage: baseline PORT THREADS BODY_FILE       (stops on SIGTERM/SIGINT)
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <microhttpd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char *body;
+static size_t body_len;
+
+static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls) {
+    (void)cls; (void)url; (void)method; (void)version; (void)upload_data;
+    /* The first call brings the headers only. Answering then (before the request is complete)
+     * makes libmicrohttpd close the connection, so wait for the call that completes it, as
+     * httpdnsd does. */
+    static int seen;
+    if (*con_cls == NULL) {
+        *con_cls = &seen;
+        return MHD_YES;
+    }
+    if (*upload_data_size != 0) {
+        *upload_data_size = 0; /* discard any body */
+        return MHD_YES;
+    }
+    struct MHD_Response *response = MHD_create_response_from_buffer(body_len, body, MHD_RESPMEM_PERSISTENT);
+    if (response == NULL) return MHD_NO;
+    MHD_add_response_header(response, "Content-Type", "application/json; charset=utf-8");
+    enum MHD_Result result = MHD_queue_response(connection, MHD_HTTP_OK, response);
+    MHD_destroy_response(response);
+    return result;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s PORT THREADS BODY_FILE\n", argv[0]);
+        return 2;
+    }
+    unsigned port = (unsigned)atoi(argv[1]);
+    long threads = atol(argv[2]);
+    if (threads <= 0) threads = sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads <= 0) threads = 1;
+    FILE *file = fopen(argv[3], "rb");
+    if (file == NULL) { perror(argv[3]); return 1; }
+    body = malloc(1 << 16);
+    body_len = fread(body, 1, 1 << 16, file);
+    fclose(file);
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* the pool threads inherit the mask */
+
+    struct sockaddr_in address;
+    memset(&address, 0, sizeof address);
+    address.sin_family = AF_INET;
+    address.sin_port = htons((uint16_t)port);
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+
+    unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
+                         MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    struct MHD_Daemon *daemon = MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, answer, NULL,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4096,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)0,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
+        MHD_OPTION_END);
+    if (daemon == NULL) {
+        fprintf(stderr, "baseline: cannot listen on 127.0.0.1:%u\n", port);
+        return 1;
+    }
+    fprintf(stderr, "baseline listening on 127.0.0.1:%u (%ld threads, %zu-byte body)\n", port, threads, body_len);
+    int signal_number = 0;
+    sigwait(&set, &signal_number);
+    MHD_stop_daemon(daemon);
+    free(body);
+    return 0;
+}

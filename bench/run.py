@@ -1,0 +1,881 @@
+#!/usr/bin/env python3
+"""httpdnsd benchmark (issue 4): builds, starts everything on loopback, measures, stops
+everything, prints a table with ratios and writes bench/RESULTS.md.
+
+Run it with `make bench` (which installs what is missing first). Environment overrides for
+quick runs (defaults are the issue's):
+
+  BENCH_DURATION=10      seconds per measurement
+  BENCH_REPS=3           repetitions (medians are reported)
+  BENCH_CONNECTIONS=64   wrk connections
+  BENCH_WRK_THREADS=2    wrk threads
+  BENCH_NAMES=10000      warmed names for the hit measurements
+  BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
+  BENCH_SLOW_MS=500      added upstream delay in section 5
+  BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
+  BENCH_SECTIONS=1,2,3,4,5,6  which sections to run (1-3 always run together when any is asked)
+  BENCH_HTTPDNSD_BIN=... use this binary instead of building
+  BENCH_SCRATCH=.build-bench  scratch path of the release build
+  BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
+  BENCH_RESULTS=bench/RESULTS.md      where the report goes
+  BENCH_KEEP_WORK=1      keep the working directory afterwards
+
+Nothing here talks to anything but 127.0.0.1: unbound refuses every name outside bench.test,
+httpdnsd's fallback to the system resolver is off.
+"""
+
+import base64
+import datetime
+import http.client
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import socket
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+from concurrent.futures import ThreadPoolExecutor
+
+BENCH_DIR = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(BENCH_DIR)
+LUA_DIR = os.path.join(BENCH_DIR, "lua")
+ZONE = "bench.test"
+ADDRESSES = ("127.0.0.11", "127.0.0.12")  # data only: nothing is ever sent to them
+TTL = 86400
+
+
+def env_int(name, default):
+    value = os.environ.get(name, "")
+    return int(value) if value.strip() else default
+
+
+DURATION = env_int("BENCH_DURATION", 10)
+REPS = env_int("BENCH_REPS", 3)
+CONNECTIONS = env_int("BENCH_CONNECTIONS", 64)
+WRK_THREADS = env_int("BENCH_WRK_THREADS", 2)
+NAMES = env_int("BENCH_NAMES", 10000)
+SCALE = env_int("BENCH_SCALE", 1_000_000)
+SCALE_MID = env_int("BENCH_SCALE_MID", 100_000)
+SLOW_MS = env_int("BENCH_SLOW_MS", 500)
+SLOW_INFLIGHT = env_int("BENCH_SLOW_INFLIGHT", 200)
+SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6").split(",") if s.strip()}
+if SECTIONS & {1, 2, 3, 5, 6}:
+    SECTIONS |= {1}  # every ratio is to (1)
+if 1 in SECTIONS:
+    SECTIONS |= {2, 3}
+PRELOAD_BATCH = 10000
+PRELOAD_PARALLEL = 4
+PRELOAD_CONCURRENCY = 128
+
+
+def log(message):
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# ---------------------------------------------------------------------------------------------
+# Processes: every child is recorded and stopped (by pid) in stop_all(), whatever happens.
+
+class Processes:
+    def __init__(self, work):
+        self.work = work
+        self.children = []  # (name, Popen)
+
+    def start(self, name, argv, env=None, log_name=None):
+        log_path = os.path.join(self.work, (log_name or name) + ".log")
+        log_file = open(log_path, "ab")
+        process = subprocess.Popen(argv, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   env=env, cwd=self.work)
+        log_file.close()
+        self.children.append((name, process))
+        log(f"started {name} (pid {process.pid})")
+        return process
+
+    def stop(self, process, timeout=30):
+        """SIGTERM, wait, SIGKILL. Returns (exit code, seconds until it exited)."""
+        started = time.monotonic()
+        if process.poll() is None:
+            try:
+                process.send_signal(signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        self.children = [(n, p) for (n, p) in self.children if p is not process]
+        return process.returncode, time.monotonic() - started
+
+    def stop_all(self):
+        for name, process in reversed(list(self.children)):
+            code, _ = self.stop(process, timeout=15)
+            log(f"stopped {name} (pid {process.pid}, exit {code})")
+
+
+# ---------------------------------------------------------------------------------------------
+# Small HTTP and DNS helpers
+
+def http_get(port, path, timeout=10):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read(), dict(response.getheaders())
+    finally:
+        connection.close()
+
+
+def http_post_json(port, path, payload, timeout=600):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        body = json.dumps(payload).encode()
+        connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def wait_until(predicate, timeout, what, process=None, interval=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"{what}: process exited with {process.returncode}")
+        try:
+            if predicate():
+                return
+        except (OSError, http.client.HTTPException):
+            pass
+        time.sleep(interval)
+    raise RuntimeError(f"{what}: not ready within {timeout} s")
+
+
+def dns_wire(name, qid=0):
+    labels = b"".join(bytes([len(label)]) + label.encode("ascii") for label in name.split("."))
+    return struct.pack("!HHHHHH", qid, 0x0100, 1, 0, 0, 0) + labels + b"\0" + struct.pack("!HH", 1, 1)
+
+
+def dns_ask(port, name, timeout=1.0):
+    """Returns (rcode, answer count) of an A query."""
+    qid = random.randrange(65536)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(timeout)
+        s.sendto(dns_wire(name, qid), ("127.0.0.1", port))
+        data = s.recv(4096)
+    _, flags, _, ancount, _, _ = struct.unpack("!HHHHHH", data[:12])
+    return flags & 0xF, ancount
+
+
+def b64url_query(name):
+    return base64.urlsafe_b64encode(dns_wire(name)).rstrip(b"=").decode()
+
+
+def metrics(port):
+    status, body, _ = http_get(port, "/metrics")
+    values = {}
+    for line in body.decode().splitlines():
+        if line and not line.startswith("#"):
+            key, _, value = line.rpartition(" ")
+            try:
+                values[key] = float(value)
+            except ValueError:
+                pass
+    return values
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+# ---------------------------------------------------------------------------------------------
+# wrk
+
+def wrk(port, script, env_extra, connections=CONNECTIONS, duration=DURATION, timeout_s=None, label=""):
+    argv = ["wrk", "-t", str(WRK_THREADS), "-c", str(connections), "-d", f"{duration}s", "--latency",
+            "-s", os.path.join(LUA_DIR, script)]
+    if timeout_s:
+        argv += ["--timeout", f"{timeout_s}s"]
+    argv.append(f"http://127.0.0.1:{port}")
+    env = dict(os.environ, BENCH_LUA_DIR=LUA_DIR, BENCH_WRK_THREADS=str(WRK_THREADS), **env_extra)
+    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=duration + 300)
+    return parse_wrk(result, label)
+
+
+def parse_wrk(result, label):
+    for line in result.stdout.splitlines():
+        if line.startswith("BENCHJSON "):
+            data = json.loads(line[len("BENCHJSON "):])
+            data["rps"] = data["requests"] / (data["duration_us"] / 1e6)
+            non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", result.stdout)
+            data["non2xx"] = int(non2xx.group(1)) if non2xx else 0
+            data["errors"] = sum(data[k] for k in ("err_connect", "err_read", "err_write", "err_timeout"))
+            log(f"  wrk {label}: {data['rps']:.0f} req/s, p50 {data['p50_us'] / 1000:.2f} ms, "
+                f"p99 {data['p99_us'] / 1000:.2f} ms, non-2xx {data['non2xx']}, socket errors {data['errors']}")
+            return data
+    raise RuntimeError(f"wrk {label} gave no summary (exit {result.returncode}):\n{result.stdout}\n{result.stderr}")
+
+
+def start_wrk_background(port, script, env_extra, connections, duration, timeout_s, out_path):
+    argv = ["wrk", "-t", str(WRK_THREADS), "-c", str(connections), "-d", f"{duration}s", "--latency",
+            "--timeout", f"{timeout_s}s", "-s", os.path.join(LUA_DIR, script), f"http://127.0.0.1:{port}"]
+    env = dict(os.environ, BENCH_LUA_DIR=LUA_DIR, BENCH_WRK_THREADS=str(WRK_THREADS), **env_extra)
+    out = open(out_path, "w")
+    process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
+    out.close()
+    return process
+
+
+def median(runs, key):
+    return statistics.median(run[key] for run in runs)
+
+
+def summarize(runs):
+    if not runs:
+        return None
+    return {
+        "rps": median(runs, "rps"), "p50_ms": median(runs, "p50_us") / 1000, "p99_ms": median(runs, "p99_us") / 1000,
+        "reps": [round(run["rps"]) for run in runs], "non2xx": sum(run["non2xx"] for run in runs),
+        "errors": sum(run["errors"] for run in runs),
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# The servers
+
+def unbound_config(work, name, port, extra, control_port=None):
+    directory = os.path.join(work, name)
+    os.makedirs(directory, exist_ok=True)
+    control = (f"remote-control:\n  control-enable: yes\n  control-interface: 127.0.0.1\n"
+               f"  control-port: {control_port}\n  control-use-cert: no\n") if control_port else \
+        "remote-control:\n  control-enable: no\n"
+    text = f"""server:
+  interface: 127.0.0.1
+  port: {port}
+  so-reuseport: no
+  do-ip6: no
+  do-daemonize: no
+  username: ""
+  chroot: ""
+  directory: "{directory}"
+  pidfile: "{directory}/unbound.pid"
+  use-syslog: no
+  logfile: ""
+  verbosity: 0
+  num-threads: 1
+  access-control: 127.0.0.0/8 allow
+  do-not-query-localhost: no
+  module-config: "iterator"
+  local-zone: "." refuse
+{extra}{control}"""
+    path = os.path.join(directory, "unbound.conf")
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+class Stack:
+    """unbound (authoritative for every name under bench.test), a caching unbound forwarding to
+    it, dnss (RFC 8484) in front of the caching one, and the slow RFC 8484 proxy."""
+
+    def __init__(self, processes, work):
+        self.processes = processes
+        self.work = work
+        self.auth_port = free_port()
+        self.cache_port = free_port()
+        self.cache_control_port = free_port()
+        self.dnss_port = free_port()
+        self.slow_port = free_port()
+
+    def start(self):
+        # A "redirect" local zone answers every name below bench.test with the apex's records:
+        # any number of distinct names without a zone file of that size.
+        auth = unbound_config(self.work, "unbound-auth", self.auth_port,
+                              f'  local-zone: "{ZONE}." redirect\n'
+                              + "".join(f'  local-data: "{ZONE}. {TTL} IN A {a}"\n' for a in ADDRESSES))
+        self.cache_config = unbound_config(
+            self.work, "unbound-cache", self.cache_port,
+            f'  local-zone: "{ZONE}." transparent\n'
+            "  msg-cache-size: 256m\n  rrset-cache-size: 512m\n"
+            f'forward-zone:\n  name: "{ZONE}."\n  forward-addr: 127.0.0.1@{self.auth_port}\n',
+            control_port=self.cache_control_port)
+        self.auth = self.processes.start("unbound-auth", ["unbound", "-d", "-c", auth])
+        self.cache = self.processes.start("unbound-cache", ["unbound", "-d", "-c", self.cache_config])
+        wait_until(lambda: dns_ask(self.auth_port, f"ready.{ZONE}") == (0, 2), 15, "unbound-auth", self.auth)
+        wait_until(lambda: dns_ask(self.cache_port, f"ready.{ZONE}") == (0, 2), 15, "unbound-cache", self.cache)
+        rcode, _ = dns_ask(self.cache_port, "example.com")
+        if rcode != 5:
+            raise RuntimeError(f"unbound-cache must refuse names outside {ZONE}, got rcode {rcode}")
+        self.dnss = self.processes.start("dnss", [
+            "dnss", "-enable_https_to_dns", "-dns_upstream", f"127.0.0.1:{self.cache_port}",
+            "-https_server_addr", f"127.0.0.1:{self.dnss_port}", "-insecure_http_server"])
+        probe = "/dns-query?dns=" + b64url_query(f"ready.{ZONE}")
+        wait_until(lambda: http_get(self.dnss_port, probe)[0] == 200, 15, "dnss", self.dnss)
+        self.slow = self.processes.start("slow-doh", [
+            sys.executable, os.path.join(BENCH_DIR, "slow_doh.py"), "--port", str(self.slow_port),
+            "--dns", f"127.0.0.1:{self.cache_port}"])
+        wait_until(lambda: http_get(self.slow_port, "/_health")[0] == 200, 15, "slow-doh", self.slow)
+
+    def set_slow_delay(self, ms):
+        status, _, _ = http_get(self.slow_port, f"/_delay?ms={ms}")
+        if status != 200:
+            raise RuntimeError("slow-doh did not take the delay")
+
+    def cache_stats(self):
+        out = subprocess.run(["unbound-control", "-c", self.cache_config, "stats_noreset"],
+                             capture_output=True, text=True, timeout=30)
+        stats = {}
+        for line in out.stdout.splitlines():
+            key, _, value = line.partition("=")
+            try:
+                stats[key] = float(value)
+            except ValueError:
+                pass
+        return stats
+
+
+class HTTPDNSD:
+    def __init__(self, processes, work, binary, name, accounts, cache_limit):
+        self.processes = processes
+        self.binary = binary
+        self.name = name
+        self.port = free_port()
+        self.db = os.path.join(work, f"{name}.sqlite")
+        self.config_path = os.path.join(work, f"{name}.json")
+        config = {
+            "listen": f"127.0.0.1:{self.port}", "db": self.db, "maxPreloadHosts": PRELOAD_BATCH,
+            "preloadConcurrency": PRELOAD_CONCURRENCY,
+            "accounts": {
+                account: {"upstreams": [upstream], "localDNSFallback": False, "cacheCountLimit": cache_limit,
+                          "maxCacheTTL": TTL, "timeout": 5}
+                for account, upstream in accounts.items()
+            },
+        }
+        with open(self.config_path, "w") as f:
+            json.dump(config, f, indent=2)
+        self.process = None
+
+    def start(self):
+        """Starts it; returns seconds from the start to /readyz 200."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HTTPDNS_")}
+        started = time.monotonic()
+        self.process = self.processes.start(self.name, [self.binary, "--config", self.config_path], env=env)
+        wait_until(lambda: http_get(self.port, "/readyz", timeout=2)[0] == 200, 600, self.name, self.process,
+                   interval=0.005)
+        return time.monotonic() - started
+
+    def stop(self):
+        code, seconds = self.processes.stop(self.process, timeout=120)
+        if code != 0:
+            raise RuntimeError(f"{self.name} exited {code} on SIGTERM")
+        return seconds
+
+    def preload(self, account, names):
+        """Preloads names in batches (several batches at once); returns seconds taken."""
+        started = time.monotonic()
+        batches = [names[i:i + PRELOAD_BATCH] for i in range(0, len(names), PRELOAD_BATCH)]
+
+        def one(batch):
+            status, body = http_post_json(self.port, f"/v1/{account}/preload", {"hosts": batch})
+            if status != 200:
+                raise RuntimeError(f"preload answered {status}: {body[:300]!r}")
+            answer = json.loads(body)
+            if answer.get("failed", 1) != 0:
+                failed = [r for r in answer["results"] if not r.get("ok")][:3]
+                raise RuntimeError(f"preload: {answer.get('failed')} hosts failed, e.g. {failed}")
+
+        with ThreadPoolExecutor(PRELOAD_PARALLEL) as pool:
+            for _ in pool.map(one, batches):
+                pass
+        return time.monotonic() - started
+
+    def entries(self, account):
+        return int(metrics(self.port).get(f'httpdns_cache_entries{{account="{account}"}}', -1))
+
+    def counter(self, name, account):
+        return metrics(self.port).get(f'{name}{{account="{account}"}}', 0.0)
+
+
+def write_list(path, items):
+    with open(path, "w") as f:
+        for item in items:
+            f.write(item)
+            f.write("\n")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------
+# Build
+
+def build(work):
+    swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
+    binary = os.environ.get("BENCH_HTTPDNSD_BIN")
+    if binary:
+        log(f"using {binary} (BENCH_HTTPDNSD_BIN)")
+    else:
+        scratch = os.environ.get("BENCH_SCRATCH") or os.path.join(REPO, ".build-bench")
+        log(f"building httpdnsd (release, scratch path {scratch})")
+        subprocess.run([swift, "build", "-c", "release", "--scratch-path", scratch, "--product", "httpdnsd"],
+                       cwd=REPO, check=True)
+        bin_path = subprocess.run([swift, "build", "-c", "release", "--scratch-path", scratch, "--show-bin-path"],
+                                  cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
+        binary = os.path.join(bin_path, "httpdnsd")
+    baseline = os.path.join(work, "baseline")
+    cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], check=True,
+                            capture_output=True, text=True).stdout.split()
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-o", baseline, os.path.join(BENCH_DIR, "baseline", "baseline.c")]
+                   + cflags + ["-lpthread"], check=True)
+    return binary, baseline, swift
+
+
+# ---------------------------------------------------------------------------------------------
+# The measurements
+
+def run(work, processes, results):
+    binary, baseline_bin, swift = build(work)
+    results["swift"] = subprocess.run([swift, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    threads = os.cpu_count() or 1
+
+    stack = Stack(processes, work)
+    stack.start()
+    dnss_upstream = f"doh:http://127.0.0.1:{stack.dnss_port}/dns-query"
+    slow_upstream = f"doh:http://127.0.0.1:{stack.slow_port}/dns-query"
+    names = [f"h{i:07d}.{ZONE}" for i in range(NAMES)]
+    names_file = write_list(os.path.join(work, "names.txt"), names)
+    queries_file = write_list(os.path.join(work, "queries.txt"), (b64url_query(n) for n in names))
+
+    main = HTTPDNSD(processes, work, binary, "httpdnsd-main", {"bench": dnss_upstream, "slow": slow_upstream},
+                    cache_limit=max(4 * SCALE, 4_000_000))
+    main.start()
+    seconds = main.preload("bench", names)
+    log(f"warmed {NAMES} names into account bench in {seconds:.1f} s")
+
+    # The response a hit really gets: its exact body is the baseline's fixed body.
+    status, body, headers = http_get(main.port, f"/v1/bench/resolve?host={names[0]}")
+    hit = json.loads(body)
+    if status != 200 or hit.get("source") != "cache":
+        raise RuntimeError(f"warmed name is not a cache hit: {status} {body!r}")
+    results["hit_body"] = body.decode()
+    results["hit_headers"] = headers
+    body_file = os.path.join(work, "body.json")
+    with open(body_file, "wb") as f:
+        f.write(body)
+
+    baseline_port = free_port()
+    baseline = processes.start("baseline", [baseline_bin, str(baseline_port), str(threads), body_file])
+    wait_until(lambda: http_get(baseline_port, "/v1/bench/resolve?host=x")[0] == 200, 15, "baseline", baseline)
+    status, base_body, _ = http_get(baseline_port, f"/v1/bench/resolve?host={names[0]}")
+    assert base_body == body
+
+    # (1), (2), (3) interleaved rep by rep, so that drift hits all three alike.
+    hit_env = {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/bench/resolve?host="}
+    peer_env = {"BENCH_LIST": queries_file, "BENCH_PREFIX": "/dns-query?dns=", "BENCH_ACCEPT": "application/dns-message"}
+    runs = {1: [], 2: [], 3: []}
+    hits_before = main.counter("httpdns_cache_hits_total", "bench")
+    misses_before = main.counter("httpdns_cache_misses_total", "bench")
+    unbound_before = stack.cache_stats()
+    # dnss -> unbound: warm unbound's cache with the same names (the preload above went through it too).
+    for name in names[:50]:
+        dns_ask(stack.cache_port, name)
+    for rep in range(REPS):
+        log(f"sections 1-3, repetition {rep + 1}/{REPS}")
+        runs[1].append(wrk(main.port, "cycle.lua", hit_env, label="(1) httpdnsd hits"))
+        runs[2].append(wrk(baseline_port, "cycle.lua", hit_env, label="(2) baseline"))
+        runs[3].append(wrk(stack.dnss_port, "cycle.lua", peer_env, label="(3) dnss+unbound"))
+    hits_delta = main.counter("httpdns_cache_hits_total", "bench") - hits_before
+    misses_delta = main.counter("httpdns_cache_misses_total", "bench") - misses_before
+    unbound_after = stack.cache_stats()
+    results["s1"] = summarize(runs[1])
+    results["s1"]["check"] = (f"hit counter +{hits_delta:.0f} for {sum(r['requests'] for r in runs[1])} requests, "
+                              f"miss counter +{misses_delta:.0f}")
+    results["s2"] = summarize(runs[2])
+    results["s3"] = summarize(runs[3])
+    peer_queries = unbound_after.get("total.num.queries", 0) - unbound_before.get("total.num.queries", 0)
+    peer_cachemiss = unbound_after.get("total.num.cachemiss", 0) - unbound_before.get("total.num.cachemiss", 0)
+    results["s3"]["check"] = f"unbound: {peer_queries:.0f} queries, {peer_cachemiss:.0f} cache misses"
+    processes.stop(baseline)
+
+    if 4 in SECTIONS:
+        runs4, runs4_dnss, dnsperf_runs = [], [], []
+        misses_before = main.counter("httpdns_cache_misses_total", "bench")
+        for rep in range(REPS):
+            log(f"section 4, repetition {rep + 1}/{REPS}")
+            tag = f"m{rep}r{random.randrange(10**6)}"
+            runs4.append(wrk(main.port, "distinct.lua", {"BENCH_MODE": "resolve", "BENCH_TAG": tag,
+                                                         "BENCH_PREFIX": "/v1/bench/resolve?host=",
+                                                         "BENCH_ZONE": ZONE}, label="(4) httpdnsd misses"))
+            tag = f"d{rep}r{random.randrange(10**6)}"
+            runs4_dnss.append(wrk(stack.dnss_port, "distinct.lua", {"BENCH_MODE": "doh", "BENCH_TAG": tag,
+                                                                    "BENCH_ZONE": ZONE},
+                                  label="(4) dnss+unbound misses"))
+            dnsperf_runs.append(dnsperf(work, stack.cache_port, rep))
+        misses_delta = main.counter("httpdns_cache_misses_total", "bench") - misses_before
+        results["s4"] = summarize(runs4)
+        total = sum(r["requests"] for r in runs4)
+        results["s4"]["check"] = (f"{total} requests, each a distinct name never asked before; "
+                                  f"miss counter +{misses_delta:.0f}")
+        results["s4_dnss"] = summarize(runs4_dnss)
+        results["s4_dnsperf"] = {"qps": statistics.median(d["qps"] for d in dnsperf_runs),
+                                 "reps": [round(d["qps"]) for d in dnsperf_runs],
+                                 "lost": sum(d["lost"] for d in dnsperf_runs)}
+
+    if 5 in SECTIONS:
+        stack.set_slow_delay(0)
+        seconds = main.preload("slow", names)
+        log(f"warmed {NAMES} names into account slow in {seconds:.1f} s")
+        stack.set_slow_delay(SLOW_MS)
+        runs5, background = [], []
+        slow_hit_env = dict(hit_env, BENCH_PREFIX="/v1/slow/resolve?host=")
+        for rep in range(REPS):
+            log(f"section 5, repetition {rep + 1}/{REPS}")
+            out_path = os.path.join(work, f"slow-misses-{rep}.out")
+            lead = 3  # seconds of misses before the hit measurement starts, and after it ends
+            bg = start_wrk_background(main.port, "distinct.lua", {
+                "BENCH_MODE": "resolve", "BENCH_TAG": f"s{rep}r{random.randrange(10**6)}",
+                "BENCH_PREFIX": "/v1/slow/resolve?host=", "BENCH_ZONE": ZONE},
+                SLOW_INFLIGHT, DURATION + 2 * lead, 10, out_path)
+            try:
+                time.sleep(lead)
+                runs5.append(wrk(main.port, "cycle.lua", slow_hit_env, label="(5) hits with slow misses"))
+            finally:
+                try:
+                    bg.wait(DURATION + 120)
+                except subprocess.TimeoutExpired:
+                    bg.kill()
+                    bg.wait()
+            with open(out_path) as f:
+                background.append(parse_wrk(subprocess.CompletedProcess(bg.args, bg.returncode, f.read(), ""),
+                                            "(5) slow misses"))
+        stack.set_slow_delay(0)
+        results["s5"] = summarize(runs5)
+        results["s5_misses"] = summarize(background)
+
+    if 6 in SECTIONS:
+        processes.stop(main.process)
+        results["s6"] = scale(work, processes, binary, dnss_upstream)
+
+
+def dnsperf(work, port, rep):
+    """The caching unbound's own miss rate: dnsperf with distinct never-asked names (UDP)."""
+    count = 3_000_000 if DURATION >= 5 else 600_000
+    tag = f"u{rep}r{random.randrange(10**6)}"
+    path = write_list(os.path.join(work, f"dnsperf-{rep}.txt"), (f"{tag}-{i}.{ZONE} A" for i in range(count)))
+    out = subprocess.run(["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", path, "-l", str(DURATION),
+                          "-n", "1", "-c", str(CONNECTIONS), "-T", str(WRK_THREADS), "-q", str(CONNECTIONS * 10)],
+                         capture_output=True, text=True, timeout=DURATION + 120)
+    os.remove(path)
+    qps = re.search(r"Queries per second:\s+([\d.]+)", out.stdout)
+    lost = re.search(r"Queries lost:\s+(\d+)", out.stdout)
+    if not qps:
+        raise RuntimeError(f"dnsperf gave no rate:\n{out.stdout}\n{out.stderr}")
+    result = {"qps": float(qps.group(1)), "lost": int(lost.group(1)) if lost else 0}
+    log(f"  dnsperf unbound misses: {result['qps']:.0f} q/s, lost {result['lost']}")
+    return result
+
+
+def scale(work, processes, binary, upstream):
+    out = {}
+    server = HTTPDNSD(processes, work, binary, "httpdnsd-scale", {"bench": upstream}, cache_limit=2 * SCALE)
+    server.start()
+    time.sleep(1)
+    pid = server.process.pid
+    rss0 = rss_kib(pid)
+    out["rss0_kib"] = rss0
+    names = [f"s{i:07d}.{ZONE}" for i in range(SCALE)]
+    stops = [n for n in (SCALE_MID, SCALE) if n <= SCALE]
+    done = 0
+    fill_seconds = 0.0
+    for stop in stops:
+        fill_seconds += server.preload("bench", names[done:stop])
+        done = stop
+        time.sleep(2)
+        entries = server.entries("bench")
+        rss = rss_kib(pid)
+        out[f"rss_{stop}"] = {"entries": entries, "rss_kib": rss,
+                              "bytes_per_entry": (rss - rss0) * 1024 / max(1, entries)}
+        log(f"  {entries} entries: RSS {rss / 1024:.1f} MiB, "
+            f"{(rss - rss0) * 1024 / max(1, entries):.0f} bytes per entry ({done / fill_seconds:.0f} names/s filled)")
+    out["fill_rate"] = SCALE / fill_seconds
+    out["entries"] = server.entries("bench")
+    names_file = write_list(os.path.join(work, "scale-names.txt"), names)
+    runs = []
+    for rep in range(REPS):
+        log(f"section 6, repetition {rep + 1}/{REPS}")
+        runs.append(wrk(server.port, "cycle.lua", {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/bench/resolve?host="},
+                        label=f"(6) hits over {SCALE} cached names"))
+    out["hits"] = summarize(runs)
+    # Warm restart: SIGTERM flushes the write-behind queue; then start to /readyz 200.
+    out["stop_seconds"] = server.stop()
+    out["restart_seconds"] = server.start()
+    out["entries_after_restart"] = server.entries("bench")
+    status, body, _ = http_get(server.port, f"/v1/bench/cache?host={names[-1]}")
+    out["hit_after_restart"] = status == 200
+    out["rss_after_restart_kib"] = rss_kib(server.process.pid)
+    log(f"  warm restart: {out['restart_seconds']:.2f} s to ready, {out['entries_after_restart']} entries loaded")
+    server.stop()
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Report
+
+def machine():
+    model = "unknown"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    with open("/proc/meminfo") as f:
+        memory = int(f.readline().split()[1]) // 1024
+
+    def version(argv):
+        try:
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+            return (out.stdout or out.stderr).strip().splitlines()[0]
+        except (OSError, IndexError, subprocess.TimeoutExpired):
+            return "unknown"
+
+    def package(name):
+        return version(["dpkg-query", "-W", "-f=${Version}", name])
+
+    commit = version(["git", "-C", REPO, "rev-parse", "--short", "HEAD"])
+    dirty = subprocess.run(["git", "-C", REPO, "status", "--porcelain", "--", "Sources", "Package.swift"],
+                           capture_output=True, text=True).stdout.strip()
+    return {
+        "cpu": model, "cores": os.cpu_count(), "memory_mib": memory, "kernel": platform.release(),
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "commit": commit + (" (with uncommitted changes in Sources/)" if dirty else ""),
+        "libmicrohttpd": package("libmicrohttpd12"), "unbound": package("unbound"), "dnss": package("dnss"),
+        "wrk": package("wrk"), "dnsperf": package("dnsperf"),
+    }
+
+
+def fmt_rate(value):
+    return f"{value:,.0f}" if value is not None else "—"
+
+
+def spread(reps):
+    """(max - min) / median of the repetitions: how noisy the figure was."""
+    if len(reps) < 2 or not statistics.median(reps):
+        return "—"
+    return f"{(max(reps) - min(reps)) / statistics.median(reps) * 100:.0f} %"
+
+
+def report(results):
+    m = results["machine"]
+    lines = []
+    add = lines.append
+    add("# httpdnsd benchmark results")
+    add("")
+    add("Written by `make bench` (`bench/run.py`); replaced on every run. Do not edit by hand.")
+    add("")
+    add("## Machine")
+    add("")
+    add(f"- CPU: {m['cpu']}, {m['cores']} cores; memory {m['memory_mib']} MiB; kernel {m['kernel']}")
+    add(f"- {results.get('swift', 'swift: unknown')}; httpdnsd commit {m['commit']}, release build")
+    add(f"- libmicrohttpd {m['libmicrohttpd']}, unbound {m['unbound']}, dnss {m['dnss']}, "
+        f"wrk {m['wrk']}, dnsperf {m['dnsperf']}")
+    add(f"- date: {m['date']}")
+    add(f"- settings: {DURATION} s per measurement, {REPS} repetitions (medians), wrk -t{WRK_THREADS} "
+        f"-c{CONNECTIONS} HTTP/1.1 keep-alive, {NAMES} warmed names, scale {SCALE} entries")
+    add(f"- **The load generator (wrk) and every server share the same {m['cores']} cores** (and other "
+        "people's builds may have been running): absolute figures are low and noisy; the ratios, measured "
+        "in the same run on the same workload, are the figures to read. (1)-(3) are interleaved rep by rep; "
+        "(5) and (6) are compared with (1) measured minutes earlier, so a large spread makes those ratios weak.")
+    add("")
+
+    s1, s2, s3 = results.get("s1"), results.get("s2"), results.get("s3")
+    s4, s5, s6 = results.get("s4"), results.get("s5"), results.get("s6")
+    add("## Measurements")
+    add("")
+    add("| # | measurement | requests/s (median) | p50 ms | p99 ms | per repetition (req/s) | spread |")
+    add("|---|---|---|---|---|---|---|")
+
+    def row(num, what, s):
+        if s:
+            add(f"| {num} | {what} | {fmt_rate(s['rps'])} | {s['p50_ms']:.2f} | {s['p99_ms']:.2f} | "
+                f"{', '.join(str(r) for r in s['reps'])} | {spread(s['reps'])} |")
+
+    row(1, f"httpdnsd cache hits, `GET /v1/bench/resolve`, {NAMES} warmed names", s1)
+    row(2, "baseline: C on libmicrohttpd, same pool settings, fixed body of the same size", s2)
+    row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
+    row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
+    row("4u", "upstream alone: dnss with a never-asked name every request (same chain)", results.get("s4_dnss"))
+    if results.get("s4_dnsperf"):
+        d = results["s4_dnsperf"]
+        add(f"| 4d | upstream alone: dnsperf (UDP) against the caching unbound, never-asked names | "
+            f"{fmt_rate(d['qps'])} | — | — | {', '.join(str(r) for r in d['reps'])} | {spread(d['reps'])} |")
+    row(5, f"httpdnsd cache hits while {SLOW_INFLIGHT} misses wait on a +{SLOW_MS} ms upstream", s5)
+    row("5m", f"  the {SLOW_INFLIGHT} concurrent slow misses themselves", results.get("s5_misses"))
+    if s6:
+        row(6, f"httpdnsd cache hits cycling over all {s6['entries']:,} cached names", s6["hits"])
+    add("")
+    add("Checks made during the run:")
+    add("")
+    for key, label in (("s1", "(1)"), ("s3", "(3)"), ("s4", "(4)")):
+        if results.get(key) and results[key].get("check"):
+            add(f"- {label} {results[key]['check']}")
+    for key, label in (("s1", "(1)"), ("s2", "(2)"), ("s3", "(3)"), ("s4", "(4)"), ("s4_dnss", "(4u)"),
+                       ("s5", "(5)"), ("s5_misses", "(5m)")):
+        s = results.get(key)
+        if s:
+            add(f"- {label} non-2xx responses: {s['non2xx']}, socket errors/timeouts: {s['errors']}")
+    if s6:
+        add(f"- (6) non-2xx responses: {s6['hits']['non2xx']}, socket errors/timeouts: {s6['hits']['errors']}")
+    add(f"- hit response measured: {len(results['hit_body'])} bytes, `{results['hit_body']}`; "
+        "the baseline sends exactly these bytes with the same Content-Type")
+    add("")
+
+    if s6:
+        add("## Scale of the cache")
+        add("")
+        add("| figure | value |")
+        add("|---|---|")
+        add(f"| RSS before filling | {s6['rss0_kib'] / 1024:.1f} MiB |")
+        for key, value in s6.items():
+            if key.startswith("rss_") and isinstance(value, dict):
+                add(f"| RSS at {value['entries']:,} entries | {value['rss_kib'] / 1024:.1f} MiB → "
+                    f"**{value['bytes_per_entry']:.0f} bytes per entry** |")
+        stops = [v for k, v in s6.items() if k.startswith("rss_") and isinstance(v, dict)]
+        if len(stops) == 2 and stops[1]["entries"] > stops[0]["entries"]:
+            marginal = (stops[1]["rss_kib"] - stops[0]["rss_kib"]) * 1024 / (stops[1]["entries"] - stops[0]["entries"])
+            add(f"| growth from {stops[0]['entries']:,} to {stops[1]['entries']:,} entries | "
+                f"{marginal:.0f} bytes per added entry |")
+        add(f"| fill rate (preload, {PRELOAD_PARALLEL} requests of {PRELOAD_BATCH} hosts at once, "
+            f"preloadConcurrency {PRELOAD_CONCURRENCY}) | {s6['fill_rate']:,.0f} names/s |")
+        add(f"| SIGTERM to exit (flushes the write-behind queue) | {s6['stop_seconds']:.2f} s |")
+        add(f"| warm restart: start to `/readyz` 200 | **{s6['restart_seconds']:.2f} s**, "
+            f"{s6['entries_after_restart']:,} entries loaded, hit after restart: {s6['hit_after_restart']} |")
+        add(f"| RSS after the warm restart | {s6['rss_after_restart_kib'] / 1024:.1f} MiB |")
+        add("")
+        add("RSS is `VmRSS` of `/proc/PID/status`; bytes per entry = (RSS after filling − RSS before) / entries "
+            "(one entry = one host × family; only A is asked). It includes everything the process grew by: "
+            "cache, SQLite page cache, allocator slack.")
+        add("")
+
+    add("## Targets (issue 4)")
+    add("")
+    add("| figure | target | measured | |")
+    add("|---|---|---|---|")
+
+    def target(figure, goal, value, ok, shown=None):
+        if value is None:
+            add(f"| {figure} | {goal} | not measured | — |")
+        else:
+            add(f"| {figure} | {goal} | {shown or f'{value:.2f}'} | {'PASS' if ok else '**FAIL**'} |")
+
+    target("hit throughput / baseline", "≥ 0.85", s1 and s2 and s1["rps"] / s2["rps"],
+           s1 and s2 and s1["rps"] / s2["rps"] >= 0.85)
+    target("hit p99 / baseline p99", "≤ 1.5", s1 and s2 and s1["p99_ms"] / s2["p99_ms"],
+           s1 and s2 and s1["p99_ms"] / s2["p99_ms"] <= 1.5)
+    target("hit throughput / dnss+unbound peer", "≥ 1.4", s1 and s3 and s1["rps"] / s3["rps"],
+           s1 and s3 and s1["rps"] / s3["rps"] >= 1.4)
+    target("hit throughput with slow upstream / (1)", "≥ 0.9", s1 and s5 and s5["rps"] / s1["rps"],
+           s1 and s5 and s5["rps"] / s1["rps"] >= 0.9)
+    target("hit throughput at 1M entries / (1)", "≥ 0.9", s1 and s6 and s6["hits"]["rps"] / s1["rps"],
+           s1 and s6 and s6["hits"]["rps"] / s1["rps"] >= 0.9)
+    if s6:
+        worst = max(v["bytes_per_entry"] for k, v in s6.items() if k.startswith("rss_") and isinstance(v, dict))
+        target("RSS per cached entry (worst of the stops)", "≤ 400 bytes", worst, worst <= 400, f"{worst:.0f} bytes")
+        target(f"warm restart with {s6['entries_after_restart']:,} entries", "≤ 3 s to ready",
+               s6["restart_seconds"], s6["restart_seconds"] <= 3 and s6["entries_after_restart"] >= SCALE,
+               f"{s6['restart_seconds']:.2f} s")
+    else:
+        target("RSS per cached entry", "≤ 400 bytes", None, False)
+        target("warm restart with 1M entries", "≤ 3 s to ready", None, False)
+    add("")
+    if s4:
+        ratios = []
+        if results.get("s4_dnss"):
+            ratios.append(f"{s4['rps'] / results['s4_dnss']['rps']:.2f} × dnss's own miss rate")
+        if results.get("s4_dnsperf"):
+            ratios.append(f"{s4['rps'] / results['s4_dnsperf']['qps']:.2f} × unbound's (dnsperf)")
+        add(f"Misses (no target): {fmt_rate(s4['rps'])} req/s, p99 {s4['p99_ms']:.2f} ms; " + "; ".join(ratios) + ".")
+        add("")
+
+    add("## How it is measured")
+    add("")
+    add(f"""- Names: every name below `{ZONE}` exists. An authoritative unbound answers them all from one
+  `redirect` local zone (two A records, TTL {TTL}); a second, caching unbound forwards `{ZONE}` to it
+  and refuses everything else (`local-zone: "." refuse`); dnss serves RFC 8484 in front of the caching
+  unbound. httpdnsd's accounts have `localDNSFallback: false`, `maxCacheTTL: {TTL}`.
+- (1) wrk cycles through {NAMES} names preloaded into account `bench` (requests pre-formatted in the
+  Lua `init`, each wrk thread starting at another offset); the hit and miss counters of `/metrics`
+  are checked afterwards. (2) the same wrk script against `bench/baseline/baseline.c`; (3) the same
+  names as pre-encoded base64url queries (written by run.py) against dnss, whose unbound has them
+  cached (checked with `unbound-control stats_noreset`). (1)-(3) are interleaved repetition by repetition.
+- (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
+  asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
+  authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
+  (4d) dnsperf against the caching unbound (UDP).
+- (5) account `slow` has `bench/slow_doh.py` as its upstream: an RFC 8484 proxy that waits {SLOW_MS} ms before
+  asking the caching unbound. The {NAMES} names are preloaded with the delay at 0; then, with the delay
+  on, a second wrk keeps {SLOW_INFLIGHT} connections asking never-asked names of that account (so
+  {SLOW_INFLIGHT} misses are always waiting), starting 3 s before and ending 3 s after the hit measurement
+  on the same account.
+- (6) a fresh httpdnsd fills account `bench` by `POST /v1/bench/preload` (batches of {PRELOAD_BATCH});
+  RSS is read at {SCALE_MID:,} and {SCALE:,} entries; hits then cycle over all cached names; then SIGTERM
+  (the write-behind queue is flushed) and a restart on the same database, timed to `/readyz` 200
+  (polled every 5 ms).""")
+    add("")
+    return "\n".join(lines)
+
+
+def main():
+    work = os.environ.get("BENCH_WORK") or tempfile.mkdtemp(prefix="httpdnsd-bench-")
+    os.makedirs(work, exist_ok=True)
+    results_path = os.environ.get("BENCH_RESULTS") or os.path.join(BENCH_DIR, "RESULTS.md")
+    log(f"working directory {work}; {DURATION} s x {REPS} reps, {CONNECTIONS} connections")
+    processes = Processes(work)
+    results = {"machine": machine()}
+    failed = None
+    try:
+        run(work, processes, results)
+    except BaseException as error:  # noqa: BLE001 - report, then stop everything
+        failed = error
+        log(f"FAILED: {error!r} (logs in {work})")
+    finally:
+        processes.stop_all()
+    if "s1" in results:
+        try:
+            os.makedirs(os.path.join(BENCH_DIR, "out"), exist_ok=True)
+            with open(os.path.join(BENCH_DIR, "out", "results.json"), "w") as f:
+                json.dump(results, f, indent=1, default=str)
+        except OSError:
+            pass
+        text = report(results)
+        if failed:
+            text += f"\n**The run failed before it finished:** `{failed!r}`\n"
+        with open(results_path, "w") as f:
+            f.write(text)
+        print(text)
+        log(f"wrote {results_path}")
+    if failed:
+        if isinstance(failed, KeyboardInterrupt):
+            sys.exit(130)
+        sys.exit(1)
+    if not os.environ.get("BENCH_KEEP_WORK"):
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
