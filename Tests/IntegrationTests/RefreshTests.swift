@@ -88,7 +88,9 @@ struct RefreshTests {
             #expect(response.status == 202, "\(response)")
             let updated = try await poll { () -> TestJSON? in
                 let body = try await service.client.get(path).json
-                return body["ips"]?.strings == [newAddress] ? body : nil
+                // Not `? body : nil`: TestJSON is nil-literal-convertible, and that nil would be `.null`.
+                guard body["ips"]?.strings == [newAddress] else { return nil }
+                return body
             }
             #expect(updated?["source"]?.string == "cache", "\(String(describing: updated))")
             #expect(updated?["stale"]?.bool == false)
