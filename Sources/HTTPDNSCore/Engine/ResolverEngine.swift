@@ -109,30 +109,49 @@ public final class ResolverEngine: Sendable {
         host: HostName, family: RecordFamily, network: String = "",
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) -> FamilyOutcome? {
+        if let answer = cachedResolution(host: host, family: family, network: network) { return .success(answer) }
+        resolveUncached(host: host, family: family, network: network, completion: completion)
+        return nil
+    }
+
+    /// The cache half of `resolve`: counts the lookup and answers it when the cache can (the
+    /// same rules, refresh-ahead and background refreshes included), else returns nil and counts
+    /// nothing more; the caller then calls `resolveUncached`. Takes no closure, so a hit
+    /// allocates nothing beyond its answer.
+    public func cachedResolution(host: HostName, family: RecordFamily, network: String = "") -> ResolvedAnswer? {
         metrics.resolveRequests.increment()
         let settings = current
         let config = settings.config
+        guard config.cacheEnable else { return nil }
         let key = CacheKey(host: host, family: family, network: config.ispEnable ? network : "")
-        if config.cacheEnable {
-            let now = clock.now()
-            if let hit = cache.hit(key, at: now, refreshAhead: config.schedulePrefetchEnable) {
-                let entry = hit.entry
-                if !entry.isExpired(at: now) {
-                    metrics.cacheHits.increment()
-                    if entry.isNegative { metrics.negativeHits.increment() }
-                    stats.update(statsKey(key)) { $0.cacheDnsNum += 1 }
-                    if hit.startRefreshAhead { refreshInBackground(key, settings: settings, prefetch: true) }
-                    return .success(ResolvedAnswer(entry: entry, at: now, source: .cache))
-                }
-                if mayServe(entry, of: host, config: config, at: now),
-                   config.reuseExpiredIPEnabled || backoff.hasFailed(key) {
-                    metrics.cacheHits.increment()
-                    countStale(key)
-                    refreshInBackground(key, settings: settings, prefetch: false)
-                    return .success(ResolvedAnswer(entry: entry, at: now, source: .cache))
-                }
-            }
+        let now = clock.now()
+        guard let hit = cache.hit(key, at: now, refreshAhead: config.schedulePrefetchEnable) else { return nil }
+        let entry = hit.entry
+        if !entry.isExpired(at: now) {
+            metrics.cacheHits.increment()
+            if entry.isNegative { metrics.negativeHits.increment() }
+            stats.update(statsKey(key)) { $0.cacheDnsNum += 1 }
+            if hit.startRefreshAhead { refreshInBackground(key, settings: settings, prefetch: true) }
+            return ResolvedAnswer(entry: entry, at: now, source: .cache)
         }
+        if mayServe(entry, of: host, config: config, at: now),
+           config.reuseExpiredIPEnabled || backoff.hasFailed(key) {
+            metrics.cacheHits.increment()
+            countStale(key)
+            refreshInBackground(key, settings: settings, prefetch: false)
+            return ResolvedAnswer(entry: entry, at: now, source: .cache)
+        }
+        return nil
+    }
+
+    /// The upstream half of `resolve`, after `cachedResolution` gave nothing: counts a miss and
+    /// starts (or joins) the resolution; `completion` runs exactly once with its outcome.
+    public func resolveUncached(
+        host: HostName, family: RecordFamily, network: String = "",
+        completion: @escaping @Sendable (FamilyOutcome) -> Void
+    ) {
+        let settings = current
+        let key = CacheKey(host: host, family: family, network: settings.config.ispEnable ? network : "")
         metrics.cacheMisses.increment()
         // Stale answers are counted per client served, not per failed flight.
         let waiter: @Sendable (FamilyOutcome) -> Void = { [self] outcome in
@@ -141,10 +160,9 @@ public final class ResolverEngine: Sendable {
         }
         if !flights.join(key, waiter: waiter) {
             metrics.singleFlightJoined.increment()
-            return nil
+            return
         }
         launch(key, settings: settings)
-        return nil
     }
 
     /// True when an expired `entry` may be answered: it expired at most `maxStaleAge` ago and the

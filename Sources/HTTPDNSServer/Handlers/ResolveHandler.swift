@@ -49,6 +49,9 @@ extension HTTPDNSService {
 
     /// `GET /v1/{account}/resolve`: every (host, family) through the engine; answered at once when
     /// the cache has everything, else deferred until the last upstream answer is in.
+    ///
+    /// The cache is asked first for every pair without closures; only the pairs it cannot answer
+    /// go to the upstreams, so a request that hits allocates no gather, slot or completion.
     func resolve(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
         let query: HostQuery
         switch parseHostQuery(request, maxHosts: limits.maxHostsPerResolve) {
@@ -56,9 +59,25 @@ extension HTTPDNSService {
         case .failure(let error): return .response(error.response)
         }
         let config = engine.config
-        let families = query.type.families(ipv6Enabled: config.ipv6Enable)
         let short = query.short ?? config.shortEnable
+        let network = config.ispEnable ? clientNetwork(of: request) : ""
+        let families = query.type.families(ipv6Enabled: config.ipv6Enable)
+        if families.count == 1 && query.hosts.count == 1 {
+            let host = query.hosts[0]
+            if let answer = engine.cachedResolution(host: host, family: families[0], network: network) {
+                return .response(AnswerRendering.single(host: host, family: families[0], answer: answer, short: short))
+            }
+        }
         let pairs = query.hosts.flatMap { host in families.map { (host, $0) } }
+        var cached: [FamilyOutcome?] = []
+        cached.reserveCapacity(pairs.count)
+        if !(families.count == 1 && query.hosts.count == 1) {
+            for (host, family) in pairs {
+                cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
+            }
+        } else {
+            cached.append(nil)  // the single pair missed above
+        }
         let render: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
             let results = query.hosts.indices.map { hostIndex in
                 HostResult(host: query.hosts[hostIndex], families: families.indices.map {
@@ -67,12 +86,14 @@ extension HTTPDNSService {
             }
             return AnswerRendering.response(results, batch: query.batch, short: short)
         }
+        if cached.allSatisfy({ $0 != nil }) { return .response(render(cached.map { $0! })) }
         let slot = ReplySlot()
         let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { slot.set(render($0)) }
-        let network = clientNetwork(of: request)
         for (index, (host, family)) in pairs.enumerated() {
-            if let outcome = engine.resolve(host: host, family: family, network: network, completion: { gather.fill(index, with: $0) }) {
+            if let outcome = cached[index] {
                 gather.fill(index, with: outcome)
+            } else {
+                engine.resolveUncached(host: host, family: family, network: network) { gather.fill(index, with: $0) }
             }
         }
         return slot.result

@@ -82,6 +82,44 @@ enum AnswerRendering {
         return .cache
     }
 
+    /// The response for one host and one family answered: what `response` gives for that case,
+    /// written without intermediate arrays (the cache-hit path).
+    static func single(host: HostName, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> HTTPResponse {
+        var writer = JSONWriter(capacity: 160)
+        if short {
+            writer.stringArray(answer.addresses)
+            return .json(200, writer)
+        }
+        writer.raw("{")
+        writer.key("host")
+        writer.string(host.value)
+        writer.comma()
+        writer.key("ips")
+        if family == .a { writer.stringArray(answer.addresses) } else { writer.raw("[]") }
+        writer.comma()
+        writer.key("ipsv6")
+        if family == .aaaa { writer.stringArray(answer.addresses) } else { writer.raw("[]") }
+        writer.comma()
+        writer.key("ttl")
+        writer.number(answer.ttl)
+        writer.comma()
+        writer.key("origin_ttl")
+        writer.number(answer.originTTL)
+        writer.comma()
+        writer.key("source")
+        writer.string(answer.source.rawValue)
+        writer.comma()
+        writer.key("stale")
+        writer.bool(answer.stale)
+        if answer.nxdomain {
+            writer.comma()
+            writer.key("nxdomain")
+            writer.bool(true)
+        }
+        writer.raw("}")
+        return .json(200, writer)
+    }
+
     /// The response to a resolve (or cache lookup) of `results`: one object, a batch, or a short array.
     static func response(_ results: [HostResult], batch: Bool, short: Bool) -> HTTPResponse {
         if !batch, let only = results.first, let failure = only.failure {

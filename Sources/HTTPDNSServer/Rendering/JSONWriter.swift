@@ -38,11 +38,28 @@ public struct JSONWriter: Sendable {
     public mutating func key(_ key: StaticString) {
         bytes.append(UInt8(ascii: "\""))
         raw(key)
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
+    /// A decimal integer, written digit by digit (no intermediate `String`).
     public mutating func number<T: BinaryInteger>(_ value: T) {
-        bytes.append(contentsOf: String(value).utf8)
+        if value < 0 {
+            bytes.append(UInt8(ascii: "-"))
+            number(value.magnitude)
+            return
+        }
+        var magnitude = UInt64(value)
+        var digits: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes: room for UInt64.max's 20 digits
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[23 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            bytes.append(contentsOf: buffer[(24 - count)...])
+        }
     }
 
     public mutating func bool(_ value: Bool) {
