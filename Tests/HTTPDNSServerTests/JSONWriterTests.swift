@@ -1,0 +1,42 @@
+@testable import HTTPDNSServer
+import HTTPDNSCore
+import Testing
+
+/// The byte-level JSON writer of every response.
+@Suite struct JSONWriterTests {
+    private func text(_ write: (inout JSONWriter) -> Void) -> String {
+        var writer = JSONWriter()
+        write(&writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    @Test func integersAreWrittenInDecimal() {
+        #expect(text { $0.number(0) } == "0")
+        #expect(text { $0.number(7) } == "7")
+        #expect(text { $0.number(UInt32(300)) } == "300")
+        #expect(text { $0.number(-42) } == "-42")
+        #expect(text { $0.number(UInt64.max) } == "18446744073709551615")
+        #expect(text { $0.number(Int64.min) } == "-9223372036854775808")
+    }
+
+    @Test func stringsAreEscaped() {
+        #expect(text { $0.string("a\"b\\c\nd\u{1}") } == #""a\"b\\c\nd\u0001""#)
+        #expect(text { $0.key("ttl") } == #""ttl":"#)
+        #expect(text { $0.stringArray(["192.0.2.1", "::1"]) } == #"["192.0.2.1","::1"]"#)
+    }
+
+    @Test func theSingleAnswerRenderingMatchesTheGeneralOne() {
+        let host = HostName("www.example.test")!
+        for (family, answer) in [
+            (RecordFamily.a, ResolvedAnswer(addresses: ["127.0.0.1", "127.0.0.2"], ttl: 30, originTTL: 60, source: .cache)),
+            (.aaaa, ResolvedAnswer(addresses: ["::1"], ttl: 0, originTTL: 60, source: .stale, stale: true)),
+            (.a, ResolvedAnswer(addresses: [], ttl: 5, originTTL: 30, source: .cache, nxdomain: true)),
+        ] {
+            for short in [false, true] {
+                let general = AnswerRendering.response(
+                    [HostResult(host: host, families: [(family, .success(answer))])], batch: false, short: short)
+                #expect(AnswerRendering.single(host: host, family: family, answer: answer, short: short) == general)
+            }
+        }
+    }
+}
