@@ -10,9 +10,13 @@ public final class AccountRegistry: Sendable {
         self.engines = Mutex([:])
     }
 
-    public func engine(_ id: some StringProtocol) -> ResolverEngine? {
-        let key = String(id)
-        return engines.withLock { $0[key] }
+    public func engine(_ id: String) -> ResolverEngine? {
+        engines.withLock { $0[id] }
+    }
+
+    /// The same for a path segment (not generic: this runs on every request).
+    public func engine(_ id: Substring) -> ResolverEngine? {
+        engine(String(id))
     }
 
     public var ids: [String] { engines.withLock { Array($0.keys) }.sorted() }

@@ -5,37 +5,58 @@
 public struct HostName: Hashable, Sendable, CustomStringConvertible, Comparable {
     public let value: String
 
-    /// Returns nil when `text` is not a valid host name.
+    /// Returns nil when `text` is not a valid host name. A name already in canonical form (lower
+    /// case, no trailing dot) given as a `String` is kept as it is, without a copy.
     public init?(_ text: some StringProtocol) {
+        let scan = text.utf8.withContiguousStorageIfAvailable(Self.scan) ?? Array(text.utf8).withUnsafeBufferPointer(Self.scan)
+        guard scan.valid else { return nil }
+        if scan.canonical {
+            value = String(text)
+            return
+        }
         var bytes = Array(text.utf8)
         if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
-        guard !bytes.isEmpty, bytes.count <= 253 else { return nil }
+        for index in bytes.indices where bytes[index] >= UInt8(ascii: "A") && bytes[index] <= UInt8(ascii: "Z") {
+            bytes[index] += 32
+        }
+        value = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Checks the RFC 1035 / 1123 rules on the bytes of a name (one trailing dot allowed) and
+    /// tells whether it is already canonical (no upper case, no trailing dot).
+    private static func scan(_ input: UnsafeBufferPointer<UInt8>) -> (valid: Bool, canonical: Bool) {
+        var bytes = input
+        var canonical = true
+        if bytes.last == UInt8(ascii: ".") {
+            bytes = UnsafeBufferPointer(rebasing: bytes.dropLast())
+            canonical = false
+        }
+        guard !bytes.isEmpty, bytes.count <= 253 else { return (false, false) }
         var labelLength = 0
-        var previous: UInt8 = UInt8(ascii: ".")
-        for index in bytes.indices {
-            var byte = bytes[index]
+        var previous = UInt8(ascii: ".")
+        for var byte in bytes {
             if byte == UInt8(ascii: ".") {
-                guard labelLength > 0, previous != UInt8(ascii: "-") else { return nil }
+                guard labelLength > 0, previous != UInt8(ascii: "-") else { return (false, false) }
                 labelLength = 0
                 previous = byte
                 continue
             }
             if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
                 byte += 32
-                bytes[index] = byte
+                canonical = false
             }
             let isAlnum = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
                 || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
             let isInner = byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-            guard isAlnum || isInner else { return nil }
-            if byte == UInt8(ascii: "-") && labelLength == 0 { return nil }
+            guard isAlnum || isInner else { return (false, false) }
+            if byte == UInt8(ascii: "-") && labelLength == 0 { return (false, false) }
             labelLength += 1
-            guard labelLength <= 63 else { return nil }
+            guard labelLength <= 63 else { return (false, false) }
             previous = byte
         }
         // A name may not end in an empty label ("example.com.." minus its root dot) or a hyphen.
-        guard labelLength > 0, previous != UInt8(ascii: "-") else { return nil }
-        value = String(decoding: bytes, as: UTF8.self)
+        guard labelLength > 0, previous != UInt8(ascii: "-") else { return (false, false) }
+        return (true, canonical)
     }
 
     public var description: String { value }

@@ -14,6 +14,13 @@ extension HTTPDNSService {
         guard let hostParameter = request.query["host"], !hostParameter.isEmpty else {
             return .failure(APIError(.missingArgument, "the 'host' parameter is required"))
         }
+        if !hostParameter.utf8.contains(UInt8(ascii: ",")) {
+            // One host (the common case): no split, and a canonical name is not even copied.
+            guard let host = HostName(hostParameter) else {
+                return .failure(APIError(.invalidHost, "'\(hostParameter)' is not a valid host name (RFC 1035; IDN must be punycode)"))
+            }
+            return parseOptions(request, hosts: [host], batch: false)
+        }
         let names = hostParameter.split(separator: ",", omittingEmptySubsequences: false)
         guard names.count <= maxHosts else {
             return .failure(APIError(.tooManyHosts, "at most \(maxHosts) hosts per request, got \(names.count)"))
@@ -26,6 +33,11 @@ extension HTTPDNSService {
             }
             hosts.append(host)
         }
+        return parseOptions(request, hosts: hosts, batch: names.count > 1)
+    }
+
+    /// The `type`, `client_ip` and `short` parameters of a host query.
+    private func parseOptions(_ request: HTTPRequest, hosts: [HostName], batch: Bool) -> Result<HostQuery, APIError> {
         var type = QueryType.auto
         if let text = request.query["type"] {
             guard let parsed = QueryType(parameter: text) else {
@@ -44,7 +56,7 @@ extension HTTPDNSService {
             default: return .failure(APIError(.invalidParameter, "short must be 1, 0, true or false, got '\(text)'"))
             }
         }
-        return .success(HostQuery(hosts: hosts, type: type, short: short, batch: names.count > 1))
+        return .success(HostQuery(hosts: hosts, type: type, short: short, batch: batch))
     }
 
     /// `GET /v1/{account}/resolve`: every (host, family) through the engine; answered at once when
