@@ -1,5 +1,5 @@
 import HTTPDNSCore
-import HTTPDNSServer
+@testable import HTTPDNSServer
 import Testing
 
 /// Which handler a method and path reach, and the errors for everything else.
@@ -90,5 +90,26 @@ import Testing
             #expect(exchange.response?.contentType == "application/json; charset=utf-8")
             #expect(exchange.json != nil, "body is not JSON: \(exchange.text)")
         }
+    }
+}
+
+@Suite struct PathSegmentsTests {
+    private func segments(_ path: String) -> [String] {
+        let parsed = PathSegments(path)
+        return (0..<min(parsed.count, PathSegments.capacity)).map { String(parsed[$0]) }
+    }
+
+    @Test func emptySegmentsAreSkippedLikeSplit() {
+        #expect(segments("/v1/default/resolve") == ["v1", "default", "resolve"])
+        #expect(segments("//v1///default/") == ["v1", "default"])
+        #expect(segments("/") == [])
+        #expect(segments("") == [])
+        #expect(segments("healthz") == ["healthz"])
+    }
+
+    @Test func morePathThanCapacityIsCountedAsTooLong() {
+        let parsed = PathSegments("/a/b/c/d/e/f")
+        #expect(parsed.count == PathSegments.capacity + 1)
+        #expect(parsed[3] == "d")
     }
 }

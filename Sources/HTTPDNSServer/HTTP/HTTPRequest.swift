@@ -9,8 +9,8 @@ public struct HTTPRequest: Sendable {
     /// The `Authorization` header, if any.
     public var authorization: String?
     public var body: [UInt8]
-    /// The peer's address as text.
-    public var peer: String?
+    /// The peer's address (raw; see `peer` for its text).
+    public var peerAddress: PeerAddress?
     /// Every `X-Forwarded-For` field of the request joined with `, ` in the order received
     /// (RFC 9110 §5.3); nil when there is none.
     public var forwardedFor: String?
@@ -19,14 +19,28 @@ public struct HTTPRequest: Sendable {
         method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [],
         peer: String? = nil, forwardedFor: String? = nil
     ) {
+        self.init(
+            method: method, path: path, query: query, authorization: authorization, body: body,
+            peerAddress: peer.flatMap(PeerAddress.init), forwardedFor: forwardedFor)
+    }
+
+    public init(
+        method: String, path: String, query: [String: String], authorization: String?, body: [UInt8],
+        peerAddress: PeerAddress?, forwardedFor: String?
+    ) {
         self.method = method
         self.path = path
         self.query = query
         self.authorization = authorization
         self.body = body
-        self.peer = peer
+        self.peerAddress = peerAddress
         self.forwardedFor = forwardedFor
     }
+}
+
+extension HTTPRequest {
+    /// The peer's address as text (computed on each call).
+    public var peer: String? { peerAddress?.text }
 }
 
 /// What a handler decided: a response now, or later (the connection is suspended meanwhile and

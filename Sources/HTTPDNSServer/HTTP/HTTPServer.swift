@@ -173,7 +173,7 @@ public final class HTTPServer: @unchecked Sendable {
             query: queryArguments(connection),
             authorization: header(connection, "Authorization"),
             body: context.body,
-            peer: peerAddress(connection),
+            peerAddress: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init),
             forwardedFor: forwardedFor(connection))
         switch handler(request) {
         case .response(let response):
@@ -259,22 +259,6 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, iterator, Unmanaged.passUnretained(box).toOpaque())
         }
         return box.values
-    }
-
-    private func peerAddress(_ connection: OpaquePointer) -> String? {
-        guard let address = chttpdns_mhd_client_address(connection) else { return nil }
-        switch Int32(address.pointee.sa_family) {
-        case AF_INET:
-            return address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
-                IPAddress(family: .a, bytes: withUnsafeBytes(of: v4.pointee.sin_addr) { Array($0) })?.description
-            }
-        case AF_INET6:
-            return address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
-                IPAddress(family: .aaaa, bytes: withUnsafeBytes(of: v6.pointee.sin6_addr) { Array($0) })?.description
-            }
-        default:
-            return nil
-        }
     }
 }
 

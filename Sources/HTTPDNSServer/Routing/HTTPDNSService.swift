@@ -54,7 +54,7 @@ public final class HTTPDNSService: Sendable {
 
     /// Routes one request.
     public func handle(_ request: HTTPRequest) -> HandlerResult {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        let segments = PathSegments(request.path)
         switch segments.count {
         case 1:
             switch segments[0] {
@@ -77,7 +77,7 @@ public final class HTTPDNSService: Sendable {
             }
         case 3 where segments[0] == "v1":
             let operation = segments[2]
-            guard ["resolve", "cache", "preload", "stats"].contains(operation) else { break }
+            guard operation == "resolve" || operation == "cache" || operation == "preload" || operation == "stats" else { break }
             guard let engine = registry.engine(segments[1]) else {
                 return .response(APIError(.unknownAccount, "no account '\(segments[1])'").response)
             }
@@ -111,3 +111,47 @@ public final class HTTPDNSService: Sendable {
         APIError(.methodNotAllowed, "allowed methods: \(allow)", headers: [("Allow", allow)]).response
     }
 }
+
+/// The non-empty `/`-separated segments of a path, without an array: routing runs on every
+/// request. Paths with more than `capacity` segments report `count` as `capacity + 1`.
+struct PathSegments {
+    static let capacity = 4
+    private(set) var count = 0
+    private var segments: (Substring, Substring, Substring, Substring) = ("", "", "", "")
+
+    init(_ path: String) {
+        var start: String.Index?
+        var index = path.startIndex
+        while index < path.endIndex {
+            if path.utf8[index] == UInt8(ascii: "/") {
+                if let first = start { append(path[first..<index]) }
+                start = nil
+            } else if start == nil {
+                start = index
+            }
+            index = path.utf8.index(after: index)
+        }
+        if let first = start { append(path[first..<path.endIndex]) }
+    }
+
+    private mutating func append(_ segment: Substring) {
+        switch count {
+        case 0: segments.0 = segment
+        case 1: segments.1 = segment
+        case 2: segments.2 = segment
+        case 3: segments.3 = segment
+        default: break
+        }
+        count = min(count + 1, Self.capacity + 1)
+    }
+
+    subscript(index: Int) -> Substring {
+        switch index {
+        case 0: segments.0
+        case 1: segments.1
+        case 2: segments.2
+        default: segments.3
+        }
+    }
+}
+

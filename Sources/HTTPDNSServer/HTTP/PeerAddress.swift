@@ -1,0 +1,70 @@
+import HTTPDNSCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The TCP peer of a request as raw bytes: copied out of the socket address on every request
+/// without an allocation, turned into text or an `IPAddress` only when a handler asks (per-network
+/// caches do; most requests never do).
+public struct PeerAddress: Sendable, Hashable {
+    public let family: RecordFamily
+    /// 4 (IPv4) or 16 (IPv6) bytes in network order, left-aligned.
+    private let storage: (UInt64, UInt64)
+
+    /// From a `sockaddr` of family AF_INET or AF_INET6; nil for anything else.
+    init?(_ address: UnsafePointer<sockaddr>) {
+        switch Int32(address.pointee.sa_family) {
+        case AF_INET:
+            var storage: (UInt64, UInt64) = (0, 0)
+            address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                withUnsafeMutableBytes(of: &storage) { target in
+                    withUnsafeBytes(of: v4.pointee.sin_addr) { target.copyMemory(from: $0) }
+                }
+            }
+            family = .a
+            self.storage = storage
+        case AF_INET6:
+            var storage: (UInt64, UInt64) = (0, 0)
+            address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                withUnsafeMutableBytes(of: &storage) { target in
+                    withUnsafeBytes(of: v6.pointee.sin6_addr) { target.copyMemory(from: $0) }
+                }
+            }
+            family = .aaaa
+            self.storage = storage
+        default:
+            return nil
+        }
+    }
+
+    /// From an address as text (tests, and callers that have only the text); nil when invalid.
+    public init?(_ text: String) {
+        guard let address = IPAddress(text) else { return nil }
+        var storage: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &storage) { target in
+            address.bytes.withUnsafeBytes { target.copyMemory(from: $0) }
+        }
+        family = address.family
+        self.storage = storage
+    }
+
+    public var ipAddress: IPAddress {
+        withUnsafeBytes(of: storage) { raw in
+            IPAddress(family: family, bytes: Array(raw.prefix(family == .a ? 4 : 16)))!
+        }
+    }
+
+    /// The canonical text form (`192.0.2.1`, `::1`).
+    public var text: String { ipAddress.description }
+
+    public static func == (lhs: PeerAddress, rhs: PeerAddress) -> Bool {
+        lhs.family == rhs.family && lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(family)
+        hasher.combine(storage.0)
+        hasher.combine(storage.1)
+    }
+}
