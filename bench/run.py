@@ -19,6 +19,8 @@ quick runs (defaults are the issue's):
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
   BENCH_RESULTS=bench/RESULTS.md      where the report goes
   BENCH_KEEP_WORK=1      keep the working directory afterwards
+  BENCH_PROFILE=FILE     after sections 1-3, one more hit run under `perf record -g` into FILE
+                         (not counted in the figures; read it with `perf report -i FILE`)
 
 Nothing here talks to anything but 127.0.0.1: unbound refuses every name outside bench.test,
 httpdnsd's fallback to the system resolver is off.
@@ -67,6 +69,7 @@ SCALE = env_int("BENCH_SCALE", 1_000_000)
 SCALE_MID = env_int("BENCH_SCALE_MID", 100_000)
 SLOW_MS = env_int("BENCH_SLOW_MS", 500)
 SLOW_INFLIGHT = env_int("BENCH_SLOW_INFLIGHT", 200)
+PROFILE = os.environ.get("BENCH_PROFILE", "")
 SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6").split(",") if s.strip()}
 if SECTIONS & {1, 2, 3, 5, 6}:
     SECTIONS |= {1}  # every ratio is to (1)
@@ -512,6 +515,15 @@ def run(work, processes, results):
     peer_cachemiss = unbound_after.get("total.num.cachemiss", 0) - unbound_before.get("total.num.cachemiss", 0)
     results["s3"]["check"] = f"unbound: {peer_queries:.0f} queries, {peer_cachemiss:.0f} cache misses"
     processes.stop(baseline)
+    if PROFILE:
+        log(f"profiling one more hit run into {PROFILE}")
+        perf = subprocess.Popen(["perf", "record", "-F", "1999", "-g", "-o", PROFILE, "-p", str(main.process.pid)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wrk(main.port, "cycle.lua", hit_env, label="(1) under perf")
+        finally:
+            perf.send_signal(signal.SIGINT)
+            perf.wait(timeout=60)
 
     if 4 in SECTIONS:
         runs4, runs4_dnss, dnsperf_runs = [], [], []

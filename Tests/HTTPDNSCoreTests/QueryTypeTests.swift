@@ -37,3 +37,14 @@ import Testing
         #expect(RecordFamily.aaaa.typeName == "AAAA")
     }
 }
+
+@Suite struct SingleFamilyTests {
+    @Test func singleFamilyAgreesWithFamilies() {
+        for type in [QueryType.a, .aaaa, .auto, .both] {
+            for enabled in [false, true] {
+                let families = type.families(ipv6Enabled: enabled)
+                #expect(type.singleFamily(ipv6Enabled: enabled) == (families.count == 1 ? families[0] : nil))
+            }
+        }
+    }
+}

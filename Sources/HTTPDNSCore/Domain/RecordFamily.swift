@@ -29,6 +29,16 @@ public enum QueryType: String, Sendable, CaseIterable {
     }
 
     /// The families to resolve for this query under an account with `ipv6Enabled`.
+    /// The one family asked, or nil when two are (no array: the request path asks this first).
+    public func singleFamily(ipv6Enabled: Bool) -> RecordFamily? {
+        switch self {
+        case .a: .a
+        case .aaaa: .aaaa
+        case .auto: ipv6Enabled ? nil : .a
+        case .both: nil
+        }
+    }
+
     public func families(ipv6Enabled: Bool) -> [RecordFamily] {
         switch self {
         case .a: [.a]

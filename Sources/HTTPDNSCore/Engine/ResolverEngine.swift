@@ -14,10 +14,36 @@ public final class ResolverEngine: Sendable {
     final class Settings: Sendable {
         let config: AccountConfig
         let chain: UpstreamChain
+        /// The options every lookup reads, as plain values: copying them retains nothing.
+        let lookup: LookupOptions
 
         init(config: AccountConfig, chain: UpstreamChain) {
             self.config = config
             self.chain = chain
+            self.lookup = LookupOptions(config)
+        }
+    }
+
+    /// The options a request and a cache lookup need, without the account's arrays and strings.
+    public struct LookupOptions: Sendable {
+        public let cacheEnable: Bool
+        public let ispEnable: Bool
+        public let ipv6Enable: Bool
+        public let shortEnable: Bool
+        public let schedulePrefetchEnable: Bool
+        public let reuseExpiredIPEnabled: Bool
+        public let maxStaleAge: Double
+        public let hasStaleExclusions: Bool
+
+        init(_ config: AccountConfig) {
+            cacheEnable = config.cacheEnable
+            ispEnable = config.ispEnable
+            ipv6Enable = config.ipv6Enable
+            shortEnable = config.shortEnable
+            schedulePrefetchEnable = config.schedulePrefetchEnable
+            reuseExpiredIPEnabled = config.reuseExpiredIPEnabled
+            maxStaleAge = config.maxStaleAge
+            hasStaleExclusions = !config.staleExcludeHosts.isEmpty
         }
     }
 
@@ -67,6 +93,9 @@ public final class ResolverEngine: Sendable {
     private var current: Settings { settings.withLock { $0 } }
 
     public var config: AccountConfig { current.config }
+
+    /// The options of the request path (no copy of the whole configuration).
+    public var lookupOptions: LookupOptions { current.lookup }
 
     /// Replaces the configuration: rebuilds the upstream chain, applies the new cache limit, and
     /// forgets the backoff of failed keys (new upstreams deserve a try). With
@@ -121,11 +150,11 @@ public final class ResolverEngine: Sendable {
     public func cachedResolution(host: HostName, family: RecordFamily, network: String = "") -> ResolvedAnswer? {
         metrics.resolveRequests.increment()
         let settings = current
-        let config = settings.config
-        guard config.cacheEnable else { return nil }
-        let key = CacheKey(host: host, family: family, network: config.ispEnable ? network : "")
+        let options = settings.lookup
+        guard options.cacheEnable else { return nil }
+        let key = CacheKey(host: host, family: family, network: options.ispEnable ? network : "")
         let now = clock.now()
-        guard let hit = cache.hit(key, at: now, refreshAhead: config.schedulePrefetchEnable) else { return nil }
+        guard let hit = cache.hit(key, at: now, refreshAhead: options.schedulePrefetchEnable) else { return nil }
         let entry = hit.entry
         if !entry.isExpired(at: now) {
             metrics.cacheHits.increment()
@@ -134,8 +163,9 @@ public final class ResolverEngine: Sendable {
             if hit.startRefreshAhead { refreshInBackground(key, settings: settings, prefetch: true) }
             return ResolvedAnswer(entry: entry, at: now, source: .cache)
         }
-        if mayServe(entry, of: host, config: config, at: now),
-           config.reuseExpiredIPEnabled || backoff.hasFailed(key) {
+        if entry.age(pastExpiryAt: now) <= options.maxStaleAge,
+           !options.hasStaleExclusions || !settings.config.isStaleExcluded(host),
+           options.reuseExpiredIPEnabled || backoff.hasFailed(key) {
             metrics.cacheHits.increment()
             countStale(key)
             refreshInBackground(key, settings: settings, prefetch: false)
@@ -151,7 +181,7 @@ public final class ResolverEngine: Sendable {
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) {
         let settings = current
-        let key = CacheKey(host: host, family: family, network: settings.config.ispEnable ? network : "")
+        let key = CacheKey(host: host, family: family, network: settings.lookup.ispEnable ? network : "")
         metrics.cacheMisses.increment()
         // Stale answers are counted per client served, not per failed flight.
         let waiter: @Sendable (FamilyOutcome) -> Void = { [self] outcome in

@@ -70,20 +70,21 @@ extension HTTPDNSService {
         case .success(let parsed): query = parsed
         case .failure(let error): return .response(error.response)
         }
-        let config = engine.config
-        let short = query.short ?? config.shortEnable
-        let network = config.ispEnable ? clientNetwork(of: request) : ""
-        let families = query.type.families(ipv6Enabled: config.ipv6Enable)
-        if families.count == 1 && query.hosts.count == 1 {
+        let options = engine.lookupOptions
+        let short = query.short ?? options.shortEnable
+        let network = options.ispEnable ? clientNetwork(of: request) : ""
+        let single = query.type.singleFamily(ipv6Enabled: options.ipv6Enable)
+        if let family = single, query.hosts.count == 1 {
             let host = query.hosts[0]
-            if let answer = engine.cachedResolution(host: host, family: families[0], network: network) {
-                return .response(AnswerRendering.single(host: host, family: families[0], answer: answer, short: short))
+            if let answer = engine.cachedResolution(host: host, family: family, network: network) {
+                return .response(AnswerRendering.single(host: host, family: family, answer: answer, short: short))
             }
         }
+        let families = query.type.families(ipv6Enabled: options.ipv6Enable)
         let pairs = query.hosts.flatMap { host in families.map { (host, $0) } }
         var cached: [FamilyOutcome?] = []
         cached.reserveCapacity(pairs.count)
-        if !(families.count == 1 && query.hosts.count == 1) {
+        if !(single != nil && query.hosts.count == 1) {
             for (host, family) in pairs {
                 cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
             }
