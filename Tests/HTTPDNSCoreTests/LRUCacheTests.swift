@@ -180,6 +180,40 @@ import Testing
     }
 }
 
+/// Keys whose hashes collide in groups, so that the index's probing and backward-shift deletion
+/// are exercised on long runs of occupied buckets.
+struct CollidingKey: Hashable {
+    let id: Int
+
+    static func == (lhs: CollidingKey, rhs: CollidingKey) -> Bool { lhs.id == rhs.id }
+    func hash(into hasher: inout Hasher) { hasher.combine(id % 7) }
+}
+
+@Suite struct LRUCacheIndexTests {
+    @Test func collidingKeysStayFindableThroughInsertionsEvictionsAndRemovals() {
+        var generator = SplitMix64(seed: 7)
+        var cache = LRUCache<CollidingKey, Int>(capacity: 150)
+        var model: [Int: Int] = [:]  // id -> value; recency is checked by the other test
+        for step in 0..<30_000 {
+            let id = Int(generator.next() % 300)
+            if generator.next() % 3 == 0 {
+                #expect(cache.removeValue(for: CollidingKey(id: id)) == model.removeValue(forKey: id))
+            } else {
+                for (key, _) in cache.set(step, for: CollidingKey(id: id)) { model.removeValue(forKey: key.id) }
+                model[id] = step
+            }
+            if step % 997 == 0 {
+                for probe in 0..<300 where cache.peek(CollidingKey(id: probe)) != model[probe] {
+                    Issue.record("step \(step): key \(probe) gives \(String(describing: cache.peek(CollidingKey(id: probe)))), model \(String(describing: model[probe]))")
+                    return
+                }
+            }
+        }
+        #expect(cache.count == model.count)
+        #expect(cache.count <= 150)
+    }
+}
+
 /// A small deterministic generator for the model test.
 struct SplitMix64: RandomNumberGenerator {
     private var state: UInt64

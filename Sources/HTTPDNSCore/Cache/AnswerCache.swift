@@ -6,14 +6,20 @@ import Synchronization
 ///
 /// Beside each entry the cache keeps two flags the refresh rules need: whether the entry was
 /// requested since it was stored (the scheduled prefetch refreshes only those), and whether its
-/// refresh-ahead has fired (it fires once per entry).
+/// refresh-ahead has fired (it fires once per entry); and the hits not yet added to the
+/// statistics record (`cacheDnsNum`), counted under the shard lock the hit takes anyway and
+/// handed over when the key leaves the cache or the statistics are read.
 public final class AnswerCache: Sendable {
     /// An entry and its refresh bookkeeping.
     struct Slot: Sendable {
         var entry: CacheEntry
         var requested = false
         var refreshAheadFired = false
+        var pendingHits: UInt32 = 0
     }
+
+    /// A key that left the cache (evicted or removed) with its hits not yet in the statistics.
+    public typealias Departure = (key: CacheKey, hits: UInt32)
 
     /// One lock and the LRU it guards.
     fileprivate final class Shard: Sendable {
@@ -31,6 +37,8 @@ public final class AnswerCache: Sendable {
     public struct Hit: Sendable {
         public var entry: CacheEntry
         public var startRefreshAhead: Bool
+        /// Hits to add to the statistics now (non-zero only when the slot's counter is full).
+        public var overflowHits: UInt32
     }
 
     fileprivate let shards: [Shard]
@@ -45,23 +53,36 @@ public final class AnswerCache: Sendable {
         limit / shards + (shard < limit % shards ? 1 : 0)
     }
 
-    private func shard(_ key: CacheKey) -> Shard {
-        shards.count == 1 ? shards[0] : shards[Int(UInt(bitPattern: key.hashValue) % UInt(shards.count))]
+    /// The shard of a key's hash (its low bits; the LRU index uses the high ones).
+    private func shard(_ hash: Int) -> Shard {
+        shards.count == 1 ? shards[0] : shards[Int(UInt(bitPattern: hash) % UInt(shards.count))]
     }
 
+    private func shard(_ key: CacheKey) -> Shard { shard(key.hashValue) }
+
     /// A request's lookup: returns the entry (expired or not), marks it recently used and
-    /// requested. With `refreshAhead`, the first request that finds the entry fresh but inside its
-    /// refresh-ahead window (`CacheEntry.isInRefreshAheadWindow`) is told to start the refresh.
+    /// requested, and counts a hit when it is fresh. With `refreshAhead`, the first request that
+    /// finds the entry fresh but inside its refresh-ahead window
+    /// (`CacheEntry.isInRefreshAheadWindow`) is told to start the refresh. The key is hashed once.
     public func hit(_ key: CacheKey, at now: Timestamp, refreshAhead: Bool) -> Hit? {
-        shard(key).withLock { lru in
-            lru.withValue(for: key, touch: true) { slot in
+        let hash = key.hashValue
+        return shard(hash).withLock { lru in
+            lru.withValue(for: key, hash: hash, touch: true) { slot in
                 slot.requested = true
                 var start = false
-                if refreshAhead && !slot.refreshAheadFired && slot.entry.isInRefreshAheadWindow(at: now) {
-                    slot.refreshAheadFired = true
-                    start = true
+                var overflow: UInt32 = 0
+                if !slot.entry.isExpired(at: now) {
+                    if slot.pendingHits == UInt32.max {
+                        overflow = slot.pendingHits
+                        slot.pendingHits = 0
+                    }
+                    slot.pendingHits += 1
+                    if refreshAhead && !slot.refreshAheadFired && slot.entry.isInRefreshAheadWindow(at: now) {
+                        slot.refreshAheadFired = true
+                        start = true
+                    }
                 }
-                return Hit(entry: slot.entry, startRefreshAhead: start)
+                return Hit(entry: slot.entry, startRefreshAhead: start, overflowHits: overflow)
             }
         }
     }
@@ -76,10 +97,18 @@ public final class AnswerCache: Sendable {
         shard(key).withLock { $0.peek(key)?.entry }
     }
 
-    /// Stores an entry (not yet requested); returns the keys evicted to stay within the limit.
+    /// Stores an entry (not yet requested; a replaced entry's uncounted hits carry over) and
+    /// returns the keys evicted to stay within the limit.
     @discardableResult
-    public func set(_ entry: CacheEntry, for key: CacheKey) -> [CacheKey] {
-        shard(key).withLock { $0.set(Slot(entry: entry), for: key) }.map(\.0)
+    public func set(_ entry: CacheEntry, for key: CacheKey) -> [Departure] {
+        let hash = key.hashValue
+        return shard(hash).withLock { lru in
+            let replaced = lru.withValue(for: key, hash: hash, touch: true) { slot in
+                slot = Slot(entry: entry, pendingHits: slot.pendingHits)
+            }
+            if replaced != nil { return [] }
+            return lru.set(Slot(entry: entry), for: key, hash: hash).map { ($0.0, $0.1.pendingHits) }
+        }
     }
 
     /// Changes the stored entry in place (recency and flags untouched) if it is still the entry
@@ -95,66 +124,86 @@ public final class AnswerCache: Sendable {
         }
     }
 
-    @discardableResult
-    public func remove(_ key: CacheKey) -> CacheEntry? {
-        shard(key).withLock { $0.removeValue(for: key)?.entry }
-    }
-
-    /// Removes every key of `host` (all families and networks); returns how many.
-    public func remove(host: HostName) -> [CacheKey] {
-        var removed: [CacheKey] = []
+    /// Removes every key of `host` (all families and networks).
+    public func remove(host: HostName) -> [Departure] {
+        var removed: [Departure] = []
         for shard in shards {
             shard.withLock { cache in
-                for (key, _) in cache.entries where key.host == host {
-                    cache.removeValue(for: key)
-                    removed.append(key)
+                var keys: [CacheKey] = []
+                cache.forEach { key, _ in if key.host == host { keys.append(key) } }
+                for key in keys {
+                    if let slot = cache.removeValue(for: key) { removed.append((key, slot.pendingHits)) }
                 }
             }
         }
         return removed
     }
 
-    public func removeAll() -> Int {
-        shards.reduce(0) { total, shard in
-            total + shard.withLock { cache in
-                let count = cache.count
+    /// Empties the cache; returns the keys that had uncounted hits, and how many entries it held.
+    public func removeAll() -> (departures: [Departure], count: Int) {
+        var departures: [Departure] = []
+        var count = 0
+        for shard in shards {
+            shard.withLock { cache in
+                count += cache.count
+                cache.forEach { key, slot in if slot.pendingHits > 0 { departures.append((key, slot.pendingHits)) } }
                 cache.removeAll()
-                return count
             }
         }
+        return (departures, count)
+    }
+
+    /// Hits not yet in the statistics, per key (only keys with some).
+    public func pendingHits() -> [Departure] {
+        var result: [Departure] = []
+        for shard in shards {
+            shard.withLock { cache in
+                cache.forEach { key, slot in if slot.pendingHits > 0 { result.append((key, slot.pendingHits)) } }
+            }
+        }
+        return result
+    }
+
+    /// The hits of `key` not yet in the statistics.
+    public func pendingHits(of key: CacheKey) -> UInt32 {
+        shard(key).withLock { $0.peek(key)?.pendingHits ?? 0 }
     }
 
     public var count: Int { shards.reduce(0) { $0 + $1.withLock { $0.count } } }
 
     /// A snapshot of every entry (for listing), in no particular order across shards.
     public func snapshot() -> [(CacheKey, CacheEntry)] {
-        shards.flatMap { $0.withLock { $0.entries.map { ($0.0, $0.1.entry) } } }
+        var result: [(CacheKey, CacheEntry)] = []
+        for shard in shards { shard.withLock { $0.forEach { key, slot in result.append((key, slot.entry)) } } }
+        return result
     }
 
     /// Keys of entries requested since they were stored that expire at or before `deadline`
     /// (already expired ones included): what the scheduled prefetch refreshes.
     public func requestedKeys(expiringBy deadline: Timestamp) -> [CacheKey] {
-        shards.flatMap { shard in
+        var keys: [CacheKey] = []
+        for shard in shards {
             shard.withLock { cache in
-                cache.entries.compactMap { key, slot in
-                    slot.requested && slot.entry.expiresAt <= deadline ? key : nil
-                }
+                cache.forEach { key, slot in if slot.requested && slot.entry.expiresAt <= deadline { keys.append(key) } }
             }
         }
+        return keys
     }
 
     /// Every key, in no particular order.
     public func keys() -> [CacheKey] {
-        shards.flatMap { $0.withLock { $0.entries.map(\.0) } }
+        var keys: [CacheKey] = []
+        for shard in shards { shard.withLock { $0.forEach { key, _ in keys.append(key) } } }
+        return keys
     }
 }
 
 extension AnswerCache {
     /// Applies a new total limit; returns the keys evicted to respect it.
-    public func resize(limit: Int) -> [CacheKey] {
+    public func resize(limit: Int) -> [Departure] {
         shards.indices.flatMap { index in
             let capacity = Self.share(of: limit, shard: index, shards: shards.count)
-            return shards[index].withLock { $0.setCapacity(capacity) }.map(\.0)
+            return shards[index].withLock { $0.setCapacity(capacity) }.map { ($0.0, $0.1.pendingHits) }
         }
     }
 }

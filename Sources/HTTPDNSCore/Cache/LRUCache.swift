@@ -1,93 +1,122 @@
 /// A bounded map that evicts the least recently used key. A value type with no lock: the owner
-/// guards it. Nodes live in one array linked by indices, so an entry costs no allocation of its
-/// own once the array has grown.
+/// guards it.
+///
+/// Layout, chosen for a cache of millions of entries: keys, values, their hashes and the
+/// recency links live in parallel arrays indexed by slot, so that moving an entry to the front
+/// touches two 32-bit links and copies nothing; the index is an open-addressing table of 32-bit
+/// slot numbers (linear probing, backward-shift deletion), a few bytes per entry where a
+/// `Dictionary<Key, Int>` would hold a second copy of every key.
 public struct LRUCache<Key: Hashable, Value> {
-    fileprivate struct Node {
-        var key: Key
-        var value: Value
-        var previous: Int
-        var next: Int
+    private struct Link {
+        var previous: Int32
+        var next: Int32
     }
 
     public private(set) var capacity: Int
-    private var index: [Key: Int] = [:]
-    private var nodes: [Node?] = []
-    private var free: [Int] = []
+    public private(set) var count = 0
+    private var keys: [Key?] = []
+    private var values: [Value?] = []
+    private var hashes: [Int] = []
+    private var links: [Link] = []
+    /// Slots freed by removals, reused before the arrays grow.
+    private var free: [Int32] = []
+    /// Open-addressing index: slot + 1, 0 for an empty bucket. Its size is a power of two.
+    private var table: [Int32] = []
+    private var tableShift = 64
     /// Most recently used.
-    private var head = -1
+    private var head: Int32 = -1
     /// Least recently used.
-    private var tail = -1
+    private var tail: Int32 = -1
 
     public init(capacity: Int) {
         precondition(capacity >= 0, "an LRU cache cannot hold a negative number of entries")
+        precondition(capacity < Int(Int32.max), "an LRU cache holds fewer than 2^31 entries")
         self.capacity = capacity
     }
 
-    public var count: Int { index.count }
-
     /// The value for `key`, marking it most recently used.
     public mutating func value(for key: Key) -> Value? {
-        guard let slot = index[key] else { return nil }
+        guard let slot = find(key, hash: key.hashValue) else { return nil }
         moveToFront(slot)
-        return nodes[slot]!.value
+        return values[Int(slot)]
     }
 
     /// Runs `body` on the stored value for `key` in place, marking it most recently used when
     /// `touch` is true. Nil when the key is absent.
     public mutating func withValue<R>(for key: Key, touch: Bool, _ body: (inout Value) -> R) -> R? {
-        guard let slot = index[key] else { return nil }
+        withValue(for: key, hash: key.hashValue, touch: touch, body)
+    }
+
+    /// `withValue(for:touch:_:)` with the key's `hashValue` computed by the caller.
+    public mutating func withValue<R>(for key: Key, hash: Int, touch: Bool, _ body: (inout Value) -> R) -> R? {
+        guard let slot = find(key, hash: hash) else { return nil }
         if touch { moveToFront(slot) }
-        return body(&nodes[slot]!.value)
+        return body(&values[Int(slot)]!)
     }
 
     /// The value for `key` without touching its recency.
     public func peek(_ key: Key) -> Value? {
-        guard let slot = index[key] else { return nil }
-        return nodes[slot]!.value
+        guard let slot = find(key, hash: key.hashValue) else { return nil }
+        return values[Int(slot)]
     }
 
     /// Stores `value` as most recently used and returns the entries evicted to make room.
     @discardableResult
     public mutating func set(_ value: Value, for key: Key) -> [(Key, Value)] {
-        if let slot = index[key] {
-            nodes[slot]!.value = value
+        set(value, for: key, hash: key.hashValue)
+    }
+
+    /// `set(_:for:)` with the key's `hashValue` computed by the caller.
+    @discardableResult
+    public mutating func set(_ value: Value, for key: Key, hash: Int) -> [(Key, Value)] {
+        if let slot = find(key, hash: hash) {
+            values[Int(slot)] = value
             moveToFront(slot)
             return []
         }
         // A cache of capacity 0 (a shard whose share of a small limit is nothing) stores nothing.
         guard capacity > 0 else { return [(key, value)] }
         var evicted: [(Key, Value)] = []
-        while index.count >= capacity, let removed = removeLeastRecent() { evicted.append(removed) }
-        let node = Node(key: key, value: value, previous: -1, next: head)
-        let slot: Int
+        while count >= capacity, let removed = removeLeastRecent() { evicted.append(removed) }
+        let slot: Int32
         if let reused = free.popLast() {
-            nodes[reused] = node
             slot = reused
+            keys[Int(slot)] = key
+            values[Int(slot)] = value
+            hashes[Int(slot)] = hash
+            links[Int(slot)] = Link(previous: -1, next: head)
         } else {
-            nodes.append(node)
-            slot = nodes.count - 1
+            slot = Int32(keys.count)
+            keys.append(key)
+            values.append(value)
+            hashes.append(hash)
+            links.append(Link(previous: -1, next: head))
         }
-        if head >= 0 { nodes[head]!.previous = slot }
+        // Grow the index (from the list, which does not hold the new slot yet), then add it.
+        if (count + 1) * 4 > table.count * 3 { rebuildTable(minimumCount: count + 1) }
+        insertIntoTable(slot, hash: hash)
+        if head >= 0 { links[Int(head)].previous = slot }
         head = slot
         if tail < 0 { tail = slot }
-        index[key] = slot
+        count += 1
         return evicted
     }
 
     @discardableResult
     public mutating func removeValue(for key: Key) -> Value? {
-        guard let slot = index.removeValue(forKey: key) else { return nil }
-        unlink(slot)
-        let value = nodes[slot]!.value
-        nodes[slot] = nil
-        free.append(slot)
-        return value
+        guard let slot = find(key, hash: key.hashValue) else { return nil }
+        return remove(slot: slot).1
     }
 
     public mutating func removeAll() {
-        index.removeAll()
-        nodes.removeAll()
+        keys.removeAll()
+        values.removeAll()
+        hashes.removeAll()
+        links.removeAll()
         free.removeAll()
+        table.removeAll()
+        tableShift = 64
+        count = 0
         head = -1
         tail = -1
     }
@@ -95,49 +124,127 @@ public struct LRUCache<Key: Hashable, Value> {
     /// Changes the bound; evicts least recently used entries beyond it and returns them.
     public mutating func setCapacity(_ newCapacity: Int) -> [(Key, Value)] {
         precondition(newCapacity >= 0, "an LRU cache cannot hold a negative number of entries")
+        precondition(newCapacity < Int(Int32.max), "an LRU cache holds fewer than 2^31 entries")
         capacity = newCapacity
         var evicted: [(Key, Value)] = []
-        while index.count > capacity, let removed = removeLeastRecent() { evicted.append(removed) }
+        while count > capacity, let removed = removeLeastRecent() { evicted.append(removed) }
         return evicted
     }
 
     /// Keys and values from most to least recently used.
     public var entries: [(Key, Value)] {
         var result: [(Key, Value)] = []
-        result.reserveCapacity(index.count)
-        var slot = head
-        while slot >= 0, let node = nodes[slot] {
-            result.append((node.key, node.value))
-            slot = node.next
-        }
+        result.reserveCapacity(count)
+        forEach { result.append(($0, $1)) }
         return result
     }
 
-    private mutating func removeLeastRecent() -> (Key, Value)? {
-        guard tail >= 0, let node = nodes[tail] else { return nil }
-        removeValue(for: node.key)
-        return (node.key, node.value)
+    /// Calls `body` with every key and value, from most to least recently used, without copying
+    /// the whole cache first.
+    public func forEach(_ body: (Key, Value) -> Void) {
+        var slot = head
+        while slot >= 0 {
+            if let key = keys[Int(slot)], let value = values[Int(slot)] { body(key, value) }
+            slot = links[Int(slot)].next
+        }
     }
 
-    private mutating func moveToFront(_ slot: Int) {
+    // MARK: Recency list
+
+    private mutating func removeLeastRecent() -> (Key, Value)? {
+        guard tail >= 0 else { return nil }
+        return remove(slot: tail)
+    }
+
+    private mutating func remove(slot: Int32) -> (Key, Value) {
+        removeFromTable(slot)
+        unlink(slot)
+        let index = Int(slot)
+        let key = keys[index]!
+        let value = values[index]!
+        keys[index] = nil
+        values[index] = nil
+        free.append(slot)
+        count -= 1
+        return (key, value)
+    }
+
+    private mutating func moveToFront(_ slot: Int32) {
         guard slot != head else { return }
         unlink(slot)
-        nodes[slot]!.previous = -1
-        nodes[slot]!.next = head
-        if head >= 0 { nodes[head]!.previous = slot }
+        links[Int(slot)] = Link(previous: -1, next: head)
+        if head >= 0 { links[Int(head)].previous = slot }
         head = slot
         if tail < 0 { tail = slot }
     }
 
-    private mutating func unlink(_ slot: Int) {
-        let previous = nodes[slot]!.previous
-        let next = nodes[slot]!.next
-        if previous >= 0 { nodes[previous]!.next = next } else if head == slot { head = next }
-        if next >= 0 { nodes[next]!.previous = previous } else if tail == slot { tail = previous }
-        nodes[slot]!.previous = -1
-        nodes[slot]!.next = -1
+    private mutating func unlink(_ slot: Int32) {
+        let link = links[Int(slot)]
+        if link.previous >= 0 { links[Int(link.previous)].next = link.next } else if head == slot { head = link.next }
+        if link.next >= 0 { links[Int(link.next)].previous = link.previous } else if tail == slot { tail = link.previous }
+        links[Int(slot)] = Link(previous: -1, next: -1)
+    }
+
+    // MARK: Index
+
+    /// The home bucket of `hash`: its high bits after a multiplicative mix, so that callers that
+    /// shard by the low bits of the same hash still spread over the whole table.
+    private func bucket(_ hash: Int) -> Int {
+        Int(truncatingIfNeeded: (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(tableShift))
+    }
+
+    private func find(_ key: Key, hash: Int) -> Int32? {
+        guard !table.isEmpty else { return nil }
+        let mask = table.count - 1
+        var bucket = bucket(hash)
+        while true {
+            let entry = table[bucket]
+            if entry == 0 { return nil }
+            let slot = Int(entry - 1)
+            if hashes[slot] == hash && keys[slot] == key { return Int32(slot) }
+            bucket = (bucket + 1) & mask
+        }
+    }
+
+    private mutating func insertIntoTable(_ slot: Int32, hash: Int) {
+        let mask = table.count - 1
+        var bucket = bucket(hash)
+        while table[bucket] != 0 { bucket = (bucket + 1) & mask }
+        table[bucket] = slot + 1
+    }
+
+    /// Removes `slot` from the table and shifts the entries after it back, so that no probe
+    /// sequence is broken and no tombstones accumulate.
+    private mutating func removeFromTable(_ slot: Int32) {
+        let mask = table.count - 1
+        var hole = bucket(hashes[Int(slot)])
+        while table[hole] != slot + 1 { hole = (hole + 1) & mask }
+        var next = (hole + 1) & mask
+        while table[next] != 0 {
+            let home = bucket(hashes[Int(table[next] - 1)])
+            // Move the entry at `next` into the hole unless its home lies cyclically in (hole, next].
+            let distanceToNext = (next - home) & mask
+            let distanceToHole = (hole - home) & mask
+            if distanceToHole < distanceToNext {
+                table[hole] = table[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        table[hole] = 0
+    }
+
+    private mutating func rebuildTable(minimumCount: Int) {
+        var size = 16
+        while size * 3 < minimumCount * 4 + 4 { size *= 2 }
+        table = [Int32](repeating: 0, count: size)
+        tableShift = 64 - size.trailingZeroBitCount
+        var slot = head
+        while slot >= 0 {
+            insertIntoTable(slot, hash: hashes[Int(slot)])
+            slot = links[Int(slot)].next
+        }
     }
 }
 
 extension LRUCache: Sendable where Key: Sendable, Value: Sendable {}
-extension LRUCache.Node: Sendable where Key: Sendable, Value: Sendable {}

@@ -50,7 +50,7 @@ public final class ResolverEngine: Sendable {
     public typealias ChainFactory = @Sendable (_ accountID: String, _ config: AccountConfig) -> UpstreamChain
 
     public let accountID: String
-    public let stats: StatsRecorder
+    public let stats: EngineStats
     public let metrics = EngineMetrics()
     let cache: AnswerCache
     private let settings: Mutex<Settings>
@@ -80,8 +80,9 @@ public final class ResolverEngine: Sendable {
         self.clock = clock
         self.persistence = persistence
         self.makeChain = makeChain
-        self.stats = StatsRecorder(limit: statsLimit)
-        self.cache = AnswerCache(limit: config.cacheCountLimit)
+        let cache = AnswerCache(limit: config.cacheCountLimit)
+        self.cache = cache
+        self.stats = EngineStats(recorder: StatsRecorder(limit: statsLimit), cache: cache)
         self.settings = Mutex(Settings(config: config, chain: makeChain(accountID, config)))
         let queue = RefreshQueue(concurrency: Self.refreshConcurrency) { [weak self] key, done in
             guard let self else { return done() }
@@ -108,7 +109,9 @@ public final class ResolverEngine: Sendable {
             return settings.config
         }
         backoff.clearAll()
-        for key in cache.resize(limit: config.cacheCountLimit) { persistence?.remove(account: accountID, key: key) }
+        let evicted = cache.resize(limit: config.cacheCountLimit)
+        stats.absorb(evicted)
+        for (key, _) in evicted { persistence?.remove(account: accountID, key: key) }
         if !config.persistentCacheIPEnabled { persistence?.removeAll(account: accountID) }
         if config.preResolveAfterNetworkChanged && Self.networkSettingsDiffer(previous, config) {
             let queued = refreshAll()
@@ -159,7 +162,8 @@ public final class ResolverEngine: Sendable {
         if !entry.isExpired(at: now) {
             metrics.cacheHits.increment()
             if entry.isNegative { metrics.negativeHits.increment() }
-            stats.update(statsKey(key)) { $0.cacheDnsNum += 1 }
+            // The hit itself is counted in the cache slot (EngineStats reads it from there).
+            if hit.overflowHits > 0 { stats.update(statsKey(key)) { $0.cacheDnsNum += UInt64(hit.overflowHits) } }
             if hit.startRefreshAhead { refreshInBackground(key, settings: settings, prefetch: true) }
             return ResolvedAnswer(entry: entry, at: now, source: .cache)
         }
@@ -362,22 +366,21 @@ public final class ResolverEngine: Sendable {
         return CacheEntry(addresses: answer.addresses, originTTL: ttl, storedAt: now, nxdomain: answer.nxdomain, origin: source)
     }
 
-    private func statsKey(_ key: CacheKey) -> StatsKey {
-        StatsKey(domain: key.host.value, family: key.family, network: key.network.isEmpty ? "default" : key.network)
-    }
+    private func statsKey(_ key: CacheKey) -> StatsKey { StatsKey(key) }
 
     // MARK: Cache management
 
     private func store(_ entry: CacheEntry, for key: CacheKey, persist: Bool) {
         let evicted = cache.set(entry, for: key)
+        stats.absorb(evicted)
         guard persist, let persistence else { return }
         persistence.upsert(account: accountID, key: key, entry: entry)
-        for old in evicted { persistence.remove(account: accountID, key: old) }
+        for (old, _) in evicted { persistence.remove(account: accountID, key: old) }
     }
 
     /// Puts entries loaded from the store back into the cache (no write-back).
     public func restore(_ entries: [(CacheKey, CacheEntry)]) {
-        for (key, entry) in entries { cache.set(entry, for: key) }
+        for (key, entry) in entries { stats.absorb(cache.set(entry, for: key)) }
     }
 
     /// Every cached entry, sorted by host, family and network.
@@ -388,14 +391,17 @@ public final class ResolverEngine: Sendable {
     /// Evicts every entry of `host`; returns how many.
     public func evict(host: HostName) -> Int {
         let removed = cache.remove(host: host)
-        for key in removed { persistence?.remove(account: accountID, key: key) }
+        stats.absorb(removed)
+        for (key, _) in removed { persistence?.remove(account: accountID, key: key) }
         return removed.count
     }
 
     /// Empties the cache; returns how many entries it held.
     public func evictAll() -> Int {
         persistence?.removeAll(account: accountID)
-        return cache.removeAll()
+        let removed = cache.removeAll()
+        stats.absorb(removed.departures)
+        return removed.count
     }
 
     public var cacheCount: Int { cache.count }
