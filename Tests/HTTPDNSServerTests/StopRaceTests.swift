@@ -24,12 +24,20 @@ import Glibc
         for _ in 0..<rounds {
             let handler = ScriptedHandler()
             let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
+            // Set-up failures exit 2 and say why; under a loaded machine (the whole suite runs in
+            // parallel) accepting 300 connections can take seconds, hence the generous deadlines.
             guard let port = try? server.start(),
-                  let connections = try? (0..<count).map({ _ in try RawHTTPConnection(port: port, timeout: 4) }) else { exit(2) }
+                  let connections = try? (0..<count).map({ _ in try RawHTTPConnection(port: port, timeout: 30) }) else {
+                FileHandle.standardError.write(Data("set-up: could not start the server or connect \(count) clients\n".utf8))
+                exit(2)
+            }
             for connection in connections { connection.send("GET", "/hold") }
-            let deadline = Date().addingTimeInterval(5)
+            let deadline = Date().addingTimeInterval(30)
             while handler.heldResponders.count < count && Date() < deadline { usleep(2_000) }
-            guard handler.heldResponders.count == count else { exit(2) }
+            guard handler.heldResponders.count == count else {
+                FileHandle.standardError.write(Data("set-up: only \(handler.heldResponders.count) of \(count) requests arrived\n".utf8))
+                exit(2)
+            }
 
             // Answers start before the stop and go on while it runs, so some land while `stop`
             // holds the table of suspended connections.

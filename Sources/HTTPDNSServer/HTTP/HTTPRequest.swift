@@ -5,7 +5,7 @@ public struct HTTPRequest: Sendable {
     /// The path without the query string, percent-decoded by libmicrohttpd.
     public var path: String
     /// Query arguments (the first value of each name).
-    public var query: [String: String]
+    public var query: QueryArguments
     /// The `Authorization` header, if any.
     public var authorization: String?
     public var body: [UInt8]
@@ -20,12 +20,12 @@ public struct HTTPRequest: Sendable {
         peer: String? = nil, forwardedFor: String? = nil
     ) {
         self.init(
-            method: method, path: path, query: query, authorization: authorization, body: body,
+            method: method, path: path, query: QueryArguments(query), authorization: authorization, body: body,
             peerAddress: peer.flatMap(PeerAddress.init), forwardedFor: forwardedFor)
     }
 
     public init(
-        method: String, path: String, query: [String: String], authorization: String?, body: [UInt8],
+        method: String, path: String, query: QueryArguments, authorization: String?, body: [UInt8],
         peerAddress: PeerAddress?, forwardedFor: String?
     ) {
         self.method = method

@@ -244,21 +244,19 @@ public final class HTTPServer: @unchecked Sendable {
         return box.values.count > 1 ? box.values.joined(separator: ", ") : first
     }
 
-    /// Collects the query arguments (first value of each name) through an iterator callback.
-    private func queryArguments(_ connection: OpaquePointer) -> [String: String] {
-        final class Box { var values: [String: String] = [:] }
-        let box = Box()
+    /// Collects the query arguments (first value of each name) through an iterator callback,
+    /// into one buffer (see `QueryArguments`).
+    private func queryArguments(_ connection: OpaquePointer) -> QueryArguments {
+        var arguments = QueryArguments()
         let iterator: MHD_KeyValueIterator = { cls, _, key, value in
             guard let cls, let key else { return .YES }
-            let box = Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue()
-            let name = String(cString: key)
-            if box.values[name] == nil { box.values[name] = value.map { String(cString: $0) } ?? "" }
+            cls.assumingMemoryBound(to: QueryArguments.self).pointee.append(name: key, value: value)
             return .YES
         }
-        _ = withExtendedLifetime(box) {
-            MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, iterator, Unmanaged.passUnretained(box).toOpaque())
+        _ = withUnsafeMutablePointer(to: &arguments) { pointer in
+            MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
         }
-        return box.values
+        return arguments
     }
 }
 
