@@ -119,9 +119,13 @@ public final class HTTPServer: @unchecked Sendable {
         return server.handle(connection, url: url, method: method, uploadData: uploadData, uploadDataSize: uploadDataSize, conCls: conCls)
     }
 
+    /// What `con_cls` holds for a request that has neither a body nor a deferred answer: most
+    /// requests never need a `RequestContext`, so none is allocated for them.
+    private static var noContext: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
+
     private static let completed: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
         guard let cls, let conCls, let raw = conCls.pointee else { return }
-        Unmanaged<RequestContext>.fromOpaque(raw).release()
+        if raw != noContext { Unmanaged<RequestContext>.fromOpaque(raw).release() }
         conCls.pointee = nil
         let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
         server.inFlight.subtract(1, ordering: .releasing)
@@ -140,15 +144,23 @@ public final class HTTPServer: @unchecked Sendable {
         conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let raw = conCls.pointee else {
-            let context = RequestContext()
-            conCls.pointee = Unmanaged.passRetained(context).toOpaque()
+            conCls.pointee = Self.noContext
             inFlight.add(1, ordering: .relaxed)
             if let length = header(connection, "Content-Length").flatMap({ Int($0) }), length > options.maxBodyBytes {
                 return queue(connection, payloadTooLarge())
             }
             return .YES
         }
-        let context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        if raw == Self.noContext && uploadDataSize.pointee == 0 {
+            return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: nil)
+        }
+        let context: RequestContext
+        if raw == Self.noContext {
+            context = RequestContext()
+            conCls.pointee = Unmanaged.passRetained(context).toOpaque()
+        } else {
+            context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
+        }
         if uploadDataSize.pointee > 0 {
             let size = uploadDataSize.pointee
             if !context.tooLarge, let uploadData {
@@ -166,19 +178,34 @@ public final class HTTPServer: @unchecked Sendable {
         }
         if let response = context.takeResponse() { return queue(connection, response) }
         if context.tooLarge { return queue(connection, payloadTooLarge()) }
+        return dispatch(connection, url: url, method: method, body: context.body, conCls: conCls, context: context)
+    }
 
+    /// Builds the request, runs the handler and queues its response, or suspends the connection
+    /// for a deferred one (creating the connection's `RequestContext` then if it has none).
+    private func dispatch(
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: [UInt8],
+        conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?
+    ) -> MHD_Result {
         let request = HTTPRequest(
             method: method.map { String(cString: $0) } ?? "GET",
             path: url.map { String(cString: $0) } ?? "/",
             query: queryArguments(connection),
             authorization: header(connection, "Authorization"),
-            body: context.body,
+            body: body,
             peerAddress: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init),
             forwardedFor: forwardedFor(connection))
         switch handler(request) {
         case .response(let response):
             return queue(connection, response)
         case .deferred(let start):
+            let context: RequestContext
+            if let existing {
+                context = existing
+            } else {
+                context = RequestContext()
+                conCls.pointee = Unmanaged.passRetained(context).toOpaque()
+            }
             // Suspend first, then start: the responder may run at once on another thread, and a
             // resume must never precede its suspend.
             let suspended = SuspendedConnection(connection: connection, context: context)
