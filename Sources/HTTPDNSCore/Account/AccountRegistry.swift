@@ -1,17 +1,18 @@
 import Synchronization
 
-/// The engines of all accounts by id. Lookups take a short lock and copy one reference.
+/// The engines of all accounts by id. A lookup (every request) is a lock-free read of the
+/// current table; creating or removing an account publishes a new table (`ReadMostly`).
 public final class AccountRegistry: Sendable {
-    private let engines: Mutex<[String: ResolverEngine]>
+    private let engines: ReadMostly<[String: ResolverEngine]>
     private let makeEngine: @Sendable (String, AccountConfig) -> ResolverEngine
 
     public init(makeEngine: @escaping @Sendable (String, AccountConfig) -> ResolverEngine) {
         self.makeEngine = makeEngine
-        self.engines = Mutex([:])
+        self.engines = ReadMostly([:])
     }
 
     public func engine(_ id: String) -> ResolverEngine? {
-        engines.withLock { $0[id] }
+        engines.value[id]
     }
 
     /// The same for a path segment (not generic: this runs on every request).
@@ -19,9 +20,9 @@ public final class AccountRegistry: Sendable {
         engine(String(id))
     }
 
-    public var ids: [String] { engines.withLock { Array($0.keys) }.sorted() }
+    public var ids: [String] { engines.value.keys.sorted() }
 
-    public var all: [ResolverEngine] { engines.withLock { Array($0.values) }.sorted { $0.accountID < $1.accountID } }
+    public var all: [ResolverEngine] { engines.value.values.sorted { $0.accountID < $1.accountID } }
 
     /// Creates the account or updates its configuration in place (its cache stays warm).
     /// Returns true when the account is new.
@@ -32,10 +33,11 @@ public final class AccountRegistry: Sendable {
             return false
         }
         let engine = makeEngine(id, config)
-        let winner: ResolverEngine? = engines.withLock { table in
-            if let existing = table[id] { return existing }
+        let winner: ResolverEngine? = engines.update { table in
+            if let existing = table[id] { return (table, existing) }
+            var table = table
             table[id] = engine
-            return nil
+            return (table, nil)
         }
         // Another caller created the account meanwhile: this call's configuration still applies.
         winner?.update(config: config)
@@ -45,6 +47,10 @@ public final class AccountRegistry: Sendable {
     /// Removes the account; returns its engine (so the caller can drop its cache), nil if unknown.
     @discardableResult
     public func remove(_ id: String) -> ResolverEngine? {
-        engines.withLock { $0.removeValue(forKey: id) }
+        engines.update { table in
+            var table = table
+            let removed = table.removeValue(forKey: id)
+            return (table, removed)
+        }
     }
 }

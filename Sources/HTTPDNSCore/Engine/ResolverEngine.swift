@@ -53,7 +53,7 @@ public final class ResolverEngine: Sendable {
     public let stats: EngineStats
     public let metrics = EngineMetrics()
     let cache: AnswerCache
-    private let settings: Mutex<Settings>
+    private let settings: ReadMostly<Settings>
     private let flights = SingleFlight<CacheKey, FamilyOutcome>()
     private let clock: any Clock
     private let persistence: (any CachePersistence)?
@@ -83,7 +83,7 @@ public final class ResolverEngine: Sendable {
         let cache = AnswerCache(limit: config.cacheCountLimit)
         self.cache = cache
         self.stats = EngineStats(recorder: StatsRecorder(limit: statsLimit), cache: cache)
-        self.settings = Mutex(Settings(config: config, chain: makeChain(accountID, config)))
+        self.settings = ReadMostly(Settings(config: config, chain: makeChain(accountID, config)))
         let queue = RefreshQueue(concurrency: Self.refreshConcurrency) { [weak self] key, done in
             guard let self else { return done() }
             self.startQueuedRefresh(key, done: done)
@@ -91,7 +91,7 @@ public final class ResolverEngine: Sendable {
         refreshQueueBox.withLock { $0 = queue }
     }
 
-    private var current: Settings { settings.withLock { $0 } }
+    private var current: Settings { settings.value }
 
     public var config: AccountConfig { current.config }
 
@@ -104,10 +104,7 @@ public final class ResolverEngine: Sendable {
     /// every cached entry in the background.
     public func update(config: AccountConfig) {
         let chain = makeChain(accountID, config)
-        let previous = settings.withLock { settings in
-            defer { settings = Settings(config: config, chain: chain) }
-            return settings.config
-        }
+        let previous = settings.update { old in (Settings(config: config, chain: chain), old.config) }
         backoff.clearAll()
         let evicted = cache.resize(limit: config.cacheCountLimit)
         stats.absorb(evicted)
