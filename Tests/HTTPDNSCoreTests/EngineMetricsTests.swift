@@ -33,7 +33,7 @@ import Testing
         _ = fixture.resolve("www.example.com")
         _ = fixture.resolve("www.example.com")
         let metrics = fixture.engine.metrics
-        #expect(metrics.resolveRequests.value == 3)
+        #expect(metrics.resolveRequestCount == 3)
         #expect(metrics.cacheMisses.value == 1)
         #expect(metrics.cacheHits.value == 2)
         #expect(metrics.negativeHits.value == 0)

@@ -148,7 +148,6 @@ public final class ResolverEngine: Sendable {
     /// nothing more; the caller then calls `resolveUncached`. Takes no closure, so a hit
     /// allocates nothing beyond its answer.
     public func cachedResolution(host: HostName, family: RecordFamily, network: String = "") -> ResolvedAnswer? {
-        metrics.resolveRequests.increment()
         let settings = current
         let options = settings.lookup
         guard options.cacheEnable else { return nil }

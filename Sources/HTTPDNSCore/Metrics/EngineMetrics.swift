@@ -3,9 +3,9 @@ import Synchronization
 /// Counters of one account's engine for `/metrics`. Hot-path counters are atomics; the per-upstream
 /// outcome table (touched only when an upstream is asked) sits behind a `Mutex`.
 public final class EngineMetrics: Sendable {
-    public let resolveRequests = Atomic<UInt64>(0)
-    public let cacheHits = Atomic<UInt64>(0)
-    public let cacheMisses = Atomic<UInt64>(0)
+    /// Counted on every lookup from every HTTP thread: striped, not one shared atomic.
+    public let cacheHits = StripedCounter()
+    public let cacheMisses = StripedCounter()
     public let negativeHits = Atomic<UInt64>(0)
     public let singleFlightJoined = Atomic<UInt64>(0)
     public let fallbackSuccess = Atomic<UInt64>(0)
@@ -30,6 +30,9 @@ public final class EngineMetrics: Sendable {
     }
 
     public init() {}
+
+    /// Lookups of one host and family: every lookup is a hit or a miss.
+    public var resolveRequestCount: UInt64 { cacheHits.value + cacheMisses.value }
 
     public func recordUpstream(name: String, result: Result<UpstreamAnswer, UpstreamError>) {
         let outcome: String

@@ -17,7 +17,9 @@ public final class HTTPServer: @unchecked Sendable {
     /// The daemon; written by `start` before any request and by `stop` after the last one.
     private var daemon: OpaquePointer?
     /// Requests between their first and their completed callback.
-    private let inFlight = Atomic<Int>(0)
+    /// Requests between their first callback and their completion (striped: every request
+    /// adds and subtracts from its HTTP thread).
+    private let inFlight = StripedCounter()
     /// Suspended connections by context identity; `nil` once the server stopped resuming.
     private let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
     public let metrics = HTTPMetrics()
@@ -88,7 +90,7 @@ public final class HTTPServer: @unchecked Sendable {
     public func stop(grace: Double) {
         guard let daemon else { return }
         let deadline = SystemClock().now() + grace
-        while inFlight.load(ordering: .acquiring) > 0 && SystemClock().now() < deadline { usleep(10_000) }
+        while inFlight.signedValue > 0 && SystemClock().now() < deadline { usleep(10_000) }
         let leftovers = locked_suspended.withLock { table -> [SuspendedConnection] in
             let pending = Array((table ?? [:]).values)
             // Every connection still in the table is resumed here: its own responder may have
@@ -103,13 +105,13 @@ public final class HTTPServer: @unchecked Sendable {
         // Resumed connections (ours above, or answered by their responders just before) need a
         // turn of the event loop to send their response: wait for them, bounded.
         let until = SystemClock().now() + 2
-        while inFlight.load(ordering: .acquiring) > 0 && SystemClock().now() < until { usleep(5_000) }
+        while inFlight.signedValue > 0 && SystemClock().now() < until { usleep(5_000) }
         if !leftovers.isEmpty { Log.info("answered \(leftovers.count) suspended requests with 503 at shutdown") }
         MHD_stop_daemon(daemon)
         self.daemon = nil
     }
 
-    public var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+    public var requestsInFlight: Int { inFlight.signedValue }
 
     // MARK: Callbacks (called by libmicrohttpd worker threads)
 
@@ -128,7 +130,7 @@ public final class HTTPServer: @unchecked Sendable {
         if raw != noContext { Unmanaged<RequestContext>.fromOpaque(raw).release() }
         conCls.pointee = nil
         let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-        server.inFlight.subtract(1, ordering: .releasing)
+        server.inFlight.add(-1)
     }
 
     private static let log: chttpdns_mhd_log_sink = { message in
@@ -145,7 +147,7 @@ public final class HTTPServer: @unchecked Sendable {
     ) -> MHD_Result {
         guard let raw = conCls.pointee else {
             conCls.pointee = Self.noContext
-            inFlight.add(1, ordering: .relaxed)
+            inFlight.add(1)
             if let length = header(connection, "Content-Length").flatMap({ Int($0) }), length > options.maxBodyBytes {
                 return queue(connection, payloadTooLarge())
             }

@@ -1,32 +1,32 @@
+import HTTPDNSCore
 import Synchronization
 
-/// Responses by status code, for `httpdns_http_requests_total{code=...}`. One atomic counter per
-/// status: every response counts here, from every HTTP thread, so there is no lock to share.
-public final class HTTPMetrics: @unchecked Sendable {
-    /// Counters for status 100...599, indexed by `status - 100`; allocated once, never moved.
-    private let counts: UnsafeMutablePointer<Atomic<UInt64>>
-    private static let range = 100...599
+/// Responses by status code, for `httpdns_http_requests_total{code=...}`. Every response counts
+/// here from every HTTP thread, so the common statuses have striped counters (no shared lock,
+/// no shared cache line); the rest share one.
+public final class HTTPMetrics: Sendable {
+    /// The statuses this service answers with; others are counted under `other`.
+    private static let common = [200, 201, 202, 400, 401, 403, 404, 405, 413, 431, 500, 502, 503, 504]
+    private let counters: [StripedCounter] = common.map { _ in StripedCounter() }
+    private let otherStatuses = Mutex<[Int: UInt64]>([:])
 
-    public init() {
-        counts = .allocate(capacity: Self.range.count)
-        for index in 0..<Self.range.count { (counts + index).initialize(to: Atomic(0)) }
-    }
-
-    deinit {
-        counts.deinitialize(count: Self.range.count)
-        counts.deallocate()
-    }
+    public init() {}
 
     public func record(status: Int) {
-        guard Self.range.contains(status) else { return }
-        counts[status - 100].add(1, ordering: .relaxed)
+        if let index = Self.common.firstIndex(of: status) {
+            counters[index].increment()
+        } else if (100...599).contains(status) {
+            otherStatuses.withLock { $0[status, default: 0] += 1 }
+        }
     }
 
-    /// Non-zero counters by status.
+    /// Non-zero counters by status, sorted.
     public var snapshot: [(Int, UInt64)] {
-        Self.range.compactMap { status in
-            let value = counts[status - 100].load(ordering: .relaxed)
-            return value == 0 ? nil : (status, value)
+        var values = otherStatuses.withLock { $0 }
+        for (index, status) in Self.common.enumerated() {
+            let value = counters[index].value
+            if value > 0 { values[status] = value }
         }
+        return values.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 }

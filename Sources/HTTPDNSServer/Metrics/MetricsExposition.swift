@@ -33,7 +33,7 @@ public enum MetricsExposition {
         text += family("httpdns_http_requests_total", type: "counter", help: "HTTP responses by status code.",
                        samples: (http?.snapshot ?? []).map { (labels: "code=\"\($0.0)\"", value: $0.1) })
         text += family("httpdns_resolve_requests_total", type: "counter", help: "Lookups of one host and family.",
-                       samples: perAccount { $0.metrics.resolveRequests.value })
+                       samples: perAccount { $0.metrics.resolveRequestCount })
         text += family("httpdns_cache_hits_total", type: "counter", help: "Lookups answered from the cache.",
                        samples: perAccount { $0.metrics.cacheHits.value })
         text += family("httpdns_cache_misses_total", type: "counter", help: "Lookups the cache could not answer.",
