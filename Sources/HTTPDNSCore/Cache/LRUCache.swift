@@ -1,10 +1,12 @@
 /// A bounded map that evicts the least recently used key. A value type with no lock: the owner
 /// guards it.
 ///
-/// Layout, chosen for a cache of millions of entries: keys, values, their hashes and the
-/// recency links live in parallel arrays indexed by slot, so that moving an entry to the front
-/// touches two 32-bit links and copies nothing; the index is an open-addressing table of 32-bit
-/// slot numbers (linear probing, backward-shift deletion), a few bytes per entry where a
+/// Layout, chosen for a cache of millions of entries: keys, values and the recency links live
+/// in parallel arrays indexed by slot, so that moving an entry to the front touches two 32-bit
+/// links and copies nothing; the index is an open-addressing table (linear probing,
+/// backward-shift deletion) whose buckets hold a slot number and the upper 32 bits of the
+/// key's mixed hash: a lookup compares those before it touches a key, and the table can be
+/// rebuilt and shifted without hashing any key again. That is 8 bytes a bucket where a
 /// `Dictionary<Key, Int>` would hold a second copy of every key.
 public struct LRUCache<Key: Hashable, Value> {
     private struct Link {
@@ -16,12 +18,12 @@ public struct LRUCache<Key: Hashable, Value> {
     public private(set) var count = 0
     private var keys: [Key?] = []
     private var values: [Value?] = []
-    private var hashes: [Int] = []
     private var links: [Link] = []
     /// Slots freed by removals, reused before the arrays grow.
     private var free: [Int32] = []
-    /// Open-addressing index: slot + 1, 0 for an empty bucket. Its size is a power of two.
-    private var table: [Int32] = []
+    /// Open-addressing index: `fingerprint << 32 | (slot + 1)`, 0 for an empty bucket, where the
+    /// fingerprint is the upper half of the key's mixed hash. Its size is a power of two.
+    private var table: [UInt64] = []
     private var tableShift = 64
     /// Most recently used.
     private var head: Int32 = -1
@@ -32,6 +34,12 @@ public struct LRUCache<Key: Hashable, Value> {
         precondition(capacity >= 0, "an LRU cache cannot hold a negative number of entries")
         precondition(capacity < Int(Int32.max), "an LRU cache holds fewer than 2^31 entries")
         self.capacity = capacity
+    }
+
+    /// The upper 32 bits of a multiplicative mix of `hash`: bucket numbers are its top bits, so
+    /// callers that shard by the low bits of the same hash still spread over the whole table.
+    private static func fingerprint(_ hash: Int) -> UInt64 {
+        (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> 32
     }
 
     /// The value for `key`, marking it most recently used.
@@ -83,18 +91,15 @@ public struct LRUCache<Key: Hashable, Value> {
             slot = reused
             keys[Int(slot)] = key
             values[Int(slot)] = value
-            hashes[Int(slot)] = hash
             links[Int(slot)] = Link(previous: -1, next: head)
         } else {
             slot = Int32(keys.count)
             keys.append(key)
             values.append(value)
-            hashes.append(hash)
             links.append(Link(previous: -1, next: head))
         }
-        // Grow the index (from the list, which does not hold the new slot yet), then add it.
         if (count + 1) * 4 > table.count * 3 { rebuildTable(minimumCount: count + 1) }
-        insertIntoTable(slot, hash: hash)
+        insertIntoTable(Self.fingerprint(hash) << 32 | UInt64(slot + 1))
         if head >= 0 { links[Int(head)].previous = slot }
         head = slot
         if tail < 0 { tail = slot }
@@ -104,14 +109,13 @@ public struct LRUCache<Key: Hashable, Value> {
 
     @discardableResult
     public mutating func removeValue(for key: Key) -> Value? {
-        guard let slot = find(key, hash: key.hashValue) else { return nil }
-        return remove(slot: slot).1
+        guard let bucket = findBucket(key, hash: key.hashValue) else { return nil }
+        return remove(bucket: bucket).1
     }
 
     public mutating func removeAll() {
         keys.removeAll()
         values.removeAll()
-        hashes.removeAll()
         links.removeAll()
         free.removeAll()
         table.removeAll()
@@ -152,12 +156,14 @@ public struct LRUCache<Key: Hashable, Value> {
     // MARK: Recency list
 
     private mutating func removeLeastRecent() -> (Key, Value)? {
-        guard tail >= 0 else { return nil }
-        return remove(slot: tail)
+        guard tail >= 0, let key = keys[Int(tail)], let bucket = findBucket(key, hash: key.hashValue) else { return nil }
+        return remove(bucket: bucket)
     }
 
-    private mutating func remove(slot: Int32) -> (Key, Value) {
-        removeFromTable(slot)
+    /// Removes the entry whose index bucket is `bucket`.
+    private mutating func remove(bucket: Int) -> (Key, Value) {
+        let slot = Int32(truncatingIfNeeded: table[bucket] & 0xFFFF_FFFF) - 1
+        removeFromTable(bucket)
         unlink(slot)
         let index = Int(slot)
         let key = keys[index]!
@@ -187,45 +193,45 @@ public struct LRUCache<Key: Hashable, Value> {
 
     // MARK: Index
 
-    /// The home bucket of `hash`: its high bits after a multiplicative mix, so that callers that
-    /// shard by the low bits of the same hash still spread over the whole table.
-    private func bucket(_ hash: Int) -> Int {
-        Int(truncatingIfNeeded: (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(tableShift))
+    /// The home bucket of a table entry (or of a fingerprint shifted into place).
+    private func home(_ entry: UInt64) -> Int {
+        Int(truncatingIfNeeded: (entry >> 32) >> UInt64(tableShift - 32))
     }
 
     private func find(_ key: Key, hash: Int) -> Int32? {
+        findBucket(key, hash: hash).map { Int32(truncatingIfNeeded: table[$0] & 0xFFFF_FFFF) - 1 }
+    }
+
+    private func findBucket(_ key: Key, hash: Int) -> Int? {
         guard !table.isEmpty else { return nil }
         let mask = table.count - 1
-        var bucket = bucket(hash)
+        let fingerprint = Self.fingerprint(hash)
+        var bucket = home(fingerprint << 32)
         while true {
             let entry = table[bucket]
             if entry == 0 { return nil }
-            let slot = Int(entry - 1)
-            if hashes[slot] == hash && keys[slot] == key { return Int32(slot) }
+            if entry >> 32 == fingerprint && keys[Int(entry & 0xFFFF_FFFF) - 1] == key { return bucket }
             bucket = (bucket + 1) & mask
         }
     }
 
-    private mutating func insertIntoTable(_ slot: Int32, hash: Int) {
+    private mutating func insertIntoTable(_ entry: UInt64) {
         let mask = table.count - 1
-        var bucket = bucket(hash)
+        var bucket = home(entry)
         while table[bucket] != 0 { bucket = (bucket + 1) & mask }
-        table[bucket] = slot + 1
+        table[bucket] = entry
     }
 
-    /// Removes `slot` from the table and shifts the entries after it back, so that no probe
-    /// sequence is broken and no tombstones accumulate.
-    private mutating func removeFromTable(_ slot: Int32) {
+    /// Empties `bucket` and shifts the entries after it back, so that no probe sequence is
+    /// broken and no tombstones accumulate.
+    private mutating func removeFromTable(_ bucket: Int) {
         let mask = table.count - 1
-        var hole = bucket(hashes[Int(slot)])
-        while table[hole] != slot + 1 { hole = (hole + 1) & mask }
+        var hole = bucket
         var next = (hole + 1) & mask
         while table[next] != 0 {
-            let home = bucket(hashes[Int(table[next] - 1)])
+            let home = home(table[next])
             // Move the entry at `next` into the hole unless its home lies cyclically in (hole, next].
-            let distanceToNext = (next - home) & mask
-            let distanceToHole = (hole - home) & mask
-            if distanceToHole < distanceToNext {
+            if (hole - home) & mask < (next - home) & mask {
                 table[hole] = table[next]
                 hole = next
             }
@@ -234,16 +240,15 @@ public struct LRUCache<Key: Hashable, Value> {
         table[hole] = 0
     }
 
+    /// Grows the table to hold `minimumCount` entries under a 3/4 load; entries move by their
+    /// fingerprints (at most 2^32 buckets, far beyond the 2^31-entry bound).
     private mutating func rebuildTable(minimumCount: Int) {
         var size = 16
         while size * 3 < minimumCount * 4 + 4 { size *= 2 }
-        table = [Int32](repeating: 0, count: size)
+        let old = table
+        table = [UInt64](repeating: 0, count: size)
         tableShift = 64 - size.trailingZeroBitCount
-        var slot = head
-        while slot >= 0 {
-            insertIntoTable(slot, hash: hashes[Int(slot)])
-            slot = links[Int(slot)].next
-        }
+        for entry in old where entry != 0 { insertIntoTable(entry) }
     }
 }
 

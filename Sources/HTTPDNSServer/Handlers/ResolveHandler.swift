@@ -14,12 +14,11 @@ extension HTTPDNSService {
         guard let hostParameter = request.query["host"], !hostParameter.isEmpty else {
             return .failure(APIError(.missingArgument, "the 'host' parameter is required"))
         }
+        // One host (the common case): no split, and a canonical name is not even copied. A comma
+        // is never valid in a name, so a batch always fails this test first.
+        if let host = HostName(hostParameter) { return parseOptions(request, hosts: [host], batch: false) }
         if !hostParameter.utf8.contains(UInt8(ascii: ",")) {
-            // One host (the common case): no split, and a canonical name is not even copied.
-            guard let host = HostName(hostParameter) else {
-                return .failure(APIError(.invalidHost, "'\(hostParameter)' is not a valid host name (RFC 1035; IDN must be punycode)"))
-            }
-            return parseOptions(request, hosts: [host], batch: false)
+            return .failure(APIError(.invalidHost, "'\(hostParameter)' is not a valid host name (RFC 1035; IDN must be punycode)"))
         }
         let names = hostParameter.split(separator: ",", omittingEmptySubsequences: false)
         guard names.count <= maxHosts else {

@@ -16,7 +16,20 @@ public struct JSONWriter: Sendable {
     }
 
     /// A JSON string literal with quotes; escapes `"`, `\` and control characters.
+    /// Text that needs no escaping (host names, addresses: the common case) is copied in one go.
     public mutating func string(_ text: String) {
+        var text = text
+        let copied = text.withUTF8 { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) else { return false }
+            bytes.append(UInt8(ascii: "\""))
+            bytes.append(contentsOf: utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return true
+        }
+        if !copied { escapedString(text) }
+    }
+
+    private mutating func escapedString(_ text: String) {
         bytes.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

@@ -113,33 +113,39 @@ public final class HTTPDNSService: Sendable {
 }
 
 /// The non-empty `/`-separated segments of a path, without an array: routing runs on every
-/// request. Paths with more than `capacity` segments report `count` as `capacity + 1`.
+/// request. Segments are kept as index ranges of the path (no reference counting until one is
+/// read). Paths with more than `capacity` segments report `count` as `capacity + 1`.
 struct PathSegments {
     static let capacity = 4
     private(set) var count = 0
-    private var segments: (Substring, Substring, Substring, Substring) = ("", "", "", "")
+    private let path: String
+    private var ranges: (Range<String.Index>, Range<String.Index>, Range<String.Index>, Range<String.Index>)
 
     init(_ path: String) {
+        self.path = path
+        let empty = path.startIndex..<path.startIndex
+        ranges = (empty, empty, empty, empty)
         var start: String.Index?
         var index = path.startIndex
+        let utf8 = path.utf8
         while index < path.endIndex {
-            if path.utf8[index] == UInt8(ascii: "/") {
-                if let first = start { append(path[first..<index]) }
+            if utf8[index] == UInt8(ascii: "/") {
+                if let first = start { append(first..<index) }
                 start = nil
             } else if start == nil {
                 start = index
             }
-            index = path.utf8.index(after: index)
+            index = utf8.index(after: index)
         }
-        if let first = start { append(path[first..<path.endIndex]) }
+        if let first = start { append(first..<path.endIndex) }
     }
 
-    private mutating func append(_ segment: Substring) {
+    private mutating func append(_ range: Range<String.Index>) {
         switch count {
-        case 0: segments.0 = segment
-        case 1: segments.1 = segment
-        case 2: segments.2 = segment
-        case 3: segments.3 = segment
+        case 0: ranges.0 = range
+        case 1: ranges.1 = range
+        case 2: ranges.2 = range
+        case 3: ranges.3 = range
         default: break
         }
         count = min(count + 1, Self.capacity + 1)
@@ -147,11 +153,10 @@ struct PathSegments {
 
     subscript(index: Int) -> Substring {
         switch index {
-        case 0: segments.0
-        case 1: segments.1
-        case 2: segments.2
-        default: segments.3
+        case 0: path[ranges.0]
+        case 1: path[ranges.1]
+        case 2: path[ranges.2]
+        default: path[ranges.3]
         }
     }
 }
-
