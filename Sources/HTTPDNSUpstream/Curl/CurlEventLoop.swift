@@ -23,8 +23,9 @@ public final class CurlEventLoop: Sendable {
     ///     connection per query in flight: with 16, a 500 ms upstream capped misses at 32/s in the
     ///     benchmark. HTTP/2 upstreams multiplex many queries over one connection.
     ///   - maxTotalConnections: `CURLMOPT_MAX_TOTAL_CONNECTIONS`.
-    ///   - maxCachedConnections: `CURLMOPT_MAXCONNECTS`, idle connections kept for reuse.
-    public init(maxConnectionsPerHost: Int = 256, maxTotalConnections: Int = 1024, maxCachedConnections: Int = 256) {
+    ///   - maxCachedConnections: `CURLMOPT_MAXCONNECTS`, idle connections kept for reuse (each keeps
+    ///     curl's buffers, so connections beyond it are closed after a burst rather than kept).
+    public init(maxConnectionsPerHost: Int = 256, maxTotalConnections: Int = 1024, maxCachedConnections: Int = 64) {
         CurlGlobal.ensureInitialised()
         guard let multi = curl_multi_init() else {
             fatalError("curl_multi_init failed (out of memory)")
