@@ -103,7 +103,7 @@ public final class AnswerCache: Sendable {
     public func set(_ entry: CacheEntry, for key: CacheKey) -> [Departure] {
         let hash = key.hashValue
         return shard(hash).withLock { lru in
-            let replaced = lru.withValue(for: key, hash: hash, touch: true) { slot in
+            let replaced: Void? = lru.withValue(for: key, hash: hash, touch: true) { slot in
                 slot = Slot(entry: entry, pendingHits: slot.pendingHits)
             }
             if replaced != nil { return [] }
