@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages httpdnsd needs to build and test, only those missing.
 # Idempotent: runs `apt-get update` and `apt-get install` only when something is absent.
+# Extra package names given as arguments are installed the same way (bench/deps.sh does that).
 set -euo pipefail
 
 PACKAGES=(
@@ -13,6 +14,7 @@ PACKAGES=(
   unbound
   dnss
   python3
+  "$@"
 )
 
 missing=()
