@@ -107,38 +107,5 @@ struct PendingSpeedProbe: Sendable {
     var completion: @Sendable ([String: ProbeResult]) -> Void
 }
 
-/// What callers and the prober thread share: the request queue behind a lock and a wake-up pipe.
-final class SpeedProbeShared: Sendable {
-    struct State {
-        var pending: [PendingSpeedProbe] = []
-        var stopRequested = false
-        var isShutdown = false
-    }
-
-    let state = Mutex(State())
-    let wake = WakePipe()
-    /// The prober thread's `pthread_self()`, so `shutdown()` never waits for itself.
-    let loopThread = Atomic<UInt>(0)
-
-    /// Queues `request` and wakes the thread; false once the tester is shut down.
-    func enqueue(_ request: PendingSpeedProbe) -> Bool {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.stopRequested, !state.isShutdown else { return false }
-            state.pending.append(request)
-            return true
-        }
-        if accepted { wake.signal() }
-        return accepted
-    }
-
-    /// Asks the thread to stop; true the first time.
-    func requestStop() -> Bool {
-        let first = state.withLock { state -> Bool in
-            guard !state.stopRequested else { return false }
-            state.stopRequested = true
-            return true
-        }
-        if first { wake.signal() }
-        return first
-    }
-}
+/// The prober thread's queue.
+typealias SpeedProbeShared = LoopQueue<PendingSpeedProbe>

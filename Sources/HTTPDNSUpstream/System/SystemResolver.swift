@@ -69,38 +69,5 @@ struct PendingLookup: Sendable {
     var completion: @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void
 }
 
-/// What callers and the resolver thread share: the queue behind a lock and a wake-up pipe.
-final class AresLoopShared: Sendable {
-    struct State {
-        var pending: [PendingLookup] = []
-        var stopRequested = false
-        var isShutdown = false
-    }
-
-    let state = Mutex(State())
-    let wake = WakePipe()
-    /// The resolver thread's `pthread_self()`, so `shutdown()` never waits for itself.
-    let loopThread = Atomic<UInt>(0)
-
-    /// Queues `lookup` and wakes the thread; false once the resolver is shut down.
-    func enqueue(_ lookup: PendingLookup) -> Bool {
-        let accepted = state.withLock { state -> Bool in
-            guard !state.stopRequested, !state.isShutdown else { return false }
-            state.pending.append(lookup)
-            return true
-        }
-        if accepted { wake.signal() }
-        return accepted
-    }
-
-    /// Asks the thread to stop; true the first time.
-    func requestStop() -> Bool {
-        let first = state.withLock { state -> Bool in
-            guard !state.stopRequested else { return false }
-            state.stopRequested = true
-            return true
-        }
-        if first { wake.signal() }
-        return first
-    }
-}
+/// The resolver thread's queue.
+typealias AresLoopShared = LoopQueue<PendingLookup>
