@@ -13,93 +13,33 @@ public struct PreloadOutcome: Sendable {
 
 /// Resolves a list of hosts through an engine with at most `concurrency` resolutions in flight,
 /// then reports each host's outcome in the order given.
-public final class Preloader: Sendable {
-    private struct State: Sendable {
-        var next = 0
-        var inFlight = 0
-        var pumping = false
-        var pumpAgain = false
-    }
-
-    private let engine: ResolverEngine
-    private let items: [(host: Int, family: RecordFamily)]
-    private let hosts: [HostName]
-    private let families: [RecordFamily]
-    private let concurrency: Int
-    private let network: String
-    private let state = Mutex(State())
-    private let gather: OutcomeGather<FamilyOutcome>
-
+public enum Preloader {
     /// Starts at once; `completion` runs on whichever thread finishes the last resolution.
     /// `network` is the client network the answers are for (used by accounts with `ispEnable`).
-    @discardableResult
+    /// `hosts` must not repeat a name (the handler removes duplicates).
     public static func start(
         engine: ResolverEngine, hosts: [HostName], families: [RecordFamily], concurrency: Int, network: String = "",
         completion: @escaping @Sendable ([PreloadOutcome]) -> Void
-    ) -> Preloader {
-        let preloader = Preloader(
-            engine: engine, hosts: hosts, families: families, concurrency: concurrency, network: network, completion: completion)
-        preloader.pump()
-        return preloader
-    }
-
-    private init(
-        engine: ResolverEngine, hosts: [HostName], families: [RecordFamily], concurrency: Int, network: String,
-        completion: @escaping @Sendable ([PreloadOutcome]) -> Void
     ) {
-        self.engine = engine
-        self.network = network
-        self.hosts = hosts
-        self.families = families
-        self.concurrency = max(1, concurrency)
-        self.items = hosts.indices.flatMap { host in families.map { (host: host, family: $0) } }
-        self.gather = OutcomeGather(count: items.count) { outcomes in
+        let items = hosts.flatMap { host in families.map { CacheKey(host: host, family: $0, network: network) } }
+        let slots = Dictionary(items.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
+        let gather = OutcomeGather<FamilyOutcome>(count: items.count) { outcomes in
             let perHost = families.count
             completion(hosts.indices.map { host in
                 PreloadOutcome(host: hosts[host], results: families.indices.map { (families[$0], outcomes[host * perHost + $0]) })
             })
         }
-    }
-
-    /// Starts resolutions until the window is full. Re-entrant calls (a completion arriving while
-    /// pumping) only ask the running pump to look again, so deep recursion cannot build up.
-    private func pump() {
-        let shouldRun = state.withLock { state -> Bool in
-            if state.pumping {
-                state.pumpAgain = true
-                return false
+        let queue = KeyQueue(concurrency: concurrency) { key, done in
+            guard let index = slots[key] else { return done() }
+            let sync = engine.resolve(host: key.host, family: key.family, network: key.network) { outcome in
+                gather.fill(index, with: outcome)
+                done()
             }
-            state.pumping = true
-            return true
+            if let sync {
+                gather.fill(index, with: sync)
+                done()
+            }
         }
-        guard shouldRun else { return }
-        while true {
-            let index: Int? = state.withLock { state in
-                guard state.next < items.count, state.inFlight < concurrency else {
-                    if state.pumpAgain {
-                        state.pumpAgain = false
-                        return -1
-                    }
-                    state.pumping = false
-                    return nil
-                }
-                state.inFlight += 1
-                state.next += 1
-                return state.next - 1
-            }
-            guard let index else { return }
-            if index < 0 { continue }
-            let item = items[index]
-            let sync = engine.resolve(host: hosts[item.host], family: item.family, network: network) { [self] outcome in
-                finish(index, outcome)
-                pump()
-            }
-            if let sync { finish(index, sync) }
-        }
-    }
-
-    private func finish(_ index: Int, _ outcome: FamilyOutcome) {
-        state.withLock { $0.inFlight -= 1 }
-        gather.fill(index, with: outcome)
+        queue.enqueue(items)
     }
 }

@@ -68,8 +68,8 @@ public final class ResolverEngine: Sendable {
     let probing = Mutex<Set<CacheKey>>([])
     /// Concurrency of scheduled and on-demand refreshes per account.
     public static let refreshConcurrency = 8
-    private let refreshQueueBox = Mutex<RefreshQueue?>(nil)
-    private var refreshQueue: RefreshQueue { refreshQueueBox.withLock { $0! } }
+    private let refreshQueueBox = Mutex<KeyQueue?>(nil)
+    private var refreshQueue: KeyQueue { refreshQueueBox.withLock { $0! } }
 
     public init(
         accountID: String, config: AccountConfig, clock: any Clock, persistence: (any CachePersistence)?,
@@ -84,7 +84,7 @@ public final class ResolverEngine: Sendable {
         self.cache = cache
         self.stats = EngineStats(recorder: StatsRecorder(limit: statsLimit), cache: cache)
         self.settings = ReadMostly(Settings(config: config, chain: makeChain(accountID, config)))
-        let queue = RefreshQueue(concurrency: Self.refreshConcurrency) { [weak self] key, done in
+        let queue = KeyQueue(concurrency: Self.refreshConcurrency) { [weak self] key, done in
             guard let self else { return done() }
             self.startQueuedRefresh(key, done: done)
         }

@@ -1,10 +1,11 @@
 import Synchronization
 
-/// Background refreshes (scheduled prefetch, refresh on demand) with at most `concurrency` in
-/// flight. A key already queued is not queued twice; the queue holds at most `capacity` keys and
-/// drops the excess (the next scheduler tick finds them again).
-public final class RefreshQueue: Sendable {
-    /// Starts the refresh of one key and calls `done` exactly once when it has ended (at once
+/// Work on cache keys with at most `concurrency` in flight: background refreshes (scheduled
+/// prefetch, refresh on demand) and preloads. A key already queued is not queued twice; the
+/// queue holds at most `capacity` keys and drops the excess (the next scheduler tick finds
+/// refreshes again; a preload is bounded far below).
+public final class KeyQueue: Sendable {
+    /// Starts the work on one key and calls `done` exactly once when it has ended (at once
     /// when nothing was started).
     public typealias Start = @Sendable (_ key: CacheKey, _ done: @escaping @Sendable () -> Void) -> Void
 
@@ -43,11 +44,11 @@ public final class RefreshQueue: Sendable {
         return added
     }
 
-    /// Keys waiting to start plus refreshes in flight.
+    /// Keys waiting to start plus work in flight.
     public var backlog: Int { state.withLock { $0.pending.count - $0.head + $0.inFlight } }
 
-    /// Starts refreshes until the window is full. A call made while another is pumping (a
-    /// refresh finishing synchronously) only asks it to look again, so recursion stays flat.
+    /// Starts work until the window is full. A call made while another is pumping (work that
+    /// finished synchronously) only asks it to look again, so recursion stays flat.
     private func pump() {
         let shouldRun = state.withLock { state -> Bool in
             if state.pumping {
