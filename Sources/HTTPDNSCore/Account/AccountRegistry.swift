@@ -12,7 +12,7 @@ public final class AccountRegistry: Sendable {
     }
 
     public func engine(_ id: String) -> ResolverEngine? {
-        engines.value[id]
+        engines.read { $0[id] }
     }
 
     /// The same for a path segment (not generic: this runs on every request).

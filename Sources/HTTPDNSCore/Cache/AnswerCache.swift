@@ -42,10 +42,14 @@ public final class AnswerCache: Sendable {
     }
 
     fileprivate let shards: [Shard]
+    /// The same shards, unretained (they live as long as `shards`): the hit path reaches its
+    /// shard without a retain, which both HTTP threads would otherwise do on the same objects.
+    private let shardRefs: [Unmanaged<Shard>]
 
     public init(limit: Int) {
         let count = limit >= 16_384 ? 16 : 1
         shards = (0..<count).map { Shard(capacity: Self.share(of: limit, shard: $0, shards: count)) }
+        shardRefs = shards.map { Unmanaged.passUnretained($0) }
     }
 
     /// Shard `shard`'s part of `limit`: the parts add up to exactly `limit`.
@@ -66,7 +70,8 @@ public final class AnswerCache: Sendable {
     /// (`CacheEntry.isInRefreshAheadWindow`) is told to start the refresh. The key is hashed once.
     public func hit(_ key: CacheKey, at now: Timestamp, refreshAhead: Bool) -> Hit? {
         let hash = key.hashValue
-        return shard(hash).withLock { lru in
+        let shard = shardRefs.count == 1 ? shardRefs[0] : shardRefs[Int(UInt(bitPattern: hash) % UInt(shardRefs.count))]
+        return shard._withUnsafeGuaranteedRef { shard in shard.withLock { lru in
             lru.withValue(for: key, hash: hash, touch: true) { slot in
                 slot.requested = true
                 var start = false
@@ -84,7 +89,7 @@ public final class AnswerCache: Sendable {
                 }
                 return Hit(entry: slot.entry, startRefreshAhead: start, overflowHits: overflow)
             }
-        }
+        } }
     }
 
     /// The entry for `key`, expired or not, marking it recently used.

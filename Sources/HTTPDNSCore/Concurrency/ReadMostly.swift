@@ -36,6 +36,14 @@ public final class ReadMostly<Value: Sendable>: @unchecked Sendable {
         Unmanaged<Box>.fromOpaque(published.load(ordering: .acquiring)).takeUnretainedValue().value
     }
 
+    /// Runs `body` on the current value without retaining the box that holds it: on the request
+    /// path both HTTP threads read the same box, and every retain would be an atomic write to one
+    /// shared cache line. The box stays alive for the call (the grace period above).
+    @inline(__always)
+    public func read<R>(_ body: (Value) -> R) -> R {
+        Unmanaged<Box>.fromOpaque(published.load(ordering: .acquiring))._withUnsafeGuaranteedRef { body($0.value) }
+    }
+
     /// Replaces the value with `change(current)` and returns what `change` returned beside it.
     /// Writers are serialised; readers see the old or the new value, never a torn one.
     @discardableResult

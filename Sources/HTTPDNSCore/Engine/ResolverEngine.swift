@@ -96,7 +96,7 @@ public final class ResolverEngine: Sendable {
     public var config: AccountConfig { current.config }
 
     /// The options of the request path (no copy of the whole configuration).
-    public var lookupOptions: LookupOptions { current.lookup }
+    public var lookupOptions: LookupOptions { settings.read { $0.lookup } }
 
     /// Replaces the configuration: rebuilds the upstream chain, applies the new cache limit, and
     /// forgets the backoff of failed keys (new upstreams deserve a try). With
@@ -148,8 +148,7 @@ public final class ResolverEngine: Sendable {
     /// nothing more; the caller then calls `resolveUncached`. Takes no closure, so a hit
     /// allocates nothing beyond its answer.
     public func cachedResolution(host: HostName, family: RecordFamily, network: String = "") -> ResolvedAnswer? {
-        let settings = current
-        let options = settings.lookup
+        let options = lookupOptions
         guard options.cacheEnable else { return nil }
         let key = CacheKey(host: host, family: family, network: options.ispEnable ? network : "")
         let now = clock.now()
@@ -160,15 +159,15 @@ public final class ResolverEngine: Sendable {
             if entry.isNegative { metrics.negativeHits.increment() }
             // The hit itself is counted in the cache slot (EngineStats reads it from there).
             if hit.overflowHits > 0 { stats.update(statsKey(key)) { $0.cacheDnsNum += UInt64(hit.overflowHits) } }
-            if hit.startRefreshAhead { refreshInBackground(key, settings: settings, prefetch: true) }
+            if hit.startRefreshAhead { refreshInBackground(key, settings: current, prefetch: true) }
             return ResolvedAnswer(entry: entry, at: now, source: .cache)
         }
         if entry.age(pastExpiryAt: now) <= options.maxStaleAge,
-           !options.hasStaleExclusions || !settings.config.isStaleExcluded(host),
+           !options.hasStaleExclusions || !current.config.isStaleExcluded(host),
            options.reuseExpiredIPEnabled || backoff.hasFailed(key) {
             metrics.cacheHits.increment()
             countStale(key)
-            refreshInBackground(key, settings: settings, prefetch: false)
+            refreshInBackground(key, settings: current, prefetch: false)
             return ResolvedAnswer(entry: entry, at: now, source: .cache)
         }
         return nil
