@@ -25,7 +25,7 @@ public final class CurlEventLoop: Sendable {
     ///   - maxTotalConnections: `CURLMOPT_MAX_TOTAL_CONNECTIONS`.
     ///   - maxCachedConnections: `CURLMOPT_MAXCONNECTS`, idle connections kept for reuse (each keeps
     ///     curl's buffers, so connections beyond it are closed after a burst rather than kept).
-    public init(maxConnectionsPerHost: Int = 256, maxTotalConnections: Int = 1024, maxCachedConnections: Int = 64) {
+    public init(maxConnectionsPerHost: Int = 256, maxTotalConnections: Int = 1024, maxCachedConnections: Int = 256) {
         CurlGlobal.ensureInitialised()
         guard let multi = curl_multi_init() else {
             fatalError("curl_multi_init failed (out of memory)")
