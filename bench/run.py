@@ -808,7 +808,8 @@ def report(results):
         if value is None:
             add(f"| {figure} | {goal} | not measured | — |")
         else:
-            add(f"| {figure} | {goal} | {shown or f'{value:.2f}'} | {'PASS' if ok else '**FAIL**'} |")
+            # Three decimals: a ratio of 0.897 must not read as a failing 0.90.
+            add(f"| {figure} | {goal} | {shown or f'{value:.3f}'} | {'PASS' if ok else '**FAIL**'} |")
 
     target("hit throughput / baseline", "≥ 0.85", s1 and s2 and s1["rps"] / s2["rps"],
            s1 and s2 and s1["rps"] / s2["rps"] >= 0.85)
