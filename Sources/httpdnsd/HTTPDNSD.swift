@@ -95,6 +95,7 @@ enum HTTPDNSD {
         Log.info("httpdnsd listening on \(listen) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
 
         warmLoad(registry: registry, store: store)
+        MemoryTrim.afterBulkWork()
         let prefetch = PrefetchScheduler(registry: registry)
         service.isReady = true
 

@@ -66,7 +66,9 @@ struct SystemResolverLiveTests {
             return
         }
         #expect(error.code == .timeout)
-        #expect(elapsed >= 0.25 && elapsed < 1.5)
+        // Without the deadline c-ares would wait out its 5 s attempt; the bound stays well below
+        // that but allows for a loaded machine (it once took 2.2 s while the whole suite ran).
+        #expect(elapsed >= 0.25 && elapsed < 4.5)
     }
 
     @Test func shutdownFailsPendingLookupsAndLaterOnes() async throws {

@@ -50,7 +50,10 @@ extension HTTPDNSService {
             engine: engine, hosts: hosts, families: families, concurrency: limits.preloadConcurrency,
             network: clientNetwork(of: request)
         ) { outcomes in
-            engine.persisted { slot.set(Self.preloadResponse(outcomes)) }
+            engine.persisted {
+                slot.set(Self.preloadResponse(outcomes))
+                MemoryTrim.afterBulkWork()
+            }
         }
         return slot.result
     }
