@@ -43,7 +43,7 @@ final class ProbeSocket {
     }
 
     /// Starts a non-blocking TCP `connect(2)` to `address`.
-    static func connect(to address: ProbeAddress, timeout: Double) -> Start {
+    static func connect(to address: SocketAddress, timeout: Double) -> Start {
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let descriptor = socket(address.family, type, 0)
         guard descriptor >= 0 else { return .finished(.unreachable) }
@@ -67,7 +67,7 @@ final class ProbeSocket {
     /// Sends one ICMP echo request to `address` through an unprivileged ICMP socket
     /// (`socket(AF_INET, SOCK_DGRAM, IPPROTO_ICMP)` or the ICMPv6 one). The kernel fills in the
     /// identifier and the checksum and delivers only replies to this socket.
-    static func echo(to address: ProbeAddress, sequence: UInt16, timeout: Double) -> Start {
+    static func echo(to address: SocketAddress, sequence: UInt16, timeout: Double) -> Start {
         let isV6 = address.family == AF_INET6
         guard let descriptor = openICMPSocket(family: address.family) else { return .finished(.unreachable) }
         // Connected, so that ICMP errors (host unreachable) are reported on the socket.

@@ -107,7 +107,7 @@ final class SpeedProbeWorker {
     private func start(_ probe: Waiting) -> ProbeSocket.Start {
         guard (0...65_535).contains(probe.port) else { return .finished(.unreachable) }
         let icmp = probe.port == 0
-        guard let address = ProbeAddress(probe.address, port: icmp ? 0 : UInt16(probe.port)) else {
+        guard let address = SocketAddress(probe.address, port: icmp ? 0 : UInt16(probe.port)) else {
             return .finished(.unreachable)
         }
         if icmp {
@@ -116,7 +116,7 @@ final class SpeedProbeWorker {
                 sequence &+= 1
                 return ProbeSocket.echo(to: address, sequence: sequence, timeout: probe.timeout)
             }
-            guard let fallback = ProbeAddress(probe.address, port: SocketSpeedTester.icmpFallbackPort) else {
+            guard let fallback = SocketAddress(probe.address, port: SocketSpeedTester.icmpFallbackPort) else {
                 return .finished(.unreachable)
             }
             return ProbeSocket.connect(to: fallback, timeout: probe.timeout)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSCore
 import Synchronization
 
 #if canImport(Glibc)
@@ -40,7 +41,7 @@ public final class LoopbackListener: Sendable {
     /// - Throws: `HarnessError` when the address does not parse, the bind fails (for example
     ///   `EADDRINUSE`), or a black hole's accept queue could not be filled.
     public init(_ behaviour: Behaviour, host: String = "127.0.0.1", port: UInt16 = 0) throws {
-        guard let address = ListenerAddress(host, port: port) else { throw HarnessError("'\(host)' is not an IP literal") }
+        guard let address = SocketAddress(host, port: port) else { throw HarnessError("'\(host)' is not an IP literal") }
         let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
         var one: Int32 = 1
@@ -129,7 +130,7 @@ public final class LoopbackListener: Sendable {
     /// Connects to the listener until a connect no longer completes within 200 ms: the accept
     /// queue is then full. Returns the connected sockets, which keep it full.
     private static func fillAcceptQueue(host: String, port: UInt16) throws -> [Int32] {
-        guard let address = ListenerAddress(host, port: port) else { throw HarnessError("'\(host)' is not an IP literal") }
+        guard let address = SocketAddress(host, port: port) else { throw HarnessError("'\(host)' is not an IP literal") }
         var connected: [Int32] = []
         for _ in 0..<16 {
             let fd = socket(address.family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
@@ -195,50 +196,5 @@ private final class AcceptLoop: Sendable {
         }
         thread.name = "loopback-listener"
         thread.start()
-    }
-}
-
-/// A literal IPv4 or IPv6 address with a port, as a `sockaddr`.
-private enum ListenerAddress {
-    case v4(sockaddr_in)
-    case v6(sockaddr_in6)
-
-    init?(_ text: String, port: UInt16) {
-        var v4 = in_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 {
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(port).bigEndian
-            address.sin_addr = v4
-            self = .v4(address)
-            return
-        }
-        var v6 = in6_addr()
-        guard inet_pton(AF_INET6, text, &v6) == 1 else { return nil }
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = in_port_t(port).bigEndian
-        address.sin6_addr = v6
-        self = .v6(address)
-    }
-
-    var family: Int32 {
-        switch self {
-        case .v4: AF_INET
-        case .v6: AF_INET6
-        }
-    }
-
-    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
-        switch self {
-        case .v4(var address):
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-        case .v6(var address):
-            withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { body($0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-            }
-        }
     }
 }

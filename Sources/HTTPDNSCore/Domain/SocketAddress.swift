@@ -2,14 +2,15 @@
 import Glibc
 #endif
 
-/// A literal IPv4 or IPv6 address with a port, as the `sockaddr` that `connect(2)`/`sendto(2)` take.
-enum ProbeAddress {
+/// A literal IPv4 or IPv6 address with a port, as the `sockaddr` that `bind(2)`, `connect(2)` and
+/// `sendto(2)` take (the speed tester's probes, the test harness's loopback listeners).
+public enum SocketAddress: Sendable {
     case v4(sockaddr_in)
     case v6(sockaddr_in6)
 
     /// Parses a bare literal (`192.0.2.1`, `2001:db8::1`; `inet_pton`); nil for anything else
     /// (names, brackets, scope ids).
-    init?(_ text: String, port: UInt16) {
+    public init?(_ text: String, port: UInt16) {
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             var address = sockaddr_in()
@@ -32,7 +33,7 @@ enum ProbeAddress {
     }
 
     /// `AF_INET` or `AF_INET6`.
-    var family: Int32 {
+    public var family: Int32 {
         switch self {
         case .v4: AF_INET
         case .v6: AF_INET6
@@ -40,7 +41,7 @@ enum ProbeAddress {
     }
 
     /// Calls `body` with the address as a `sockaddr` pointer and its length.
-    func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
+    public func withSockaddr<R>(_ body: (UnsafePointer<sockaddr>, socklen_t) -> R) -> R {
         switch self {
         case .v4(var address):
             withUnsafePointer(to: &address) {
