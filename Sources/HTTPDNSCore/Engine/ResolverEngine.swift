@@ -32,8 +32,6 @@ public final class ResolverEngine: Sendable {
         public let shortEnable: Bool
         public let schedulePrefetchEnable: Bool
         public let reuseExpiredIPEnabled: Bool
-        public let maxStaleAge: Double
-        public let hasStaleExclusions: Bool
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -42,8 +40,6 @@ public final class ResolverEngine: Sendable {
             shortEnable = config.shortEnable
             schedulePrefetchEnable = config.schedulePrefetchEnable
             reuseExpiredIPEnabled = config.reuseExpiredIPEnabled
-            maxStaleAge = config.maxStaleAge
-            hasStaleExclusions = !config.staleExcludeHosts.isEmpty
         }
     }
 
@@ -162,12 +158,13 @@ public final class ResolverEngine: Sendable {
             if hit.startRefreshAhead { refreshInBackground(key, settings: current, prefetch: true) }
             return ResolvedAnswer(entry: entry, at: now, source: .cache)
         }
-        if entry.age(pastExpiryAt: now) <= options.maxStaleAge,
-           !options.hasStaleExclusions || !current.config.isStaleExcluded(host),
+        // An expired entry (off the hit path): the full configuration decides.
+        let settings = current
+        if mayServe(entry, of: host, config: settings.config, at: now),
            options.reuseExpiredIPEnabled || backoff.hasFailed(key) {
             metrics.cacheHits.increment()
             countStale(key)
-            refreshInBackground(key, settings: current, prefetch: false)
+            refreshInBackground(key, settings: settings, prefetch: false)
             return ResolvedAnswer(entry: entry, at: now, source: .cache)
         }
         return nil
