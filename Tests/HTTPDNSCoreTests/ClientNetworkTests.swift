@@ -95,7 +95,7 @@ import Testing
     private let proxies = ["10.0.0.0/8", "::1"].compactMap { CIDR($0) }
 
     private func select(clientIP: String? = nil, xff: String? = nil, peer: String? = "10.0.0.2") -> String {
-        ClientNetwork.select(clientIP: clientIP, forwardedFor: xff, peer: peer, trustedProxies: proxies)
+        ClientNetwork.select(clientIP: clientIP, forwardedFor: xff, peer: peer.flatMap(IPAddress.init), trustedProxies: proxies)
     }
 
     @Test func clientIPParameterWinsOverEverything() {
@@ -105,7 +105,7 @@ import Testing
 
     @Test func untrustedPeerIsUsedAndItsForwardedForIgnored() {
         #expect(select(xff: "203.0.113.9", peer: "192.0.2.1") == "192.0.2.0/24")
-        #expect(ClientNetwork.select(clientIP: nil, forwardedFor: "203.0.113.9", peer: "10.0.0.2", trustedProxies: [])
+        #expect(ClientNetwork.select(clientIP: nil, forwardedFor: "203.0.113.9", peer: IPAddress("10.0.0.2"), trustedProxies: [])
             == "10.0.0.0/24")
     }
 

@@ -39,15 +39,15 @@ public enum ClientNetwork {
     ///    of the list that trusted proxies appended is believed; a client cannot choose its
     ///    network by sending a forged `X-Forwarded-For`.
     /// 3. else the `peer` address.
-    public static func select(clientIP: String?, forwardedFor: String?, peer: String?, trustedProxies: [CIDR]) -> String {
+    public static func select(clientIP: String?, forwardedFor: String?, peer: IPAddress?, trustedProxies: [CIDR]) -> String {
         selectAddress(clientIP: clientIP, forwardedFor: forwardedFor, peer: peer, trustedProxies: trustedProxies)
             .map(network(of:)) ?? ""
     }
 
     /// The address `select` reduces to a network (see there); nil when none is known.
-    public static func selectAddress(clientIP: String?, forwardedFor: String?, peer: String?, trustedProxies: [CIDR]) -> IPAddress? {
+    public static func selectAddress(clientIP: String?, forwardedFor: String?, peer: IPAddress?, trustedProxies: [CIDR]) -> IPAddress? {
         if let clientIP, let address = IPAddress(clientIP) { return address }
-        guard let peer, let peerAddress = IPAddress(peer) else { return nil }
+        guard let peerAddress = peer else { return nil }
         guard let forwardedFor, !trustedProxies.isEmpty, isTrusted(peerAddress, trustedProxies) else { return peerAddress }
         var chosen = peerAddress
         for element in forwardedFor.split(separator: ",").reversed() {

@@ -117,7 +117,7 @@ extension HTTPDNSService {
     /// engine uses it only for accounts with `ispEnable`.
     public func clientNetwork(of request: HTTPRequest) -> String {
         ClientNetwork.select(
-            clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peer,
+            clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress?.ipAddress,
             trustedProxies: limits.trustedProxies)
     }
 }
