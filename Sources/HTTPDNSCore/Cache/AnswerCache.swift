@@ -58,9 +58,11 @@ public final class AnswerCache: Sendable {
     }
 
     /// The shard of a key's hash (its low bits; the LRU index uses the high ones).
-    private func shard(_ hash: Int) -> Shard {
-        shards.count == 1 ? shards[0] : shards[Int(UInt(bitPattern: hash) % UInt(shards.count))]
+    private func shardRef(_ hash: Int) -> Unmanaged<Shard> {
+        shardRefs.count == 1 ? shardRefs[0] : shardRefs[Int(UInt(bitPattern: hash) % UInt(shardRefs.count))]
     }
+
+    private func shard(_ hash: Int) -> Shard { shardRef(hash).takeUnretainedValue() }
 
     private func shard(_ key: CacheKey) -> Shard { shard(key.hashValue) }
 
@@ -70,8 +72,7 @@ public final class AnswerCache: Sendable {
     /// (`CacheEntry.isInRefreshAheadWindow`) is told to start the refresh. The key is hashed once.
     public func hit(_ key: CacheKey, at now: Timestamp, refreshAhead: Bool) -> Hit? {
         let hash = key.hashValue
-        let shard = shardRefs.count == 1 ? shardRefs[0] : shardRefs[Int(UInt(bitPattern: hash) % UInt(shardRefs.count))]
-        return shard._withUnsafeGuaranteedRef { shard in shard.withLock { lru in
+        return shardRef(hash)._withUnsafeGuaranteedRef { shard in shard.withLock { lru in
             lru.withValue(for: key, hash: hash, touch: true) { slot in
                 slot.requested = true
                 var start = false
