@@ -16,7 +16,6 @@ public final class HTTPServer: @unchecked Sendable {
     private let handler: Handler
     /// The daemon; written by `start` before any request and by `stop` after the last one.
     private var daemon: OpaquePointer?
-    /// Requests between their first and their completed callback.
     /// Requests between their first callback and their completion (striped: every request
     /// adds and subtracts from its HTTP thread).
     private let inFlight = StripedCounter()
