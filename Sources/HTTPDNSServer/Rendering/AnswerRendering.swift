@@ -47,19 +47,30 @@ enum AnswerRendering {
         writer.key("host")
         writer.string(result.host.value)
         writeAddresses(answers, to: &writer)
+        writeLifetime(
+            ttl: answers.map(\.1.ttl).min() ?? 0, originTTL: answers.map(\.1.originTTL).min() ?? 0,
+            source: combinedSource(answers.map(\.1.source)), stale: answers.contains { $0.1.stale },
+            nxdomain: answers.contains { $0.1.nxdomain }, to: &writer)
+    }
+
+    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true]}`: the end of an answer
+    /// object, shared by the general and the single-answer renderings.
+    static func writeLifetime(
+        ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool, nxdomain: Bool, to writer: inout JSONWriter
+    ) {
         writer.comma()
         writer.key("ttl")
-        writer.number(answers.map(\.1.ttl).min() ?? 0)
+        writer.number(ttl)
         writer.comma()
         writer.key("origin_ttl")
-        writer.number(answers.map(\.1.originTTL).min() ?? 0)
+        writer.number(originTTL)
         writer.comma()
         writer.key("source")
-        writer.string(combinedSource(answers.map(\.1.source)).rawValue)
+        writer.string(source.rawValue)
         writer.comma()
         writer.key("stale")
-        writer.bool(answers.contains { $0.1.stale })
-        if answers.contains(where: { $0.1.nxdomain }) {
+        writer.bool(stale)
+        if nxdomain {
             writer.comma()
             writer.key("nxdomain")
             writer.bool(true)
@@ -99,24 +110,9 @@ enum AnswerRendering {
         writer.comma()
         writer.key("ipsv6")
         if family == .aaaa { writer.stringArray(answer.addresses) } else { writer.raw("[]") }
-        writer.comma()
-        writer.key("ttl")
-        writer.number(answer.ttl)
-        writer.comma()
-        writer.key("origin_ttl")
-        writer.number(answer.originTTL)
-        writer.comma()
-        writer.key("source")
-        writer.string(answer.source.rawValue)
-        writer.comma()
-        writer.key("stale")
-        writer.bool(answer.stale)
-        if answer.nxdomain {
-            writer.comma()
-            writer.key("nxdomain")
-            writer.bool(true)
-        }
-        writer.raw("}")
+        writeLifetime(
+            ttl: answer.ttl, originTTL: answer.originTTL, source: answer.source, stale: answer.stale,
+            nxdomain: answer.nxdomain, to: &writer)
         return .json(200, writer)
     }
 
