@@ -12,8 +12,12 @@ import Glibc
 /// process in `MHD_stop_daemon` ("called while we have suspended connections").
 @Suite(.serialized) struct StopRaceTests {
     @Test func everySuspendedRequestIsAnsweredWhenRespondersRaceWithStop() async {
-        await #expect(processExitsWith: .success) {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             StopRaceTests.raceRespondersWithStop(rounds: 10, connections: 300)
+        }
+        // The child says on stderr which step failed; show it with the failure.
+        if let result, result.exitStatus != .exitCode(0) {
+            Issue.record("child's stderr: \(String(decoding: result.standardErrorContent, as: UTF8.self))")
         }
     }
 
