@@ -8,6 +8,10 @@
 /// key's mixed hash: a lookup compares those before it touches a key, and the table can be
 /// rebuilt and shifted without hashing any key again. That is 8 bytes a bucket where a
 /// `Dictionary<Key, Int>` would hold a second copy of every key.
+///
+/// Both grow by half rather than double, since at a million entries the slack is what costs:
+/// the arrays never past `capacity`, the index to any size (a bucket is picked by multiplying
+/// the fingerprint by the table size, not by masking), kept between half and three quarters full.
 public struct LRUCache<Key: Hashable, Value> {
     private struct Link {
         var previous: Int32
@@ -22,9 +26,8 @@ public struct LRUCache<Key: Hashable, Value> {
     /// Slots freed by removals, reused before the arrays grow.
     private var free: [Int32] = []
     /// Open-addressing index: `fingerprint << 32 | (slot + 1)`, 0 for an empty bucket, where the
-    /// fingerprint is the upper half of the key's mixed hash. Its size is a power of two.
+    /// fingerprint is the upper half of the key's mixed hash.
     private var table: [UInt64] = []
-    private var tableShift = 64
     /// Most recently used.
     private var head: Int32 = -1
     /// Least recently used.
@@ -94,6 +97,7 @@ public struct LRUCache<Key: Hashable, Value> {
             links[Int(slot)] = Link(previous: -1, next: head)
         } else {
             slot = Int32(keys.count)
+            reserveSlotIfFull()
             keys.append(key)
             values.append(value)
             links.append(Link(previous: -1, next: head))
@@ -119,7 +123,6 @@ public struct LRUCache<Key: Hashable, Value> {
         links.removeAll()
         free.removeAll()
         table.removeAll()
-        tableShift = 64
         count = 0
         head = -1
         tail = -1
@@ -175,6 +178,16 @@ public struct LRUCache<Key: Hashable, Value> {
         return (key, value)
     }
 
+    /// Grows the slot arrays by half when they are full, never past `capacity` (the arrays'
+    /// own growth would double them).
+    private mutating func reserveSlotIfFull() {
+        guard keys.count == keys.capacity else { return }
+        let grown = min(capacity, max(16, keys.capacity + keys.capacity / 2))
+        keys.reserveCapacity(grown)
+        values.reserveCapacity(grown)
+        links.reserveCapacity(grown)
+    }
+
     private mutating func moveToFront(_ slot: Int32) {
         guard slot != head else { return }
         unlink(slot)
@@ -193,9 +206,21 @@ public struct LRUCache<Key: Hashable, Value> {
 
     // MARK: Index
 
-    /// The home bucket of a table entry (or of a fingerprint shifted into place).
+    /// The home bucket of a table entry (or of a fingerprint shifted into place): the
+    /// fingerprint scaled to the table's size, so that any size works and the order of
+    /// fingerprints is the order of buckets.
     private func home(_ entry: UInt64) -> Int {
-        Int(truncatingIfNeeded: (entry >> 32) >> UInt64(tableShift - 32))
+        Int(truncatingIfNeeded: ((entry >> 32) &* UInt64(table.count)) >> 32)
+    }
+
+    /// The bucket after `bucket`, wrapping at the end of the table.
+    private func after(_ bucket: Int) -> Int {
+        bucket + 1 == table.count ? 0 : bucket + 1
+    }
+
+    /// How many buckets forward `to` lies from `from`, wrapping at the end of the table.
+    private func distance(from: Int, to: Int) -> Int {
+        to >= from ? to - from : to - from + table.count
     }
 
     private func find(_ key: Key, hash: Int) -> Int32? {
@@ -204,50 +229,45 @@ public struct LRUCache<Key: Hashable, Value> {
 
     private func findBucket(_ key: Key, hash: Int) -> Int? {
         guard !table.isEmpty else { return nil }
-        let mask = table.count - 1
         let fingerprint = Self.fingerprint(hash)
         var bucket = home(fingerprint << 32)
         while true {
             let entry = table[bucket]
             if entry == 0 { return nil }
             if entry >> 32 == fingerprint && keys[Int(entry & 0xFFFF_FFFF) - 1] == key { return bucket }
-            bucket = (bucket + 1) & mask
+            bucket = after(bucket)
         }
     }
 
     private mutating func insertIntoTable(_ entry: UInt64) {
-        let mask = table.count - 1
         var bucket = home(entry)
-        while table[bucket] != 0 { bucket = (bucket + 1) & mask }
+        while table[bucket] != 0 { bucket = after(bucket) }
         table[bucket] = entry
     }
 
     /// Empties `bucket` and shifts the entries after it back, so that no probe sequence is
     /// broken and no tombstones accumulate.
     private mutating func removeFromTable(_ bucket: Int) {
-        let mask = table.count - 1
         var hole = bucket
-        var next = (hole + 1) & mask
+        var next = after(hole)
         while table[next] != 0 {
             let home = home(table[next])
             // Move the entry at `next` into the hole unless its home lies cyclically in (hole, next].
-            if (hole - home) & mask < (next - home) & mask {
+            if distance(from: home, to: hole) < distance(from: home, to: next) {
                 table[hole] = table[next]
                 hole = next
             }
-            next = (next + 1) & mask
+            next = after(next)
         }
         table[hole] = 0
     }
 
-    /// Grows the table to hold `minimumCount` entries under a 3/4 load; entries move by their
-    /// fingerprints (at most 2^32 buckets, far beyond the 2^31-entry bound).
+    /// Grows the table to twice `minimumCount` buckets (half full; it is rebuilt again past
+    /// three quarters, so it grows by half each time); entries move by their fingerprints, with
+    /// no key hashed again.
     private mutating func rebuildTable(minimumCount: Int) {
-        var size = 16
-        while size * 3 < minimumCount * 4 + 4 { size *= 2 }
         let old = table
-        table = [UInt64](repeating: 0, count: size)
-        tableShift = 64 - size.trailingZeroBitCount
+        table = [UInt64](repeating: 0, count: max(16, minimumCount * 2))
         for entry in old where entry != 0 { insertIntoTable(entry) }
     }
 }
