@@ -17,6 +17,11 @@ static inline int chttpdns_malloc_trim(void) {
     return malloc_trim(0);
 }
 
+/// Caps the number of glibc malloc arenas (`mallopt(M_ARENA_MAX, count)`); returns 1 on success.
+static inline int chttpdns_malloc_arena_max(int count) {
+    return mallopt(M_ARENA_MAX, count);
+}
+
 /// Starts a daemon with the options given as an MHD_OPTION_ARRAY (Swift cannot call the variadic
 /// MHD_start_daemon). `options` must end with an item whose option is MHD_OPTION_END.
 static inline struct MHD_Daemon *chttpdns_mhd_start(unsigned int flags, uint16_t port,

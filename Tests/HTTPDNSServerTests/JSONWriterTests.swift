@@ -40,3 +40,17 @@ import Testing
         }
     }
 }
+
+@Suite struct JSONWriterAddressTests {
+    private func bytes(_ body: (inout JSONWriter) -> Void) -> String {
+        var writer = JSONWriter()
+        body(&writer)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
+    @Test(arguments: [["0.0.0.0"], ["9.10.99.100", "255.1.20.200"], ["127.0.0.12", "127.0.0.11", "8.8.8.8"],
+                      ["1.2.3.4", "::1"], ["01.2.3.4"], [], ["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]])
+    func addressArrayWritesWhatStringArrayWrites(addresses: [String]) {
+        #expect(bytes { $0.addressArray(AddressList(addresses)) } == bytes { $0.stringArray(addresses) })
+    }
+}

@@ -51,6 +51,17 @@ struct LifecycleTests {
         }
     }
 
+    /// glibc's malloc arenas are capped at one per HTTP thread (at least 2) unless the operator
+    /// chose with `MALLOC_ARENA_MAX` (the cap keeps a large cache's RSS close to what it uses).
+    @Test func mallocArenasAreCappedPerHTTPThreadUnlessTheEnvironmentChooses() async throws {
+        try await withService(configure: { _, options in options.arguments += ["--threads", "3"] }) { _, service in
+            #expect(service.log().contains("malloc: at most 3 arenas"))
+        }
+        try await withService(configure: { _, options in options.environment["MALLOC_ARENA_MAX"] = "1" }) { _, service in
+            #expect(!service.log().contains("malloc: at most"))
+        }
+    }
+
     @Test func sigtermStopsGracefullyWithExitStatusZero() async throws {
         try await withService { _, service in
             _ = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)")

@@ -22,8 +22,8 @@ public enum AnswerSource: String, Sendable, Hashable {
 
 /// One cached answer with its lifetime.
 public struct CacheEntry: Sendable, Hashable {
-    /// Addresses, empty for a negative answer.
-    public var addresses: [String]
+    /// Addresses, empty for a negative answer; kept packed when they allow it (`AddressList`).
+    public var addressList: AddressList
     /// TTL after the account's caps, in seconds.
     public var originTTL: UInt32
     /// When the answer was stored (wall clock).
@@ -34,15 +34,21 @@ public struct CacheEntry: Sendable, Hashable {
     public var origin: AnswerSource
 
     public init(addresses: [String], originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream) {
-        self.addresses = addresses
+        self.addressList = AddressList(addresses)
         self.originTTL = originTTL
         self.storedAt = storedAt
         self.nxdomain = nxdomain
         self.origin = origin
     }
 
+    /// Addresses as text, empty for a negative answer.
+    public var addresses: [String] {
+        get { addressList.strings }
+        set { addressList = AddressList(newValue) }
+    }
+
     public var expiresAt: Timestamp { storedAt + Double(originTTL) }
-    public var isNegative: Bool { addresses.isEmpty }
+    public var isNegative: Bool { addressList.isEmpty }
 
     public func isExpired(at now: Timestamp) -> Bool { now >= expiresAt }
 

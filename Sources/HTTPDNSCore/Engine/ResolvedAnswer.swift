@@ -1,6 +1,6 @@
 /// An answer as handed to a client: the addresses with their remaining lifetime.
 public struct ResolvedAnswer: Sendable, Equatable {
-    public var addresses: [String]
+    public var addressList: AddressList
     /// Seconds left before expiry (0 for stale and uncached answers).
     public var ttl: UInt32
     /// TTL the answer was stored with (after the account's caps).
@@ -10,7 +10,11 @@ public struct ResolvedAnswer: Sendable, Equatable {
     public var nxdomain: Bool
 
     public init(addresses: [String], ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false) {
-        self.addresses = addresses
+        self.init(addressList: AddressList(addresses), ttl: ttl, originTTL: originTTL, source: source, stale: stale, nxdomain: nxdomain)
+    }
+
+    public init(addressList: AddressList, ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false) {
+        self.addressList = addressList
         self.ttl = ttl
         self.originTTL = originTTL
         self.source = source
@@ -18,11 +22,17 @@ public struct ResolvedAnswer: Sendable, Equatable {
         self.nxdomain = nxdomain
     }
 
+    /// The addresses as text.
+    public var addresses: [String] {
+        get { addressList.strings }
+        set { addressList = AddressList(newValue) }
+    }
+
     /// The answer a cached entry gives at `now`.
     public init(entry: CacheEntry, at now: Timestamp, source: AnswerSource) {
         let expired = entry.isExpired(at: now)
         self.init(
-            addresses: entry.addresses, ttl: entry.remainingTTL(at: now), originTTL: entry.originTTL,
+            addressList: entry.addressList, ttl: entry.remainingTTL(at: now), originTTL: entry.originTTL,
             source: expired ? .stale : source, stale: expired, nxdomain: entry.nxdomain)
     }
 }

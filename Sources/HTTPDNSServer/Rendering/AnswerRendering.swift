@@ -98,7 +98,7 @@ enum AnswerRendering {
     static func single(host: HostName, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> HTTPResponse {
         var writer = JSONWriter(capacity: 160)
         if short {
-            writer.stringArray(answer.addresses)
+            writer.addressArray(answer.addressList)
             return .json(200, writer)
         }
         writer.raw("{")
@@ -106,10 +106,10 @@ enum AnswerRendering {
         writer.string(host.value)
         writer.comma()
         writer.key("ips")
-        if family == .a { writer.stringArray(answer.addresses) } else { writer.raw("[]") }
+        if family == .a { writer.addressArray(answer.addressList) } else { writer.raw("[]") }
         writer.comma()
         writer.key("ipsv6")
-        if family == .aaaa { writer.stringArray(answer.addresses) } else { writer.raw("[]") }
+        if family == .aaaa { writer.addressArray(answer.addressList) } else { writer.raw("[]") }
         writeLifetime(
             ttl: answer.ttl, originTTL: answer.originTTL, source: answer.source, stale: answer.stale,
             nxdomain: answer.nxdomain, to: &writer)

@@ -1,3 +1,5 @@
+import HTTPDNSCore
+
 /// Appends JSON to a byte buffer without an encoder: the hot path renders answers with this.
 /// The caller writes structure (`{`, `,`, keys) in order; strings are escaped.
 public struct JSONWriter: Sendable {
@@ -86,6 +88,45 @@ public struct JSONWriter: Sendable {
             string(value)
         }
         bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// The addresses as a JSON array of strings; packed IPv4 addresses are formatted straight
+    /// into the buffer.
+    public mutating func addressArray(_ list: AddressList) {
+        guard let packed = list.packedIPv4 else {
+            stringArray(list.strings)
+            return
+        }
+        bytes.append(UInt8(ascii: "["))
+        ipv4String(packed.first)
+        if packed.count > 1 {
+            bytes.append(UInt8(ascii: ","))
+            ipv4String(packed.second)
+        }
+        if packed.count > 2 {
+            bytes.append(UInt8(ascii: ","))
+            ipv4String(packed.third)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// `"a.b.c.d"` for an IPv4 address held as a number (first octet in the high byte).
+    private mutating func ipv4String(_ address: UInt32) {
+        bytes.append(UInt8(ascii: "\""))
+        decimalOctet(UInt8(truncatingIfNeeded: address >> 24))
+        bytes.append(UInt8(ascii: "."))
+        decimalOctet(UInt8(truncatingIfNeeded: address >> 16))
+        bytes.append(UInt8(ascii: "."))
+        decimalOctet(UInt8(truncatingIfNeeded: address >> 8))
+        bytes.append(UInt8(ascii: "."))
+        decimalOctet(UInt8(truncatingIfNeeded: address))
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func decimalOctet(_ octet: UInt8) {
+        if octet >= 100 { bytes.append(UInt8(ascii: "0") + octet / 100) }
+        if octet >= 10 { bytes.append(UInt8(ascii: "0") + octet / 10 % 10) }
+        bytes.append(UInt8(ascii: "0") + octet % 10)
     }
 
     public mutating func comma() { bytes.append(UInt8(ascii: ",")) }

@@ -1,0 +1,103 @@
+/// The addresses of one answer, as a cache entry keeps them.
+///
+/// Most answers are one to three IPv4 addresses. Those are kept inline as 32-bit numbers (16
+/// bytes with the count), so that a cached entry needs no array and no string of its own: at a
+/// million entries an `[String]` of two addresses was an 80-byte allocation each, and on a cache
+/// hit it was one more cold object to retain. Anything else (IPv6, more addresses, text that is
+/// not in canonical dotted-quad form) keeps its `[String]`. The text given is always the text
+/// given back: an address is only packed when formatting the number reproduces it exactly.
+public struct AddressList: Sendable, Hashable {
+    private enum Storage: Sendable, Hashable {
+        case ipv4(UInt32, UInt32, UInt32, count: UInt8)
+        case text([String])
+    }
+
+    private var storage: Storage
+
+    public static let maximumInline = 3
+
+    public init(_ addresses: [String]) {
+        storage = Self.packed(addresses) ?? .text(addresses)
+    }
+
+    private static func packed(_ addresses: [String]) -> Storage? {
+        guard !addresses.isEmpty, addresses.count <= maximumInline else { return nil }
+        var numbers: (UInt32, UInt32, UInt32) = (0, 0, 0)
+        for (index, text) in addresses.enumerated() {
+            guard let number = canonicalIPv4(text) else { return nil }
+            switch index {
+            case 0: numbers.0 = number
+            case 1: numbers.1 = number
+            default: numbers.2 = number
+            }
+        }
+        return .ipv4(numbers.0, numbers.1, numbers.2, count: UInt8(addresses.count))
+    }
+
+    public var count: Int {
+        switch storage {
+        case .ipv4(_, _, _, let count): Int(count)
+        case .text(let addresses): addresses.count
+        }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// The addresses as text (an array built for the packed form).
+    public var strings: [String] {
+        switch storage {
+        case .text(let addresses): return addresses
+        case .ipv4(let first, let second, let third, let count):
+            return [first, second, third].prefix(Int(count)).map(Self.dottedQuad)
+        }
+    }
+
+    /// The packed IPv4 addresses (host byte order, first octet in the high byte), or nil when
+    /// the list is kept as text (`strings`).
+    public var packedIPv4: (count: Int, first: UInt32, second: UInt32, third: UInt32)? {
+        guard case .ipv4(let first, let second, let third, let count) = storage else { return nil }
+        return (Int(count), first, second, third)
+    }
+
+    /// The number of `text` when it is an IPv4 address in canonical dotted-quad form (four
+    /// decimal octets, no leading zero, no sign, nothing else), else nil.
+    static func canonicalIPv4(_ text: String) -> UInt32? {
+        var text = text
+        return text.withUTF8 { bytes -> UInt32? in
+            guard bytes.count >= 7, bytes.count <= 15 else { return nil }
+            var value: UInt32 = 0
+            var octet: UInt32 = 0
+            var digits = 0
+            var dots = 0
+            for byte in bytes {
+                if byte == UInt8(ascii: ".") {
+                    guard digits > 0, dots < 3 else { return nil }
+                    value = value << 8 | octet
+                    octet = 0
+                    digits = 0
+                    dots += 1
+                } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                    // "0" alone is an octet; "01" is not canonical.
+                    guard digits < 3, !(digits == 1 && octet == 0) else { return nil }
+                    octet = octet * 10 + UInt32(byte - UInt8(ascii: "0"))
+                    guard octet <= 255 else { return nil }
+                    digits += 1
+                } else {
+                    return nil
+                }
+            }
+            guard dots == 3, digits > 0 else { return nil }
+            return value << 8 | octet
+        }
+    }
+
+    static func dottedQuad(_ number: UInt32) -> String {
+        "\(number >> 24).\(number >> 16 & 0xFF).\(number >> 8 & 0xFF).\(number & 0xFF)"
+    }
+}
+
+extension AddressList: ExpressibleByArrayLiteral {
+    public init(arrayLiteral elements: String...) {
+        self.init(elements)
+    }
+}

@@ -1,0 +1,59 @@
+import Testing
+@testable import HTTPDNSCore
+
+@Suite struct AddressListTests {
+    @Test(arguments: ["0.0.0.0", "1.2.3.4", "10.0.99.100", "127.0.0.12", "255.255.255.255", "192.168.1.0"])
+    func canonicalIPv4IsPackedAndGivesBackTheSameText(text: String) {
+        let list = AddressList([text])
+        #expect(list.packedIPv4 != nil)
+        #expect(list.strings == [text])
+    }
+
+    @Test(arguments: ["01.2.3.4", "1.2.3.04", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.", ".1.2.3", "1..2.3",
+                      " 1.2.3.4", "1.2.3.4 ", "+1.2.3.4", "::1", "2001:db8::1", "::ffff:1.2.3.4", "1.2.3.4x", "0000.0.0.0"])
+    func anythingElseIsKeptAsTextUnchanged(text: String) {
+        #expect(AddressList.canonicalIPv4(text) == nil)
+        let list = AddressList([text])
+        #expect(list.packedIPv4 == nil)
+        #expect(list.strings == [text])
+    }
+
+    @Test func upToThreeIPv4AddressesArePackedInOrder() {
+        let three = ["9.8.7.6", "1.1.1.1", "200.100.50.25"]
+        let list = AddressList(three)
+        #expect(list.packedIPv4?.count == 3)
+        #expect(list.packedIPv4?.first == 0x0908_0706)
+        #expect(list.strings == three)
+        #expect(list.count == 3)
+        let four = three + ["4.4.4.4"]
+        #expect(AddressList(four).packedIPv4 == nil)
+        #expect(AddressList(four).strings == four)
+    }
+
+    @Test func oneNonCanonicalAddressKeepsTheWholeListAsText() {
+        let mixed = ["1.2.3.4", "2001:db8::1"]
+        #expect(AddressList(mixed).packedIPv4 == nil)
+        #expect(AddressList(mixed).strings == mixed)
+    }
+
+    @Test func emptyListsAreNegativeEntries() {
+        let entry = CacheEntry(addresses: [], originTTL: 60, storedAt: 0)
+        #expect(entry.isNegative)
+        #expect(entry.addressList.isEmpty)
+        #expect(AddressList([]).strings.isEmpty)
+    }
+
+    @Test func equalTextGivesEqualLists() {
+        #expect(AddressList(["1.2.3.4"]) == ["1.2.3.4"])
+        #expect(AddressList(["1.2.3.4"]) != AddressList(["1.2.3.5"]))
+        var entry = CacheEntry(addresses: ["1.2.3.4", "5.6.7.8"], originTTL: 60, storedAt: 0)
+        entry.addresses.reverse()
+        #expect(entry == CacheEntry(addresses: ["5.6.7.8", "1.2.3.4"], originTTL: 60, storedAt: 0))
+        #expect(ResolvedAnswer(entry: entry, at: 1, source: .cache).addresses == ["5.6.7.8", "1.2.3.4"])
+    }
+
+    /// The point of packing: a cached entry of up to three IPv4 addresses owns no heap object.
+    @Test func aPackedListFitsInSixteenBytes() {
+        #expect(MemoryLayout<AddressList>.size <= 16)
+    }
+}
