@@ -5,9 +5,11 @@ import Synchronization
 /// Hands freed heap memory back to the kernel after bulk work. A preload of 10 000 hosts or the
 /// warm load of a million entries allocates request bodies, outcomes and row arrays that are
 /// freed at once, but glibc keeps the pages: the benchmark saw about 190 bytes per cached entry
-/// of such retained memory at 100 000 entries. At most one trim runs at a time; others are skipped.
+/// of such retained memory at 100 000 entries. One trim runs at a time; a request that arrives
+/// during a trim makes it run once more when it ends (the memory that request freed may come
+/// after the running trim passed it), so the last of several concurrent preloads is not skipped.
 public enum MemoryTrim {
-    private static let running = Atomic<Bool>(false)
+    private static let coalescer = TrimCoalescer()
 
     /// Caps glibc's malloc arenas at one per HTTP worker thread (at least 2), unless the operator
     /// set `MALLOC_ARENA_MAX`. glibc's default is eight per core; each thread that allocates may
@@ -23,10 +25,25 @@ public enum MemoryTrim {
         return chttpdns_malloc_arena_max(Int32(count)) == 1 ? count : nil
     }
 
-    /// Trims the heap now, unless a trim is already running.
+    /// Trims the heap now, or has the trim already running trim once more when it ends.
     public static func afterBulkWork() {
-        guard running.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged else { return }
-        _ = chttpdns_malloc_trim()
-        running.store(false, ordering: .releasing)
+        coalescer.run { _ = chttpdns_malloc_trim() }
+    }
+}
+
+/// Runs one trim at a time; requests made while one runs are served by one more pass after it.
+final class TrimCoalescer: Sendable {
+    /// Trims asked for and not yet served; the caller that takes it from 0 does the trimming.
+    private let requests = Atomic<Int>(0)
+
+    func run(_ trim: () -> Void) {
+        guard requests.add(1, ordering: .acquiringAndReleasing).oldValue == 0 else { return }
+        var pending = 1
+        while pending > 0 {
+            trim()
+            // Requests that came during this pass (beyond the one it served) earn one more.
+            let left = requests.subtract(pending, ordering: .acquiringAndReleasing).newValue
+            pending = left > 0 ? left : 0
+        }
     }
 }
