@@ -218,8 +218,10 @@ def wrk(port, script, env_extra, connections=CONNECTIONS, duration=DURATION, tim
     if timeout_s:
         argv += ["--timeout", f"{timeout_s}s"]
     argv.append(f"http://127.0.0.1:{port}")
-    env = dict(os.environ, BENCH_LUA_DIR=LUA_DIR, BENCH_WRK_THREADS=str(WRK_THREADS), **env_extra)
-    result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=duration + 300)
+    with tempfile.TemporaryDirectory(prefix="wrk-barrier-") as barrier:
+        env = dict(os.environ, BENCH_LUA_DIR=LUA_DIR, BENCH_WRK_THREADS=str(WRK_THREADS), BENCH_BARRIER=barrier,
+                   **env_extra)
+        result = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=duration + 300)
     return parse_wrk(result, label)
 
 
@@ -240,7 +242,10 @@ def parse_wrk(result, label):
 def start_wrk_background(port, script, env_extra, connections, duration, timeout_s, out_path):
     argv = ["wrk", "-t", str(WRK_THREADS), "-c", str(connections), "-d", f"{duration}s", "--latency",
             "--timeout", f"{timeout_s}s", "-s", os.path.join(LUA_DIR, script), f"http://127.0.0.1:{port}"]
-    env = dict(os.environ, BENCH_LUA_DIR=LUA_DIR, BENCH_WRK_THREADS=str(WRK_THREADS), **env_extra)
+    # The barrier directory (see bench/lua/common.lua) lives as long as the run's work directory.
+    barrier = tempfile.mkdtemp(prefix="wrk-barrier-", dir=os.path.dirname(out_path))
+    env = dict(os.environ, BENCH_LUA_DIR=LUA_DIR, BENCH_WRK_THREADS=str(WRK_THREADS), BENCH_BARRIER=barrier,
+               **env_extra)
     out = open(out_path, "w")
     process = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.STDOUT, text=True)
     out.close()
@@ -871,7 +876,9 @@ def report(results):
   {SLOW_INFLIGHT} misses are always waiting), starting 3 s before and ending 3 s after the hit measurement
   on the same account.
 - (6) a fresh httpdnsd fills account `bench` by `POST /v1/bench/preload` (batches of {PRELOAD_BATCH});
-  RSS is read at {SCALE_MID:,} and {SCALE:,} entries; hits then cycle over all cached names; then SIGTERM
+  RSS is read at {SCALE_MID:,} and {SCALE:,} entries; hits then cycle over all cached names (wrk's threads
+  wait for each other's list to be built before the first request: see `bench/lua/common.lua`; without
+  that, a million-name list let one thread send uncounted-time requests and inflated (6) by 20-60 %); then SIGTERM
   (the write-behind queue is flushed) and a restart on the same database, timed to `/readyz` 200
   (polled every 5 ms).""")
     add("")

@@ -4,6 +4,7 @@
 --   BENCH_PREFIX  put before each item: "/v1/bench/resolve?host=" or "/dns-query?dns="
 --   BENCH_ACCEPT  optional Accept header ("application/dns-message" for RFC 8484)
 --   BENCH_WRK_THREADS  the -t value (for the offsets)
+--   BENCH_BARRIER  a fresh directory: no thread sends before every thread's list is built
 package.path = os.getenv("BENCH_LUA_DIR") .. "/?.lua;" .. package.path
 local common = require("common")
 
@@ -24,9 +25,11 @@ function init(args)
   count = #requests
   local threads = tonumber(os.getenv("BENCH_WRK_THREADS") or "1")
   index = math.floor(((tid or 1) - 1) * count / threads)
+  common.mark_ready()
 end
 
 function request()
+  common.wait_for_all()
   index = index + 1
   if index > count then index = 1 end
   return requests[index]
