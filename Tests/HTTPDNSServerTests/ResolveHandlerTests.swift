@@ -154,6 +154,19 @@ import Testing
         #expect(fixture.upstream.totalCalls == 0)
     }
 
+    /// A cached host is answered before any array is built (the hit path): its other parameters
+    /// must still be checked first.
+    @Test(arguments: [["type": "MX"], ["short": "2"], ["client_ip": "not-an-ip"]])
+    func aBadParameterBesideACachedHostIsStill400(bad: [String: String]) {
+        let fixture = ServiceFixture()
+        fixture.upstream.setAnswer("www.example.test", addresses: ["127.0.0.11"], ttl: 300)
+        #expect(fixture.get(Self.path, ["host": "www.example.test"]).status == 200)
+        let exchange = fixture.get(Self.path, bad.merging(["host": "www.example.test"]) { old, _ in old })
+        #expect(exchange.status == 400)
+        #expect(exchange.errorCode == "InvalidParameter")
+        #expect(fixture.get(Self.path, ["host": "www.example.test"]).object["source"] as? String == "cache")
+    }
+
     @Test func clientIPThatIsNotAnAddressIs400InvalidParameter() {
         let fixture = ServiceFixture()
         let exchange = fixture.get(Self.path, ["host": "www.example.test", "client_ip": "not-an-ip"])

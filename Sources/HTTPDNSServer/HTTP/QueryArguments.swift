@@ -29,6 +29,9 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     mutating func append(name: UnsafePointer<CChar>, value: UnsafePointer<CChar>?) {
         let nameBytes = UnsafeRawBufferPointer(start: name, count: strlenOf(name))
         guard find(nameBytes) == nil else { return }
+        // Room for a typical query at once: growing from the first pair's size reallocated the
+        // buffer on nearly every request (`host=` plus a name is already past the first step).
+        if storage.capacity == 0 { storage.reserveCapacity(96) }
         storage.append(contentsOf: nameBytes)
         storage.append(0)
         if let value { storage.append(contentsOf: UnsafeRawBufferPointer(start: value, count: strlenOf(value))) }

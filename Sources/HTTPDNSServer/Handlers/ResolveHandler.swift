@@ -10,13 +10,19 @@ extension HTTPDNSService {
         var batch: Bool
     }
 
+    /// The `type` and `short` parameters (and a checked `client_ip`).
+    struct QueryOptions {
+        var type: QueryType
+        var short: Bool?
+    }
+
     func parseHostQuery(_ request: HTTPRequest, maxHosts: Int) -> Result<HostQuery, APIError> {
         guard let hostParameter = request.query["host"], !hostParameter.isEmpty else {
             return .failure(APIError(.missingArgument, "the 'host' parameter is required"))
         }
         // One host (the common case): no split, and a canonical name is not even copied. A comma
         // is never valid in a name, so a batch always fails this test first.
-        if let host = HostName(hostParameter) { return parseOptions(request, hosts: [host], batch: false) }
+        if let host = HostName(hostParameter) { return hostQuery([host], batch: false, request) }
         if !hostParameter.utf8.contains(UInt8(ascii: ",")) {
             return .failure(APIError(.invalidHost, "'\(hostParameter)' is not a valid host name (RFC 1035; IDN must be punycode)"))
         }
@@ -32,11 +38,15 @@ extension HTTPDNSService {
             }
             hosts.append(host)
         }
-        return parseOptions(request, hosts: hosts, batch: names.count > 1)
+        return hostQuery(hosts, batch: names.count > 1, request)
+    }
+
+    private func hostQuery(_ hosts: [HostName], batch: Bool, _ request: HTTPRequest) -> Result<HostQuery, APIError> {
+        parseOptions(request).map { HostQuery(hosts: hosts, type: $0.type, short: $0.short, batch: batch) }
     }
 
     /// The `type`, `client_ip` and `short` parameters of a host query.
-    private func parseOptions(_ request: HTTPRequest, hosts: [HostName], batch: Bool) -> Result<HostQuery, APIError> {
+    private func parseOptions(_ request: HTTPRequest) -> Result<QueryOptions, APIError> {
         var type = QueryType.auto
         if let text = request.query["type"] {
             guard let parsed = QueryType(parameter: text) else {
@@ -55,7 +65,7 @@ extension HTTPDNSService {
             default: return .failure(APIError(.invalidParameter, "short must be 1, 0, true or false, got '\(text)'"))
             }
         }
-        return .success(HostQuery(hosts: hosts, type: type, short: short, batch: batch))
+        return .success(QueryOptions(type: type, short: short))
     }
 
     /// `GET /v1/{account}/resolve`: every (host, family) through the engine; answered at once when
@@ -64,21 +74,31 @@ extension HTTPDNSService {
     /// The cache is asked first for every pair without closures; only the pairs it cannot answer
     /// go to the upstreams, so a request that hits allocates no gather, slot or completion.
     func resolve(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
-        let query: HostQuery
-        switch parseHostQuery(request, maxHosts: limits.maxHostsPerResolve) {
-        case .success(let parsed): query = parsed
-        case .failure(let error): return .response(error.response)
-        }
         let options = engine.lookupOptions
+        let query: HostQuery
+        // One valid host (the common case) is tried on the cache before any array is built.
+        if let text = request.query["host"], let host = HostName(text) {
+            let parsed: QueryOptions
+            switch parseOptions(request) {
+            case .success(let value): parsed = value
+            case .failure(let error): return .response(error.response)
+            }
+            if let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable),
+               let answer = engine.cachedResolution(
+                   host: host, family: family, network: options.ispEnable ? clientNetwork(of: request) : "") {
+                return .response(AnswerRendering.single(
+                    host: host, family: family, answer: answer, short: parsed.short ?? options.shortEnable))
+            }
+            query = HostQuery(hosts: [host], type: parsed.type, short: parsed.short, batch: false)
+        } else {
+            switch parseHostQuery(request, maxHosts: limits.maxHostsPerResolve) {
+            case .success(let parsed): query = parsed
+            case .failure(let error): return .response(error.response)
+            }
+        }
         let short = query.short ?? options.shortEnable
         let network = options.ispEnable ? clientNetwork(of: request) : ""
         let single = query.type.singleFamily(ipv6Enabled: options.ipv6Enable)
-        if let family = single, query.hosts.count == 1 {
-            let host = query.hosts[0]
-            if let answer = engine.cachedResolution(host: host, family: family, network: network) {
-                return .response(AnswerRendering.single(host: host, family: family, answer: answer, short: short))
-            }
-        }
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)
         let pairs = query.hosts.flatMap { host in families.map { (host, $0) } }
         var cached: [FamilyOutcome?] = []
