@@ -119,3 +119,35 @@ struct CurlEventLoopSelfShutdownTests {
         loop.shutdown()
     }
 }
+
+/// The loop watches sockets through epoll: transfers that wait do not hold up one that is ready,
+/// and every waiting transfer still ends at its own timeout.
+struct CurlEventLoopManyTransfersTests {
+    @Test func aReadyTransferCompletesWhile150OthersWaitAndEachWaiterTimesOutOnce() async throws {
+        try await FakeJSONUpstream.with { server in
+            let silent = try SilentTCPListener()
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let waiting = HTTPRequest(url: "http://127.0.0.1:\(silent.port)/", timeoutMilliseconds: 2500)
+            let started = MonotonicTime.now()
+            try await withThrowingTaskGroup(of: Result<HTTPResponse, UpstreamError>.self) { group in
+                for _ in 0..<150 {
+                    group.addTask { await awaitResult { loop.perform(waiting, completion: $0) } }
+                }
+                try await Task.sleep(for: .milliseconds(300))
+                let fresh = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 3000)
+                let freshStarted = MonotonicTime.now()
+                let response = try await awaitResult { loop.perform(fresh, completion: $0) }.get()
+                #expect(response.status == 200)
+                #expect(MonotonicTime.now() - freshStarted < 1, "a ready transfer waited behind the silent ones")
+                var timeouts = 0
+                for try await result in group {
+                    if case .failure(let error) = result, error.code == .timeout { timeouts += 1 }
+                }
+                #expect(timeouts == 150)
+            }
+            let elapsed = MonotonicTime.now() - started
+            #expect(elapsed >= 2.4 && elapsed < 6, "the waiters ended after \(elapsed) s, not at their 2.5 s timeout")
+        }
+    }
+}

@@ -10,8 +10,8 @@ import Synchronization
 /// through it, so connections, TLS sessions and HTTP/2 streams are shared.
 ///
 /// ``perform(_:completion:)`` may be called from any thread and never blocks: the request is
-/// queued under a lock and the loop is woken with `curl_multi_wakeup`. Completions run on the
-/// loop thread, outside any lock; they must be quick (hand heavy work elsewhere).
+/// queued under a lock and the loop is woken through an eventfd. Completions run on the loop
+/// thread, outside any lock; they must be quick (hand heavy work elsewhere).
 public final class CurlEventLoop: Sendable {
     private let shared: CurlLoopShared
     private let finished = DispatchSemaphore(value: 0)
@@ -57,8 +57,8 @@ public final class CurlEventLoop: Sendable {
         let accepted = shared.state.withLock { state -> Bool in
             guard !state.isShutdown else { return false }
             state.pending.append(PendingTransfer(request: request, completion: completion))
-            // Under the lock, so the worker cannot have cleaned the multi handle up yet.
-            curl_multi_wakeup(shared.multi)
+            // Under the lock, so the worker cannot have closed the eventfd yet.
+            shared.wake()
             return true
         }
         if !accepted {
@@ -72,7 +72,7 @@ public final class CurlEventLoop: Sendable {
         let first = shared.state.withLock { state -> Bool in
             guard !state.stopRequested else { return false }
             state.stopRequested = true
-            if !state.isShutdown { curl_multi_wakeup(shared.multi) }
+            if !state.isShutdown { shared.wake() }
             return true
         }
         guard first, shared.loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
@@ -86,8 +86,8 @@ struct PendingTransfer: Sendable {
     var completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
 }
 
-/// What callers and the loop thread share: the multi handle (only `curl_multi_wakeup` is called
-/// on it from other threads) and the queue behind a lock.
+/// What callers and the loop thread share: the multi handle (used by the loop thread only), the
+/// queue behind a lock, and the eventfd that wakes the loop.
 final class CurlLoopShared: @unchecked Sendable {
     struct State {
         var pending: [PendingTransfer] = []
@@ -97,13 +97,24 @@ final class CurlLoopShared: @unchecked Sendable {
         var isShutdown = false
     }
 
-    /// The `CURLM *`; `curl_multi_wakeup` is thread-safe, everything else runs on the loop thread.
+    /// The `CURLM *`, used on the loop thread only.
     let multi: UnsafeMutableRawPointer
     let state = Mutex(State())
     /// The loop thread's `pthread_self()`, so `shutdown()` never waits for itself.
     let loopThread = Atomic<UInt>(0)
+    /// Written to wake the loop; the worker closes it once `isShutdown` is set (callers only
+    /// write it under the state lock while `isShutdown` is false).
+    let wakeFD: Int32
 
     init(multi: UnsafeMutableRawPointer) {
         self.multi = multi
+        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
+        precondition(wakeFD >= 0, "eventfd failed: errno \(errno)")
+    }
+
+    /// Wakes the loop thread (an eventfd counter; any number of wakes before it runs is one).
+    func wake() {
+        var one: UInt64 = 1
+        _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
     }
 }
