@@ -47,12 +47,16 @@ final class CurlLoopWorker {
         _ = chttpdns_curl_multi_timerfunction(multi, Self.timerCallback)
         _ = chttpdns_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, context)
         var events = [epoll_event](repeating: epoll_event(), count: 256)
+        // The queue is looked at only after a wake-up (callers append under the lock, then
+        // wake): taking the lock on every turn of the loop made callers contend with it.
+        var woken = true
         while true {
-            let (batch, stop) = shared.state.withLock { state in
+            let (batch, stop): ([PendingTransfer], Bool) = woken ? shared.state.withLock { state in
                 let batch = state.pending
                 state.pending.removeAll()
                 return (batch, state.stopRequested)
-            }
+            } : ([], false)
+            woken = false
             if stop {
                 finish(batch)
                 return
@@ -78,6 +82,7 @@ final class CurlLoopWorker {
                 if fd == shared.wakeFD {
                     var counter: UInt64 = 0
                     _ = withUnsafeMutableBytes(of: &counter) { read(shared.wakeFD, $0.baseAddress, 8) }
+                    woken = true
                     continue
                 }
                 let ready = events[index].events
