@@ -1,9 +1,8 @@
 #ifndef CHTTPDNS_CURL_SHIM_H
 #define CHTTPDNS_CURL_SHIM_H
 #include <curl/curl.h>
-/* The curl loop waits with epoll and is woken through an eventfd (Glibc's module has neither). */
+/* The curl loop waits with epoll (Glibc's module does not have it). */
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 
 /// Typed wrappers for the variadic curl_easy_setopt / curl_easy_getinfo / curl_multi_setopt.
 static inline CURLcode chttpdns_curl_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }

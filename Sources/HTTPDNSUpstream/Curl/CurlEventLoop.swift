@@ -10,7 +10,7 @@ import Synchronization
 /// through it, so connections, TLS sessions and HTTP/2 streams are shared.
 ///
 /// ``perform(_:completion:)`` may be called from any thread and never blocks: the request is
-/// queued under a lock and the loop is woken through an eventfd. Completions run on the loop
+/// queued under a lock and the loop is woken through a pipe. Completions run on the loop
 /// thread, outside any lock; they must be quick (hand heavy work elsewhere).
 public final class CurlEventLoop: Sendable {
     private let shared: CurlLoopShared
@@ -38,7 +38,7 @@ public final class CurlEventLoop: Sendable {
         self.shared = shared
         let finished = self.finished
         let thread = Thread {
-            shared.loopThread.store(UInt(pthread_self()), ordering: .releasing)
+            shared.queue.loopThread.store(UInt(pthread_self()), ordering: .releasing)
             CurlLoopWorker(shared: shared).run()
             finished.signal()
         }
@@ -54,28 +54,16 @@ public final class CurlEventLoop: Sendable {
     /// (any HTTP status) or an error: `.timeout` for CURLE_OPERATION_TIMEDOUT, `.transport` (curl
     /// code in `underlying`) for other failures and after ``shutdown()``.
     public func perform(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void) {
-        let accepted = shared.state.withLock { state -> Bool in
-            guard !state.isShutdown else { return false }
-            state.pending.append(PendingTransfer(request: request, completion: completion))
-            // Under the lock, so the worker cannot have closed the eventfd yet.
-            shared.wake()
-            return true
-        }
-        if !accepted {
+        guard shared.queue.enqueue(PendingTransfer(request: request, completion: completion)) else {
             completion(.failure(UpstreamError(.transport, "the curl event loop is shut down")))
+            return
         }
     }
 
     /// Stops the loop thread, failing queued and running transfers with `.transport`, and waits
     /// for it to exit (unless called from the loop thread itself). Idempotent.
     public func shutdown() {
-        let first = shared.state.withLock { state -> Bool in
-            guard !state.stopRequested else { return false }
-            state.stopRequested = true
-            if !state.isShutdown { shared.wake() }
-            return true
-        }
-        guard first, shared.loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
+        guard shared.queue.requestStop(), shared.queue.loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
         finished.wait()
     }
 }
@@ -86,35 +74,14 @@ struct PendingTransfer: Sendable {
     var completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
 }
 
-/// What callers and the loop thread share: the multi handle (used by the loop thread only), the
-/// queue behind a lock, and the eventfd that wakes the loop.
+/// What callers and the loop thread share: the multi handle (used by the loop thread only) and
+/// the queue of transfers with its wake-up pipe.
 final class CurlLoopShared: @unchecked Sendable {
-    struct State {
-        var pending: [PendingTransfer] = []
-        /// Set by `shutdown()`; the worker then stops.
-        var stopRequested = false
-        /// Set by the worker once it stopped taking requests; the multi handle is then gone.
-        var isShutdown = false
-    }
-
     /// The `CURLM *`, used on the loop thread only.
     let multi: UnsafeMutableRawPointer
-    let state = Mutex(State())
-    /// The loop thread's `pthread_self()`, so `shutdown()` never waits for itself.
-    let loopThread = Atomic<UInt>(0)
-    /// Written to wake the loop; the worker closes it once `isShutdown` is set (callers only
-    /// write it under the state lock while `isShutdown` is false).
-    let wakeFD: Int32
+    let queue = LoopQueue<PendingTransfer>()
 
     init(multi: UnsafeMutableRawPointer) {
         self.multi = multi
-        wakeFD = eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC))
-        precondition(wakeFD >= 0, "eventfd failed: errno \(errno)")
-    }
-
-    /// Wakes the loop thread (an eventfd counter; any number of wakes before it runs is one).
-    func wake() {
-        var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { write(wakeFD, $0.baseAddress, 8) }
     }
 }

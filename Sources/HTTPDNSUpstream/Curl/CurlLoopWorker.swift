@@ -35,8 +35,8 @@ final class CurlLoopWorker {
         precondition(epollFD >= 0, "epoll_create1 failed: errno \(errno)")
         var event = epoll_event()
         event.events = EPOLLIN.rawValue
-        event.data.fd = shared.wakeFD
-        precondition(epoll_ctl(epollFD, EPOLL_CTL_ADD, shared.wakeFD, &event) == 0, "epoll_ctl(eventfd) failed: errno \(errno)")
+        event.data.fd = shared.queue.wake.readDescriptor
+        precondition(epoll_ctl(epollFD, EPOLL_CTL_ADD, event.data.fd, &event) == 0, "epoll_ctl(wake pipe) failed: errno \(errno)")
     }
 
     /// Runs until `shutdown()`; then fails what is left and cleans the multi handle up.
@@ -51,11 +51,7 @@ final class CurlLoopWorker {
         // wake): taking the lock on every turn of the loop made callers contend with it.
         var woken = true
         while true {
-            let (batch, stop): ([PendingTransfer], Bool) = woken ? shared.state.withLock { state in
-                let batch = state.pending
-                state.pending.removeAll()
-                return (batch, state.stopRequested)
-            } : ([], false)
+            let (batch, stop) = woken ? shared.queue.take() : ([], false)
             woken = false
             if stop {
                 finish(batch)
@@ -79,9 +75,8 @@ final class CurlLoopWorker {
             guard count > 0 else { continue }
             for index in 0..<Int(count) {
                 let fd = events[index].data.fd
-                if fd == shared.wakeFD {
-                    var counter: UInt64 = 0
-                    _ = withUnsafeMutableBytes(of: &counter) { read(shared.wakeFD, $0.baseAddress, 8) }
+                if fd == shared.queue.wake.readDescriptor {
+                    shared.queue.wake.drain()
                     woken = true
                     continue
                 }
@@ -124,14 +119,9 @@ final class CurlLoopWorker {
         }
     }
 
-    /// Shutting down: fails what is queued and running, and releases curl, epoll and the eventfd.
+    /// Shutting down: fails what is queued and running, and releases curl and epoll.
     private func finish(_ batch: [PendingTransfer]) {
-        let leftover = shared.state.withLock { state in
-            state.isShutdown = true
-            let rest = state.pending
-            state.pending.removeAll()
-            return rest
-        }
+        let leftover = shared.queue.close()
         let error = UpstreamError(.transport, "the curl event loop is shut down")
         for transfer in batch + leftover { transfer.completion(.failure(error)) }
         for (_, easy) in active {
@@ -142,7 +132,6 @@ final class CurlLoopWorker {
         idle.removeAll()
         curl_multi_cleanup(multi)
         close(epollFD)
-        close(shared.wakeFD)
     }
 
     /// Adds one transfer to the multi handle; returns an error when it could not start.

@@ -55,11 +55,7 @@ final class SpeedProbeWorker {
 
     func run() {
         while true {
-            let (requests, stop) = shared.state.withLock { state in
-                let requests = state.pending
-                state.pending.removeAll()
-                return (requests, state.stopRequested)
-            }
+            let (requests, stop) = shared.take()
             if stop {
                 tearDown(failing: requests)
                 return
@@ -174,12 +170,7 @@ final class SpeedProbeWorker {
 
     /// Closes every socket and completes every request, counting undecided addresses unreachable.
     private func tearDown(failing requests: [PendingSpeedProbe]) {
-        let leftover = shared.state.withLock { state in
-            state.isShutdown = true
-            let rest = state.pending
-            state.pending.removeAll()
-            return rest
-        }
+        let leftover = shared.close()
         for probe in running {
             probe.socket.close()
             finish(probe.address, of: probe.batch, with: .unreachable)

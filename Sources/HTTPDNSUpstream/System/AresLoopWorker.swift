@@ -49,11 +49,7 @@ final class AresLoopWorker {
     func run() {
         setUp()
         while true {
-            let (batch, stop) = shared.state.withLock { state in
-                let batch = state.pending
-                state.pending.removeAll()
-                return (batch, state.stopRequested)
-            }
+            let (batch, stop) = shared.take()
             if stop {
                 tearDown(failing: batch)
                 return
@@ -96,12 +92,7 @@ final class AresLoopWorker {
     }
 
     private func tearDown(failing batch: [PendingLookup]) {
-        let leftover = shared.state.withLock { state in
-            state.isShutdown = true
-            let rest = state.pending
-            state.pending.removeAll()
-            return rest
-        }
+        let leftover = shared.close()
         let error = UpstreamError(.transport, "the system resolver is shut down")
         for pending in batch + leftover { pending.completion(.failure(error)) }
         if let channel {

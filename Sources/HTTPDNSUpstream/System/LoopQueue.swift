@@ -1,8 +1,8 @@
 import Synchronization
 
-/// What callers and one loop thread (the c-ares resolver's, the speed prober's) share: the queue
-/// of work behind a lock, the flags of shutting down, a wake-up pipe, and the thread's identity
-/// so that `shutdown()` never waits for itself.
+/// What callers and one loop thread (the curl loop's, the c-ares resolver's, the speed prober's)
+/// share: the queue of work behind a lock, the flags of shutting down, a wake-up pipe, and the
+/// thread's identity so that `shutdown()` never waits for itself.
 final class LoopQueue<Item: Sendable>: Sendable {
     struct State {
         var pending: [Item] = []
@@ -24,6 +24,26 @@ final class LoopQueue<Item: Sendable>: Sendable {
         }
         if accepted { wake.signal() }
         return accepted
+    }
+
+    /// The loop thread's turn: everything queued since the last one, and whether to stop.
+    func take() -> (items: [Item], stop: Bool) {
+        state.withLock { state in
+            let items = state.pending
+            state.pending.removeAll()
+            return (items, state.stopRequested)
+        }
+    }
+
+    /// The loop thread stops taking work: marks the queue shut down (`enqueue` refuses from now
+    /// on) and returns what was still queued, for the thread to fail.
+    func close() -> [Item] {
+        state.withLock { state in
+            state.isShutdown = true
+            let rest = state.pending
+            state.pending.removeAll()
+            return rest
+        }
     }
 
     /// Asks the thread to stop; true the first time.
