@@ -36,8 +36,7 @@ enum HTTPDNSD {
         } catch {
             fail("configuration error: \(error)", code: 2)
         }
-        let httpThreads = config.threads > 0 ? config.threads : max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-        if let arenas = MemoryTrim.limitArenas(httpThreads: httpThreads) {
+        if let arenas = MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
             Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")
         }
 

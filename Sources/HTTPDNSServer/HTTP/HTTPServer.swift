@@ -32,7 +32,7 @@ public final class HTTPServer: @unchecked Sendable {
     public func start() throws(HTTPServerError) -> UInt16 {
         var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
-        let threads = options.threads > 0 ? options.threads : max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let threads = HTTPServerOptions.workerThreads(configured: options.threads)
         guard let address = IPAddress(options.host) else {
             throw HTTPServerError("listen address '\(options.host)' is not an IP address")
         }

@@ -75,6 +75,7 @@ extension HTTPDNSService {
     /// go to the upstreams, so a request that hits allocates no gather, slot or completion.
     func resolve(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
         let options = engine.lookupOptions
+        let network = options.ispEnable ? clientNetwork(of: request) : ""
         let query: HostQuery
         // One valid host (the common case) is tried on the cache before any array is built.
         if let text = request.query["host"], let host = HostName(text) {
@@ -84,8 +85,7 @@ extension HTTPDNSService {
             case .failure(let error): return .response(error.response)
             }
             if let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable),
-               let answer = engine.cachedResolution(
-                   host: host, family: family, network: options.ispEnable ? clientNetwork(of: request) : "") {
+               let answer = engine.cachedResolution(host: host, family: family, network: network) {
                 return .response(AnswerRendering.single(
                     host: host, family: family, answer: answer, short: parsed.short ?? options.shortEnable))
             }
@@ -97,7 +97,6 @@ extension HTTPDNSService {
             }
         }
         let short = query.short ?? options.shortEnable
-        let network = options.ispEnable ? clientNetwork(of: request) : ""
         let single = query.type.singleFamily(ipv6Enabled: options.ipv6Enable)
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)
         let pairs = query.hosts.flatMap { host in families.map { (host, $0) } }
