@@ -14,7 +14,6 @@ import Synchronization
 /// thread, outside any lock; they must be quick (hand heavy work elsewhere).
 public final class CurlEventLoop: Sendable {
     private let shared: CurlLoopShared
-    private let finished = DispatchSemaphore(value: 0)
 
     /// Starts the loop thread.
     /// - Parameters:
@@ -36,14 +35,7 @@ public final class CurlEventLoop: Sendable {
         _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         let shared = CurlLoopShared(multi: multi)
         self.shared = shared
-        let finished = self.finished
-        let thread = Thread {
-            shared.queue.loopThread.store(UInt(pthread_self()), ordering: .releasing)
-            CurlLoopWorker(shared: shared).run()
-            finished.signal()
-        }
-        thread.name = "httpdns-curl"
-        thread.start()
+        shared.queue.startThread(named: "httpdns-curl") { CurlLoopWorker(shared: shared).run() }
     }
 
     deinit {
@@ -63,8 +55,7 @@ public final class CurlEventLoop: Sendable {
     /// Stops the loop thread, failing queued and running transfers with `.transport`, and waits
     /// for it to exit (unless called from the loop thread itself). Idempotent.
     public func shutdown() {
-        guard shared.queue.requestStop(), shared.queue.loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
-        finished.wait()
+        shared.queue.stopAndWait()
     }
 }
 

@@ -33,7 +33,6 @@ public final class SocketSpeedTester: SpeedTester {
     public let usesICMPForIPv6: Bool
 
     private let shared: SpeedProbeShared
-    private let finished = DispatchSemaphore(value: 0)
 
     /// Starts the prober thread.
     /// - Parameters:
@@ -45,16 +44,9 @@ public final class SocketSpeedTester: SpeedTester {
         usesICMPForIPv6 = allowICMP && Self.unprivilegedICMPAllowed(ipv6: true)
         let shared = SpeedProbeShared()
         self.shared = shared
-        let finished = self.finished
         let configuration = SpeedProbeWorker.Configuration(
             maxConcurrentProbes: max(1, maxConcurrentProbes), icmpV4: usesICMPForIPv4, icmpV6: usesICMPForIPv6)
-        let thread = Thread {
-            shared.loopThread.store(UInt(pthread_self()), ordering: .releasing)
-            SpeedProbeWorker(shared: shared, configuration: configuration).run()
-            finished.signal()
-        }
-        thread.name = "httpdns-speed"
-        thread.start()
+        shared.startThread(named: "httpdns-speed") { SpeedProbeWorker(shared: shared, configuration: configuration).run() }
     }
 
     deinit {
@@ -80,8 +72,7 @@ public final class SocketSpeedTester: SpeedTester {
     /// Stops the prober thread, completing unfinished requests with their undecided addresses
     /// unreachable, and waits for it unless called from that thread (from a completion). Idempotent.
     public func shutdown() {
-        guard shared.requestStop(), shared.loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
-        finished.wait()
+        shared.stopAndWait()
     }
 
     /// Whether this process may open an unprivileged ICMP (or, with `ipv6`, ICMPv6) echo socket;

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// What callers and one loop thread (the curl loop's, the c-ares resolver's, the speed prober's)
@@ -14,6 +15,26 @@ final class LoopQueue<Item: Sendable>: Sendable {
     let wake = WakePipe()
     /// The loop thread's `pthread_self()`.
     let loopThread = Atomic<UInt>(0)
+    /// Signalled when the loop thread's body returns.
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts the loop thread, which runs `body` (the worker's loop) until it returns.
+    func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+        let thread = Thread { [self] in
+            loopThread.store(UInt(pthread_self()), ordering: .releasing)
+            body()
+            finished.signal()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Asks the thread to stop and waits until it has, unless called from the thread itself (a
+    /// completion may shut its own loop down). Idempotent.
+    func stopAndWait() {
+        guard requestStop(), loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
+        finished.wait()
+    }
 
     /// Queues `item` and wakes the thread; false once the loop is stopping or stopped.
     func enqueue(_ item: Item) -> Bool {

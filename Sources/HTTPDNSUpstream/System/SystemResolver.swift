@@ -14,7 +14,6 @@ import Synchronization
 public final class SystemResolver: UpstreamResolver {
     public let name: String
     private let shared: AresLoopShared
-    private let finished = DispatchSemaphore(value: 0)
 
     /// Starts the resolver thread.
     /// - Parameters:
@@ -29,16 +28,9 @@ public final class SystemResolver: UpstreamResolver {
         self.name = name
         let shared = AresLoopShared()
         self.shared = shared
-        let finished = self.finished
         let configuration = AresLoopWorker.Configuration(
             servers: servers, attemptTimeoutMilliseconds: attemptTimeoutMilliseconds, tries: tries)
-        let thread = Thread {
-            shared.loopThread.store(UInt(pthread_self()), ordering: .releasing)
-            AresLoopWorker(shared: shared, configuration: configuration).run()
-            finished.signal()
-        }
-        thread.name = "httpdns-ares"
-        thread.start()
+        shared.startThread(named: "httpdns-ares") { AresLoopWorker(shared: shared, configuration: configuration).run() }
     }
 
     deinit {
@@ -56,8 +48,7 @@ public final class SystemResolver: UpstreamResolver {
     /// Stops the thread (`ares_destroy`), failing pending lookups with `.transport`, and waits
     /// for it unless called from that thread. Idempotent.
     public func shutdown() {
-        guard shared.requestStop(), shared.loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
-        finished.wait()
+        shared.stopAndWait()
     }
 }
 
