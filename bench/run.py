@@ -338,7 +338,7 @@ class Stack:
         probe = "/dns-query?dns=" + b64url_query(f"ready.{ZONE}")
         wait_until(lambda: http_get(self.dnss_port, probe)[0] == 200, 15, "dnss", self.dnss)
         self.slow = self.processes.start("slow-doh", [
-            sys.executable, os.path.join(BENCH_DIR, "slow_doh.py"), "--port", str(self.slow_port),
+            os.path.join(self.work, "slow_doh"), "--port", str(self.slow_port),
             "--dns", f"127.0.0.1:{self.cache_port}"])
         wait_until(lambda: http_get(self.slow_port, "/_health")[0] == 200, 15, "slow-doh", self.slow)
 
@@ -451,6 +451,8 @@ def build(work):
                             capture_output=True, text=True).stdout.split()
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-o", baseline, os.path.join(BENCH_DIR, "baseline", "baseline.c")]
                    + cflags + ["-lpthread"], check=True)
+    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-o", os.path.join(work, "slow_doh"),
+                    os.path.join(BENCH_DIR, "slowdoh", "slow_doh.c")], check=True)
     return binary, baseline, swift
 
 
@@ -866,7 +868,7 @@ def report(results):
         add("")
 
     if results.get("s5_upstream_cpu") is not None:
-        add(f"Slow upstream: the delaying upstream (`bench/slow_doh.py`, Python) used "
+        add(f"Slow upstream: the delaying upstream (`bench/slowdoh/slow_doh.c`) used "
             f"{results['s5_upstream_cpu'] * 100:.0f} % of one core during (5), on the same {results['machine']['cores']} "
             "cores as the server and the load; a `tc netem` delay would cost no CPU, but needs a network "
             "namespace with its own loopback for all the processes.")
@@ -887,7 +889,7 @@ def report(results):
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
   authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
   (4d) dnsperf against the caching unbound (UDP).
-- (5) account `slow` has `bench/slow_doh.py` as its upstream: an RFC 8484 proxy that waits {SLOW_MS} ms before
+- (5) account `slow` has `bench/slowdoh/slow_doh.c` as its upstream: an RFC 8484 proxy that waits {SLOW_MS} ms before
   asking the caching unbound. The {NAMES} names are preloaded with the delay at 0; then, with the delay
   on, a second wrk keeps {SLOW_INFLIGHT} connections asking never-asked names of that account (so
   {SLOW_INFLIGHT} misses are always waiting), starting 3 s before and ending 3 s after the hit measurement
