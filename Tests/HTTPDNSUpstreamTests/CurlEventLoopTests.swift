@@ -104,6 +104,31 @@ struct CurlEventLoopReuseTests {
     }
 }
 
+/// A burst of transfers to a plain-http upstream with no open connection goes out at once. With
+/// CURLOPT_PIPEWAIT curl held all but the first until that one was answered, waiting for a chance
+/// to multiplex that HTTP/1.1 never gives: the whole first burst paid the upstream's latency twice.
+struct CurlEventLoopColdBurstTests {
+    @Test func concurrentTransfersToAColdPlainHTTPUpstreamAreSentTogether() async throws {
+        try await FakeJSONUpstream.with { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let count = 8
+            let url = server.baseURL + "/gather?key=\(UInt64.random(in: 0...UInt64.max))&n=\(count)"
+            let statuses = await withTaskGroup(of: Int.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        let result = await awaitResult { loop.perform(HTTPRequest(url: url, timeoutMilliseconds: 8000), completion: $0) }
+                        return (try? result.get().status) ?? -1
+                    }
+                }
+                return await group.reduce(into: [Int]()) { $0.append($1) }
+            }
+            // 200 only if all eight were waiting at the upstream at the same time.
+            #expect(statuses == Array(repeating: 200, count: count))
+        }
+    }
+}
+
 /// Shutting a loop down from its own completion must not deadlock.
 struct CurlEventLoopSelfShutdownTests {
     @Test func shutdownFromACompletionReturns() async throws {

@@ -43,6 +43,10 @@ final class EasyHandle {
         errorBuffer[0] = 0
         self.completion = completion
 
+        // Waiting for a connection that might multiplex only pays where it can: HTTP/2 is
+        // negotiated over TLS (ALPN). A plain-http upstream speaks HTTP/1.1, and with PIPEWAIT a
+        // burst of transfers to a cold pool would all wait for the first one's whole answer.
+        let pipeWait = request.url.utf8.starts(with: "https:".utf8) ? 1 : 0
         for header in request.headers {
             headerList = curl_slist_append(headerList, "\(header.name): \(header.value)")
         }
@@ -54,7 +58,7 @@ final class EasyHandle {
             chttpdns_curl_setopt_long(handle, CURLOPT_NOSIGNAL, 1),
             chttpdns_curl_setopt_long(handle, CURLOPT_TIMEOUT_MS, timeout),
             chttpdns_curl_setopt_long(handle, CURLOPT_CONNECTTIMEOUT_MS, timeout),
-            chttpdns_curl_setopt_long(handle, CURLOPT_PIPEWAIT, 1),
+            chttpdns_curl_setopt_long(handle, CURLOPT_PIPEWAIT, pipeWait),
             chttpdns_curl_setopt_long(handle, CURLOPT_TCP_KEEPALIVE, 1),
             chttpdns_curl_setopt_ptr(handle, CURLOPT_ERRORBUFFER, errorBuffer),
             chttpdns_curl_setopt_write_fn(handle, CURLOPT_WRITEFUNCTION, EasyHandle.writeCallback),

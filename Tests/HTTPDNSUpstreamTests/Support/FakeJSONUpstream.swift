@@ -7,6 +7,9 @@ import Glibc
 /// A Python `http.server` on loopback speaking the DoH JSON API (`/resolve`) and the EMAS HTTPDNS
 /// API (`/100000/d`, `/100000/sign_d`) for a few fixed names, checking signatures with Python's
 /// `hashlib`, with its clock (and `Date` header) `skew` seconds ahead of ours. Use ``with(skew:_:)``.
+/// `/connections` counts the client ports seen; `/gather?key=K&n=N` holds each request until N
+/// with the same key are waiting at once, so a test can prove that N transfers were in flight
+/// together without measuring time.
 final class FakeJSONUpstream {
     let port: UInt16
     private let directory: URL
@@ -19,12 +22,13 @@ final class FakeJSONUpstream {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     static let script = #"""
-        import email.utils, hashlib, json, signal, sys, time
+        import email.utils, hashlib, json, signal, sys, threading, time
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         from urllib.parse import urlparse, parse_qs
         PORT, SKEW = int(sys.argv[1]), int(sys.argv[2])
         PORTS = set()
+        LOCK, BARRIERS = threading.Lock(), {}
         class H(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
             def date_time_string(self, timestamp=None):
@@ -43,6 +47,16 @@ final class FakeJSONUpstream {
                 q = {k: v[0] for k, v in parse_qs(u.query).items()}
                 if u.path == "/connections":
                     return self.reply(200, {"count": len(PORTS)})
+                if u.path == "/gather":
+                    # Answers only once n requests of the same key wait here at the same time
+                    # (504 if they do not all arrive within 5 s).
+                    with LOCK:
+                        barrier = BARRIERS.setdefault(q["key"], threading.Barrier(int(q["n"]), timeout=5))
+                    try:
+                        barrier.wait()
+                    except threading.BrokenBarrierError:
+                        return self.reply(504, {"code": "NotGathered"})
+                    return self.reply(200, {"gathered": int(q["n"])})
                 PORTS.add(self.client_address[1])
                 if u.path == "/resolve":
                     name, rtype = q.get("name"), q.get("type")
