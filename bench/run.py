@@ -13,13 +13,13 @@ quick runs (defaults are the issue's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6  which sections to run (1-3 always run together when any is asked)
+  BENCH_SECTIONS=1,2,3,4,5,6  which sections to run (1-3 always run, in the loop with 5 and 6)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
   BENCH_RESULTS=bench/RESULTS.md      where the report goes
   BENCH_KEEP_WORK=1      keep the working directory afterwards
-  BENCH_PROFILE=FILE     after sections 1-3, one more hit run under `perf record -g` into FILE
+  BENCH_PROFILE=FILE     after the hit loop, one more hit run under `perf record -g` into FILE
                          (not counted in the figures; read it with `perf report -i FILE`)
 
 Nothing here talks to anything but 127.0.0.1: unbound refuses every name outside bench.test,
@@ -495,7 +495,12 @@ def run(work, processes, results):
     status, base_body, _ = http_get(baseline_port, f"/v1/bench/resolve?host={names[0]}")
     assert base_body == body
 
-    # (1), (2), (3) interleaved rep by rep, so that drift hits all three alike.
+    slow = SlowSection(main, stack, names, work) if 5 in SECTIONS else None
+    big = ScaleSection(work, processes, binary, dnss_upstream) if 6 in SECTIONS else None
+
+    # Every hit measurement runs rep by rep in one loop: (1), (2), (3), then (5q)/(5) and (6q)/(6).
+    # Drift of the machine's speed then hits each figure alike, and the issue's ratios (5)/(1) and
+    # (6)/(1) compare runs a minute apart rather than several minutes.
     hit_env = {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/bench/resolve?host="}
     peer_env = {"BENCH_LIST": queries_file, "BENCH_PREFIX": "/dns-query?dns=", "BENCH_ACCEPT": "application/dns-message"}
     runs = {1: [], 2: [], 3: []}
@@ -506,10 +511,14 @@ def run(work, processes, results):
     for name in names[:50]:
         dns_ask(stack.cache_port, name)
     for rep in range(REPS):
-        log(f"sections 1-3, repetition {rep + 1}/{REPS}")
+        log(f"hit sections, repetition {rep + 1}/{REPS}")
         runs[1].append(wrk(main.port, "cycle.lua", hit_env, label="(1) httpdnsd hits"))
         runs[2].append(wrk(baseline_port, "cycle.lua", hit_env, label="(2) baseline"))
         runs[3].append(wrk(stack.dnss_port, "cycle.lua", peer_env, label="(3) dnss+unbound"))
+        if slow:
+            slow.measure(rep, hit_env)
+        if big:
+            big.measure()
     hits_delta = main.counter("httpdns_cache_hits_total", "bench") - hits_before
     misses_delta = main.counter("httpdns_cache_misses_total", "bench") - misses_before
     unbound_after = stack.cache_stats()
@@ -521,6 +530,8 @@ def run(work, processes, results):
     peer_queries = unbound_after.get("total.num.queries", 0) - unbound_before.get("total.num.queries", 0)
     peer_cachemiss = unbound_after.get("total.num.cachemiss", 0) - unbound_before.get("total.num.cachemiss", 0)
     results["s3"]["check"] = f"unbound: {peer_queries:.0f} queries, {peer_cachemiss:.0f} cache misses"
+    if slow:
+        slow.finish(results)
     processes.stop(baseline)
     if PROFILE:
         log(f"profiling one more hit run into {PROFILE}")
@@ -556,47 +567,55 @@ def run(work, processes, results):
                                  "reps": [round(d["qps"]) for d in dnsperf_runs],
                                  "lost": sum(d["lost"] for d in dnsperf_runs)}
 
-    if 5 in SECTIONS:
+    if big:
+        processes.stop(main.process)
+        results["s6"] = big.finish()
+
+
+class SlowSection:
+    """(5): hits on account `slow` while a second wrk keeps SLOW_INFLIGHT never-asked names of the
+    same account waiting on the delaying upstream; (5q), the same hits just before, without misses."""
+
+    def __init__(self, main, stack, names, work):
+        self.main, self.stack, self.work = main, stack, work
         stack.set_slow_delay(0)
         seconds = main.preload("slow", names)
-        log(f"warmed {NAMES} names into account slow in {seconds:.1f} s")
+        log(f"warmed {len(names)} names into account slow in {seconds:.1f} s")
         stack.set_slow_delay(SLOW_MS)
-        runs5, quiet5, background, upstream_cpu = [], [], [], []
-        slow_hit_env = dict(hit_env, BENCH_PREFIX="/v1/slow/resolve?host=")
-        for rep in range(REPS):
-            log(f"section 5, repetition {rep + 1}/{REPS}")
-            # The same hits on the same account just before, without misses: a same-time reference.
-            quiet5.append(wrk(main.port, "cycle.lua", slow_hit_env, label="(5q) the same hits, no misses"))
-            cpu_before = cpu_seconds(stack.slow.pid)
-            out_path = os.path.join(work, f"slow-misses-{rep}.out")
-            lead = 3  # seconds of misses before the hit measurement starts, and after it ends
-            bg = start_wrk_background(main.port, "distinct.lua", {
-                "BENCH_MODE": "resolve", "BENCH_TAG": f"s{rep}r{random.randrange(10**6)}",
-                "BENCH_PREFIX": "/v1/slow/resolve?host=", "BENCH_ZONE": ZONE},
-                SLOW_INFLIGHT, DURATION + 2 * lead, 10, out_path)
-            try:
-                time.sleep(lead)
-                started = time.monotonic()
-                runs5.append(wrk(main.port, "cycle.lua", slow_hit_env, label="(5) hits with slow misses"))
-                upstream_cpu.append((cpu_seconds(stack.slow.pid) - cpu_before) / (time.monotonic() - started + lead))
-            finally:
-                try:
-                    bg.wait(DURATION + 120)
-                except subprocess.TimeoutExpired:
-                    bg.kill()
-                    bg.wait()
-            with open(out_path) as f:
-                background.append(parse_wrk(subprocess.CompletedProcess(bg.args, bg.returncode, f.read(), ""),
-                                            "(5) slow misses"))
-        stack.set_slow_delay(0)
-        results["s5"] = summarize(runs5)
-        results["s5_quiet"] = summarize(quiet5)
-        results["s5_misses"] = summarize(background)
-        results["s5_upstream_cpu"] = statistics.median(upstream_cpu)
+        self.runs, self.quiet, self.background, self.upstream_cpu = [], [], [], []
 
-    if 6 in SECTIONS:
-        processes.stop(main.process)
-        results["s6"] = scale(work, processes, binary, dnss_upstream)
+    def measure(self, rep, hit_env):
+        main, stack = self.main, self.stack
+        slow_hit_env = dict(hit_env, BENCH_PREFIX="/v1/slow/resolve?host=")
+        self.quiet.append(wrk(main.port, "cycle.lua", slow_hit_env, label="(5q) the same hits, no misses"))
+        cpu_before = cpu_seconds(stack.slow.pid)
+        out_path = os.path.join(self.work, f"slow-misses-{rep}.out")
+        lead = 3  # seconds of misses before the hit measurement starts, and after it ends
+        bg = start_wrk_background(main.port, "distinct.lua", {
+            "BENCH_MODE": "resolve", "BENCH_TAG": f"s{rep}r{random.randrange(10**6)}",
+            "BENCH_PREFIX": "/v1/slow/resolve?host=", "BENCH_ZONE": ZONE},
+            SLOW_INFLIGHT, DURATION + 2 * lead, 10, out_path)
+        try:
+            time.sleep(lead)
+            started = time.monotonic()
+            self.runs.append(wrk(main.port, "cycle.lua", slow_hit_env, label="(5) hits with slow misses"))
+            self.upstream_cpu.append((cpu_seconds(stack.slow.pid) - cpu_before) / (time.monotonic() - started + lead))
+        finally:
+            try:
+                bg.wait(DURATION + 120)
+            except subprocess.TimeoutExpired:
+                bg.kill()
+                bg.wait()
+        with open(out_path) as f:
+            self.background.append(parse_wrk(subprocess.CompletedProcess(bg.args, bg.returncode, f.read(), ""),
+                                             "(5) slow misses"))
+
+    def finish(self, results):
+        self.stack.set_slow_delay(0)
+        results["s5"] = summarize(self.runs)
+        results["s5_quiet"] = summarize(self.quiet)
+        results["s5_misses"] = summarize(self.background)
+        results["s5_upstream_cpu"] = statistics.median(self.upstream_cpu)
 
 
 def cpu_seconds(pid):
@@ -624,52 +643,76 @@ def dnsperf(work, port, rep):
     return result
 
 
-def scale(work, processes, binary, upstream):
-    out = {}
-    server = HTTPDNSD(processes, work, binary, "httpdnsd-scale", {"bench": upstream}, cache_limit=2 * SCALE)
-    server.start()
-    time.sleep(1)
-    pid = server.process.pid
-    rss0 = rss_kib(pid)
-    out["rss0_kib"] = rss0
-    names = [f"s{i:07d}.{ZONE}" for i in range(SCALE)]
-    stops = [n for n in (SCALE_MID, SCALE) if n <= SCALE]
-    done = 0
-    fill_seconds = 0.0
-    for stop in stops:
-        fill_seconds += server.preload("bench", names[done:stop])
-        done = stop
-        time.sleep(2)
-        entries = server.entries("bench")
-        rss = rss_kib(pid)
-        out[f"rss_{stop}"] = {"entries": entries, "rss_kib": rss,
-                              "bytes_per_entry": (rss - rss0) * 1024 / max(1, entries)}
-        log(f"  {entries} entries: RSS {rss / 1024:.1f} MiB, "
-            f"{(rss - rss0) * 1024 / max(1, entries):.0f} bytes per entry ({done / fill_seconds:.0f} names/s filled)")
-    out["fill_rate"] = SCALE / fill_seconds
-    out["entries"] = server.entries("bench")
-    names_file = write_list(os.path.join(work, "scale-names.txt"), names)
-    hot_file = write_list(os.path.join(work, "scale-hot-names.txt"), names[:NAMES])
-    runs, quiet = [], []
-    for rep in range(REPS):
-        log(f"section 6, repetition {rep + 1}/{REPS}")
+class ScaleSection:
+    """(6): a second instance filled with SCALE entries (RSS read at SCALE_MID and SCALE); hits over
+    all of them, and (6q) (1)'s workload on the same instance; then the warm restart."""
+
+    def __init__(self, work, processes, binary, upstream):
+        out = self.out = {}
+        server = self.server = HTTPDNSD(processes, work, binary, "httpdnsd-scale", {"bench": upstream},
+                                        cache_limit=2 * SCALE)
+        server.start()
+        time.sleep(1)
+        pid = server.process.pid
+        rss0 = rss_kib(pid)
+        out["rss0_kib"] = rss0
+        names = self.names = [f"s{i:07d}.{ZONE}" for i in range(SCALE)]
+        stops = [n for n in (SCALE_MID, SCALE) if n <= SCALE]
+        done = 0
+        fill_seconds = 0.0
+        for stop in stops:
+            fill_seconds += server.preload("bench", names[done:stop])
+            done = stop
+            time.sleep(2)
+            entries = server.entries("bench")
+            rss = rss_kib(pid)
+            out[f"rss_{stop}"] = {"entries": entries, "rss_kib": rss,
+                                  "bytes_per_entry": (rss - rss0) * 1024 / max(1, entries)}
+            log(f"  {entries} entries: RSS {rss / 1024:.1f} MiB, "
+                f"{(rss - rss0) * 1024 / max(1, entries):.0f} bytes per entry ({done / fill_seconds:.0f} names/s filled)")
+        out["fill_rate"] = SCALE / fill_seconds
+        out["entries"] = server.entries("bench")
+        self.names_file = write_list(os.path.join(work, "scale-names.txt"), names)
+        self.hot_file = write_list(os.path.join(work, "scale-hot-names.txt"), names[:NAMES])
+        self.runs, self.quiet = [], []
+        # The hit runs of the other sections come next, next to this instance: wait until it is idle
+        # (its write-behind queue has reached SQLite).
+        wait_idle(pid, "httpdnsd-scale")
+
+    def measure(self):
+        log(f"section 6: hits over {SCALE} names, and (6q)")
+        prefix = "/v1/bench/resolve?host="
         # (1)'s workload (NAMES names) on this instance just before: a same-time reference.
-        quiet.append(wrk(server.port, "cycle.lua", {"BENCH_LIST": hot_file, "BENCH_PREFIX": "/v1/bench/resolve?host="},
-                         label=f"(6q) hits over {NAMES} of the cached names"))
-        runs.append(wrk(server.port, "cycle.lua", {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/bench/resolve?host="},
-                        label=f"(6) hits over {SCALE} cached names"))
-    out["hits"] = summarize(runs)
-    out["hits_quiet"] = summarize(quiet)
-    # Warm restart: SIGTERM flushes the write-behind queue; then start to /readyz 200.
-    out["stop_seconds"] = server.stop()
-    out["restart_seconds"] = server.start()
-    out["entries_after_restart"] = server.entries("bench")
-    status, body, _ = http_get(server.port, f"/v1/bench/cache?host={names[-1]}")
-    out["hit_after_restart"] = status == 200
-    out["rss_after_restart_kib"] = rss_kib(server.process.pid)
-    log(f"  warm restart: {out['restart_seconds']:.2f} s to ready, {out['entries_after_restart']} entries loaded")
-    server.stop()
-    return out
+        self.quiet.append(wrk(self.server.port, "cycle.lua", {"BENCH_LIST": self.hot_file, "BENCH_PREFIX": prefix},
+                              label=f"(6q) hits over {NAMES} of the cached names"))
+        self.runs.append(wrk(self.server.port, "cycle.lua", {"BENCH_LIST": self.names_file, "BENCH_PREFIX": prefix},
+                             label=f"(6) hits over {SCALE} cached names"))
+
+    def finish(self):
+        out, server, names = self.out, self.server, self.names
+        out["hits"] = summarize(self.runs)
+        out["hits_quiet"] = summarize(self.quiet)
+        # Warm restart: SIGTERM flushes the write-behind queue; then start to /readyz 200.
+        out["stop_seconds"] = server.stop()
+        out["restart_seconds"] = server.start()
+        out["entries_after_restart"] = server.entries("bench")
+        status, body, _ = http_get(server.port, f"/v1/bench/cache?host={names[-1]}")
+        out["hit_after_restart"] = status == 200
+        out["rss_after_restart_kib"] = rss_kib(server.process.pid)
+        log(f"  warm restart: {out['restart_seconds']:.2f} s to ready, {out['entries_after_restart']} entries loaded")
+        server.stop()
+        return out
+
+
+def wait_idle(pid, name, limit=120):
+    """Waits until the process uses under 2 % of a core over a second (or `limit` seconds pass)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(1)
+        if cpu_seconds(pid) - before < 0.02:
+            return
+    log(f"  {name} still busy after {limit} s; measuring anyway")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -737,9 +780,9 @@ def report(results):
         f"-c{CONNECTIONS} HTTP/1.1 keep-alive, {NAMES} warmed names, scale {SCALE} entries")
     add(f"- **The load generator (wrk) and every server share the same {m['cores']} cores** (and other "
         "people's builds may have been running): absolute figures are low and noisy; the ratios, measured "
-        "in the same run on the same workload, are the figures to read. (1)-(3) are interleaved rep by rep; "
-        "(5) and (6) are compared with (1) measured minutes earlier, so a large spread makes those ratios weak; "
-        "(5q) and (6q), measured just before each repetition of (5) and (6) on the same instance, are the same-time references.")
+        "in the same run on the same workload, are the figures to read. The hit measurements run repetition by "
+        "repetition in one loop, (1) (2) (3) (5q) (5) (6q) (6), so that drift hits them alike; (5q) and (6q), "
+        "measured just before each (5) and (6) on the same instance, are the closest same-time references.")
     add("")
 
     s1, s2, s3 = results.get("s1"), results.get("s2"), results.get("s3")
@@ -884,7 +927,8 @@ def report(results):
   Lua `init`, each wrk thread starting at another offset); the hit and miss counters of `/metrics`
   are checked afterwards. (2) the same wrk script against `bench/baseline/baseline.c`; (3) the same
   names as pre-encoded base64url queries (written by run.py) against dnss, whose unbound has them
-  cached (checked with `unbound-control stats_noreset`). (1)-(3) are interleaved repetition by repetition.
+  cached (checked with `unbound-control stats_noreset`). (1), (2), (3), (5q), (5), (6q) and (6) run in
+  that order in each repetition, so a repetition of (5) or (6) is measured about a minute after its (1).
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
   authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
@@ -894,8 +938,9 @@ def report(results):
   on, a second wrk keeps {SLOW_INFLIGHT} connections asking never-asked names of that account (so
   {SLOW_INFLIGHT} misses are always waiting), starting 3 s before and ending 3 s after the hit measurement
   on the same account.
-- (6) a fresh httpdnsd fills account `bench` by `POST /v1/bench/preload` (batches of {PRELOAD_BATCH});
-  RSS is read at {SCALE_MID:,} and {SCALE:,} entries; hits then cycle over all cached names, each repetition
+- (6) a second httpdnsd, started and filled before the hit loop, fills account `bench` by
+  `POST /v1/bench/preload` (batches of {PRELOAD_BATCH}); RSS is read at {SCALE_MID:,} and {SCALE:,} entries
+  (the main instance sits idle meanwhile), and the loop starts once it is idle; hits then cycle over all cached names, each repetition
   just after (6q), {NAMES} of those names as in (1), the same-time reference (wrk's threads
   wait for each other's list to be built before the first request: see `bench/lua/common.lua`; without
   that, a million-name list let one thread send uncounted-time requests and inflated (6) by 20-60 %); then SIGTERM
