@@ -118,6 +118,34 @@ import Testing
         #expect(fixture.engine.metrics.prefetches.value == 20)
     }
 
+    /// The refresh queue holds its engine `unowned`: an engine dropped (account deleted) while
+    /// refreshes wait in its queue must stay alive through the ones in flight and those still
+    /// queued, which start as the others end, and then be freed. Starting one on a freed engine
+    /// would trap here.
+    @Test func anEngineDroppedWithRefreshesQueuedFinishesThemAndIsThenFreed() {
+        let upstream: InMemoryUpstream
+        weak var dropped: ResolverEngine?
+        do {
+            let fixture = fixture()
+            fixture.upstream.holdReplies(true)
+            let hosts = (0..<20).map { "h\($0).example" }
+            for host in hosts {
+                fixture.upstream.setAnswer(host, addresses: ["192.0.2.3"], ttl: 100)
+                _ = fixture.resolve(host)
+            }
+            #expect(fixture.upstream.releaseAll() == 20)
+            for host in hosts { _ = fixture.resolve(host) }
+            fixture.clock.advance(by: 101)
+            #expect(fixture.engine.runScheduledPrefetch() == 20)
+            #expect(fixture.engine.refreshBacklog == 20)
+            upstream = fixture.upstream
+            dropped = fixture.engine
+        }
+        #expect(dropped != nil)  // held by the refreshes in flight
+        #expect(upstream.releaseAll() == 20)
+        #expect(dropped == nil)
+    }
+
     @Test func refreshAllReResolvesEveryCachedEntry() {
         let fixture = fixture()
         fixture.upstream.setAnswer("other.example", addresses: ["192.0.2.5"], ttl: 100)

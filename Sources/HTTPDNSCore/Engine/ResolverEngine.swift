@@ -80,8 +80,11 @@ public final class ResolverEngine: Sendable {
         self.cache = cache
         self.stats = EngineStats(recorder: StatsRecorder(limit: statsLimit), cache: cache)
         self.settings = ReadMostly(Settings(config: config, chain: makeChain(accountID, config)))
-        let queue = KeyQueue(concurrency: Self.refreshConcurrency) { [weak self] key, done in
-            guard let self else { return done() }
+        // `unowned`, not `weak`: a weak reference gives the engine a side table for good, and then
+        // every retain of it (one per request, from the account table) takes the slow path. The
+        // queue is the engine's own, and it starts work only from an engine method (`enqueue`) or
+        // from the end of a refresh, whose completion holds the engine: it never outlives it.
+        let queue = KeyQueue(concurrency: Self.refreshConcurrency) { [unowned self] key, done in
             self.startQueuedRefresh(key, done: done)
         }
         refreshQueueBox.withLock { $0 = queue }
