@@ -201,6 +201,36 @@ def metrics(port):
     return values
 
 
+def worker_ticks(pid):
+    """CPU ticks used so far by each libmicrohttpd worker thread of `pid`, by thread id."""
+    ticks = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+        except FileNotFoundError:
+            continue
+        name, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat.rsplit(")", 1)[1].split()
+        if name.startswith("MHD-"):
+            ticks[tid] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def worker_split(before, after):
+    """How the CPU of one run was shared among the worker threads, busiest first: "62/38"."""
+    used = sorted((after[t] - before.get(t, 0) for t in after), reverse=True)
+    total = sum(used) or 1
+    return "/".join(str(round(100 * u / total)) for u in used)
+
+
+def measure_with_split(pid, splits, run):
+    """Runs `run()` and appends the worker CPU split of `pid` during it to `splits`."""
+    before = worker_ticks(pid)
+    result = run()
+    splits.append(worker_split(before, worker_ticks(pid)))
+    return result
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as status:
         for line in status:
@@ -504,6 +534,7 @@ def run(work, processes, results):
     hit_env = {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/bench/resolve?host="}
     peer_env = {"BENCH_LIST": queries_file, "BENCH_PREFIX": "/dns-query?dns=", "BENCH_ACCEPT": "application/dns-message"}
     runs = {1: [], 2: [], 3: []}
+    splits = {1: [], 2: []}  # how each run's CPU fell on the HTTP worker threads
     hits_before = main.counter("httpdns_cache_hits_total", "bench")
     misses_before = main.counter("httpdns_cache_misses_total", "bench")
     peer_queries = peer_cachemiss = 0
@@ -512,8 +543,10 @@ def run(work, processes, results):
         dns_ask(stack.cache_port, name)
     for rep in range(REPS):
         log(f"hit sections, repetition {rep + 1}/{REPS}")
-        runs[1].append(wrk(main.port, "cycle.lua", hit_env, label="(1) httpdnsd hits"))
-        runs[2].append(wrk(baseline_port, "cycle.lua", hit_env, label="(2) baseline"))
+        runs[1].append(measure_with_split(main.process.pid, splits[1],
+                                          lambda: wrk(main.port, "cycle.lua", hit_env, label="(1) httpdnsd hits")))
+        runs[2].append(measure_with_split(baseline.pid, splits[2],
+                                          lambda: wrk(baseline_port, "cycle.lua", hit_env, label="(2) baseline")))
         # unbound's counters around (3) alone: (5)'s misses go through the same unbound.
         unbound_before = stack.cache_stats()
         runs[3].append(wrk(stack.dnss_port, "cycle.lua", peer_env, label="(3) dnss+unbound"))
@@ -530,6 +563,7 @@ def run(work, processes, results):
     results["s1"]["check"] = (f"hit counter +{hits_delta:.0f} for {sum(r['requests'] for r in runs[1])} requests, "
                               f"miss counter +{misses_delta:.0f}")
     results["s2"] = summarize(runs[2])
+    results["worker_splits"] = splits
     results["s3"] = summarize(runs[3])
     results["s3"]["check"] = f"unbound: {peer_queries:.0f} queries, {peer_cachemiss:.0f} cache misses"
     if slow:
@@ -822,6 +856,13 @@ def report(results):
     for key, label in (("s1", "(1)"), ("s3", "(3)"), ("s4", "(4)")):
         if results.get(key) and results[key].get("check"):
             add(f"- {label} {results[key]['check']}")
+    splits = results.get("worker_splits")
+    if splits:
+        add(f"- CPU of the {len(splits[1][0].split('/'))} HTTP worker threads per repetition, busiest first "
+            f"(in %): (1) {', '.join(splits[1])}; (2) {', '.join(splits[2])}. libmicrohttpd's workers race to "
+            "accept, so wrk's 64 connections, opened at once, split between them at random; a lopsided split "
+            "caps that run (the baseline alone, 8 runs: 155-163k req/s at 50/50, 137-140k at about 65/35, 116k at "
+            "100/0). Balanced runs also fall into a slower state now and then, with p99 near 8 ms, on either server")
     for key, label in (("s1", "(1)"), ("s2", "(2)"), ("s3", "(3)"), ("s4", "(4)"), ("s4_dnss", "(4u)"),
                        ("s5", "(5)"), ("s5_misses", "(5m)")):
         s = results.get(key)
