@@ -116,8 +116,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     private static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
         guard let cls, let connection, let conCls, let uploadDataSize else { return .NO }
-        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-        return server.handle(connection, url: url, method: method, uploadData: uploadData, uploadDataSize: uploadDataSize, conCls: conCls)
+        // The server outlives its daemon: no retain and release of it per request.
+        return Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
+            server.handle(connection, url: url, method: method, uploadData: uploadData, uploadDataSize: uploadDataSize, conCls: conCls)
+        }
     }
 
     /// What `con_cls` holds for a request that has neither a body nor a deferred answer: most
@@ -128,8 +130,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard let cls, let conCls, let raw = conCls.pointee else { return }
         if raw != noContext { Unmanaged<RequestContext>.fromOpaque(raw).release() }
         conCls.pointee = nil
-        let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
-        server.inFlight.add(-1)
+        Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.inFlight.add(-1) }
     }
 
     private static let log: chttpdns_mhd_log_sink = { message in
