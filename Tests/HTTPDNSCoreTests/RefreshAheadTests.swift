@@ -98,8 +98,9 @@ import Testing
         #expect(fixture.upstream.calls("shop.example") == 2)
     }
 
-    @Test func scheduledRefreshesRunWithBoundedConcurrency() {
-        let fixture = fixture()
+    /// Caches 20 requested hosts with replies held, lets them expire and runs the scheduled
+    /// prefetch: the first `refreshConcurrency` refreshes are in flight, the rest queued.
+    private func queueTwentyRefreshes(_ fixture: EngineFixture) -> [String] {
         fixture.upstream.holdReplies(true)
         let hosts = (0..<20).map { "h\($0).example" }
         for host in hosts {
@@ -110,6 +111,12 @@ import Testing
         for host in hosts { _ = fixture.resolve(host) }
         fixture.clock.advance(by: 101)
         #expect(fixture.engine.runScheduledPrefetch() == 20)
+        return hosts
+    }
+
+    @Test func scheduledRefreshesRunWithBoundedConcurrency() {
+        let fixture = fixture()
+        let hosts = queueTwentyRefreshes(fixture)
         let asked = hosts.reduce(0) { $0 + fixture.upstream.calls($1) } - 20
         #expect(asked == ResolverEngine.refreshConcurrency)
         #expect(fixture.engine.refreshBacklog == 20)
@@ -127,16 +134,7 @@ import Testing
         weak var dropped: ResolverEngine?
         do {
             let fixture = fixture()
-            fixture.upstream.holdReplies(true)
-            let hosts = (0..<20).map { "h\($0).example" }
-            for host in hosts {
-                fixture.upstream.setAnswer(host, addresses: ["192.0.2.3"], ttl: 100)
-                _ = fixture.resolve(host)
-            }
-            #expect(fixture.upstream.releaseAll() == 20)
-            for host in hosts { _ = fixture.resolve(host) }
-            fixture.clock.advance(by: 101)
-            #expect(fixture.engine.runScheduledPrefetch() == 20)
+            _ = queueTwentyRefreshes(fixture)
             #expect(fixture.engine.refreshBacklog == 20)
             upstream = fixture.upstream
             dropped = fixture.engine
