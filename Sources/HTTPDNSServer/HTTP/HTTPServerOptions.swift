@@ -8,11 +8,6 @@ public struct HTTPServerOptions: Sendable {
     public var port: UInt16
     /// Worker threads of the epoll pool; 0 means one per core.
     public var threads: Int
-
-    /// The pool size `threads` asks for: itself, or one per online core for 0.
-    public static func workerThreads(configured threads: Int) -> Int {
-        threads > 0 ? threads : max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
-    }
     public var connectionLimit: Int
     /// 0 means no per-address limit.
     public var perIPConnectionLimit: Int
@@ -34,5 +29,10 @@ public struct HTTPServerOptions: Sendable {
         self.connectionTimeout = connectionTimeout
         self.connectionMemoryLimit = connectionMemoryLimit
         self.maxBodyBytes = maxBodyBytes
+    }
+
+    /// The pool size `threads` asks for: itself, or one per online core for 0.
+    public static func workerThreads(configured threads: Int) -> Int {
+        threads > 0 ? threads : max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }
 }

@@ -8,6 +8,13 @@ extension HTTPDNSService {
         /// The `short` parameter; nil when absent (the account's `shortEnable` decides).
         var short: Bool?
         var batch: Bool
+
+        init(hosts: [HostName], options: QueryOptions, batch: Bool) {
+            self.hosts = hosts
+            self.type = options.type
+            self.short = options.short
+            self.batch = batch
+        }
     }
 
     /// The `type` and `short` parameters (and a checked `client_ip`).
@@ -42,7 +49,7 @@ extension HTTPDNSService {
     }
 
     private func hostQuery(_ hosts: [HostName], batch: Bool, _ request: HTTPRequest) -> Result<HostQuery, APIError> {
-        parseOptions(request).map { HostQuery(hosts: hosts, type: $0.type, short: $0.short, batch: batch) }
+        parseOptions(request).map { HostQuery(hosts: hosts, options: $0, batch: batch) }
     }
 
     /// The `type`, `client_ip` and `short` parameters of a host query.
@@ -78,18 +85,21 @@ extension HTTPDNSService {
         let network = options.ispEnable ? clientNetwork(of: request) : ""
         let query: HostQuery
         // One valid host (the common case) is tried on the cache before any array is built.
+        var singleMissed = false
         if let text = request.query["host"], let host = HostName(text) {
             let parsed: QueryOptions
             switch parseOptions(request) {
             case .success(let value): parsed = value
             case .failure(let error): return .response(error.response)
             }
-            if let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable),
-               let answer = engine.cachedResolution(host: host, family: family, network: network) {
-                return .response(AnswerRendering.single(
-                    host: host, family: family, answer: answer, short: parsed.short ?? options.shortEnable))
+            if let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) {
+                if let answer = engine.cachedResolution(host: host, family: family, network: network) {
+                    return .response(AnswerRendering.single(
+                        host: host, family: family, answer: answer, short: parsed.short ?? options.shortEnable))
+                }
+                singleMissed = true
             }
-            query = HostQuery(hosts: [host], type: parsed.type, short: parsed.short, batch: false)
+            query = HostQuery(hosts: [host], options: parsed, batch: false)
         } else {
             switch parseHostQuery(request, maxHosts: limits.maxHostsPerResolve) {
             case .success(let parsed): query = parsed
@@ -97,17 +107,16 @@ extension HTTPDNSService {
             }
         }
         let short = query.short ?? options.shortEnable
-        let single = query.type.singleFamily(ipv6Enabled: options.ipv6Enable)
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)
         let pairs = query.hosts.flatMap { host in families.map { (host, $0) } }
         var cached: [FamilyOutcome?] = []
         cached.reserveCapacity(pairs.count)
-        if !(single != nil && query.hosts.count == 1) {
+        if singleMissed {
+            cached.append(nil)  // the single pair, asked above
+        } else {
             for (host, family) in pairs {
                 cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
             }
-        } else {
-            cached.append(nil)  // the single pair missed above
         }
         let render: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
             let results = query.hosts.indices.map { hostIndex in

@@ -15,6 +15,9 @@ import HTTPDNSCore
 /// wake-up polled and walked every transfer, and with 200 misses waiting on a slow upstream that
 /// polling was about a third of the process's time spent on misses (benchmark section 5).
 final class CurlLoopWorker {
+    /// A transfer that ended: its handle (nil if it never started), its completion, its result.
+    private typealias Completed = (EasyHandle?, @Sendable (Result<HTTPResponse, UpstreamError>) -> Void, Result<HTTPResponse, UpstreamError>)
+
     private let shared: CurlLoopShared
     private var multi: UnsafeMutableRawPointer { shared.multi }
     /// Running transfers by their `CURL *`.
@@ -57,7 +60,7 @@ final class CurlLoopWorker {
                 finish(batch)
                 return
             }
-            var failed: [(EasyHandle?, @Sendable (Result<HTTPResponse, UpstreamError>) -> Void, Result<HTTPResponse, UpstreamError>)] = []
+            var failed: [Completed] = []
             for transfer in batch {
                 if let failure = start(transfer) { failed.append((nil, transfer.completion, .failure(failure))) }
             }
@@ -94,7 +97,7 @@ final class CurlLoopWorker {
 
     /// Completes every transfer curl reports done.
     private func collectFinished() {
-        var done: [(EasyHandle?, @Sendable (Result<HTTPResponse, UpstreamError>) -> Void, Result<HTTPResponse, UpstreamError>)] = []
+        var done: [Completed] = []
         var remaining: Int32 = 0
         while let message = curl_multi_info_read(multi, &remaining) {
             guard chttpdns_curl_msg_kind(message) == CURLMSG_DONE,
@@ -112,7 +115,7 @@ final class CurlLoopWorker {
         complete(done)
     }
 
-    private func complete(_ done: [(EasyHandle?, @Sendable (Result<HTTPResponse, UpstreamError>) -> Void, Result<HTTPResponse, UpstreamError>)]) {
+    private func complete(_ done: [Completed]) {
         for (easy, completion, result) in done {
             completion(result)
             if let easy, idle.count < maximumIdle { idle.append(easy) }
