@@ -201,18 +201,24 @@ def metrics(port):
     return values
 
 
+def stat_ticks(path):
+    """The name and the user + system CPU ticks of a /proc .../stat file."""
+    with open(path) as f:
+        stat = f.read()
+    fields = stat.rsplit(")", 1)[1].split()
+    return stat[stat.index("(") + 1:stat.rindex(")")], int(fields[11]) + int(fields[12])
+
+
 def worker_ticks(pid):
     """CPU ticks used so far by each libmicrohttpd worker thread of `pid`, by thread id."""
     ticks = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                stat = f.read()
+            name, used = stat_ticks(f"/proc/{pid}/task/{tid}/stat")
         except FileNotFoundError:
             continue
-        name, fields = stat[stat.index("(") + 1:stat.rindex(")")], stat.rsplit(")", 1)[1].split()
         if name.startswith("MHD-"):
-            ticks[tid] = int(fields[11]) + int(fields[12])
+            ticks[tid] = used
     return ticks
 
 
@@ -656,9 +662,7 @@ class SlowSection:
 
 def cpu_seconds(pid):
     """User + system CPU seconds a process has used so far (/proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return stat_ticks(f"/proc/{pid}/stat")[1] / os.sysconf("SC_CLK_TCK")
 
 
 def dnsperf(work, port, rep):
@@ -860,9 +864,8 @@ def report(results):
     if splits:
         add(f"- CPU of the {len(splits[1][0].split('/'))} HTTP worker threads per repetition, busiest first "
             f"(in %): (1) {', '.join(splits[1])}; (2) {', '.join(splits[2])}. libmicrohttpd's workers race to "
-            "accept, so wrk's 64 connections, opened at once, split between them at random; a lopsided split "
-            "caps that run (the baseline alone, 8 runs: 155-163k req/s at 50/50, 137-140k at about 65/35, 116k at "
-            "100/0). Balanced runs also fall into a slower state now and then, with p99 near 8 ms, on either server")
+            f"accept, so wrk's {CONNECTIONS} connections, opened at once, split between them at random, and a "
+            "lopsided split caps that run; compare (1) and (2) on repetitions with similar splits")
     for key, label in (("s1", "(1)"), ("s2", "(2)"), ("s3", "(3)"), ("s4", "(4)"), ("s4_dnss", "(4u)"),
                        ("s5", "(5)"), ("s5_misses", "(5m)")):
         s = results.get(key)
