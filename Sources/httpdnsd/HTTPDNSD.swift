@@ -86,7 +86,7 @@ enum HTTPDNSD {
                 connectionLimit: config.connectionLimit, perIPConnectionLimit: config.perIPConnectionLimit,
                 connectionTimeout: config.connectionTimeout, connectionMemoryLimit: config.connectionMemoryLimit,
                 maxBodyBytes: config.maxBodyBytes),
-            handler: service.handle)
+            fastHandler: service.fastResponse, handler: service.handle)
         service.attach(server.metrics)
         let port: UInt16
         do {

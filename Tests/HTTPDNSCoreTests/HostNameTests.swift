@@ -81,6 +81,17 @@ import Testing
         #expect(HostName("WWW.Example.COM") == HostName("www.example.com"))
     }
 
+    @Test(arguments: ["www.example.com", "WWW.Example.COM.", "a", "_sip._tcp.x", "a-b.c", "", ".", "a..b", "-a", "a-",
+                      "a-.b", "a.-b", "a b", "a/b", "é.example", String(repeating: "a", count: 63), String(repeating: "a", count: 64),
+                      String(repeating: "a", count: 64) + ".b", "b." + String(repeating: "a", count: 64)])
+    func bytesAndStringsAreReadAlike(text: String) {
+        var copy = text
+        let fromBytes = copy.withUTF8 { HostName(utf8: UnsafeRawBufferPointer($0)) }
+        #expect(fromBytes == HostName(text))
+        let canonical = copy.withUTF8 { HostName.isCanonical($0) }
+        #expect(canonical == (HostName(text)?.value == text))
+    }
+
     @Test func hasSuffixMatchesWholeLabelsOnly() {
         let name = HostName.valid("a.b.example.com")
         #expect(name.hasSuffix(.valid("example.com")))

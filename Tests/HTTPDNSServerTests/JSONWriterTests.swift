@@ -31,6 +31,10 @@ import Testing
             (RecordFamily.a, ResolvedAnswer(addresses: ["127.0.0.1", "127.0.0.2"], ttl: 30, originTTL: 60, source: .cache)),
             (.aaaa, ResolvedAnswer(addresses: ["::1"], ttl: 0, originTTL: 60, source: .stale, stale: true)),
             (.a, ResolvedAnswer(addresses: [], ttl: 5, originTTL: 30, source: .cache, nxdomain: true)),
+            (.a, ResolvedAnswer(addresses: ["0.0.0.0", "9.10.99.100", "255.255.255.255"], ttl: 4_294_967_295, originTTL: 4_294_967_295, source: .upstream)),
+            (.a, ResolvedAnswer(addresses: ["1.1.1.1", "22.22.22.22", "199.199.199.199", "8.8.8.8"], ttl: 9, originTTL: 10, source: .localdns)),
+            (.aaaa, ResolvedAnswer(addresses: ["2001:db8:ffff:ffff:ffff:ffff:255.255.255.255"], ttl: 999, originTTL: 1000, source: .stale, stale: true)),
+            (.a, ResolvedAnswer(addresses: ["01.2.3.4", "a\"b\\c\u{1}"], ttl: 100, originTTL: 1000, source: .cache)),
         ] {
             for short in [false, true] {
                 let general = AnswerRendering.response(
@@ -52,5 +56,26 @@ import Testing
                       ["1.2.3.4", "::1"], ["01.2.3.4"], [], ["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]])
     func addressArrayWritesWhatStringArrayWrites(addresses: [String]) {
         #expect(bytes { $0.addressArray(AddressList(addresses)) } == bytes { $0.stringArray(addresses) })
+    }
+}
+
+@Suite struct ByteCursorTests {
+    @Test(arguments: [0, 9, 10, 99, 100, 255, 999, 1000, 9999, 86_399, 100_000, 4_294_967_295] as [UInt32])
+    func decimalsAreWrittenAsSwiftWritesThem(value: UInt32) {
+        let bytes = [UInt8](unsafeUninitializedCapacity: ByteCursor.maximumDecimal) { buffer, count in
+            var cursor = ByteCursor(buffer)
+            cursor.decimal(value)
+            count = cursor.count
+        }
+        #expect(String(decoding: bytes, as: UTF8.self) == String(value))
+    }
+
+    @Test func theLongestAddressFitsItsBound() {
+        let bytes = [UInt8](unsafeUninitializedCapacity: ByteCursor.maximumIPv4) { buffer, count in
+            var cursor = ByteCursor(buffer)
+            cursor.ipv4(0xFFFF_FFFF)
+            count = cursor.count
+        }
+        #expect(String(decoding: bytes, as: UTF8.self) == "255.255.255.255")
     }
 }

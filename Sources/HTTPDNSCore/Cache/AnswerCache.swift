@@ -71,9 +71,17 @@ public final class AnswerCache: Sendable {
     /// finds the entry fresh but inside its refresh-ahead window
     /// (`CacheEntry.isInRefreshAheadWindow`) is told to start the refresh. The key is hashed once.
     public func hit(_ key: CacheKey, at now: Timestamp, refreshAhead: Bool) -> Hit? {
-        let hash = key.hashValue
-        return shardRef(hash)._withUnsafeGuaranteedRef { shard in shard.withLock { lru in
-            lru.withValue(for: key, hash: hash, touch: true) { slot in
+        hit(hash: key.hashValue, matching: { $0 == key }, at: now, refreshAhead: refreshAhead)
+    }
+
+    /// The same for a key borrowed from a request.
+    public func hit(_ key: BorrowedCacheKey, at now: Timestamp, refreshAhead: Bool) -> Hit? {
+        hit(hash: key.hashValue, matching: key.matches, at: now, refreshAhead: refreshAhead)
+    }
+
+    private func hit(hash: Int, matching matches: (CacheKey) -> Bool, at now: Timestamp, refreshAhead: Bool) -> Hit? {
+        shardRef(hash)._withUnsafeGuaranteedRef { shard in shard.withLock { lru in
+            lru.withValue(hash: hash, matching: matches, touch: true) { slot in
                 slot.requested = true
                 var start = false
                 var overflow: UInt32 = 0

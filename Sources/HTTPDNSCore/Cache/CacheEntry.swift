@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The key of one cached answer: a host, a family and (with per-network caches) a client network.
 public struct CacheKey: Hashable, Sendable {
     public var host: HostName
@@ -10,6 +14,55 @@ public struct CacheKey: Hashable, Sendable {
         self.family = family
         self.network = network
     }
+
+    /// Hashes the bytes of the parts, so that a `BorrowedCacheKey` of the same parts hashes alike.
+    public func hash(into hasher: inout Hasher) {
+        var host = host.value
+        var network = network
+        host.withUTF8 { host in
+            network.withUTF8 { network in Self.combine(host: host, family: family, network: network, into: &hasher) }
+        }
+    }
+
+    static func combine(
+        host: UnsafeBufferPointer<UInt8>, family: RecordFamily, network: UnsafeBufferPointer<UInt8>, into hasher: inout Hasher
+    ) {
+        hasher.combine(host.count)
+        hasher.combine(bytes: UnsafeRawBufferPointer(host))
+        hasher.combine(family)
+        hasher.combine(bytes: UnsafeRawBufferPointer(network))
+    }
+}
+
+/// The key of a lookup whose host is still the bytes of a request (the resolve fast path), with
+/// no client network: it hashes as the `CacheKey` of the same parts and matches it byte for byte,
+/// so a cache hit builds no string. Valid only while those bytes are.
+public struct BorrowedCacheKey {
+    public let host: UnsafeBufferPointer<UInt8>
+    public let family: RecordFamily
+
+    /// Nil unless `host` is a valid host name in canonical form (`HostName` would keep it as it is).
+    public init?(host: UnsafeRawBufferPointer, family: RecordFamily) {
+        let bytes = host.assumingMemoryBound(to: UInt8.self)
+        guard HostName.isCanonical(bytes) else { return nil }
+        self.host = bytes
+        self.family = family
+    }
+
+    var hashValue: Int {
+        var hasher = Hasher()
+        CacheKey.combine(host: host, family: family, network: UnsafeBufferPointer(start: nil, count: 0), into: &hasher)
+        return hasher.finalize()
+    }
+
+    func matches(_ key: CacheKey) -> Bool {
+        guard key.family == family, key.network.isEmpty else { return false }
+        var stored = key.host.value
+        return stored.withUTF8 { $0.count == host.count && (host.isEmpty || memcmp($0.baseAddress!, host.baseAddress!, host.count) == 0) }
+    }
+
+    /// The key with its own strings (for what outlives the lookup: a refresh, a statistics key).
+    var owned: CacheKey { CacheKey(host: HostName(canonical: host), family: family) }
 }
 
 /// Where an answer came from.

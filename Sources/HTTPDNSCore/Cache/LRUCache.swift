@@ -60,7 +60,14 @@ public struct LRUCache<Key: Hashable, Value> {
 
     /// `withValue(for:touch:_:)` with the key's `hashValue` computed by the caller.
     public mutating func withValue<R>(for key: Key, hash: Int, touch: Bool, _ body: (inout Value) -> R) -> R? {
-        guard let slot = find(key, hash: hash) else { return nil }
+        withValue(hash: hash, matching: { $0 == key }, touch: touch, body)
+    }
+
+    /// The same for the key whose `hashValue` is `hash` and for which `matches` is true: a caller
+    /// can look up a key it has not built (`BorrowedCacheKey`).
+    public mutating func withValue<R>(hash: Int, matching matches: (Key) -> Bool, touch: Bool, _ body: (inout Value) -> R) -> R? {
+        guard let bucket = findBucket(hash: hash, matching: matches) else { return nil }
+        let slot = Int32(truncatingIfNeeded: table[bucket] & 0xFFFF_FFFF) - 1
         if touch { moveToFront(slot) }
         return body(&values[Int(slot)]!)
     }
@@ -228,13 +235,17 @@ public struct LRUCache<Key: Hashable, Value> {
     }
 
     private func findBucket(_ key: Key, hash: Int) -> Int? {
+        findBucket(hash: hash) { $0 == key }
+    }
+
+    private func findBucket(hash: Int, matching matches: (Key) -> Bool) -> Int? {
         guard !table.isEmpty else { return nil }
         let fingerprint = Self.fingerprint(hash)
         var bucket = home(fingerprint << 32)
         while true {
             let entry = table[bucket]
             if entry == 0 { return nil }
-            if entry >> 32 == fingerprint && keys[Int(entry & 0xFFFF_FFFF) - 1] == key { return bucket }
+            if entry >> 32 == fingerprint, let key = keys[Int(entry & 0xFFFF_FFFF) - 1], matches(key) { return bucket }
             bucket = after(bucket)
         }
     }

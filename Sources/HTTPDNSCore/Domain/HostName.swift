@@ -10,20 +10,58 @@ public struct HostName: Hashable, Sendable, CustomStringConvertible, Comparable 
     public init?(_ text: some StringProtocol) {
         let scan = text.utf8.withContiguousStorageIfAvailable(Self.scan) ?? Array(text.utf8).withUnsafeBufferPointer(Self.scan)
         guard scan.valid else { return nil }
-        if scan.canonical {
-            value = String(text)
-            return
-        }
-        var bytes = Array(text.utf8)
+        value = scan.canonical ? String(text) : Self.canonicalized(Array(text.utf8))
+    }
+
+    /// The same from bytes borrowed from a request (the fast path reads the query that way).
+    public init?(utf8 text: UnsafeRawBufferPointer) {
+        let bytes = text.assumingMemoryBound(to: UInt8.self)
+        let scan = Self.scan(bytes)
+        guard scan.valid else { return nil }
+        value = scan.canonical ? String(decoding: bytes, as: UTF8.self) : Self.canonicalized(Array(bytes))
+    }
+
+    /// True when `bytes` are a valid name in canonical form (kept as they are by `init`).
+    public static func isCanonical(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let scan = scan(bytes)
+        return scan.valid && scan.canonical
+    }
+
+    /// A name already checked with `isCanonical`.
+    init(canonical bytes: UnsafeBufferPointer<UInt8>) {
+        value = String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// A valid name in canonical form: lower case, without its trailing dot.
+    private static func canonicalized(_ name: [UInt8]) -> String {
+        var bytes = name
         if bytes.last == UInt8(ascii: ".") { bytes.removeLast() }
         for index in bytes.indices where bytes[index] >= UInt8(ascii: "A") && bytes[index] <= UInt8(ascii: "Z") {
             bytes[index] += 32
         }
-        value = String(decoding: bytes, as: UTF8.self)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// What a byte may be in a name (`byteClasses`).
+    private enum ByteClass: UInt8 {
+        case invalid = 0, inner, upper, hyphen, dot
+    }
+
+    /// The class of every byte value: letters, digits and `_` are `inner` (`upper` for A–Z).
+    private static let byteClasses: [UInt8] = (0...255).map { (byte: Int) -> UInt8 in
+        switch UInt8(byte) {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"):
+            ByteClass.inner.rawValue
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): ByteClass.upper.rawValue
+        case UInt8(ascii: "-"): ByteClass.hyphen.rawValue
+        case UInt8(ascii: "."): ByteClass.dot.rawValue
+        default: ByteClass.invalid.rawValue
+        }
     }
 
     /// Checks the RFC 1035 / 1123 rules on the bytes of a name (one trailing dot allowed) and
-    /// tells whether it is already canonical (no upper case, no trailing dot).
+    /// tells whether it is already canonical (no upper case, no trailing dot). One table lookup
+    /// per byte, and a label's length is checked at its end: this runs on every request.
     private static func scan(_ input: UnsafeBufferPointer<UInt8>) -> (valid: Bool, canonical: Bool) {
         var bytes = input
         var canonical = true
@@ -32,31 +70,34 @@ public struct HostName: Hashable, Sendable, CustomStringConvertible, Comparable 
             canonical = false
         }
         guard !bytes.isEmpty, bytes.count <= 253 else { return (false, false) }
-        var labelLength = 0
-        var previous = UInt8(ascii: ".")
-        for var byte in bytes {
-            if byte == UInt8(ascii: ".") {
-                guard labelLength > 0, previous != UInt8(ascii: "-") else { return (false, false) }
-                labelLength = 0
-                previous = byte
-                continue
+        return byteClasses.withUnsafeBufferPointer { classes -> (valid: Bool, canonical: Bool) in
+            let inner = ByteClass.inner.rawValue, hyphen = ByteClass.hyphen.rawValue
+            var labelLength = 0
+            var previous = ByteClass.dot.rawValue
+            for byte in bytes {
+                let kind = classes[Int(byte)]
+                if kind != inner {
+                    switch ByteClass(rawValue: kind) {
+                    case .dot:
+                        guard labelLength > 0, labelLength <= 63, previous != hyphen else { return (false, false) }
+                        labelLength = 0
+                        previous = kind
+                        continue
+                    case .hyphen:
+                        guard labelLength > 0 else { return (false, false) }
+                    case .upper:
+                        canonical = false
+                    default:
+                        return (false, false)
+                    }
+                }
+                labelLength += 1
+                previous = kind
             }
-            if byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") {
-                byte += 32
-                canonical = false
-            }
-            let isAlnum = (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-            let isInner = byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-            guard isAlnum || isInner else { return (false, false) }
-            if byte == UInt8(ascii: "-") && labelLength == 0 { return (false, false) }
-            labelLength += 1
-            guard labelLength <= 63 else { return (false, false) }
-            previous = byte
+            // A name may not end in an empty label ("example.com.." minus its root dot) or a hyphen.
+            guard labelLength > 0, labelLength <= 63, previous != hyphen else { return (false, false) }
+            return (true, canonical)
         }
-        // A name may not end in an empty label ("example.com.." minus its root dot) or a hyphen.
-        guard labelLength > 0, previous != UInt8(ascii: "-") else { return (false, false) }
-        return (true, canonical)
     }
 
     public var description: String { value }

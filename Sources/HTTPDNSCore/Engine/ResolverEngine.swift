@@ -151,19 +151,38 @@ public final class ResolverEngine: Sendable {
         guard options.cacheEnable else { return nil }
         let key = CacheKey(host: host, family: family, network: options.ispEnable ? network : "")
         let now = clock.now()
-        guard let hit = cache.hit(key, at: now, refreshAhead: options.schedulePrefetchEnable) else { return nil }
+        let hit = cache.hit(key, at: now, refreshAhead: options.schedulePrefetchEnable)
+        return answer(hit, at: now, options: options) { key }
+    }
+
+    /// The same for a host still in the request's bytes (the resolve fast path): a fresh hit
+    /// builds no string. Nil as well when the account keeps a cache per client network, which
+    /// this key has none of: the caller then takes the `HostName` path.
+    public func cachedResolution(_ key: BorrowedCacheKey) -> ResolvedAnswer? {
+        let options = lookupOptions
+        guard options.cacheEnable, !options.ispEnable else { return nil }
+        let now = clock.now()
+        let hit = cache.hit(key, at: now, refreshAhead: options.schedulePrefetchEnable)
+        return answer(hit, at: now, options: options) { key.owned }
+    }
+
+    /// What a lookup that found `hit` answers; `key` gives the key as a `CacheKey` for what
+    /// needs one (a refresh, statistics), which a fresh hit usually does not.
+    private func answer(_ hit: AnswerCache.Hit?, at now: Timestamp, options: LookupOptions, key: () -> CacheKey) -> ResolvedAnswer? {
+        guard let hit else { return nil }
         let entry = hit.entry
         if !entry.isExpired(at: now) {
             metrics.cacheHits.increment()
             if entry.isNegative { metrics.negativeHits.increment() }
             // The hit itself is counted in the cache slot (EngineStats reads it from there).
-            if hit.overflowHits > 0 { stats.update(statsKey(key)) { $0.cacheDnsNum += UInt64(hit.overflowHits) } }
-            if hit.startRefreshAhead { refreshInBackground(key, settings: current, prefetch: true) }
+            if hit.overflowHits > 0 { stats.update(statsKey(key())) { $0.cacheDnsNum += UInt64(hit.overflowHits) } }
+            if hit.startRefreshAhead { refreshInBackground(key(), settings: current, prefetch: true) }
             return ResolvedAnswer(entry: entry, at: now, source: .cache)
         }
         // An expired entry (off the hit path): the full configuration decides.
         let settings = current
-        if mayServe(entry, of: host, config: settings.config, at: now),
+        let key = key()
+        if mayServe(entry, of: key.host, config: settings.config, at: now),
            options.reuseExpiredIPEnabled || backoff.hasFailed(key) {
             metrics.cacheHits.increment()
             countStale(key)

@@ -5,7 +5,9 @@ public struct HTTPResponse: Sendable, Equatable {
     public var headers: [(String, String)]
     public var body: [UInt8]
 
-    public static let jsonType = "application/json; charset=utf-8"
+    public static let jsonType = jsonTypeLiteral.description
+    /// The same as a C string for libmicrohttpd.
+    static let jsonTypeLiteral: StaticString = "application/json; charset=utf-8"
 
     public init(status: Int, contentType: String = HTTPResponse.jsonType, headers: [(String, String)] = [], body: [UInt8]) {
         self.status = status

@@ -11,9 +11,13 @@ import Glibc
 /// it responds, so no pool thread ever waits for an upstream.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HandlerResult
+    /// Tried first on every complete request without a body, on the borrowed request: a response,
+    /// or nil to build the `HTTPRequest` and call the handler (see `HTTPDNSService.fastResponse`).
+    public typealias FastHandler = @Sendable (ConnectionHead) -> HTTPResponse?
 
     private let options: HTTPServerOptions
     private let handler: Handler
+    private let fastHandler: FastHandler?
     /// The daemon; written by `start` before any request and by `stop` after the last one.
     private var daemon: OpaquePointer?
     /// Requests between their first callback and their completion (striped: every request
@@ -23,8 +27,9 @@ public final class HTTPServer: @unchecked Sendable {
     private let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
     public let metrics = HTTPMetrics()
 
-    public init(options: HTTPServerOptions, handler: @escaping Handler) {
+    public init(options: HTTPServerOptions, fastHandler: FastHandler? = nil, handler: @escaping Handler) {
         self.options = options
+        self.fastHandler = fastHandler
         self.handler = handler
     }
 
@@ -154,6 +159,10 @@ public final class HTTPServer: @unchecked Sendable {
             return .YES
         }
         if raw == Self.noContext && uploadDataSize.pointee == 0 {
+            if let fastHandler, let url, let method,
+               let response = fastHandler(ConnectionHead(connection: connection, method: method, url: url)) {
+                return queue(connection, response)
+            }
             return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: nil)
         }
         let context: RequestContext
@@ -242,11 +251,21 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return .NO }
-        _ = MHD_add_response_header(mhdResponse, "Content-Type", response.contentType)
+        // Static C strings for the usual case: a Swift string literal passed as `const char *`
+        // is copied into a new array on every call when it is short (12 bytes here).
+        if response.contentType == HTTPResponse.jsonType {
+            _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
+        } else {
+            _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), response.contentType)
+        }
         for (name, value) in response.headers { _ = MHD_add_response_header(mhdResponse, name, value) }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
+    }
+
+    private static func cString(_ text: StaticString) -> UnsafePointer<CChar> {
+        UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
     }
 
     private func header(_ connection: OpaquePointer, _ name: String) -> String? {

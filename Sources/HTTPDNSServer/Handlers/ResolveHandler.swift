@@ -1,5 +1,9 @@
 import HTTPDNSCore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 extension HTTPDNSService {
     /// The parsed `host`, `type` and `short` parameters shared by resolve and cache lookups.
     struct HostQuery {
@@ -54,18 +58,23 @@ extension HTTPDNSService {
 
     /// The `type`, `client_ip` and `short` parameters of a host query.
     private func parseOptions(_ request: HTTPRequest) -> Result<QueryOptions, APIError> {
+        Self.parseOptions(type: request.query["type"], clientIP: request.query["client_ip"], short: request.query["short"])
+    }
+
+    /// The same from the parameters' values (nil when absent).
+    static func parseOptions(type typeText: String?, clientIP: String?, short shortText: String?) -> Result<QueryOptions, APIError> {
         var type = QueryType.auto
-        if let text = request.query["type"] {
+        if let text = typeText {
             guard let parsed = QueryType(parameter: text) else {
                 return .failure(APIError(.invalidParameter, "type must be A, AAAA, auto or both, got '\(text)'"))
             }
             type = parsed
         }
-        if let clientIP = request.query["client_ip"], IPAddress(clientIP) == nil {
+        if let clientIP, IPAddress(clientIP) == nil {
             return .failure(APIError(.invalidParameter, "client_ip '\(clientIP)' is not an IP address"))
         }
         var short: Bool?
-        if let text = request.query["short"] {
+        if let text = shortText {
             switch text {
             case "1", "true": short = true
             case "0", "false": short = false
@@ -93,9 +102,8 @@ extension HTTPDNSService {
             case .failure(let error): return .response(error.response)
             }
             if let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) {
-                if let answer = engine.cachedResolution(host: host, family: family, network: network) {
-                    return .response(AnswerRendering.single(
-                        host: host, family: family, answer: answer, short: parsed.short ?? options.shortEnable))
+                if let response = cachedResponse(host, family, parsed, engine, options, network: network) {
+                    return .response(response)
                 }
                 singleMissed = true
             }
@@ -138,6 +146,59 @@ extension HTTPDNSService {
         }
         return slot.result
     }
+
+    /// The answer to one (host, family) when the cache has it (fresh, or expired where the
+    /// account allows serving it), rendered; nil when the upstreams must be asked.
+    private func cachedResponse(
+        _ host: HostName, _ family: RecordFamily, _ parsed: QueryOptions, _ engine: ResolverEngine,
+        _ options: ResolverEngine.LookupOptions, network: String
+    ) -> HTTPResponse? {
+        engine.cachedResolution(host: host, family: family, network: network).map {
+            AnswerRendering.single(host: host, family: family, answer: $0, short: parsed.short ?? options.shortEnable)
+        }
+    }
+
+    /// The fast path of `resolve` for `HTTPServer`: `GET /v1/{account}/resolve` with one host and
+    /// one family that the cache answers, read from the borrowed request (no `HTTPRequest`, no
+    /// router). It answers exactly what `handle` would, or returns nil and leaves the request to
+    /// `handle`: for anything else, any invalid parameter (so the full path writes the error),
+    /// a miss, and accounts with `ispEnable` (their network needs the peer and its headers).
+    public func fastResponse<Head: RequestHead>(_ head: Head) -> HTTPResponse? {
+        guard head.method.equals("GET"), let account = Self.resolveAccount(head.path),
+              let engine = registry.engine(account) else { return nil }
+        let options = engine.lookupOptions
+        guard !options.ispEnable else { return nil }
+        guard let hostText = head.argument("host"),
+              case .success(let parsed) = Self.parseOptions(
+                  type: head.argument("type").map(Self.string), clientIP: head.argument("client_ip").map(Self.string),
+                  short: head.argument("short").map(Self.string)),
+              let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) else { return nil }
+        let short = parsed.short ?? options.shortEnable
+        // A canonical name (the usual case) is looked up and written from the request's bytes.
+        if let key = BorrowedCacheKey(host: hostText, family: family) {
+            return engine.cachedResolution(key).map { answer in
+                AnswerRendering.single(host: key.host, family: family, answer: answer, short: short)
+                    ?? AnswerRendering.single(host: HostName(utf8: hostText)!, family: family, answer: answer, short: short)
+            }
+        }
+        guard let host = HostName(utf8: hostText) else { return nil }
+        return cachedResponse(host, family, parsed, engine, options, network: "")
+    }
+
+    /// The account of a path that is exactly `/v1/{account}/resolve` (anything else, even what the
+    /// router would accept, such as a trailing `/`, is left to it).
+    static func resolveAccount(_ path: UnsafeRawBufferPointer) -> String? {
+        let prefix: StaticString = "/v1/", suffix: StaticString = "/resolve"
+        let end = path.count - suffix.utf8CodeUnitCount
+        guard end > prefix.utf8CodeUnitCount,
+              UnsafeRawBufferPointer(rebasing: path[..<prefix.utf8CodeUnitCount]).equals(prefix),
+              UnsafeRawBufferPointer(rebasing: path[end...]).equals(suffix) else { return nil }
+        let account = UnsafeRawBufferPointer(rebasing: path[prefix.utf8CodeUnitCount..<end])
+        guard memchr(account.baseAddress!, Int32(UInt8(ascii: "/")), account.count) == nil else { return nil }
+        return string(account)
+    }
+
+    private static func string(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// The client network of `request` (`198.51.100.0/24`, `2001:db8:1200::/56`, `""` when no
     /// address is known): from `client_ip`, else from `X-Forwarded-For` when the peer is one of

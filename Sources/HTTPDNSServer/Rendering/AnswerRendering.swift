@@ -93,27 +93,88 @@ enum AnswerRendering {
         return .cache
     }
 
-    /// The response for one host and one family answered: what `response` gives for that case,
-    /// written without intermediate arrays (the cache-hit path).
+    /// The response for one host and one family answered: what `response` gives for that case
+    /// (the cache-hit path), written in one pass into an array sized for the longest it can be.
+    /// Addresses that JSON would have to escape (none that an upstream parser accepts) take the
+    /// general rendering.
     static func single(host: HostName, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> HTTPResponse {
-        var writer = JSONWriter(capacity: 160)
-        if short {
-            writer.addressArray(answer.addressList)
-            return .json(200, writer)
+        var name = host.value
+        return name.withUTF8 { single(host: $0, family: family, answer: answer, short: short) }
+            ?? response([HostResult(host: host, families: [(family, .success(answer))])], batch: false, short: short)
+    }
+
+    /// `single` for a host given as its bytes (canonical and valid); nil when an address needs
+    /// escaping.
+    static func single(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> HTTPResponse? {
+        let texts = answer.addressList.packedIPv4 == nil ? answer.addressList.strings : []
+        guard texts.allSatisfy(JSONWriter.needsNoEscaping) else { return nil }
+        // Every fixed part together (the longest source, `"stale":false`, `"nxdomain":true`, both
+        // numbers at 10 digits) is under 128 bytes; each address adds its text, quotes and a comma.
+        var addresses = 0
+        if let packed = answer.addressList.packedIPv4 {
+            addresses = packed.count * (ByteCursor.maximumIPv4 + 3)
+        } else {
+            for text in texts { addresses += text.utf8.count + 3 }
         }
-        writer.raw("{")
-        writer.key("host")
-        writer.string(host.value)
-        writer.comma()
-        writer.key("ips")
-        if family == .a { writer.addressArray(answer.addressList) } else { writer.raw("[]") }
-        writer.comma()
-        writer.key("ipsv6")
-        if family == .aaaa { writer.addressArray(answer.addressList) } else { writer.raw("[]") }
-        writeLifetime(
-            ttl: answer.ttl, originTTL: answer.originTTL, source: answer.source, stale: answer.stale,
-            nxdomain: answer.nxdomain, to: &writer)
-        return .json(200, writer)
+        let bound = 128 + host.count + addresses
+        let body = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+            var cursor = ByteCursor(buffer)
+            writeSingle(to: &cursor, host: host, family: family, answer: answer, texts: texts, short: short)
+            count = cursor.count
+        }
+        return HTTPResponse(status: 200, body: body)
+    }
+
+    /// `[..]` or `{"host":..,"ips":[..],"ipsv6":[..],"ttl":..,"origin_ttl":..,"source":..,"stale":..}`
+    /// for `single`: `texts` holds the addresses when they are not packed.
+    private static func writeSingle(
+        to sink: inout ByteCursor, host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer,
+        texts: [String], short: Bool
+    ) {
+        if short {
+            writeAddresses(answer.addressList, texts, to: &sink)
+            return
+        }
+        sink.put(#"{"host":""#)
+        sink.put(host)
+        sink.put(#"","ips":"#)
+        if family == .a { writeAddresses(answer.addressList, texts, to: &sink) } else { sink.put("[]") }
+        sink.put(#","ipsv6":"#)
+        if family == .aaaa { writeAddresses(answer.addressList, texts, to: &sink) } else { sink.put("[]") }
+        sink.put(#","ttl":"#)
+        sink.decimal(answer.ttl)
+        sink.put(#","origin_ttl":"#)
+        sink.decimal(answer.originTTL)
+        sink.put(#","source":""#)
+        switch answer.source {
+        case .cache: sink.put("cache")
+        case .upstream: sink.put("upstream")
+        case .stale: sink.put("stale")
+        case .localdns: sink.put("localdns")
+        }
+        sink.put(answer.stale ? #"","stale":true"# : #"","stale":false"#)
+        if answer.nxdomain { sink.put(#","nxdomain":true"#) }
+        sink.put("}")
+    }
+
+    private static func writeAddresses(_ list: AddressList, _ texts: [String], to sink: inout ByteCursor) {
+        sink.put("[")
+        if let packed = list.packedIPv4 {
+            for index in 0..<packed.count {
+                if index > 0 { sink.put(UInt8(ascii: ",")) }
+                sink.put(UInt8(ascii: "\""))
+                sink.ipv4(index == 0 ? packed.first : index == 1 ? packed.second : packed.third)
+                sink.put(UInt8(ascii: "\""))
+            }
+        } else {
+            for (index, var text) in texts.enumerated() {
+                if index > 0 { sink.put(UInt8(ascii: ",")) }
+                sink.put(UInt8(ascii: "\""))
+                text.withUTF8 { sink.put($0) }
+                sink.put(UInt8(ascii: "\""))
+            }
+        }
+        sink.put("]")
     }
 
     /// The response to a resolve (or cache lookup) of `results`: one object, a batch, or a short array.

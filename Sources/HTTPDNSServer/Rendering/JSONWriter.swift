@@ -17,6 +17,11 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: text.utf8)
     }
 
+    /// True when `text` is written as it is between quotes (no `"`, `\` or control character).
+    static func needsNoEscaping(_ text: String) -> Bool {
+        !text.utf8.contains { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }
+    }
+
     /// A JSON string literal with quotes; escapes `"`, `\` and control characters.
     /// Text that needs no escaping (host names, addresses: the common case) is copied in one go.
     public mutating func string(_ text: String) {

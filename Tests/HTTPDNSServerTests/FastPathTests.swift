@@ -1,0 +1,204 @@
+import Foundation
+import HTTPDNSCore
+@testable import HTTPDNSServer
+import HTTPDNSTestSupport
+import Testing
+
+/// A request head held in memory, read the way `ConnectionHead` reads libmicrohttpd's (first
+/// value of an exact name; a name without `=` has the empty value).
+final class MemoryHead: RequestHead {
+    private var storage: [UnsafeMutableRawBufferPointer] = []
+    private(set) var method = UnsafeRawBufferPointer(start: nil, count: 0)
+    private(set) var path = UnsafeRawBufferPointer(start: nil, count: 0)
+    private var arguments: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)] = []
+
+    init(_ method: String, _ path: String, _ arguments: [(String, String?)] = []) {
+        self.method = copy(method)
+        self.path = copy(path)
+        self.arguments = arguments.map { (copy($0.0), $0.1.map(copy)) }
+    }
+
+    deinit { for buffer in storage { buffer.deallocate() } }
+
+    private func copy(_ text: String) -> UnsafeRawBufferPointer {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(text.utf8.count, 1), alignment: 1)
+        buffer.copyBytes(from: text.utf8)
+        storage.append(buffer)
+        return UnsafeRawBufferPointer(rebasing: buffer[..<text.utf8.count])
+    }
+
+    func argument(_ name: StaticString) -> UnsafeRawBufferPointer? {
+        let wanted = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        guard let found = arguments.first(where: { $0.name.elementsEqual(wanted) }) else { return nil }
+        return found.value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+    }
+
+    /// The same request as the full path sees it.
+    var request: HTTPRequest {
+        var query = QueryArguments()
+        for (name, value) in arguments {
+            query.append(name: String(decoding: name, as: UTF8.self), value: value.map { String(decoding: $0, as: UTF8.self) } ?? "")
+        }
+        return HTTPRequest(
+            method: String(decoding: method, as: UTF8.self), path: String(decoding: path, as: UTF8.self), query: query,
+            authorization: nil, body: [], peerAddress: nil, forwardedFor: nil)
+    }
+}
+
+/// `HTTPDNSService.fastResponse`: the resolve fast path answers a cache hit exactly as the full
+/// path does, counts it once, and leaves everything else to the full path.
+@Suite struct FastPathTests {
+    static let path = "/v1/default/resolve"
+
+    /// A fixture whose cache holds one name of each shape.
+    private func seededFixture(_ change: (inout AccountConfig) -> Void = { _ in }) -> ServiceFixture {
+        let fixture = ServiceFixture(config: .test(change))
+        fixture.seed([
+            ("two.example.test", .a, fixture.entry(["127.0.0.11", "127.0.0.12"], ttl: 300)),
+            ("three.example.test", .a, fixture.entry(["0.0.0.0", "9.10.99.100", "255.255.255.255"], ttl: 4_000_000_000)),
+            ("four.example.test", .a, fixture.entry(["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"], ttl: 60)),
+            ("two.example.test", .aaaa, fixture.entry(["::1", "2001:db8::1"], ttl: 120)),
+            ("gone.example.test", .a, fixture.entry([], ttl: 30, nxdomain: true)),
+            ("_sip._tcp.example.test", .a, fixture.entry(["127.0.0.9"], ttl: 5)),
+        ])
+        fixture.clock.advance(by: 2)
+        return fixture
+    }
+
+    /// The full path's response to the same request (it must answer at once: a hit).
+    private func fullResponse(_ fixture: ServiceFixture, _ head: MemoryHead) -> ServerResponse? {
+        guard case .response(let response) = fixture.service.handle(head.request) else { return nil }
+        return response
+    }
+
+    @Test(arguments: [
+        [("host", "two.example.test")],
+        [("host", "two.example.test"), ("type", "A")],
+        [("host", "two.example.test"), ("type", "aaaa")],
+        [("host", "two.example.test"), ("type", "6"), ("short", "1")],
+        [("host", "two.example.test"), ("short", "true")],
+        [("host", "two.example.test"), ("short", "0"), ("client_ip", "192.0.2.1")],
+        [("host", "two.example.test"), ("type", "")],
+        [("host", "TWO.Example.test.")],
+        [("host", "three.example.test")],
+        [("host", "four.example.test"), ("short", "1")],
+        [("host", "gone.example.test")],
+        [("host", "_sip._tcp.example.test")],
+        [("host", "two.example.test"), ("host", "nothing.example.test")],
+        [("other", "x"), ("host", "two.example.test"), ("type", "A"), ("type", "both")],
+    ] as [[(String, String?)]])
+    func aCachedAnswerIsTheResponseTheFullPathGives(arguments: [(String, String?)]) throws {
+        let fixture = seededFixture()
+        let head = MemoryHead("GET", Self.path, arguments)
+        let fast = try #require(fixture.service.fastResponse(head), "the fast path did not answer a cache hit")
+        let full = try #require(fullResponse(fixture, head))
+        #expect(fast == full)
+        #expect(fast.status == 200)
+    }
+
+    @Test func anExpiredEntryServedStaleIsTheSameResponse() throws {
+        let fixture = seededFixture { $0.reuseExpiredIPEnabled = true }
+        fixture.upstream.holdReplies(true)  // the background refreshes stay pending
+        fixture.clock.advance(by: 10)
+        let head = MemoryHead("GET", Self.path, [("host", "_sip._tcp.example.test")])
+        let fast = try #require(fixture.service.fastResponse(head))
+        #expect(fast == fullResponse(fixture, head))
+        #expect(fast.bodyText.contains(#""stale":true"#))
+    }
+
+    @Test(arguments: [
+        ("POST", path, [("host", "two.example.test")]),
+        ("GET", "/v1/default/resolve/", [("host", "two.example.test")]),
+        ("GET", "/v1//default/resolve", [("host", "two.example.test")]),
+        ("GET", "/v1/default/cache", [("host", "two.example.test")]),
+        ("GET", "/v1/x/default/resolve", [("host", "two.example.test")]),
+        ("GET", "/v1/nobody/resolve", [("host", "two.example.test")]),
+        ("GET", "/v1/resolve", [("host", "two.example.test")]),
+        ("GET", path, [("host", "miss.example.test")]),
+        ("GET", path, [("host", "two.example.test,three.example.test")]),
+        ("GET", path, [("host", "two..example.test")]),
+        ("GET", path, [("host", "")]),
+        ("GET", path, [("host", nil)]),
+        ("GET", path, [("HOST", "two.example.test")]),
+        ("GET", path, []),
+        ("GET", path, [("host", "two.example.test"), ("type", "both")]),
+        ("GET", path, [("host", "two.example.test"), ("type", "MX")]),
+        ("GET", path, [("host", "two.example.test"), ("short", "yes")]),
+        ("GET", path, [("host", "two.example.test"), ("client_ip", "not-an-address")]),
+    ] as [(String, String, [(String, String?)])])
+    func everythingElseIsLeftToTheFullPath(method: String, path: String, arguments: [(String, String?)]) {
+        let fixture = seededFixture()
+        let hits = fixture.engine.metrics.cacheHits.value
+        #expect(fixture.service.fastResponse(MemoryHead(method, path, arguments)) == nil)
+        #expect(fixture.engine.metrics.cacheHits.value == hits, "a declined request must count nothing")
+    }
+
+    @Test func twoFamiliesAreLeftToTheFullPath() {
+        // With IPv6 on, a query without `type` asks for both families.
+        let fixture = seededFixture { $0.ipv6Enable = true }
+        #expect(fixture.service.fastResponse(MemoryHead("GET", Self.path, [("host", "two.example.test")])) == nil)
+        #expect(fixture.service.fastResponse(MemoryHead("GET", Self.path, [("host", "two.example.test"), ("type", "A")])) != nil)
+    }
+
+    @Test func accountsWithAPerNetworkCacheAreLeftToTheFullPath() {
+        let fixture = seededFixture { $0.ispEnable = true }
+        #expect(fixture.service.fastResponse(MemoryHead("GET", Self.path, [("host", "two.example.test")])) == nil)
+    }
+
+    @Test func aFastHitIsCountedOnceInTheMetricsAndTheStatistics() throws {
+        let fixture = seededFixture()
+        let head = MemoryHead("GET", Self.path, [("host", "two.example.test")])
+        for _ in 0..<3 { #expect(fixture.service.fastResponse(head) != nil) }
+        #expect(fixture.engine.metrics.cacheHits.value == 3)
+        let records = try #require(fixture.get("/v1/default/stats").json as? [[String: Any]])
+        let record = try #require(records.first { $0["domain"] as? String == "two.example.test" })
+        #expect(number(record["cacheDnsNum"]) == 3)
+    }
+}
+
+/// The fast path behind the real `HTTPServer`: it is tried first, reads libmicrohttpd's decoded
+/// query the way the full path does, and what it leaves gets the full path's answer.
+@Suite(.serialized) struct FastPathOverSocketTests {
+    @Test func theServerAnswersAHitOnTheFastPathAndLeavesTheRestToTheHandler() throws {
+        let fixture = ServiceFixture()
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.11", "127.0.0.12"]))])
+        let answered = StripedCounter()
+        let server = HTTPServer(
+            options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2),
+            fastHandler: { [service = fixture.service] head in
+                let response = service.fastResponse(head)
+                if response != nil { answered.add(1) }
+                return response
+            },
+            handler: { [service = fixture.service] in service.handle($0) })
+        let port = try server.start()
+        defer { server.stop(grace: 0) }
+        let connection = try RawHTTPConnection(port: port)
+        let expected = #"{"host":"www.example.test","ips":["127.0.0.11","127.0.0.12"],"ipsv6":[],"ttl":300,"origin_ttl":300,"source":"cache","stale":false}"#
+
+        // Hits, whatever the query's encoding: each answered on the fast path.
+        for query in ["host=www.example.test", "host=www%2Eexample%2etest", "type=A&host=WWW.example.test.",
+                      "host=www.example.test&host=other.example.test", "flag&host=www.example.test"] {
+            let response = try connection.request("GET", "/v1/default/resolve?" + query)
+            #expect(response.status == 200, "\(query)")
+            #expect(response.text == expected, "\(query)")
+            #expect(response.header("Content-Type") == ServerResponse.jsonType)
+        }
+        #expect(answered.value == 5)
+
+        // Left to the handler, which answers them as before.
+        let left: [(String, String, Int)] = [
+            ("GET", "/v1/default/resolve?HOST=www.example.test", 400),
+            ("GET", "/v1/default/resolve?host", 400),
+            ("GET", "/v1/default/resolve?host=www.example.test&type=bad", 400),
+            ("DELETE", "/v1/default/resolve?host=www.example.test", 405),
+            ("GET", "/v1/nobody/resolve?host=www.example.test", 404),
+            ("GET", "/v1/default/resolve/?host=www.example.test", 200),
+        ]
+        for (method, path, status) in left {
+            #expect(try connection.request(method, path).status == status, "\(method) \(path)")
+        }
+        #expect(answered.value == 5)
+        #expect(fixture.engine.metrics.cacheHits.value == 6)
+    }
+}
