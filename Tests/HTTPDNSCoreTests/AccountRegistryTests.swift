@@ -23,6 +23,26 @@ import Testing
         }
     }
 
+    /// `engine(utf8:)` agrees with `engine(_:)`, with few accounts (compared as bytes) and many
+    /// (looked up by hash), and forgets a removed account.
+    @Test(arguments: [1, 8, 9, 40])
+    func anIdGivenAsBytesFindsTheSameEngine(accounts: Int) {
+        let harness = Harness()
+        let ids = (0..<accounts).map { "acct-\($0)" }
+        for id in ids { harness.registry.upsert(id, config: .test()) }
+        func lookup(_ id: String) -> ResolverEngine? {
+            var id = id
+            return id.withUTF8 { harness.registry.engine(utf8: UnsafeRawBufferPointer($0)) }
+        }
+        for id in ids { #expect(lookup(id) === harness.registry.engine(id)) }
+        #expect(lookup("acct") == nil)
+        #expect(lookup("acct-0x") == nil)
+        #expect(lookup("") == nil)
+        harness.registry.remove(ids[0])
+        #expect(lookup(ids[0]) == nil)
+        if accounts > 1 { #expect(lookup(ids[1]) === harness.registry.engine(ids[1])) }
+    }
+
     @Test func upsertCreatesOnceThenUpdatesInPlaceKeepingTheCacheWarm() throws {
         let harness = Harness()
         harness.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)

@@ -70,6 +70,17 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == String(value))
     }
 
+    @Test func everyOctetValueIsWrittenInDecimal() {
+        for value in UInt32(0)...255 {
+            let bytes = [UInt8](unsafeUninitializedCapacity: ByteCursor.maximumIPv4) { buffer, count in
+                var cursor = ByteCursor(buffer)
+                cursor.ipv4(value << 24 | (255 - value) << 16 | value << 8 | value)
+                count = cursor.count
+            }
+            #expect(String(decoding: bytes, as: UTF8.self) == "\(value).\(255 - value).\(value).\(value)")
+        }
+    }
+
     @Test func theLongestAddressFitsItsBound() {
         let bytes = [UInt8](unsafeUninitializedCapacity: ByteCursor.maximumIPv4) { buffer, count in
             var cursor = ByteCursor(buffer)

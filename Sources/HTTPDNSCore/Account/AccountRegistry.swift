@@ -3,16 +3,41 @@ import Synchronization
 /// The engines of all accounts by id. A lookup (every request) is a lock-free read of the
 /// current table; creating or removing an account publishes a new table (`ReadMostly`).
 public final class AccountRegistry: Sendable {
-    private let engines: ReadMostly<[String: ResolverEngine]>
+    /// The accounts as readers see them: by id, and, while there are few, also as a list whose
+    /// ids the request path compares as bytes (cheaper than hashing the id for a dictionary).
+    private struct Table: Sendable {
+        static let scanLimit = 8
+
+        var byID: [String: ResolverEngine] = [:]
+        var list: [(id: [UInt8], engine: ResolverEngine)] = []
+
+        init(_ byID: [String: ResolverEngine]) {
+            self.byID = byID
+            if byID.count <= Self.scanLimit { list = byID.map { (Array($0.key.utf8), $0.value) } }
+        }
+    }
+
+    private let engines: ReadMostly<Table>
     private let makeEngine: @Sendable (String, AccountConfig) -> ResolverEngine
 
     public init(makeEngine: @escaping @Sendable (String, AccountConfig) -> ResolverEngine) {
         self.makeEngine = makeEngine
-        self.engines = ReadMostly([:])
+        self.engines = ReadMostly(Table([:]))
     }
 
     public func engine(_ id: String) -> ResolverEngine? {
-        engines.read { $0[id] }
+        engines.read { $0.byID[id] }
+    }
+
+    /// The same for an id given as bytes (the resolve fast path reads it from the request).
+    public func engine(utf8 id: UnsafeRawBufferPointer) -> ResolverEngine? {
+        engines.read { table in
+            guard table.byID.count <= Table.scanLimit else { return table.byID[String(decoding: id, as: UTF8.self)] }
+            for entry in table.list where entry.id.count == id.count {
+                if entry.id.withUnsafeBytes({ $0.elementsEqual(id) }) { return entry.engine }
+            }
+            return nil
+        }
     }
 
     /// The same for a path segment (not generic: this runs on every request).
@@ -20,9 +45,9 @@ public final class AccountRegistry: Sendable {
         engine(String(id))
     }
 
-    public var ids: [String] { engines.value.keys.sorted() }
+    public var ids: [String] { engines.value.byID.keys.sorted() }
 
-    public var all: [ResolverEngine] { engines.value.values.sorted { $0.accountID < $1.accountID } }
+    public var all: [ResolverEngine] { engines.value.byID.values.sorted { $0.accountID < $1.accountID } }
 
     /// Creates the account or updates its configuration in place (its cache stays warm).
     /// Returns true when the account is new.
@@ -34,10 +59,10 @@ public final class AccountRegistry: Sendable {
         }
         let engine = makeEngine(id, config)
         let winner: ResolverEngine? = engines.update { table in
-            if let existing = table[id] { return (table, existing) }
-            var table = table
-            table[id] = engine
-            return (table, nil)
+            if let existing = table.byID[id] { return (table, existing) }
+            var byID = table.byID
+            byID[id] = engine
+            return (Table(byID), nil)
         }
         // Another caller created the account meanwhile: this call's configuration still applies.
         winner?.update(config: config)
@@ -48,9 +73,9 @@ public final class AccountRegistry: Sendable {
     @discardableResult
     public func remove(_ id: String) -> ResolverEngine? {
         engines.update { table in
-            var table = table
-            let removed = table.removeValue(forKey: id)
-            return (table, removed)
+            var byID = table.byID
+            let removed = byID.removeValue(forKey: id)
+            return (Table(byID), removed)
         }
     }
 }

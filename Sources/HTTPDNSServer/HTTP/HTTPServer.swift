@@ -11,9 +11,10 @@ import Glibc
 /// it responds, so no pool thread ever waits for an upstream.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HandlerResult
-    /// Tried first on every complete request without a body, on the borrowed request: a response,
-    /// or nil to build the `HTTPRequest` and call the handler (see `HTTPDNSService.fastResponse`).
-    public typealias FastHandler = @Sendable (ConnectionHead) -> HTTPResponse?
+    /// Tried first on every complete request without a body, on the borrowed request: a 200
+    /// JSON response, or nil to build the `HTTPRequest` and call the handler (see
+    /// `HTTPDNSService.fastResponse`).
+    public typealias FastHandler = @Sendable (ConnectionHead) -> FastResponse?
 
     private let options: HTTPServerOptions
     private let handler: Handler
@@ -161,7 +162,7 @@ public final class HTTPServer: @unchecked Sendable {
         if raw == Self.noContext && uploadDataSize.pointee == 0 {
             if let fastHandler, let url, let method,
                let response = fastHandler(ConnectionHead(connection: connection, method: method, url: url)) {
-                return queue(connection, response)
+                return queue(connection, fast: response)
             }
             return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: nil)
         }
@@ -260,6 +261,21 @@ public final class HTTPServer: @unchecked Sendable {
         }
         for (name, value) in response.headers { _ = MHD_add_response_header(mhdResponse, name, value) }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+        MHD_destroy_response(mhdResponse)
+        return result
+    }
+
+    /// A fast-path response: its memory goes to libmicrohttpd, which frees it once sent.
+    private func queue(_ connection: OpaquePointer, fast response: consuming FastResponse) -> MHD_Result {
+        metrics.record(status: 200)
+        let count = response.count
+        let body = response.take()
+        guard let mhdResponse = MHD_create_response_from_buffer(count, body, .RESPMEM_MUST_FREE) else {
+            free(body)
+            return .NO
+        }
+        _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
+        let result = MHD_queue_response(connection, UInt32(MHD_HTTP_OK), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
     }

@@ -163,9 +163,9 @@ extension HTTPDNSService {
     /// router). It answers exactly what `handle` would, or returns nil and leaves the request to
     /// `handle`: for anything else, any invalid parameter (so the full path writes the error),
     /// a miss, and accounts with `ispEnable` (their network needs the peer and its headers).
-    public func fastResponse<Head: RequestHead>(_ head: Head) -> HTTPResponse? {
+    public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         guard head.method.equals("GET"), let account = Self.resolveAccount(head.path),
-              let engine = registry.engine(account) else { return nil }
+              let engine = registry.engine(utf8: account) else { return nil }
         let options = engine.lookupOptions
         guard !options.ispEnable else { return nil }
         guard let hostText = head.argument("host"),
@@ -176,18 +176,20 @@ extension HTTPDNSService {
         let short = parsed.short ?? options.shortEnable
         // A canonical name (the usual case) is looked up and written from the request's bytes.
         if let key = BorrowedCacheKey(host: hostText, family: family) {
-            return engine.cachedResolution(key).map { answer in
-                AnswerRendering.single(host: key.host, family: family, answer: answer, short: short)
-                    ?? AnswerRendering.single(host: HostName(utf8: hostText)!, family: family, answer: answer, short: short)
+            guard let answer = engine.cachedResolution(key) else { return nil }
+            if let response = AnswerRendering.fastSingle(host: key.host, family: family, answer: answer, short: short) {
+                return response
             }
+            return FastResponse(copying: AnswerRendering.single(host: HostName(utf8: hostText)!, family: family, answer: answer, short: short).body)
         }
-        guard let host = HostName(utf8: hostText) else { return nil }
-        return cachedResponse(host, family, parsed, engine, options, network: "")
+        guard let host = HostName(utf8: hostText),
+              let response = cachedResponse(host, family, parsed, engine, options, network: "") else { return nil }
+        return FastResponse(copying: response.body)
     }
 
     /// The account of a path that is exactly `/v1/{account}/resolve` (anything else, even what the
     /// router would accept, such as a trailing `/`, is left to it).
-    static func resolveAccount(_ path: UnsafeRawBufferPointer) -> String? {
+    static func resolveAccount(_ path: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         let prefix: StaticString = "/v1/", suffix: StaticString = "/resolve"
         let end = path.count - suffix.utf8CodeUnitCount
         guard end > prefix.utf8CodeUnitCount,
@@ -195,7 +197,7 @@ extension HTTPDNSService {
               UnsafeRawBufferPointer(rebasing: path[end...]).equals(suffix) else { return nil }
         let account = UnsafeRawBufferPointer(rebasing: path[prefix.utf8CodeUnitCount..<end])
         guard memchr(account.baseAddress!, Int32(UInt8(ascii: "/")), account.count) == nil else { return nil }
-        return string(account)
+        return account
     }
 
     private static func string(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }

@@ -99,13 +99,27 @@ enum AnswerRendering {
     /// general rendering.
     static func single(host: HostName, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> HTTPResponse {
         var name = host.value
-        return name.withUTF8 { single(host: $0, family: family, answer: answer, short: short) }
-            ?? response([HostResult(host: host, families: [(family, .success(answer))])], batch: false, short: short)
+        let written = name.withUTF8 { name in
+            single(host: name, family: family, answer: answer, short: short) { bound, write in
+                HTTPResponse(status: 200, body: [UInt8](unsafeUninitializedCapacity: bound) { $1 = write($0) })
+            }
+        }
+        return written ?? response([HostResult(host: host, families: [(family, .success(answer))])], batch: false, short: short)
     }
 
-    /// `single` for a host given as its bytes (canonical and valid); nil when an address needs
-    /// escaping.
-    static func single(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> HTTPResponse? {
+    /// The same body for the fast path, in memory that libmicrohttpd takes over; nil when an
+    /// address needs escaping. `host` is a valid name in canonical form.
+    static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> FastResponse? {
+        single(host: host, family: family, answer: answer, short: short) { FastResponse(bound: $0, write: $1) }
+    }
+
+    /// What both `single`s share: `make` gets an upper bound of the body's size and the function
+    /// that writes it into memory of that size (returning the bytes written). Nil when an address
+    /// needs escaping.
+    private static func single<Made: ~Copyable>(
+        host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool,
+        _ make: (_ bound: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) -> Made
+    ) -> Made? {
         let texts = answer.addressList.packedIPv4 == nil ? answer.addressList.strings : []
         guard texts.allSatisfy(JSONWriter.needsNoEscaping) else { return nil }
         // Every fixed part together (the longest source, `"stale":false`, `"nxdomain":true`, both
@@ -116,13 +130,11 @@ enum AnswerRendering {
         } else {
             for text in texts { addresses += text.utf8.count + 3 }
         }
-        let bound = 128 + host.count + addresses
-        let body = [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+        return make(128 + host.count + addresses) { buffer in
             var cursor = ByteCursor(buffer)
             writeSingle(to: &cursor, host: host, family: family, answer: answer, texts: texts, short: short)
-            count = cursor.count
+            return cursor.count
         }
-        return HTTPResponse(status: 200, body: body)
     }
 
     /// `[..]` or `{"host":..,"ips":[..],"ipsv6":[..],"ttl":..,"origin_ttl":..,"source":..,"stale":..}`
