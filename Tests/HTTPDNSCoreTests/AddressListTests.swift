@@ -56,4 +56,14 @@ import Testing
     @Test func aPackedListFitsInSixteenBytes() {
         #expect(MemoryLayout<AddressList>.size <= 16)
     }
+
+    @Test(arguments: ["", "127.0.0.1", "127.0.0.11,127.0.0.12", ",1.2.3.4,,", "0.0.0.0,255.255.255.255,9.10.99.100",
+                      "1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4", "01.2.3.4,1.2.3.4", "::1,1.2.3.4", "2001:db8::1", "1.2.3", "1.2.3.4.5"])
+    func theStoredTextReadsAsItsSplitStrings(text: String) {
+        var copy = text
+        let list = copy.withUTF8 { AddressList(commaSeparated: $0) }
+        let strings = text.split(separator: ",").map(String.init)
+        #expect(list == AddressList(strings))
+        #expect(list.strings == strings)
+    }
 }

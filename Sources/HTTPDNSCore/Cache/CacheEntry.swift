@@ -87,7 +87,11 @@ public struct CacheEntry: Sendable, Hashable {
     public var origin: AnswerSource
 
     public init(addresses: [String], originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream) {
-        self.addressList = AddressList(addresses)
+        self.init(addressList: AddressList(addresses), originTTL: originTTL, storedAt: storedAt, nxdomain: nxdomain, origin: origin)
+    }
+
+    public init(addressList: AddressList, originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream) {
+        self.addressList = addressList
         self.originTTL = originTTL
         self.storedAt = storedAt
         self.nxdomain = nxdomain

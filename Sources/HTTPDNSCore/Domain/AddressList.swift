@@ -59,36 +59,69 @@ public struct AddressList: Sendable, Hashable {
         return (Int(count), first, second, third)
     }
 
+    /// The list stored as comma-separated text (the persisted form; empty parts are skipped):
+    /// the same list as `init(_:)` of the parts, without a string for each part when they pack.
+    public init(commaSeparated text: UnsafeBufferPointer<UInt8>) {
+        let parts = text.split(separator: UInt8(ascii: ","))
+        if !parts.isEmpty, parts.count <= Self.maximumInline {
+            var numbers: (UInt32, UInt32, UInt32) = (0, 0, 0)
+            var packed = true
+            for (index, part) in parts.enumerated() {
+                guard let number = Self.canonicalIPv4(UnsafeBufferPointer(rebasing: part)) else {
+                    packed = false
+                    break
+                }
+                switch index {
+                case 0: numbers.0 = number
+                case 1: numbers.1 = number
+                default: numbers.2 = number
+                }
+            }
+            if packed {
+                self.init(storage: .ipv4(numbers.0, numbers.1, numbers.2, count: UInt8(parts.count)))
+                return
+            }
+        }
+        self.init(parts.map { String(decoding: $0, as: UTF8.self) })
+    }
+
+    private init(storage: Storage) {
+        self.storage = storage
+    }
+
     /// The number of `text` when it is an IPv4 address in canonical dotted-quad form (four
     /// decimal octets, no leading zero, no sign, nothing else), else nil.
     static func canonicalIPv4(_ text: String) -> UInt32? {
         var text = text
-        return text.withUTF8 { bytes -> UInt32? in
-            guard bytes.count >= 7, bytes.count <= 15 else { return nil }
-            var value: UInt32 = 0
-            var octet: UInt32 = 0
-            var digits = 0
-            var dots = 0
-            for byte in bytes {
-                if byte == UInt8(ascii: ".") {
-                    guard digits > 0, dots < 3 else { return nil }
-                    value = value << 8 | octet
-                    octet = 0
-                    digits = 0
-                    dots += 1
-                } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
-                    // "0" alone is an octet; "01" is not canonical.
-                    guard digits < 3, !(digits == 1 && octet == 0) else { return nil }
-                    octet = octet * 10 + UInt32(byte - UInt8(ascii: "0"))
-                    guard octet <= 255 else { return nil }
-                    digits += 1
-                } else {
-                    return nil
-                }
+        return text.withUTF8 { canonicalIPv4($0) }
+    }
+
+    /// The same for the address's bytes.
+    static func canonicalIPv4(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        guard bytes.count >= 7, bytes.count <= 15 else { return nil }
+        var value: UInt32 = 0
+        var octet: UInt32 = 0
+        var digits = 0
+        var dots = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, dots < 3 else { return nil }
+                value = value << 8 | octet
+                octet = 0
+                digits = 0
+                dots += 1
+            } else if byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") {
+                // "0" alone is an octet; "01" is not canonical.
+                guard digits < 3, !(digits == 1 && octet == 0) else { return nil }
+                octet = octet * 10 + UInt32(byte - UInt8(ascii: "0"))
+                guard octet <= 255 else { return nil }
+                digits += 1
+            } else {
+                return nil
             }
-            guard dots == 3, digits > 0 else { return nil }
-            return value << 8 | octet
         }
+        guard dots == 3, digits > 0 else { return nil }
+        return value << 8 | octet
     }
 
     static func dottedQuad(_ number: UInt32) -> String {
