@@ -23,7 +23,7 @@ import Testing
         }
     }
 
-    /// `engine(utf8:)` agrees with `engine(_:)`, with few accounts (compared as bytes) and many
+    /// `withEngine(utf8:)` agrees with `engine(_:)`, with few accounts (compared as bytes) and many
     /// (looked up by hash), and forgets a removed account.
     @Test(arguments: [1, 8, 9, 40])
     func anIdGivenAsBytesFindsTheSameEngine(accounts: Int) {
@@ -32,7 +32,7 @@ import Testing
         for id in ids { harness.registry.upsert(id, config: .test()) }
         func lookup(_ id: String) -> ResolverEngine? {
             var id = id
-            return id.withUTF8 { harness.registry.engine(utf8: UnsafeRawBufferPointer($0)) }
+            return id.withUTF8 { id in harness.registry.withEngine(utf8: UnsafeRawBufferPointer(id)) { $0 } ?? nil }
         }
         for id in ids { #expect(lookup(id) === harness.registry.engine(id)) }
         #expect(lookup("acct") == nil)

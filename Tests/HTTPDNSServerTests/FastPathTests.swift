@@ -27,7 +27,11 @@ final class MemoryHead: RequestHead {
         return UnsafeRawBufferPointer(rebasing: buffer[..<text.utf8.count])
     }
 
-    func argument(_ name: StaticString) -> UnsafeRawBufferPointer? {
+    func arguments(_ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString) -> RequestHeadArguments {
+        (argument(first), argument(second), argument(third), argument(fourth))
+    }
+
+    private func argument(_ name: StaticString) -> UnsafeRawBufferPointer? {
         let wanted = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
         guard let found = arguments.first(where: { $0.name.elementsEqual(wanted) }) else { return nil }
         return found.value ?? UnsafeRawBufferPointer(start: nil, count: 0)
@@ -181,20 +185,30 @@ final class MemoryHead: RequestHead {
         let expected = #"{"host":"www.example.test","ips":["127.0.0.11","127.0.0.12"],"ipsv6":[],"ttl":300,"origin_ttl":300,"source":"cache","stale":false}"#
 
         // Hits, whatever the query's encoding: each answered on the fast path.
-        for query in ["host=www.example.test", "host=www%2Eexample%2etest", "type=A&host=WWW.example.test.",
-                      "host=www.example.test&host=other.example.test", "flag&host=www.example.test"] {
+        // The four arguments are read in one pass: the first value of each counts.
+        let queries = [
+            "host=www.example.test", "host=www%2Eexample%2etest", "type=A&host=WWW.example.test.",
+            "host=www.example.test&host=other.example.test", "flag&host=www.example.test",
+            "type=A&host=www.example.test&type=bad&short=0&short=yes", "client_ip=192.0.2.1&host=www.example.test&client_ip=x",
+        ]
+        for query in queries {
             let response = try connection.request("GET", "/v1/default/resolve?" + query)
             #expect(response.status == 200, "\(query)")
             #expect(response.text == expected, "\(query)")
             #expect(response.header("Content-Type") == ServerResponse.jsonType)
         }
-        #expect(answered.value == 5)
+        let short = try connection.request("GET", "/v1/default/resolve?short=1&host=www.example.test&short=0")
+        #expect(short.text == #"["127.0.0.11","127.0.0.12"]"#)
+        #expect(answered.value == queries.count + 1)
 
         // Left to the handler, which answers them as before.
         let left: [(String, String, Int)] = [
             ("GET", "/v1/default/resolve?HOST=www.example.test", 400),
             ("GET", "/v1/default/resolve?host", 400),
             ("GET", "/v1/default/resolve?host=www.example.test&type=bad", 400),
+            ("GET", "/v1/default/resolve?short=yes&host=www.example.test&short=1", 400),
+            ("GET", "/v1/default/resolve?host=www.example.test&client_ip=x&client_ip=192.0.2.1", 400),
+            ("GET", "/v1/default/resolve?host=www..example.test", 400),
             ("DELETE", "/v1/default/resolve?host=www.example.test", 405),
             ("GET", "/v1/nobody/resolve?host=www.example.test", 404),
             ("GET", "/v1/default/resolve/?host=www.example.test", 200),
@@ -202,7 +216,7 @@ final class MemoryHead: RequestHead {
         for (method, path, status) in left {
             #expect(try connection.request(method, path).status == status, "\(method) \(path)")
         }
-        #expect(answered.value == 5)
-        #expect(fixture.engine.metrics.cacheHits.value == 6)
+        #expect(answered.value == queries.count + 1)
+        #expect(fixture.engine.metrics.cacheHits.value == UInt64(queries.count + 2))
     }
 }

@@ -9,11 +9,12 @@ public final class AccountRegistry: Sendable {
         static let scanLimit = 8
 
         var byID: [String: ResolverEngine] = [:]
-        var list: [(id: [UInt8], engine: ResolverEngine)] = []
+        /// Unretained: `byID` holds them.
+        var list: [(id: [UInt8], engine: Unmanaged<ResolverEngine>)] = []
 
         init(_ byID: [String: ResolverEngine]) {
             self.byID = byID
-            if byID.count <= Self.scanLimit { list = byID.map { (Array($0.key.utf8), $0.value) } }
+            if byID.count <= Self.scanLimit { list = byID.map { (Array($0.key.utf8), .passUnretained($0.value)) } }
         }
     }
 
@@ -29,14 +30,16 @@ public final class AccountRegistry: Sendable {
         engines.read { $0.byID[id] }
     }
 
-    /// The same for an id given as bytes (the resolve fast path reads it from the request).
-    public func engine(utf8 id: UnsafeRawBufferPointer) -> ResolverEngine? {
+    /// Runs `body` with the engine of an id given as bytes (the resolve fast path reads it from
+    /// the request); nil, without calling it, when there is none. While there are few accounts
+    /// the engine is not retained: every request would write the same engine's reference count
+    /// from every HTTP thread. It stays alive for the call as the table does (`ReadMostly.read`).
+    @discardableResult
+    public func withEngine<R>(utf8 id: UnsafeRawBufferPointer, _ body: (ResolverEngine) -> R) -> R? {
         engines.read { table in
-            guard table.byID.count <= Table.scanLimit else { return table.byID[String(decoding: id, as: UTF8.self)] }
-            for entry in table.list where entry.id.count == id.count {
-                if entry.id.withUnsafeBytes({ $0.elementsEqual(id) }) { return entry.engine }
-            }
-            return nil
+            guard table.byID.count <= Table.scanLimit else { return table.byID[String(decoding: id, as: UTF8.self)].map(body) }
+            let index = table.list.firstIndex { $0.id.count == id.count && $0.id.withUnsafeBytes { $0.elementsEqual(id) } }
+            return index.map { table.list[$0].engine._withUnsafeGuaranteedRef(body) }
         }
     }
 

@@ -41,11 +41,11 @@ public struct BorrowedCacheKey {
     public let host: UnsafeBufferPointer<UInt8>
     public let family: RecordFamily
 
-    /// Nil unless `host` is a valid host name in canonical form (`HostName` would keep it as it is).
-    public init?(host: UnsafeRawBufferPointer, family: RecordFamily) {
-        let bytes = host.assumingMemoryBound(to: UInt8.self)
-        guard HostName.isCanonical(bytes) else { return nil }
-        self.host = bytes
+    /// A key of bytes not checked as a host name. Only a valid name in canonical form is ever
+    /// stored, and a key matches a stored one byte for byte, so a lookup that finds something
+    /// proves the bytes valid and canonical; one that finds nothing says nothing about them.
+    public init(unchecked host: UnsafeRawBufferPointer, family: RecordFamily) {
+        self.host = host.assumingMemoryBound(to: UInt8.self)
         self.family = family
     }
 

@@ -5,6 +5,9 @@
 public struct HostName: Hashable, Sendable, CustomStringConvertible, Comparable {
     public let value: String
 
+    /// The longest name in bytes, without its trailing dot.
+    public static let maximumLength = 253
+
     /// Returns nil when `text` is not a valid host name. A name already in canonical form (lower
     /// case, no trailing dot) given as a `String` is kept as it is, without a copy.
     public init?(_ text: some StringProtocol) {
@@ -69,7 +72,7 @@ public struct HostName: Hashable, Sendable, CustomStringConvertible, Comparable 
             bytes = UnsafeBufferPointer(rebasing: bytes.dropLast())
             canonical = false
         }
-        guard !bytes.isEmpty, bytes.count <= 253 else { return (false, false) }
+        guard !bytes.isEmpty, bytes.count <= maximumLength else { return (false, false) }
         return byteClasses.withUnsafeBufferPointer { classes -> (valid: Bool, canonical: Bool) in
             let inner = ByteClass.inner.rawValue, hyphen = ByteClass.hyphen.rawValue
             var labelLength = 0

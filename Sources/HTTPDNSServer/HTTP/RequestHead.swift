@@ -12,10 +12,18 @@ public protocol RequestHead {
     var method: UnsafeRawBufferPointer { get }
     /// The path without the query string, percent-decoded (as `HTTPRequest.path`).
     var path: UnsafeRawBufferPointer { get }
-    /// The first value of query argument `name` (names compare exactly), the empty value for a
-    /// name given without `=`, nil when there is none: what `QueryArguments` gives.
-    func argument(_ name: StaticString) -> UnsafeRawBufferPointer?
+    /// The first values of four query arguments, in the order asked, read together. For each:
+    /// the first value of that name (names compare exactly), the empty value for a name given
+    /// without `=`, nil when there is none: what `QueryArguments` gives.
+    func arguments(
+        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString
+    ) -> RequestHeadArguments
 }
+
+/// What `RequestHead.arguments` found for each of its four names.
+public typealias RequestHeadArguments = (
+    UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?
+)
 
 /// The request head of a libmicrohttpd connection inside its access callback.
 public struct ConnectionHead: RequestHead {
@@ -29,30 +37,48 @@ public struct ConnectionHead: RequestHead {
         self.path = UnsafeRawBufferPointer(start: url, count: strlen(url))
     }
 
-    public func argument(_ name: StaticString) -> UnsafeRawBufferPointer? {
-        /// What the iterator looks for and what it found.
-        struct Search {
-            let name: StaticString
-            var found = false
-            var value: UnsafePointer<CChar>?
-        }
+    /// One pass over libmicrohttpd's arguments (`MHD_get_connection_values`) for all four names:
+    /// the resolve fast path reads four, and each pass walks the headers too.
+    public func arguments(
+        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString
+    ) -> RequestHeadArguments {
+        var search = (Wanted(first), Wanted(second), Wanted(third), Wanted(fourth))
         let iterator: MHD_KeyValueIterator = { cls, _, key, value in
             guard let cls, let key else { return .YES }
-            let search = cls.assumingMemoryBound(to: Search.self)
-            let name = search.pointee.name
-            guard strlen(key) == name.utf8CodeUnitCount, memcmp(key, name.utf8Start, name.utf8CodeUnitCount) == 0 else {
-                return .YES
-            }
-            search.pointee.found = true
-            search.pointee.value = value
-            return .NO  // the first value counts
+            let search = cls.assumingMemoryBound(to: (Wanted, Wanted, Wanted, Wanted).self)
+            let length = strlen(key)
+            search.pointee.0.offer(key, length: length, value: value)
+            search.pointee.1.offer(key, length: length, value: value)
+            search.pointee.2.offer(key, length: length, value: value)
+            search.pointee.3.offer(key, length: length, value: value)
+            return .YES
         }
-        var search = Search(name: name)
         _ = withUnsafeMutablePointer(to: &search) { pointer in
             MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
         }
-        guard search.found else { return nil }
-        guard let value = search.value else { return UnsafeRawBufferPointer(start: nil, count: 0) }
+        return (search.0.found, search.1.found, search.2.found, search.3.found)
+    }
+}
+
+/// One argument name `ConnectionHead.arguments` looks for, and the first value it found.
+private struct Wanted {
+    let name: StaticString
+    private var seen = false
+    private var value: UnsafePointer<CChar>?
+
+    init(_ name: StaticString) { self.name = name }
+
+    /// Takes `value` if `key` (of `length` bytes) is the name and none was taken before.
+    mutating func offer(_ key: UnsafePointer<CChar>, length: Int, value: UnsafePointer<CChar>?) {
+        guard !seen, length == name.utf8CodeUnitCount, memcmp(key, name.utf8Start, length) == 0 else { return }
+        seen = true
+        self.value = value
+    }
+
+    /// The value as `RequestHead` gives it: nil when the name never came.
+    var found: UnsafeRawBufferPointer? {
+        guard seen else { return nil }
+        guard let value else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(start: value, count: strlen(value))
     }
 }

@@ -164,23 +164,33 @@ extension HTTPDNSService {
     /// `handle`: for anything else, any invalid parameter (so the full path writes the error),
     /// a miss, and accounts with `ispEnable` (their network needs the peer and its headers).
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
-        guard head.method.equals("GET"), let account = Self.resolveAccount(head.path),
-              let engine = registry.engine(utf8: account) else { return nil }
+        guard head.method.equals("GET"), let account = Self.resolveAccount(head.path) else { return nil }
+        var response: FastResponse?
+        registry.withEngine(utf8: account) { response = fastResponse(head, engine: $0) }
+        return response
+    }
+
+    private func fastResponse<Head: RequestHead>(_ head: Head, engine: ResolverEngine) -> FastResponse? {
         let options = engine.lookupOptions
         guard !options.ispEnable else { return nil }
-        guard let hostText = head.argument("host"),
+        let (host, type, clientIP, shortText) = head.arguments("host", "type", "client_ip", "short")
+        guard let hostText = host,
               case .success(let parsed) = Self.parseOptions(
-                  type: head.argument("type").map(Self.string), clientIP: head.argument("client_ip").map(Self.string),
-                  short: head.argument("short").map(Self.string)),
+                  type: type.map(Self.string), clientIP: clientIP.map(Self.string), short: shortText.map(Self.string)),
               let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) else { return nil }
         let short = parsed.short ?? options.shortEnable
-        // A canonical name (the usual case) is looked up and written from the request's bytes.
-        if let key = BorrowedCacheKey(host: hostText, family: family) {
-            guard let answer = engine.cachedResolution(key) else { return nil }
-            if let response = AnswerRendering.fastSingle(host: key.host, family: family, answer: answer, short: short) {
-                return response
+        // A name in canonical form (the usual case) is looked up and written from the request's
+        // bytes, before it is checked: a name the cache has is valid (`BorrowedCacheKey(unchecked:)`).
+        if hostText.count <= HostName.maximumLength {
+            let key = BorrowedCacheKey(unchecked: hostText, family: family)
+            if let answer = engine.cachedResolution(key) {
+                if let response = AnswerRendering.fastSingle(host: key.host, family: family, answer: answer, short: short) {
+                    return response
+                }
+                return FastResponse(copying: AnswerRendering.single(host: HostName(utf8: hostText)!, family: family, answer: answer, short: short).body)
             }
-            return FastResponse(copying: AnswerRendering.single(host: HostName(utf8: hostText)!, family: family, answer: answer, short: short).body)
+            // Not cached in this form: a canonical name is a miss, for the full path to resolve.
+            if HostName.isCanonical(key.host) { return nil }
         }
         guard let host = HostName(utf8: hostText),
               let response = cachedResponse(host, family, parsed, engine, options, network: "") else { return nil }
