@@ -172,7 +172,7 @@ public final class ResolverEngine: Sendable {
         guard let hit else { return nil }
         let entry = hit.entry
         if !entry.isExpired(at: now) {
-            metrics.cacheHits.increment()
+            metrics.hits.increment()
             if entry.isNegative { metrics.negativeHits.increment() }
             // The hit itself is counted in the cache slot (EngineStats reads it from there).
             if hit.overflowHits > 0 { stats.update(statsKey(key())) { $0.cacheDnsNum += UInt64(hit.overflowHits) } }
@@ -184,7 +184,7 @@ public final class ResolverEngine: Sendable {
         let key = key()
         if mayServe(entry, of: key.host, config: settings.config, at: now),
            options.reuseExpiredIPEnabled || backoff.hasFailed(key) {
-            metrics.cacheHits.increment()
+            metrics.hits.increment()
             countStale(key)
             refreshInBackground(key, settings: settings, prefetch: false)
             return ResolvedAnswer(entry: entry, at: now, source: .cache)
@@ -200,7 +200,7 @@ public final class ResolverEngine: Sendable {
     ) {
         let settings = current
         let key = CacheKey(host: host, family: family, network: settings.lookup.ispEnable ? network : "")
-        metrics.cacheMisses.increment()
+        metrics.misses.increment()
         // Stale answers are counted per client served, not per failed flight.
         let waiter: @Sendable (FamilyOutcome) -> Void = { [self] outcome in
             if case .success(let answer) = outcome, answer.stale { countStale(key) }

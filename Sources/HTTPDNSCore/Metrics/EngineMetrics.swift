@@ -4,8 +4,11 @@ import Synchronization
 /// outcome table (touched only when an upstream is asked) sits behind a `Mutex`.
 public final class EngineMetrics: Sendable {
     /// Counted on every lookup from every HTTP thread: striped, not one shared atomic.
-    public let cacheHits = StripedCounter()
-    public let cacheMisses = StripedCounter()
+    public let cacheHits: StripedCounter
+    public let cacheMisses: StripedCounter
+    /// The same two as the request path counts them (no retain: `StripedCounter.Unretained`).
+    let hits: StripedCounter.Unretained
+    let misses: StripedCounter.Unretained
     public let negativeHits = Atomic<UInt64>(0)
     public let singleFlightJoined = Atomic<UInt64>(0)
     public let fallbackSuccess = Atomic<UInt64>(0)
@@ -21,6 +24,13 @@ public final class EngineMetrics: Sendable {
     public let speedProbesUnreachable = Atomic<UInt64>(0)
     private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: UInt64]>([:])
 
+    public init() {
+        cacheHits = StripedCounter()
+        cacheMisses = StripedCounter()
+        hits = StripedCounter.Unretained(cacheHits)
+        misses = StripedCounter.Unretained(cacheMisses)
+    }
+
     public struct UpstreamOutcomeKey: Hashable, Sendable, Comparable {
         public var upstream: String
         /// `success`, `negative`, or an `UpstreamError.Code` in snake case.
@@ -28,8 +38,6 @@ public final class EngineMetrics: Sendable {
 
         public static func < (lhs: Self, rhs: Self) -> Bool { (lhs.upstream, lhs.outcome) < (rhs.upstream, rhs.outcome) }
     }
-
-    public init() {}
 
     /// Lookups of one host and family: every lookup is a hit or a miss.
     public var resolveRequestCount: UInt64 { cacheHits.value + cacheMisses.value }

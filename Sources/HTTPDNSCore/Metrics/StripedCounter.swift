@@ -53,3 +53,28 @@ public final class StripedCounter: @unchecked Sendable {
     /// The total read as a signed number (for counters that go up and down).
     public var signedValue: Int { Int(Int64(bitPattern: value)) }
 }
+
+extension StripedCounter {
+    /// A counter incremented without a retain, for the request path. Every HTTP thread increments
+    /// the same counters; calling a `StripedCounter` held in a property retains and releases it
+    /// around the call (the atomic add keeps the optimiser from dropping the pair), and that write
+    /// to the counter's header, shared by every thread, bounces between cores as the single atomic
+    /// the stripes avoid would. Valid while the counter lives: keep it beside the counter itself.
+    public struct Unretained: @unchecked Sendable {
+        private let counter: Unmanaged<StripedCounter>
+
+        public init(_ counter: StripedCounter) {
+            self.counter = .passUnretained(counter)
+        }
+
+        @inline(__always)
+        public func increment() {
+            counter._withUnsafeGuaranteedRef { $0.increment() }
+        }
+
+        @inline(__always)
+        public func add(_ delta: Int) {
+            counter._withUnsafeGuaranteedRef { $0.add(delta) }
+        }
+    }
+}

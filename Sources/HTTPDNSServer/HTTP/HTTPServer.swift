@@ -24,6 +24,8 @@ public final class HTTPServer: @unchecked Sendable {
     /// Requests between their first callback and their completion (striped: every request
     /// adds and subtracts from its HTTP thread).
     private let inFlight = StripedCounter()
+    /// `inFlight` as every request reaches it (no retain: `StripedCounter.Unretained`).
+    private let inFlightCounter: StripedCounter.Unretained
     /// Suspended connections by context identity; `nil` once the server stopped resuming.
     private let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
     public let metrics = HTTPMetrics()
@@ -32,6 +34,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.options = options
         self.fastHandler = fastHandler
         self.handler = handler
+        inFlightCounter = StripedCounter.Unretained(inFlight)
     }
 
     /// Binds and starts the pool. Returns the bound port (useful with port 0).
@@ -136,7 +139,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard let cls, let conCls, let raw = conCls.pointee else { return }
         if raw != noContext { Unmanaged<RequestContext>.fromOpaque(raw).release() }
         conCls.pointee = nil
-        Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.inFlight.add(-1) }
+        Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.inFlightCounter.add(-1) }
     }
 
     private static let log: chttpdns_mhd_log_sink = { message in
@@ -153,15 +156,14 @@ public final class HTTPServer: @unchecked Sendable {
     ) -> MHD_Result {
         guard let raw = conCls.pointee else {
             conCls.pointee = Self.noContext
-            inFlight.add(1)
+            inFlightCounter.add(1)
             if let length = header(connection, "Content-Length").flatMap({ Int($0) }), length > options.maxBodyBytes {
                 return queue(connection, payloadTooLarge())
             }
             return .YES
         }
         if raw == Self.noContext && uploadDataSize.pointee == 0 {
-            if let fastHandler, let url, let method,
-               let response = fastHandler(ConnectionHead(connection: connection, method: method, url: url)) {
+            if let url, let method, let response = fastHandler?(ConnectionHead(connection: connection, method: method, url: url)) {
                 return queue(connection, fast: response)
             }
             return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: nil)

@@ -8,13 +8,17 @@ public final class HTTPMetrics: Sendable {
     /// The statuses this service answers with; others are counted under `other`.
     private static let common = [200, 201, 202, 400, 401, 403, 404, 405, 413, 431, 500, 502, 503, 504]
     private let counters: [StripedCounter] = common.map { _ in StripedCounter() }
+    /// The same, as `record` reaches them (no retain: `StripedCounter.Unretained`).
+    private let unretained: [StripedCounter.Unretained]
     private let otherStatuses = Mutex<[Int: UInt64]>([:])
 
-    public init() {}
+    public init() {
+        unretained = counters.map(StripedCounter.Unretained.init)
+    }
 
     public func record(status: Int) {
         if let index = Self.common.firstIndex(of: status) {
-            counters[index].increment()
+            unretained[index].increment()
         } else if (100...599).contains(status) {
             otherStatuses.withLock { $0[status, default: 0] += 1 }
         }
