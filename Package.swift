@@ -16,15 +16,18 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
 
         .target(name: "HTTPDNSCore"),
-        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "CCurl", "CAres", "COpenSSL"]),
+        // Digests, MACs and AEAD from libcrypto, for signatures made (upstreams) and checked (clients).
+        .target(name: "HTTPDNSCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "CCurl", "CAres"]),
         .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"]),
-        .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "CMicroHTTPD"]),
+        .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "CMicroHTTPD"]),
         .executableTarget(
             name: "httpdnsd",
             dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer"]
         ),
 
         .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore"], path: "Tests/HTTPDNSTestSupport"),
+        .testTarget(name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto"]),
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),

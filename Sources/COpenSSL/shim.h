@@ -1,19 +1,26 @@
 #ifndef CHTTPDNS_OPENSSL_SHIM_H
 #define CHTTPDNS_OPENSSL_SHIM_H
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/sha.h>
 #include <openssl/md5.h>
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 
-/// One-shot digests through EVP (OpenSSL 3 default provider); `out` must hold EVP_MAX_MD_SIZE bytes.
-/// Returns the digest length, or 0 on failure.
-static inline unsigned int chttpdns_sha256(const void *data, size_t count, unsigned char *out) {
+/// One-shot digest through EVP (OpenSSL 3 default provider); `out` must hold EVP_MAX_MD_SIZE bytes.
+/// `md` is 0 for SHA-256, 1 for MD5. Returns the digest length, or 0 on failure.
+static inline unsigned int chttpdns_digest(int md, const void *data, size_t count, unsigned char *out) {
     unsigned int size = 0;
-    return EVP_Digest(data, count, out, &size, EVP_sha256(), NULL) == 1 ? size : 0;
+    const EVP_MD *type = md == 0 ? EVP_sha256() : EVP_md5();
+    return EVP_Digest(data, count, out, &size, type, NULL) == 1 ? size : 0;
 }
-static inline unsigned int chttpdns_md5(const void *data, size_t count, unsigned char *out) {
+
+/// One-shot HMAC-SHA256 (`HMAC`); `out` must hold EVP_MAX_MD_SIZE bytes. Returns the MAC length,
+/// or 0 on failure.
+static inline unsigned int chttpdns_hmac_sha256(
+    const void *key, int keyCount, const unsigned char *data, size_t count, unsigned char *out) {
     unsigned int size = 0;
-    return EVP_Digest(data, count, out, &size, EVP_md5(), NULL) == 1 ? size : 0;
+    return HMAC(EVP_sha256(), key, keyCount, data, count, out, &size) != NULL ? size : 0;
 }
 
 #endif

@@ -113,3 +113,34 @@ import Testing
         #expect(parsed[3] == "d")
     }
 }
+
+/// With an operations listener, `/metrics` and the admin API are served there only, the tenant
+/// API on the main listener only, and the probes on both.
+@Suite struct ListenerSplitTests {
+    private func exchange(_ path: String, on listener: Listener, separate: Bool) -> Exchange {
+        let fixture = ServiceFixture(adminToken: "secret-token", limits: HTTPDNSService.Limits(separateOpsListener: separate))
+        fixture.service.isReady = true
+        var request = HTTPRequest(method: "GET", path: path, authorization: "Bearer secret-token")
+        request.listener = listener
+        return Exchange(fixture.handle(request), releasing: fixture.upstreams + [fixture.fallback])
+    }
+
+    @Test(arguments: ["/metrics", "/v1/accounts", "/v1/accounts/default"])
+    func opsRoutesAre404OnTheMainListenerWhenSeparate(path: String) {
+        #expect(exchange(path, on: .main, separate: true).status == 404)
+        #expect(exchange(path, on: .ops, separate: true).status == 200)
+        #expect(exchange(path, on: .main, separate: false).status == 200)
+    }
+
+    @Test(arguments: ["/v1/default/cache", "/v1/default/stats"])
+    func tenantRoutesAre404OnTheOpsListener(path: String) {
+        #expect(exchange(path, on: .ops, separate: true).status == 404)
+        #expect(exchange(path, on: .main, separate: true).status == 200)
+    }
+
+    @Test(arguments: ["/healthz", "/readyz"])
+    func probesAnswerOnBothListeners(path: String) {
+        #expect(exchange(path, on: .main, separate: true).status == 200)
+        #expect(exchange(path, on: .ops, separate: true).status == 200)
+    }
+}

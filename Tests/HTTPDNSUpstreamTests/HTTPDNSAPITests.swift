@@ -41,30 +41,30 @@ struct HTTPDNSAPITests {
     }
 
     /// python3: hashlib.md5(b'www.aliyun.com-mySecretKey-1700000600').hexdigest()
-    @Test func signedURLUsesSignDWithExpiryAndMD5() {
+    @Test func signedURLUsesSignDWithExpiryAndMD5() throws {
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
         let client = HTTPDNSAPIClient(
             url: "http://127.0.0.1:1/", loop: loop, accountID: "100000", secretKey: "mySecretKey",
             clock: FixedClock(time: 1_700_000_000.5))
         let query = UpstreamQuery(host: HostName("www.aliyun.com")!, family: .aaaa, timeoutMilliseconds: 1000, clientSubnet: "198.51.100.0/24")
-        #expect(client.requestURL(for: query)
+        #expect(try client.requestURL(for: query)
             == "http://127.0.0.1:1/100000/sign_d?host=www.aliyun.com&query=6&ip=198.51.100.0&t=1700000600&s=e9933cf8570e725efd5799bab3eba262")
         #expect(client.name == "httpdns:http://127.0.0.1:1/")
     }
 
-    @Test func unsignedURLUsesD() {
+    @Test func unsignedURLUsesD() throws {
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
         let client = HTTPDNSAPIClient(url: "http://127.0.0.1:1", loop: loop, accountID: "100000")
         let query = UpstreamQuery(host: HostName("www.aliyun.com")!, family: .a, timeoutMilliseconds: 1000)
-        #expect(client.requestURL(for: query) == "http://127.0.0.1:1/100000/d?host=www.aliyun.com&query=4")
+        #expect(try client.requestURL(for: query) == "http://127.0.0.1:1/100000/d?host=www.aliyun.com&query=4")
     }
 }
 
 /// The factory picks the adapter by kind and names it after the spec.
 struct UpstreamFactoryTests {
-    @Test func adapterMatchesKindAndNameIsSpecDescription() {
+    @Test func adapterMatchesKindAndNameIsSpecDescription() throws {
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
         var config = AccountConfig()
@@ -74,7 +74,7 @@ struct UpstreamFactoryTests {
         #expect(json is DoHJSONClient)
         #expect(json.name == "json:http://127.0.0.1:1/resolve")
         let query = UpstreamQuery(host: HostName("a.example")!, family: .a, timeoutMilliseconds: 1000)
-        #expect((json as? DoHJSONClient)?.requestURL(for: query).contains("&uid=acct&ak=ak&ts=") == true)
+        #expect(try (json as? DoHJSONClient)?.requestURL(for: query).contains("&uid=acct&ak=ak&ts=") == true)
 
         let doh = UpstreamFactory.make(UpstreamSpec(kind: .doh, url: "http://127.0.0.1:1/dns-query"), accountID: "acct", config: config, loop: loop)
         #expect(doh is DoHWireClient)
@@ -89,11 +89,11 @@ struct UpstreamFactoryTests {
         (system as? SystemResolver)?.shutdown()
     }
 
-    @Test func jsonWithoutCredentialsIsUnsigned() {
+    @Test func jsonWithoutCredentialsIsUnsigned() throws {
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
         let json = UpstreamFactory.make(UpstreamSpec(kind: .json, url: "http://127.0.0.1:1/resolve"), accountID: "acct", config: AccountConfig(), loop: loop)
         let query = UpstreamQuery(host: HostName("a.example")!, family: .a, timeoutMilliseconds: 1000)
-        #expect((json as? DoHJSONClient)?.requestURL(for: query) == "http://127.0.0.1:1/resolve?name=a.example&type=1")
+        #expect(try (json as? DoHJSONClient)?.requestURL(for: query) == "http://127.0.0.1:1/resolve?name=a.example&type=1")
     }
 }

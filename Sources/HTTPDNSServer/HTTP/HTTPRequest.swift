@@ -14,6 +14,8 @@ public struct HTTPRequest: Sendable {
     /// Every `X-Forwarded-For` field of the request joined with `, ` in the order received
     /// (RFC 9110 §5.3); nil when there is none.
     public var forwardedFor: String?
+    /// The listener the request arrived on.
+    public var listener: Listener = .main
 
     public init(
         method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [],

@@ -201,7 +201,7 @@ public final class HTTPServer: @unchecked Sendable {
         _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: [UInt8],
         conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?
     ) -> MHD_Result {
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             method: method.map { String(cString: $0) } ?? "GET",
             path: url.map { String(cString: $0) } ?? "/",
             query: queryArguments(connection),
@@ -209,6 +209,7 @@ public final class HTTPServer: @unchecked Sendable {
             body: body,
             peerAddress: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init),
             forwardedFor: forwardedFor(connection))
+        request.listener = options.listener
         switch handler(request) {
         case .response(let response):
             return queue(connection, response)

@@ -15,6 +15,8 @@ public struct HTTPServerOptions: Sendable {
     public var connectionTimeout: Int
     public var connectionMemoryLimit: Int
     public var maxBodyBytes: Int
+    /// What this listener serves (see `Listener`); set on every request it receives.
+    public var listener: Listener = .main
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 0, connectionLimit: Int = 4096,

@@ -11,11 +11,18 @@ public final class HTTPDNSService: Sendable {
         public var maxCacheListLimit = 1000
         /// Peers whose `X-Forwarded-For` is believed when choosing a request's client network.
         public var trustedProxies: [CIDR] = []
+        /// An operations listener exists: `/metrics` and the admin API are served there only
+        /// (404 on `.main`), and the tenant API is not served on it.
+        public var separateOpsListener = false
 
-        public init(maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32, trustedProxies: [CIDR] = []) {
+        public init(
+            maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32, trustedProxies: [CIDR] = [],
+            separateOpsListener: Bool = false
+        ) {
             self.maxPreloadHosts = maxPreloadHosts
             self.preloadConcurrency = preloadConcurrency
             self.trustedProxies = trustedProxies
+            self.separateOpsListener = separateOpsListener
         }
     }
 
@@ -55,6 +62,12 @@ public final class HTTPDNSService: Sendable {
     /// Routes one request.
     public func handle(_ request: HTTPRequest) -> HandlerResult {
         let segments = PathSegments(request.path)
+        let isProbe = segments.count == 1 && (segments[0] == "healthz" || segments[0] == "readyz")
+        let isOps = (segments.count == 1 && segments[0] == "metrics")
+            || (segments.count >= 2 && segments[0] == "v1" && segments[1] == "accounts")
+        if limits.separateOpsListener && !isProbe && isOps != (request.listener == .ops) {
+            return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
+        }
         switch segments.count {
         case 1:
             switch segments[0] {

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
 
 /// An upstream speaking the Alibaba EMAS HTTPDNS API (WIRE-FORMATS §3):
 /// `GET {url}/{accountID}/d?host=H&query=4|6`, or with a secret key the signed
@@ -41,7 +42,7 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
     }
 
     /// The request URL for `query`.
-    func requestURL(for query: UpstreamQuery) -> String {
+    func requestURL(for query: UpstreamQuery) throws(CryptoError) -> String {
         var parameters = URLQuery()
         let host = query.host.value
         parameters.append("host", host)
@@ -53,7 +54,7 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
         if let secretKey {
             let expiry = Int(clock.now().rounded(.down)) + Self.signatureLifetime
             parameters.append("t", String(expiry))
-            parameters.append("s", Digest.md5Hex("\(host)-\(secretKey)-\(expiry)"))
+            parameters.append("s", try Digest.md5Hex("\(host)-\(secretKey)-\(expiry)"))
             path = "sign_d"
         } else {
             path = "d"
@@ -62,8 +63,15 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
     }
 
     public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void) {
+        let url: String
+        do {
+            url = try requestURL(for: query)
+        } catch {
+            completion(.failure(UpstreamError(.transport, "cannot sign the request to \(name): \(error)")))
+            return
+        }
         let request = HTTPRequest(
-            url: requestURL(for: query),
+            url: url,
             headers: [HTTPHeader("Accept", "application/json")],
             timeoutMilliseconds: query.timeoutMilliseconds
         )

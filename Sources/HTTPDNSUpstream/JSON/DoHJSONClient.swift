@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
 
 /// An upstream speaking the DoH JSON API (`GET {url}?name=NAME&type=1|28`), e.g. Alibaba Public
 /// DNS, Google, Cloudflare (WIRE-FORMATS §1). Requests go through a shared ``CurlEventLoop``;
@@ -40,7 +41,7 @@ public struct DoHJSONClient: UpstreamResolver {
     }
 
     /// The request URL for `query` (exposed for tests and logs; includes the signature).
-    func requestURL(for query: UpstreamQuery) -> String {
+    func requestURL(for query: UpstreamQuery) throws(CryptoError) -> String {
         var parameters = URLQuery()
         parameters.append("name", query.host.value)
         parameters.append("type", String(query.family.rawValue))
@@ -49,14 +50,21 @@ public struct DoHJSONClient: UpstreamResolver {
         }
         if let signer {
             let timestamp = Int((clock.now() + offset.seconds).rounded(.down))
-            signer.sign(&parameters, name: query.host.value, timestamp: timestamp)
+            try signer.sign(&parameters, name: query.host.value, timestamp: timestamp)
         }
         return parameters.url(base: url)
     }
 
     public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void) {
+        let url: String
+        do {
+            url = try requestURL(for: query)
+        } catch {
+            completion(.failure(UpstreamError(.transport, "cannot sign the request to \(name): \(error)")))
+            return
+        }
         let request = HTTPRequest(
-            url: requestURL(for: query),
+            url: url,
             headers: [HTTPHeader("Accept", "application/dns-json")],
             timeoutMilliseconds: query.timeoutMilliseconds
         )

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
 
 /// Alibaba Public DNS request signing (WIRE-FORMATS §1):
 /// `uid=ACCOUNT_ID&ak=ACCESS_KEY_ID&ts=UNIX_SECONDS&key=hex(sha256(uid + secret + ts + name + ak))`.
@@ -14,15 +15,16 @@ public struct DoHJSONSigner: Sendable, Hashable {
     }
 
     /// The lower-case hex SHA-256 `key` for `name` (as sent in `name=`) at Unix time `timestamp`.
-    public func key(name: String, timestamp: Int) -> String {
-        Digest.sha256Hex(accountID + accessKeySecret + String(timestamp) + name + accessKeyId)
+    public func key(name: String, timestamp: Int) throws(CryptoError) -> String {
+        try Digest.sha256Hex(accountID + accessKeySecret + String(timestamp) + name + accessKeyId)
     }
 
     /// Appends `uid`, `ak`, `ts` and `key` to `query`.
-    func sign(_ query: inout URLQuery, name: String, timestamp: Int) {
+    func sign(_ query: inout URLQuery, name: String, timestamp: Int) throws(CryptoError) {
+        let key = try key(name: name, timestamp: timestamp)
         query.append("uid", accountID)
         query.append("ak", accessKeyId)
         query.append("ts", String(timestamp))
-        query.append("key", key(name: name, timestamp: timestamp))
+        query.append("key", key)
     }
 }

@@ -1,0 +1,72 @@
+import COpenSSL
+
+/// Digests and MACs through OpenSSL libcrypto (`EVP_Digest`, `HMAC`), for request signatures:
+/// the ones httpdnsd makes towards its upstreams and the ones it checks on client requests.
+public enum Digest {
+    /// SHA-256 of `bytes` (32 bytes).
+    public static func sha256(_ bytes: some Collection<UInt8>) throws(CryptoError) -> [UInt8] {
+        try digest(0, bytes, "SHA-256")
+    }
+
+    /// MD5 of `bytes` (16 bytes), for the EMAS HTTPDNS signature, which is defined with it.
+    public static func md5(_ bytes: some Collection<UInt8>) throws(CryptoError) -> [UInt8] {
+        try digest(1, bytes, "MD5")
+    }
+
+    /// HMAC-SHA256 of `message` under `key` (32 bytes).
+    public static func hmacSHA256(key: some Collection<UInt8>, _ message: some Collection<UInt8>) throws(CryptoError) -> [UInt8] {
+        let key = Array(key), message = Array(message)
+        guard key.count <= Int(Int32.max) else { throw CryptoError("HMAC-SHA256", reason: "key longer than 2 GiB") }
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        let size = key.withUnsafeBytes { keyBytes in
+            message.withUnsafeBufferPointer { data in
+                output.withUnsafeMutableBufferPointer {
+                    chttpdns_hmac_sha256(keyBytes.baseAddress, Int32(keyBytes.count), data.baseAddress, data.count, $0.baseAddress)
+                }
+            }
+        }
+        try CryptoError.check(size == 32, "HMAC-SHA256")
+        return Array(output.prefix(Int(size)))
+    }
+
+    /// Lower-case hex SHA-256 of the UTF-8 bytes of `text`.
+    public static func sha256Hex(_ text: String) throws(CryptoError) -> String {
+        hex(try sha256(Array(text.utf8)))
+    }
+
+    /// Lower-case hex MD5 of the UTF-8 bytes of `text`.
+    public static func md5Hex(_ text: String) throws(CryptoError) -> String {
+        hex(try md5(Array(text.utf8)))
+    }
+
+    /// Lower-case hex of `bytes`.
+    public static func hex(_ bytes: some Collection<UInt8>) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0F)])
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
+    /// Whether `lhs` and `rhs` hold the same bytes, in time that depends on their lengths only
+    /// (`CRYPTO_memcmp`): for comparing a received MAC or token with the expected one.
+    public static func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+        let lhs = Array(lhs), rhs = Array(rhs)
+        guard lhs.count == rhs.count else { return false }
+        guard !lhs.isEmpty else { return true }
+        return lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in CRYPTO_memcmp(left.baseAddress, right.baseAddress, left.count) == 0 } }
+    }
+
+    private static func digest(_ type: Int32, _ bytes: some Collection<UInt8>, _ name: String) throws(CryptoError) -> [UInt8] {
+        let bytes = Array(bytes)
+        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+        let size = bytes.withUnsafeBytes { raw in
+            output.withUnsafeMutableBufferPointer { chttpdns_digest(type, raw.baseAddress, raw.count, $0.baseAddress) }
+        }
+        try CryptoError.check(size > 0, name)
+        return Array(output.prefix(Int(size)))
+    }
+}
