@@ -30,10 +30,22 @@ public struct AccountConfig: Sendable, Equatable {
     public var persistentCacheIPEnabled = true
     /// At start-up, drop persisted entries expired for longer than this many seconds.
     public var discardRecordsHasExpiredFor: Double = 86_400
-    /// Credentials for signed upstream requests (secrets are redacted in every output).
+    /// Credentials httpdnsd uses for signed requests to its upstreams (secrets are redacted in
+    /// every output). Not the keys clients sign with: those are `clientKeys`.
     public var accessKeyId: String?
     public var accessKeySecret: String?
     public var secretKey: String?
+
+    // MARK: Client authentication (issue 11)
+
+    /// Keys the account's clients sign requests with. Empty: the account is open to anyone who
+    /// can reach it (as before client keys existed).
+    public var clientKeys: [ClientKey] = []
+    /// Every request to the account's endpoints must carry a valid signature (needs `clientKeys`).
+    /// When false, unsigned requests are served and signed ones are still checked.
+    public var requireSignedRequests = false
+    /// How far in the future a signature's expiry `t` may lie, seconds.
+    public var maxSignatureAge: Double = 600
 
     // MARK: SDK behaviours (issue 3)
 
@@ -88,11 +100,15 @@ public struct AccountConfig: Sendable, Equatable {
         "maxNegativeCache", "ipv6Enable", "timeout", "persistentCacheIPEnabled", "discardRecordsHasExpiredFor",
         "accessKeyId", "accessKeySecret", "secretKey", "reuseExpiredIPEnabled", "maxStaleAge", "staleExcludeHosts",
         "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
-        "minCacheTTL", "scheme", "preResolveAfterNetworkChanged",
+        "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
-    public init(json object: [String: Any], base: AccountConfig = AccountConfig(), path: String) throws(ConfigError) {
+    /// With `allowingRedacted` (the admin PUT), a client key's secret may be `***`, to be replaced
+    /// by `keepingSecrets(of:)`; anywhere else it is too short to be a secret.
+    public init(
+        json object: [String: Any], base: AccountConfig = AccountConfig(), path: String, allowingRedacted: Bool = false
+    ) throws(ConfigError) {
         self = base
         let reader = JSONObjectReader(object, path: path)
         try reader.rejectUnknownKeys(Self.keys)
@@ -144,6 +160,14 @@ public struct AccountConfig: Sendable, Equatable {
             scheme = value
         }
         if let value = try reader.bool("preResolveAfterNetworkChanged") { preResolveAfterNetworkChanged = value }
+        if let value = object["clientKeys"], !(value is NSNull) {
+            clientKeys = try ClientKey.list(value, key: reader.keyPath("clientKeys"), allowingRedacted: allowingRedacted)
+        }
+        if let value = try reader.bool("requireSignedRequests") { requireSignedRequests = value }
+        if let value = try reader.double("maxSignatureAge", range: 10...86_400) { maxSignatureAge = value }
+        if requireSignedRequests && clientKeys.isEmpty {
+            throw ConfigError(key: reader.keyPath("requireSignedRequests"), "is true but clientKeys is empty: no request could be served")
+        }
         if minCacheTTL > maxCacheTTL {
             throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
         }
@@ -197,11 +221,39 @@ public struct AccountConfig: Sendable, Equatable {
             "minCacheTTL": Int(minCacheTTL),
             "scheme": scheme.rawValue,
             "preResolveAfterNetworkChanged": preResolveAfterNetworkChanged,
+            "clientKeys": clientKeys.map { $0.jsonObject(redacted: redacted) },
+            "requireSignedRequests": requireSignedRequests,
+            "maxSignatureAge": maxSignatureAge,
         ]
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
         if let secretKey { object["secretKey"] = redacted ? Self.redactedSecret : secretKey }
         return object
+    }
+
+    /// Replaces every `***` secret (what an admin GET shows) with the one `existing` holds: the
+    /// upstream credentials, and each client key's secret by key id. Throws, naming the key, for a
+    /// `***` that has nothing to stand for.
+    public func keepingSecrets(of existing: AccountConfig?) throws(ConfigError) -> AccountConfig {
+        var config = self
+        let redacted = Self.redactedSecret
+        func kept(_ secret: String?, _ stored: String?, key: String) throws(ConfigError) -> String? {
+            guard secret == redacted else { return secret }
+            guard let stored, stored != redacted else {
+                throw ConfigError(key: key, "\"***\" stands for a stored secret, and there is none to keep")
+            }
+            return stored
+        }
+        config.accessKeySecret = try kept(accessKeySecret, existing?.accessKeySecret, key: "accessKeySecret")
+        config.secretKey = try kept(secretKey, existing?.secretKey, key: "secretKey")
+        for index in config.clientKeys.indices where config.clientKeys[index].secret == redacted {
+            let id = config.clientKeys[index].id
+            guard let stored = existing?.clientKeys.first(where: { $0.id == id }), stored.secret != redacted else {
+                throw ConfigError(key: "clientKeys[\(index)].secret", "\"***\" stands for the stored secret of key '\(id)', and there is none")
+            }
+            config.clientKeys[index].secret = stored.secret
+        }
+        return config
     }
 
     /// `jsonObject` serialised with sorted keys.

@@ -32,6 +32,8 @@ public final class ResolverEngine: Sendable {
         public let shortEnable: Bool
         public let schedulePrefetchEnable: Bool
         public let reuseExpiredIPEnabled: Bool
+        /// The account has `clientKeys`: requests may need a signature check (no fast path).
+        public let hasClientKeys: Bool
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -40,6 +42,7 @@ public final class ResolverEngine: Sendable {
             shortEnable = config.shortEnable
             schedulePrefetchEnable = config.schedulePrefetchEnable
             reuseExpiredIPEnabled = config.reuseExpiredIPEnabled
+            hasClientKeys = !config.clientKeys.isEmpty
         }
     }
 

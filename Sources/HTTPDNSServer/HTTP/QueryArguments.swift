@@ -4,6 +4,9 @@
 /// carries.
 public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     private var storage: [UInt8] = []
+    /// Some name came more than once (only its first value is kept): a signed request is refused
+    /// then, as the signature would cover values the service never reads.
+    public private(set) var hasRepeatedNames = false
 
     public init() {}
 
@@ -18,7 +21,11 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     /// Adds a pair unless `name` is there already (the first value wins). Names and values
     /// containing NUL cannot be stored and are dropped.
     public mutating func append(name: String, value: String) {
-        guard !name.utf8.contains(0), !value.utf8.contains(0), self[name] == nil else { return }
+        guard !name.utf8.contains(0), !value.utf8.contains(0) else { return }
+        guard self[name] == nil else {
+            hasRepeatedNames = true
+            return
+        }
         storage.append(contentsOf: name.utf8)
         storage.append(0)
         storage.append(contentsOf: value.utf8)
@@ -28,7 +35,10 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     /// Adds a pair from C strings (what libmicrohttpd hands over), first value wins.
     mutating func append(name: UnsafePointer<CChar>, value: UnsafePointer<CChar>?) {
         let nameBytes = UnsafeRawBufferPointer(start: name, count: strlenOf(name))
-        guard find(nameBytes) == nil else { return }
+        guard find(nameBytes) == nil else {
+            hasRepeatedNames = true
+            return
+        }
         // Room for a typical query at once: growing from the first pair's size reallocated the
         // buffer on nearly every request (`host=` plus a name is already past the first step).
         if storage.capacity == 0 { storage.reserveCapacity(96) }
@@ -46,6 +56,19 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     public var isEmpty: Bool { storage.isEmpty }
+
+    /// Every (name, first value) pair, in the order received.
+    public var pairs: [(name: String, value: String)] {
+        var result: [(name: String, value: String)] = []
+        var index = 0
+        while index < storage.count {
+            let nameEnd = storage[index...].firstIndex(of: 0)!
+            let valueEnd = storage[(nameEnd + 1)...].firstIndex(of: 0)!
+            result.append((String(decoding: storage[index..<nameEnd], as: UTF8.self), String(decoding: storage[(nameEnd + 1)..<valueEnd], as: UTF8.self)))
+            index = valueEnd + 1
+        }
+        return result
+    }
 
     /// The range of the value of `name` in `storage`.
     private func find(_ name: UnsafeRawBufferPointer) -> Range<Int>? {

@@ -2,18 +2,18 @@ import Foundation
 import HTTPDNSCore
 
 extension HTTPDNSService {
-    /// Runs `body` only for a request with the admin bearer token. Without a configured token the
-    /// admin API is off (403); a missing or wrong token is 401.
-    func admin(_ request: HTTPRequest, _ body: () -> HandlerResult) -> HandlerResult {
+    /// Nil for a request with the admin bearer token. Without a configured token the admin API is
+    /// off (403); a missing or wrong token is 401.
+    func adminRefusal(_ request: HTTPRequest) -> APIError? {
         guard let adminToken else {
-            return .response(APIError(.forbidden, "the admin API is disabled: set HTTPDNS_ADMIN_TOKEN or adminToken").response)
+            return APIError(.forbidden, "the admin API is disabled: set HTTPDNS_ADMIN_TOKEN or adminToken")
         }
         // The scheme name is case-insensitive (RFC 7235); the token is compared in constant time.
         guard let header = request.authorization, header.count > 7, header.prefix(7).lowercased() == "bearer ",
               Self.constantTimeEquals(Array(header.utf8.dropFirst(7)), Array(adminToken.utf8)) else {
-            return .response(APIError(.unauthorized, "missing or wrong bearer token", headers: [("WWW-Authenticate", "Bearer")]).response)
+            return APIError(.unauthorized, "missing or wrong bearer token", headers: [("WWW-Authenticate", "Bearer")])
         }
-        return body()
+        return nil
     }
 
     static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
@@ -63,17 +63,15 @@ extension HTTPDNSService {
         }
         var config: AccountConfig
         do {
-            config = try AccountConfig(json: object, path: "")
+            config = try AccountConfig(json: object, path: "", allowingRedacted: true)
         } catch {
             return APIError(.invalidParameter, error.description).response
         }
         // A configuration read back with GET carries "***" for its secrets: keep the stored ones.
-        if let existing = registry.engine(id)?.config {
-            if config.accessKeySecret == AccountConfig.redactedSecret { config.accessKeySecret = existing.accessKeySecret }
-            if config.secretKey == AccountConfig.redactedSecret { config.secretKey = existing.secretKey }
-        }
-        if config.accessKeySecret == AccountConfig.redactedSecret || config.secretKey == AccountConfig.redactedSecret {
-            return APIError(.invalidParameter, "\"***\" stands for a stored secret, and account \(id) has none to keep").response
+        do {
+            config = try config.keepingSecrets(of: registry.engine(id)?.config)
+        } catch {
+            return APIError(.invalidParameter, "account \(id): \(error.description)").response
         }
         do {
             try accountStore?.saveAccount(id: id, json: config.jsonText(redacted: false))

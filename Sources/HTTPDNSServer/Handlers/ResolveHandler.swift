@@ -162,7 +162,8 @@ extension HTTPDNSService {
     /// one family that the cache answers, read from the borrowed request (no `HTTPRequest`, no
     /// router). It answers exactly what `handle` would, or returns nil and leaves the request to
     /// `handle`: for anything else, any invalid parameter (so the full path writes the error),
-    /// a miss, and accounts with `ispEnable` (their network needs the peer and its headers).
+    /// a miss, accounts with `ispEnable` (their network needs the peer and its headers), and
+    /// accounts with client keys (their requests may need a signature check: `handle` does it).
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         guard head.method.equals("GET"), let account = Self.resolveAccount(head.path) else { return nil }
         var response: FastResponse?
@@ -172,7 +173,7 @@ extension HTTPDNSService {
 
     private func fastResponse<Head: RequestHead>(_ head: Head, engine: ResolverEngine) -> FastResponse? {
         let options = engine.lookupOptions
-        guard !options.ispEnable else { return nil }
+        guard !options.ispEnable && !options.hasClientKeys else { return nil }
         let (host, type, clientIP, shortText) = head.arguments("host", "type", "client_ip", "short")
         guard let hostText = host,
               case .success(let parsed) = Self.parseOptions(

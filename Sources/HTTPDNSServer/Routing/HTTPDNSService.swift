@@ -30,15 +30,21 @@ public final class HTTPDNSService: Sendable {
     let accountStore: (any AccountPersistence)?
     let adminToken: String?
     let limits: Limits
+    let authenticator: ClientAuthenticator
     private let readyFlag = Atomic<Bool>(false)
     private let extraMetrics: Mutex<[@Sendable () -> String]> = Mutex([])
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
 
-    public init(registry: AccountRegistry, accountStore: (any AccountPersistence)?, adminToken: String?, limits: Limits = Limits()) {
+    /// `clock` gives the time client signatures are checked against.
+    public init(
+        registry: AccountRegistry, accountStore: (any AccountPersistence)?, adminToken: String?, limits: Limits = Limits(),
+        clock: any Clock = SystemClock()
+    ) {
         self.registry = registry
         self.accountStore = accountStore
         self.adminToken = adminToken
         self.limits = limits
+        self.authenticator = ClientAuthenticator(clock: clock)
     }
 
     /// `/readyz` answers 200 only while this is true (after the warm load, until shutdown starts).
@@ -59,65 +65,82 @@ public final class HTTPDNSService: Sendable {
 
     var metricsSources: [@Sendable () -> String] { extraMetrics.withLock { $0 } }
 
-    /// Routes one request.
+    /// Routes one request through the route table: path (404), listener (404), account (404),
+    /// method (405 with `Allow`), then the pipeline (`run`): limits → authenticate → authorise →
+    /// handler.
     public func handle(_ request: HTTPRequest) -> HandlerResult {
         let segments = PathSegments(request.path)
-        let isProbe = segments.count == 1 && (segments[0] == "healthz" || segments[0] == "readyz")
-        let isOps = (segments.count == 1 && segments[0] == "metrics")
-            || (segments.count >= 2 && segments[0] == "v1" && segments[1] == "accounts")
-        if limits.separateOpsListener && !isProbe && isOps != (request.listener == .ops) {
+        let rows = RouteTable.standard.routes(for: segments).filter {
+            $0.surface.serves(request.listener, separate: limits.separateOpsListener)
+        }
+        guard let first = rows.first else {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
-        switch segments.count {
-        case 1:
-            switch segments[0] {
-            case "healthz": return only("GET", request) { healthz() }
-            case "readyz": return only("GET", request) { readyz() }
-            case "metrics": return only("GET", request) { metrics() }
-            default: break
+        var match = Route.Match(request: request)
+        if let index = first.accountIndex {
+            guard let engine = registry.engine(segments[index]) else {
+                return .response(APIError(.unknownAccount, "no account '\(segments[index])'").response)
             }
-        case 2 where segments[0] == "v1" && segments[1] == "accounts":
-            return admin(request) { only("GET", request) { listAccounts() } }
-        case 3 where segments[0] == "v1" && segments[1] == "accounts":
-            let id = String(segments[2])
-            return admin(request) {
-                switch request.method {
-                case "GET": .response(getAccount(id))
-                case "PUT": .response(putAccount(id, body: request.body))
-                case "DELETE": .response(deleteAccount(id))
-                default: .response(methodNotAllowed("GET, PUT, DELETE"))
-                }
-            }
-        case 3 where segments[0] == "v1":
-            let operation = segments[2]
-            guard operation == "resolve" || operation == "cache" || operation == "preload" || operation == "stats" else { break }
-            guard let engine = registry.engine(segments[1]) else {
-                return .response(APIError(.unknownAccount, "no account '\(segments[1])'").response)
-            }
-            switch operation {
-            case "resolve": return only("GET", request) { resolve(request, engine: engine) }
-            case "stats": return only("GET", request) { .response(stats(engine)) }
-            case "preload": return only("POST", request) { preload(request, engine: engine) }
-            default:
-                switch request.method {
-                case "GET": return .response(cacheGet(request, engine: engine))
-                case "DELETE": return .response(cacheDelete(request, engine: engine))
-                default: return .response(methodNotAllowed("GET, DELETE"))
-                }
-            }
-        case 4 where segments[0] == "v1" && segments[2] == "cache" && segments[3] == "refresh":
-            guard let engine = registry.engine(segments[1]) else {
-                return .response(APIError(.unknownAccount, "no account '\(segments[1])'").response)
-            }
-            return only("POST", request) { .response(cacheRefresh(engine)) }
-        default:
-            break
+            match.engine = engine
         }
-        return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
+        if let index = first.idIndex { match.id = String(segments[index]) }
+        // The admin token is checked before the method, so the admin API's methods are not told
+        // to whoever has no token.
+        if first.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
+        guard let route = rows.first(where: { $0.method == request.method }) else {
+            return .response(methodNotAllowed(rows.map(\.method).joined(separator: ", ")))
+        }
+        return run(route, match)
     }
 
-    private func only(_ method: String, _ request: HTTPRequest, _ body: () -> HandlerResult) -> HandlerResult {
-        request.method == method ? body() : .response(methodNotAllowed(method))
+    /// The pipeline one routed request passes: each step answers the request itself or lets it
+    /// through to the next.
+    private func run(_ route: Route, _ match: Route.Match) -> HandlerResult {
+        var match = match
+        if let refusal = checkLimits(route, match) { return .response(refusal.response) }
+        if let role = route.access.role(for: match.request), let engine = match.engine {
+            switch authenticateClient(match.request, role: role, engine: engine) {
+            case .success(let authentication): match.authentication = authentication
+            case .failure(let refusal): return .response(refusal.response)
+            }
+        }
+        switch openRequest(match) {
+        case .success(let opened): match = opened
+        case .failure(let refusal): return .response(refusal.response)
+        }
+        return sealResponse(route.handler(self, match), match)
+    }
+
+    /// The limits step (rate limits, upstream budget): nil lets the request through. No limits
+    /// exist yet; this is where they plug in, before any authentication work is spent.
+    func checkLimits(_ route: Route, _ match: Route.Match) -> APIError? {
+        nil
+    }
+
+    /// Authenticate → authorise → replay check, for a tenant route that needs `role`. An open
+    /// account (no client keys; one flag the engine holds) costs nothing more.
+    func authenticateClient(_ request: HTTPRequest, role: ClientKey.Role, engine: ResolverEngine) -> Result<Authentication, APIError> {
+        guard engine.lookupOptions.hasClientKeys else { return .success(.anonymous) }
+        let authentication: Authentication
+        switch authenticator.authenticate(request, config: engine.config) {
+        case .success(let value): authentication = value
+        case .failure(let refusal): return .failure(refusal)
+        }
+        if let refusal = authenticator.authorise(authentication, required: role) { return .failure(refusal) }
+        if let refusal = authenticator.checkReplay(request, authentication, account: engine.accountID) { return .failure(refusal) }
+        return .success(authentication)
+    }
+
+    /// After authentication, before the handler: where a request's arguments and body can be
+    /// replaced (e.g. by decrypted ones). Today it passes the request on unchanged.
+    func openRequest(_ match: Route.Match) -> Result<Route.Match, APIError> {
+        .success(match)
+    }
+
+    /// The handler's response on its way out (now or deferred): where a response body can be
+    /// transformed (e.g. encrypted). Today it passes the response on unchanged.
+    func sealResponse(_ result: HandlerResult, _ match: Route.Match) -> HandlerResult {
+        result
     }
 
     func methodNotAllowed(_ allow: String) -> HTTPResponse {

@@ -41,7 +41,7 @@ struct ServiceFixture {
         self.registry = registry
         self.accountStore = accountStore
         accountStore.registry = registry
-        service = HTTPDNSService(registry: registry, accountStore: accountStore, adminToken: adminToken, limits: limits)
+        service = HTTPDNSService(registry: registry, accountStore: accountStore, adminToken: adminToken, limits: limits, clock: clock)
     }
 
     var engine: ResolverEngine { registry.engine("default")! }

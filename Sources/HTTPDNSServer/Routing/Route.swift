@@ -1,0 +1,103 @@
+import HTTPDNSCore
+
+/// One row of the route table: a method on a path pattern, the listener(s) it is served on, who
+/// may call it, and its handler.
+struct Route: Sendable {
+    /// One segment of a path pattern.
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        /// `{account}` of the tenant API: must name an existing account (else 404 UnknownAccount).
+        case account
+        /// `{id}` of the admin API: any text (the handler checks it).
+        case id
+    }
+
+    /// Which listener serves the route when an operations listener exists
+    /// (`Limits.separateOpsListener`); without one, every route is served on the main listener.
+    enum Surface: Sendable {
+        /// The probes: both listeners.
+        case both
+        /// The tenant API.
+        case main
+        /// `/metrics` and the admin API.
+        case ops
+
+        func serves(_ listener: Listener, separate: Bool) -> Bool {
+            guard separate else { return true }
+            switch self {
+            case .both: return true
+            case .main: return listener == .main
+            case .ops: return listener == .ops
+            }
+        }
+    }
+
+    /// Who may call the route.
+    enum Access: Sendable, Equatable {
+        /// Anyone (probes, `/metrics`).
+        case anyone
+        /// The admin bearer token.
+        case admin
+        /// A client of the account: a key of at least this role when the request is signed or the
+        /// account requires signatures (see `ClientAuthenticator`).
+        case client(ClientKey.Role)
+        /// `resolve` when the request has this argument, else `manage` (`GET /cache?host=` looks
+        /// one host up; without `host` it lists the whole cache).
+        case clientResolveWithArgument(String)
+
+        /// The role a client request needs; nil for routes that are not the tenant API.
+        func role(for request: HTTPRequest) -> ClientKey.Role? {
+            switch self {
+            case .anyone, .admin: nil
+            case .client(let role): role
+            case .clientResolveWithArgument(let name): request.query[name] != nil ? .resolve : .manage
+            }
+        }
+    }
+
+    /// What a handler is given: the request (after authentication), the account's engine for
+    /// `{account}` routes, the `{id}` segment for admin routes, and who made the request.
+    struct Match {
+        var request: HTTPRequest
+        var engine: ResolverEngine?
+        var id: String?
+        var authentication: Authentication = .anonymous
+    }
+
+    typealias Handler = @Sendable (HTTPDNSService, Match) -> HandlerResult
+
+    let method: String
+    let pattern: [Segment]
+    let surface: Surface
+    let access: Access
+    let handler: Handler
+
+    init(_ method: String, _ path: String, _ surface: Surface, _ access: Access, _ handler: @escaping Handler) {
+        self.method = method
+        self.pattern = path.split(separator: "/").map { segment in
+            switch segment {
+            case "{account}": .account
+            case "{id}": .id
+            default: .literal(String(segment))
+            }
+        }
+        self.surface = surface
+        self.access = access
+        self.handler = handler
+    }
+
+    /// Whether `segments` fit the pattern (an `{account}` or `{id}` fits any segment).
+    func matches(_ segments: PathSegments) -> Bool {
+        guard segments.count == pattern.count else { return false }
+        for (index, segment) in pattern.enumerated() {
+            if case .literal(let text) = segment, segments[index] != text { return false }
+        }
+        return true
+    }
+
+    /// The index of the `{account}` segment, if the pattern has one.
+    var accountIndex: Int? { pattern.firstIndex(of: .account) }
+
+    /// The index of the `{id}` segment, if the pattern has one.
+    var idIndex: Int? { pattern.firstIndex(of: .id) }
+}

@@ -1,0 +1,50 @@
+/// Every endpoint of the service, built once. `HTTPDNSService.handle` finds a request's rows by
+/// path, then by listener and method; the rows of one path are listed in the order their methods
+/// appear in `Allow`.
+struct RouteTable: Sendable {
+    let routes: [Route]
+
+    static let standard = RouteTable(routes: [
+        Route("GET", "/healthz", .both, .anyone) { service, _ in service.healthz() },
+        Route("GET", "/readyz", .both, .anyone) { service, _ in service.readyz() },
+        Route("GET", "/metrics", .ops, .anyone) { service, _ in service.metrics() },
+        Route("GET", "/v1/accounts", .ops, .admin) { service, _ in service.listAccounts() },
+        Route("GET", "/v1/accounts/{id}", .ops, .admin) { service, match in .response(service.getAccount(match.id!)) },
+        Route("PUT", "/v1/accounts/{id}", .ops, .admin) { service, match in
+            .response(service.putAccount(match.id!, body: match.request.body))
+        },
+        Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { service, match in .response(service.deleteAccount(match.id!)) },
+        Route("GET", "/v1/{account}/resolve", .main, .client(.resolve)) { service, match in
+            service.resolve(match.request, engine: match.engine!)
+        },
+        Route("GET", "/v1/{account}/cache", .main, .clientResolveWithArgument("host")) { service, match in
+            .response(service.cacheGet(match.request, engine: match.engine!))
+        },
+        Route("DELETE", "/v1/{account}/cache", .main, .client(.manage)) { service, match in
+            .response(service.cacheDelete(match.request, engine: match.engine!))
+        },
+        Route("POST", "/v1/{account}/preload", .main, .client(.manage)) { service, match in
+            service.preload(match.request, engine: match.engine!)
+        },
+        Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { service, match in .response(service.stats(match.engine!)) },
+        Route("POST", "/v1/{account}/cache/refresh", .main, .client(.manage)) { service, match in
+            .response(service.cacheRefresh(match.engine!))
+        },
+    ])
+
+    /// The rows of the one pattern that fits `segments`, in table order. Where several patterns
+    /// fit, the one with the most literal segments wins, and among those the first in the table:
+    /// `/v1/accounts/x` is the admin API, never the tenant API of an account named `accounts`.
+    func routes(for segments: PathSegments) -> [Route] {
+        let matching = routes.filter { $0.matches(segments) }
+        guard let first = matching.first else { return [] }
+        let winner = matching.reduce(first) { $1.literalCount > $0.literalCount ? $1 : $0 }
+        return matching.filter { $0.pattern == winner.pattern }
+    }
+}
+
+extension Route {
+    fileprivate var literalCount: Int {
+        pattern.count { if case .literal = $0 { true } else { false } }
+    }
+}
