@@ -96,6 +96,11 @@ enum HTTPDNSD {
         }
         let listen = config.listenHost.contains(":") ? "[\(config.listenHost)]:\(port)" : "\(config.listenHost):\(port)"
         Log.info("httpdnsd listening on \(listen) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
+        if !isLoopback(config.listenHost) {
+            for engine in registry.all where engine.config.clientKeys.isEmpty {
+                Log.warning("account \(engine.accountID) has no clientKeys: anyone who can reach \(listen) may use it (see Security in README)")
+            }
+        }
 
         warmLoad(registry: registry, store: store)
         MemoryTrim.afterBulkWork()
@@ -142,6 +147,12 @@ enum HTTPDNSD {
                 Log.error("account \(engine.accountID): could not load the cache: \(error) (starting cold)")
             }
         }
+    }
+
+    /// Whether `host` is a loopback address (127.0.0.0/8, ::1).
+    static func isLoopback(_ host: String) -> Bool {
+        guard let address = IPAddress(host) else { return false }
+        return address.family == .a ? address.bytes[0] == 127 : address.bytes == [UInt8](repeating: 0, count: 15) + [1]
     }
 
     static func fail(_ message: String, code: Int32) -> Never {

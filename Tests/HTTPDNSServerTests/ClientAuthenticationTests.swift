@@ -1,0 +1,288 @@
+import Foundation
+import HTTPDNSCore
+@testable import HTTPDNSServer
+import Testing
+
+/// Client keys in front of the tenant API: who may call what, and every reason a signature is
+/// refused. Time is the fixture's manual clock.
+@Suite struct ClientAuthenticationTests {
+    static let resolveSecret = "resolve-secret-0123456789"
+    static let manageSecret = "manage-secret-0123456789"
+
+    private func fixture(requireSigned: Bool = true, maxAge: Double = 600) -> ServiceFixture {
+        let fixture = ServiceFixture(config: .test {
+            $0.clientKeys = [
+                ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve),
+                ClientKey(id: "m1", secret: Self.manageSecret, role: .manage),
+            ]
+            $0.requireSignedRequests = requireSigned
+            $0.maxSignatureAge = maxAge
+        })
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
+        return fixture
+    }
+
+    /// A request signed with `secret` (the server's canonicaliser: these are unit tests of the
+    /// checks; the integration tests sign independently).
+    private func signed(
+        _ method: String, _ path: String, _ query: [String: String] = [:], body: [UInt8] = [], kid: String, secret: String,
+        expiry: Double, inHeader: Bool = false
+    ) throws -> HTTPRequest {
+        let t = String(Int(expiry))
+        let canonical = try SignatureV1.canonicalString(method: method, path: path, arguments: query.map { ($0.key, $0.value) }, expiry: t, body: body)
+        let sign = try SignatureV1.signature(secret: secret, canonical: canonical)
+        if inHeader {
+            return HTTPRequest(method: method, path: path, query: query, authorization: "HTTPDNS-HMAC-SHA256 kid=\(kid),t=\(t),sign=\(sign)", body: body)
+        }
+        return HTTPRequest(method: method, path: path, query: query.merging(["kid": kid, "t": t, "sign": sign]) { a, _ in a }, body: body)
+    }
+
+    private func send(_ fixture: ServiceFixture, _ request: HTTPRequest) -> Exchange {
+        Exchange(fixture.handle(request), releasing: fixture.upstreams + [fixture.fallback])
+    }
+
+    struct Endpoint: Sendable, CustomStringConvertible {
+        var method: String
+        var path: String
+        var query: [String: String] = [:]
+        var body: String = ""
+        var role: ClientKey.Role
+        var description: String { "\(method) \(path) \(query)" }
+    }
+
+    static let endpoints: [Endpoint] = [
+        Endpoint(method: "GET", path: "/v1/default/resolve", query: ["host": "www.example.test"], role: .resolve),
+        Endpoint(method: "GET", path: "/v1/default/cache", query: ["host": "www.example.test"], role: .resolve),
+        Endpoint(method: "GET", path: "/v1/default/cache", role: .manage),
+        Endpoint(method: "DELETE", path: "/v1/default/cache", query: ["host": "www.example.test"], role: .manage),
+        Endpoint(method: "POST", path: "/v1/default/preload", body: #"{"hosts":["www.example.test"]}"#, role: .manage),
+        Endpoint(method: "POST", path: "/v1/default/cache/refresh", role: .manage),
+        Endpoint(method: "GET", path: "/v1/default/stats", role: .manage),
+    ]
+
+    @Test(arguments: endpoints)
+    func eachEndpointNeedsItsRole(endpoint: Endpoint) throws {
+        let fixture = fixture()
+        let now = fixture.clock.now()
+        let manage = send(fixture, try signed(
+            endpoint.method, endpoint.path, endpoint.query, body: Array(endpoint.body.utf8), kid: "m1", secret: Self.manageSecret, expiry: now + 60))
+        #expect(manage.status < 300, "manage key on \(endpoint): \(manage.text)")
+        let resolve = send(fixture, try signed(
+            endpoint.method, endpoint.path, endpoint.query, body: Array(endpoint.body.utf8), kid: "r1", secret: Self.resolveSecret, expiry: now + 61))
+        if endpoint.role == .resolve {
+            #expect(resolve.status < 300, "resolve key on \(endpoint): \(resolve.text)")
+        } else {
+            #expect(resolve.status == 403)
+            #expect(resolve.errorCode == "Forbidden")
+            #expect(resolve.errorMessage == "key 'r1' has role resolve; this endpoint needs manage")
+        }
+        let unsigned = send(fixture, HTTPRequest(method: endpoint.method, path: endpoint.path, query: endpoint.query, body: Array(endpoint.body.utf8)))
+        #expect(unsigned.status == 401)
+        #expect(unsigned.header("WWW-Authenticate") == "HTTPDNS-HMAC-SHA256")
+    }
+
+    @Test func theHeaderFormIsAcceptedLikeTheQueryForm() throws {
+        let fixture = fixture()
+        let request = try signed("GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.resolveSecret,
+                                 expiry: fixture.clock.now() + 10, inHeader: true)
+        #expect(send(fixture, request).status == 200)
+    }
+
+    private func expectRefused(_ exchange: Exchange, _ says: String, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(exchange.status == 401, sourceLocation: sourceLocation)
+        #expect(exchange.errorCode == "Unauthorized", sourceLocation: sourceLocation)
+        #expect(exchange.header("WWW-Authenticate") == "HTTPDNS-HMAC-SHA256", sourceLocation: sourceLocation)
+        #expect(exchange.errorMessage?.hasPrefix(says) == true, "\(exchange.errorMessage ?? exchange.text)", sourceLocation: sourceLocation)
+        for secret in [Self.resolveSecret, Self.manageSecret] {
+            #expect(!exchange.text.contains(secret), sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test func everyRefusalSaysWhichCheckFailed() throws {
+        let fixture = fixture(maxAge: 300)
+        let now = fixture.clock.now()
+        let host = ["host": "www.example.test"]
+        expectRefused(send(fixture, HTTPRequest(method: "GET", path: "/v1/default/resolve", query: host)), "missing signature")
+        expectRefused(send(fixture, HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "www.example.test", "kid": "r1"])),
+                      "malformed signature")
+        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "nobody", secret: Self.resolveSecret, expiry: now + 10)),
+                      "unknown key id 'nobody'")
+        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.resolveSecret, expiry: now - 1)),
+                      "signature expired")
+        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.resolveSecret, expiry: now + 301)),
+                      "signature expiry too far ahead")
+        // Signed with the other key's secret, a tampered query, a tampered body, another path.
+        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.manageSecret, expiry: now + 10)),
+                      "bad signature")
+        var tampered = try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.resolveSecret, expiry: now + 10)
+        tampered.query = QueryArguments(["host": "other.example.test", "kid": "r1", "t": tampered.query["t"]!, "sign": tampered.query["sign"]!])
+        expectRefused(send(fixture, tampered), "bad signature")
+        var body = try signed("POST", "/v1/default/preload", body: Array(#"{"hosts":["a.test"]}"#.utf8), kid: "m1", secret: Self.manageSecret,
+                              expiry: now + 10)
+        body.body = Array(#"{"hosts":["b.test"]}"#.utf8)
+        expectRefused(send(fixture, body), "bad signature")
+        var moved = try signed("GET", "/v1/default/stats", kid: "m1", secret: Self.manageSecret, expiry: now + 10)
+        moved.path = "/v1/default/cache"
+        expectRefused(send(fixture, moved), "bad signature")
+        #expect(fixture.upstream.totalCalls == 0)
+    }
+
+    @Test func aSignatureIsValidUntilItsExpiryOnTheInjectedClock() throws {
+        let fixture = fixture()
+        let request = try signed("GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.resolveSecret,
+                                 expiry: fixture.clock.now() + 30)
+        #expect(send(fixture, request).status == 200)
+        fixture.clock.advance(by: 30)
+        #expect(send(fixture, request).status == 200)
+        fixture.clock.advance(by: 1)
+        expectRefused(send(fixture, request), "signature expired")
+    }
+
+    @Test func aReplayedDeleteIsRefusedAndChangesNothing() throws {
+        let fixture = fixture()
+        let delete = try signed("DELETE", "/v1/default/cache", ["host": "www.example.test"], kid: "m1", secret: Self.manageSecret,
+                                expiry: fixture.clock.now() + 60)
+        #expect(send(fixture, delete).status == 200)
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.2"]))])
+        expectRefused(send(fixture, delete), "replayed signature")
+        #expect(fixture.engine.cachedResolution(host: HostName("www.example.test")!, family: .a) != nil)
+    }
+
+    @Test func aRepeatedGetIsNotAReplay() throws {
+        let fixture = fixture()
+        let get = try signed("GET", "/v1/default/stats", kid: "m1", secret: Self.manageSecret, expiry: fixture.clock.now() + 60)
+        #expect(send(fixture, get).status == 200)
+        #expect(send(fixture, get).status == 200)
+    }
+
+    @Test func aForbiddenChangeIsNotRemembered() throws {
+        // The resolve key's DELETE is refused by role; it must not use up the replay memory.
+        let fixture = fixture()
+        let delete = try signed("DELETE", "/v1/default/cache", kid: "r1", secret: Self.resolveSecret, expiry: fixture.clock.now() + 60)
+        #expect(send(fixture, delete).status == 403)
+        #expect(send(fixture, delete).status == 403)
+    }
+
+    @Test func withoutRequireSignedUnsignedRequestsAreServedAndSignedOnesChecked() throws {
+        let fixture = fixture(requireSigned: false)
+        #expect(fixture.get("/v1/default/resolve", ["host": "www.example.test"]).status == 200)
+        #expect(fixture.get("/v1/default/stats").status == 200)
+        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.manageSecret,
+                                               expiry: fixture.clock.now() + 10)), "bad signature")
+        #expect(send(fixture, try signed("GET", "/v1/default/stats", kid: "r1", secret: Self.resolveSecret, expiry: fixture.clock.now() + 10)).status == 403)
+    }
+
+    @Test func anAccountWithoutKeysStaysOpen() {
+        let fixture = ServiceFixture()
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
+        #expect(fixture.get("/v1/default/resolve", ["host": "www.example.test"]).status == 200)
+        #expect(fixture.send("DELETE", "/v1/default/cache").status == 200)
+    }
+
+    @Test func probesMetricsAndTheAdminAPINeedNoClientKey() {
+        let fixture = ServiceFixture(config: .test {
+            $0.clientKeys = [ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve)]
+            $0.requireSignedRequests = true
+        }, adminToken: "admin-token")
+        fixture.service.isReady = true
+        #expect(fixture.get("/healthz").status == 200)
+        #expect(fixture.get("/readyz").status == 200)
+        #expect(fixture.get("/metrics").status == 200)
+        let account = fixture.get("/v1/accounts/default", authorization: "Bearer admin-token")
+        #expect(account.status == 200)
+        #expect(!account.text.contains(Self.resolveSecret))
+        #expect(account.text.contains(#""secret":"***""#))
+    }
+
+    @Test func anAdminPutWithRedactedSecretsKeepsTheKeys() throws {
+        let fixture = fixture()
+        let body = #"{"upstreams":["doh:http://127.0.0.1:9/dns-query"],"localDNSFallback":false,"requireSignedRequests":true,"#
+            + #""clientKeys":[{"id":"r1","secret":"***","role":"resolve"},{"id":"n1","secret":"new-secret-0123456789","role":"manage"}]}"#
+        let service = HTTPDNSService(registry: fixture.registry, accountStore: nil, adminToken: "t", clock: fixture.clock)
+        let put = Exchange(service.handle(HTTPRequest(method: "PUT", path: "/v1/accounts/default", authorization: "Bearer t", body: Array(body.utf8))))
+        #expect(put.status == 200, "\(put.text)")
+        #expect(!put.text.contains("new-secret-0123456789"))
+        let keys = fixture.engine.config.clientKeys
+        #expect(keys == [ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve), ClientKey(id: "n1", secret: "new-secret-0123456789", role: .manage)])
+        let unknown = #"{"clientKeys":[{"id":"zz","secret":"***","role":"resolve"}]}"#
+        let refused = Exchange(service.handle(HTTPRequest(method: "PUT", path: "/v1/accounts/default", authorization: "Bearer t", body: Array(unknown.utf8))))
+        #expect(refused.status == 400)
+        #expect(refused.errorMessage?.contains("clientKeys[0].secret") == true)
+        #expect(fixture.engine.config.clientKeys == keys)
+    }
+}
+
+/// The fast path never answers for an account with client keys (`handle` checks them), and an
+/// open account's hits stay on it.
+@Suite(.serialized) struct FastPathAuthenticationTests {
+    private func keyedFixture() -> ServiceFixture {
+        let fixture = ServiceFixture(config: .test {
+            $0.clientKeys = [ClientKey(id: "r1", secret: ClientAuthenticationTests.resolveSecret, role: .resolve)]
+            $0.requireSignedRequests = true
+        })
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
+        return fixture
+    }
+
+    @Test func anAccountWithKeysIsLeftToTheGeneralPath() {
+        let keyed = keyedFixture()
+        #expect(keyed.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body == nil)
+        let open = ServiceFixture()
+        open.seed([("www.example.test", .a, open.entry(["127.0.0.1"]))])
+        #expect(open.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body != nil)
+    }
+
+    @Test func aSignedOnlyAccountsCachedHostIsRefusedWithoutASignatureOverASocket() throws {
+        let fixture = keyedFixture()
+        let server = HTTPServer(
+            options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2),
+            fastHandler: fixture.service.fastResponse, handler: fixture.service.handle)
+        let port = try server.start()
+        defer { server.stop(grace: 0) }
+        let connection = try RawHTTPConnection(port: port)
+        let refused = try connection.request("GET", "/v1/default/resolve?host=www.example.test")
+        #expect(refused.status == 401)
+        #expect(refused.header("WWW-Authenticate") == "HTTPDNS-HMAC-SHA256")
+        #expect(!refused.text.contains("127.0.0.1"))
+
+        let t = String(Int(fixture.clock.now()) + 60)
+        let canonical = try SignatureV1.canonicalString(
+            method: "GET", path: "/v1/default/resolve", arguments: [("host", "www.example.test")], expiry: t, body: [])
+        let sign = try SignatureV1.signature(secret: ClientAuthenticationTests.resolveSecret, canonical: canonical)
+        let signed = try connection.request("GET", "/v1/default/resolve?host=www.example.test&kid=r1&t=\(t)&sign=\(sign)")
+        #expect(signed.status == 200)
+        #expect(signed.text.contains("127.0.0.1"))
+        let header = try connection.request(
+            "GET", "/v1/default/resolve?host=www.example.test", headers: [("Authorization", "HTTPDNS-HMAC-SHA256 kid=r1,t=\(t),sign=\(sign)")])
+        #expect(header.status == 200)
+        // A repeated argument in a signed request is refused, not silently read as its first value.
+        let repeated = try connection.request("GET", "/v1/default/resolve?host=www.example.test&kid=r1&t=\(t)&sign=\(sign)&host=x.test")
+        #expect(repeated.status == 401)
+        #expect(repeated.text.contains("more than once"))
+    }
+
+    /// Clients correct their clock from `Date` (RFC 9110 IMF-fixdate): every response has one,
+    /// fast path or not, within a few seconds of the real time.
+    @Test func everyResponseCarriesAnAccurateDateHeader() throws {
+        let fixture = ServiceFixture()
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
+        let server = HTTPServer(
+            options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2),
+            fastHandler: fixture.service.fastResponse, handler: fixture.service.handle)
+        let port = try server.start()
+        defer { server.stop(grace: 0) }
+        let connection = try RawHTTPConnection(port: port)
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        for path in ["/v1/default/resolve?host=www.example.test", "/v1/default/stats", "/nothing", "/healthz"] {
+            let before = Date().timeIntervalSince1970.rounded(.down)
+            let response = try connection.request("GET", path)
+            let after = Date().timeIntervalSince1970.rounded(.up)
+            #expect(response.headerCount("Date") == 1, "\(path)")
+            let date = try #require(response.header("Date").flatMap { formatter.date(from: $0) }, "\(path): \(response.header("Date") ?? "none")")
+            #expect(date.timeIntervalSince1970 >= before - 1 && date.timeIntervalSince1970 <= after + 1, "\(path)")
+        }
+    }
+}
