@@ -1,4 +1,6 @@
 import HTTPDNSCore
+import HTTPDNSTestSupport
+import Synchronization
 import Testing
 
 @testable import HTTPDNSUpstream
@@ -31,7 +33,9 @@ struct CurlEventLoopTests {
         }
         #expect(error.code == .timeout)
         #expect(error.underlying == 28)  // CURLE_OPERATION_TIMEDOUT
-        #expect(elapsed >= 0.25 && elapsed < 2)
+        // The server never answers: without the 300 ms timeout the transfer would never end. The
+        // bounds separate the two by a margin no load closes (never early; far below "never").
+        #expect(elapsed >= 0.25 && elapsed < 20, "the transfer ended after \(elapsed) s, not at its 300 ms timeout")
     }
 
     @Test func refusedConnectionIsTransportWithCurlCode() async throws {
@@ -50,13 +54,16 @@ struct CurlEventLoopTests {
     @Test func shutdownFailsRunningTransfersAndLaterRequests() async throws {
         let listener = try SilentTCPListener()
         let loop = CurlEventLoop()
-        let request = HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 20_000)
+        // A minute: only the shutdown can end the transfer during the test (a timeout is `.timeout`).
+        let request = HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 60_000)
         async let running = performTimed(loop, request)
-        try await Task.sleep(for: .milliseconds(150))
-        let started = MonotonicTime.now()
+        // Running, not queued: its connection to the silent server exists.
+        let connected = await TCPSocketTable.wait { !$0.filter { $0.remotePort == listener.port }.isEmpty }
+        #expect(connected, "the transfer never connected")
         loop.shutdown()
+        let returnedAt = MonotonicTime.now()
         let (result, completedAt) = await running
-        #expect(completedAt - started < 2)
+        #expect(completedAt <= returnedAt, "shutdown returned before failing the running transfer")
         guard case .failure(let error) = result else {
             Issue.record("expected a failure, got \(result)")
             return
@@ -126,7 +133,7 @@ struct CurlEventLoopColdBurstTests {
             let statuses = await withTaskGroup(of: Int.self) { group in
                 for _ in 0..<count {
                     group.addTask {
-                        let result = await awaitResult { loop.perform(HTTPRequest(url: url, timeoutMilliseconds: 8000), completion: $0) }
+                        let result = await awaitResult { loop.perform(HTTPRequest(url: url, timeoutMilliseconds: 60_000), completion: $0) }
                         return (try? result.get().status) ?? -1
                     }
                 }
@@ -157,31 +164,65 @@ struct CurlEventLoopSelfShutdownTests {
 /// The loop watches sockets through epoll: transfers that wait do not hold up one that is ready,
 /// and every waiting transfer still ends at its own timeout.
 struct CurlEventLoopManyTransfersTests {
-    @Test func aReadyTransferCompletesWhile150OthersWaitAndEachWaiterTimesOutOnce() async throws {
+    /// The waiters' completions as the loop thread calls them.
+    private struct WaiterLog {
+        var completions: [Int]
+        var completed = 0
+        var timeouts = 0
+        var firstAt = Double.infinity
+
+        init(count: Int) {
+            completions = Array(repeating: 0, count: count)
+        }
+
+        /// Records waiter `index`; true when every waiter has completed once.
+        mutating func record(_ index: Int, _ result: Result<HTTPResponse, UpstreamError>, at now: Double) -> Bool {
+            completions[index] += 1
+            completed += 1
+            firstAt = min(firstAt, now)
+            if case .failure(let error) = result, error.code == .timeout { timeouts += 1 }
+            return completed == completions.count
+        }
+    }
+
+    /// Ordering, not speed: the ready transfer must complete before the first waiter times out,
+    /// and the waiters' 10 s timeout is ten times what that has ever taken on a loaded machine.
+    /// (A loop that did not serve ready sockets would complete it only after the waiters.)
+    @Test(.timeLimit(.minutes(2)))
+    func aReadyTransferCompletesWhile150OthersWaitAndEachWaiterTimesOutOnce() async throws {
         try await FakeJSONUpstream.with { server in
             let silent = try SilentTCPListener()
             let loop = CurlEventLoop()
             defer { loop.shutdown() }
-            let waiting = HTTPRequest(url: "http://127.0.0.1:\(silent.port)/", timeoutMilliseconds: 2500)
+            let count = 150
+            let waiterTimeout = 10.0
+            let waiting = HTTPRequest(url: "http://127.0.0.1:\(silent.port)/", timeoutMilliseconds: Int(waiterTimeout * 1000))
+            let log = Mutex(WaiterLog(count: count))
+            let (allDone, finish) = AsyncStream<Void>.makeStream()
             let started = MonotonicTime.now()
-            try await withThrowingTaskGroup(of: Result<HTTPResponse, UpstreamError>.self) { group in
-                for _ in 0..<150 {
-                    group.addTask { await awaitResult { loop.perform(waiting, completion: $0) } }
+            for index in 0..<count {
+                loop.perform(waiting) { result in
+                    if log.withLock({ $0.record(index, result, at: MonotonicTime.now()) }) { finish.finish() }
                 }
-                try await Task.sleep(for: .milliseconds(300))
-                let fresh = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 3000)
-                let freshStarted = MonotonicTime.now()
-                let (result, completedAt) = await performTimed(loop, fresh)
-                #expect(try result.get().status == 200)
-                #expect(completedAt - freshStarted < 1, "a ready transfer waited behind the silent ones")
-                var timeouts = 0
-                for try await result in group {
-                    if case .failure(let error) = result, error.code == .timeout { timeouts += 1 }
-                }
-                #expect(timeouts == 150)
             }
-            let elapsed = MonotonicTime.now() - started
-            #expect(elapsed >= 2.4 && elapsed < 6, "the waiters ended after \(elapsed) s, not at their 2.5 s timeout")
+            // Every waiter is in flight (connected, or its SYN dropped by the full backlog and
+            // retried) before the ready transfer is sent.
+            let inFlight = await TCPSocketTable.wait { $0.filter { $0.remotePort == silent.port }.count >= count }
+            #expect(inFlight, "the \(count) waiters never had their connections open at once")
+
+            let fresh = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 60_000)
+            let (result, waitersDoneBefore) = await withCheckedContinuation { continuation in
+                loop.perform(fresh) { result in continuation.resume(returning: (result, log.withLock { $0.completed })) }
+            }
+            #expect(try result.get().status == 200)
+            #expect(waitersDoneBefore == 0, "the ready transfer completed only after \(waitersDoneBefore) waiters had timed out")
+
+            for await _ in allDone {}
+            let final = log.withLock { $0 }
+            #expect(final.completions == Array(repeating: 1, count: count), "each waiter completes exactly once")
+            #expect(final.timeouts == count)
+            // Not before its own timeout (curl starts the clock after `perform`, so this is exact).
+            #expect(final.firstAt - started >= waiterTimeout - 0.05, "a waiter timed out after \(final.firstAt - started) s")
         }
     }
 }

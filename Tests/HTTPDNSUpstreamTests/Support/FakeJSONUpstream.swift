@@ -49,9 +49,9 @@ final class FakeJSONUpstream {
                     return self.reply(200, {"count": len(PORTS)})
                 if u.path == "/gather":
                     # Answers only once n requests of the same key wait here at the same time
-                    # (504 if they do not all arrive within 5 s).
+                    # (504 if they do not all arrive within 30 s: a bound that only guards against a hang).
                     with LOCK:
-                        barrier = BARRIERS.setdefault(q["key"], threading.Barrier(int(q["n"]), timeout=5))
+                        barrier = BARRIERS.setdefault(q["key"], threading.Barrier(int(q["n"]), timeout=30))
                     try:
                         barrier.wait()
                     except threading.BrokenBarrierError:

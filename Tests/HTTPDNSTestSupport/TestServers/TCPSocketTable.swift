@@ -1,0 +1,96 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The IPv4 TCP sockets of this network namespace, as `/proc/net/tcp` lists them.
+///
+/// Lets a test observe connections in flight (SYNs sent to a black hole, connections a silent
+/// server never answers) as events, instead of inferring them from how long something took: a
+/// bound on elapsed time fails on a loaded machine, a count of sockets does not.
+public enum TCPSocketTable {
+    /// A socket's TCP state (the kernel's `TCP_*` numbers).
+    public enum State: Sendable, Equatable {
+        case established
+        case synSent
+        case other(Int)
+
+        init(code: Int) {
+            switch code {
+            case 1: self = .established
+            case 2: self = .synSent
+            default: self = .other(code)
+            }
+        }
+    }
+
+    /// One row: local and remote address, state.
+    public struct Entry: Sendable, Equatable {
+        public var localHost: String
+        public var localPort: UInt16
+        public var remoteHost: String
+        public var remotePort: UInt16
+        public var state: State
+    }
+
+    /// Every IPv4 TCP socket of the namespace right now (empty when the file cannot be read).
+    public static func ipv4() -> [Entry] {
+        guard let text = readProcFile("/proc/net/tcp") else { return [] }
+        return text.split(separator: "\n").dropFirst().compactMap(parse)
+    }
+
+    /// The client side of every connection to `port` (any remote host), in any state.
+    public static func connections(toPort port: UInt16) -> [Entry] {
+        ipv4().filter { $0.remotePort == port }
+    }
+
+    /// Polls the table every 10 ms until `condition` holds for one snapshot, giving up after
+    /// `limit` seconds; true when it held. The limit only guards against a hang: a test asserts
+    /// on what the snapshot shows, never on how long the wait took.
+    public static func wait(limit: Double = 30, until condition: ([Entry]) -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(limit)
+        while true {
+            if condition(ipv4()) { return true }
+            if Date() >= deadline { return false }
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// `  0: 0100007F:1F90 0100007F:A2C4 01 ...`: slot, local, remote, state, ...
+    private static func parse(_ line: Substring) -> Entry? {
+        let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+        guard fields.count > 3, let local = endpoint(fields[1]), let remote = endpoint(fields[2]),
+            let state = Int(fields[3], radix: 16)
+        else { return nil }
+        return Entry(localHost: local.host, localPort: local.port, remoteHost: remote.host, remotePort: remote.port, state: State(code: state))
+    }
+
+    /// `0100007F:1F90`: the address is the `__be32` printed as a host-order integer, the port is
+    /// in host order.
+    private static func endpoint(_ field: Substring) -> (host: String, port: UInt16)? {
+        let parts = field.split(separator: ":")
+        guard parts.count == 2, let raw = UInt32(parts[0], radix: 16), let port = UInt16(parts[1], radix: 16) else { return nil }
+        let octets = withUnsafeBytes(of: raw) { Array($0) }
+        return (octets.map(String.init).joined(separator: "."), port)
+    }
+
+    /// Reads a whole `/proc` file (its reported size is 0, so read until end of file).
+    private static func readProcFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: buffer[0..<count])
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
