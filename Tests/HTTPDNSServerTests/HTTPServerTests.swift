@@ -137,19 +137,24 @@ import Testing
 
     @Test func aDeferredAnswerFromAnotherThreadDoesNotHoldUpOtherConnections() throws {
         // One worker thread: if it waited for the deferred answer, nothing else could be served.
-        try withServer(threads: 1, handler: ScriptedHandler(laterDelay: 0.2)) { port, _, handler in
+        // The answer is held until the fast requests are done (an event, not a delay that a
+        // loaded machine could outrun), then given from another thread.
+        try withServer(threads: 1) { port, _, handler in
             let slow = try RawHTTPConnection(port: port)
-            let started = Date()
-            slow.send("GET", "/later")
+            slow.send("GET", "/hold")
+            let deadline = Date().addingTimeInterval(30)
+            while handler.heldResponders.isEmpty && Date() < deadline { usleep(2_000) }
+            try #require(handler.heldResponders.count == 1)
             for _ in 0..<3 {
                 let fast = try RawHTTPConnection(port: port).request("GET", "/text")
                 #expect(fast.status == 200)
-                #expect(!handler.laterAnswered, "a fast request waited for the deferred one")
             }
+            let respond = handler.heldResponders[0]
+            let answering = Thread { respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("later".utf8))) }
+            answering.start()
             let response = try slow.readResponse()
             #expect(response.status == 200)
             #expect(response.text == "later")
-            #expect(Date().timeIntervalSince(started) >= 0.19)
             // The resumed connection goes on serving requests.
             #expect(try slow.request("GET", "/text").text == "hello")
         }
@@ -186,7 +191,7 @@ import Testing
         defer { server.stop(grace: 0) }
         let connection = try RawHTTPConnection(port: port)
         connection.send("GET", "/hold")
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while handler.heldResponders.isEmpty && Date() < deadline { usleep(5_000) }
         try #require(handler.heldResponders.count == 1)
         #expect(server.requestsInFlight == 1)
@@ -195,7 +200,9 @@ import Testing
         server.stop(grace: 0.3)
         let took = Date().timeIntervalSince(started)
         #expect(took >= 0.25, "stop did not wait for the grace period")
-        #expect(took < 3, "stop did not return promptly")
+        // Without the grace period stop would wait for the held request forever: 20 s is a margin
+        // no load closes, not a speed requirement.
+        #expect(took < 20, "stop did not return promptly")
         let response = try connection.readResponse()
         #expect(response.status == 503)
         #expect(response.errorCode == "ServiceUnavailable")
@@ -214,7 +221,7 @@ import Testing
         defer { server.stop(grace: 0) }
         let connections = try (0..<50).map { _ in try RawHTTPConnection(port: port) }
         for connection in connections { connection.send("GET", "/hold") }
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while handler.heldResponders.count < connections.count && Date() < deadline { usleep(2_000) }
         try #require(handler.heldResponders.count == connections.count)
         for respond in handler.heldResponders { respond(ServerResponse(status: 200, body: Array("answered".utf8))) }
@@ -234,7 +241,7 @@ import Testing
         defer { server.stop(grace: 0) }
         let connection = try RawHTTPConnection(port: port)
         connection.send("GET", "/later")
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(30)
         while handler.received.isEmpty && Date() < deadline { usleep(2_000) }
         server.stop(grace: 3)
         let response = try connection.readResponse()
@@ -290,7 +297,7 @@ import Testing
                 default: #expect(response.header("X-Query") == String(index))
                 }
             }
-            let settled = Date().addingTimeInterval(2)
+            let settled = Date().addingTimeInterval(30)
             while server.requestsInFlight != 0 && Date() < settled { usleep(1_000) }
             #expect(server.requestsInFlight == 0)
         }
@@ -301,13 +308,13 @@ import Testing
             do {
                 let leaving = try RawHTTPConnection(port: port)
                 leaving.send("GET", "/hold")
-                let deadline = Date().addingTimeInterval(5)
+                let deadline = Date().addingTimeInterval(30)
                 while handler.heldResponders.isEmpty && Date() < deadline { usleep(2_000) }
             }  // closed here
             try #require(handler.heldResponders.count == 1)
             usleep(50_000)
             handler.heldResponders[0](ServerResponse(status: 200, body: Array("nobody listens".utf8)))
-            let settled = Date().addingTimeInterval(3)
+            let settled = Date().addingTimeInterval(30)
             while server.requestsInFlight != 0 && Date() < settled { usleep(5_000) }
             #expect(server.requestsInFlight == 0)
             #expect(try RawHTTPConnection(port: port).request("GET", "/text").text == "hello")

@@ -5,7 +5,7 @@ import Testing
 /// Calls `probe` every `interval` until it returns a value or `seconds` have passed; returns
 /// that value, or nil at the deadline. For effects of background work (refreshes, prefetches),
 /// with a deadline generous enough for a loaded machine: never a timing assertion.
-func poll<T>(for seconds: Double = 10, every interval: Duration = .milliseconds(50),
+func poll<T>(for seconds: Double = 30, every interval: Duration = .milliseconds(50),
              _ probe: () async throws -> T?) async throws -> T? {
     let deadline = Date().addingTimeInterval(seconds)
     while true {

@@ -15,7 +15,6 @@ final class ScriptedHandler: Sendable {
     let laterDelay: Double
     private let requests = Mutex<[HTTPRequest]>([])
     private let responders = Mutex<[@Sendable (ServerResponse) -> Void]>([])
-    private let answered = Atomic<Bool>(false)
 
     init(laterDelay: Double = 0.2) {
         self.laterDelay = laterDelay
@@ -23,9 +22,6 @@ final class ScriptedHandler: Sendable {
 
     /// Requests received so far, in order.
     var received: [HTTPRequest] { requests.withLock { $0 } }
-
-    /// Set by the `/later` thread just before it responds.
-    var laterAnswered: Bool { answered.load(ordering: .acquiring) }
 
     /// Responders of `/hold` requests.
     var heldResponders: [@Sendable (ServerResponse) -> Void] { responders.withLock { $0 } }
@@ -46,7 +42,6 @@ final class ScriptedHandler: Sendable {
             return .deferred { [self] respond in
                 let thread = Thread { [self] in
                     usleep(UInt32(laterDelay * 1_000_000))
-                    answered.store(true, ordering: .releasing)
                     respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("later".utf8)))
                 }
                 thread.start()
