@@ -53,9 +53,13 @@ import Glibc
         let port = deadPort()
         let tester = SocketSpeedTester()
         defer { tester.shutdown() }
+        // Timed where the prober thread completes, not where the awaiting task resumes.
         let started = MonotonicTime.now()
-        let results = await probe(tester, ["127.0.0.1"], port: Int(port), timeout: SocketSpeedTester.maximumTimeout)
-        let elapsed = MonotonicTime.now() - started
+        let (results, elapsed) = await withCheckedContinuation { continuation in
+            tester.probe(["127.0.0.1"], port: Int(port), timeout: SocketSpeedTester.maximumTimeout) {
+                continuation.resume(returning: ($0, MonotonicTime.now() - started))
+            }
+        }
         #expect(results == ["127.0.0.1": .unreachable])
         // A refusal answers at once; only the timeout would take the 60 s.
         #expect(elapsed < 30, "the refused probe took \(elapsed) s: it waited for its timeout")
@@ -206,11 +210,10 @@ import Glibc
         return (try? runUnshare(["/bin/true"]).status) == 0
     }()
 
-    private static func runUnshare(_ command: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    private static func runUnshare(_ command: [String]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         process.arguments = ["-rn"] + command
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -221,18 +224,48 @@ import Glibc
         return (process.terminationStatus, String(decoding: output, as: UTF8.self))
     }
 
+    /// ``runUnshare(_:environment:)`` without blocking a thread of the cooperative pool while the
+    /// child runs (a whole test binary starting up takes seconds on a loaded machine, and every
+    /// other test of the process needs those threads): output goes to a file, and the exit is
+    /// awaited through `terminationHandler`.
+    private static func runUnshareAsync(_ command: [String], environment: [String: String]) async throws -> (status: Int32, output: String) {
+        let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("unshare-\(UUID().uuidString).log")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        defer { try? FileManager.default.removeItem(at: outputURL) }
+        let output = try FileHandle(forWritingTo: outputURL)
+        defer { try? output.close() }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["-rn"] + command
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
+            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+            do {
+                try process.run()
+            } catch {
+                process.terminationHandler = nil
+                continuation.resume(throwing: error)
+            }
+        }
+        let text = (try? String(contentsOf: outputURL, encoding: .utf8)) ?? ""
+        return (status, text)
+    }
+
     /// Runs ``icmpEchoReachesLoopbackInsideTheNamespace()`` in a child of this test binary inside a
     /// fresh network namespace (only its own `lo`, so no packet can leave the machine) whose
     /// `ping_group_range` admits group 0, which `unshare -r` maps the caller's group to.
     @Test(.enabled(if: SocketSpeedTesterTests.canUnshare, "unshare -rn is not permitted here"))
-    func icmpEchoWorksWhereTheKernelAllowsIt() throws {
+    func icmpEchoWorksWhereTheKernelAllowsIt() async throws {
         let binary = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
         let script = """
             echo "0 0" > /proc/sys/net/ipv4/ping_group_range || exit 90
             ip link set lo up || exit 91
             exec "$0" --testing-library swift-testing --filter icmpEchoReachesLoopbackInsideTheNamespace
             """
-        let (status, output) = try Self.runUnshare(["/bin/sh", "-c", script, binary], environment: [Self.namespaceVariable: "1"])
+        let (status, output) = try await Self.runUnshareAsync(["/bin/sh", "-c", script, binary], environment: [Self.namespaceVariable: "1"])
         #expect(status == 0, "child output:\n\(output)")
         #expect(output.contains("icmpEchoReachesLoopbackInsideTheNamespace() passed"), "child output:\n\(output)")
     }

@@ -95,6 +95,7 @@ final class FakeJSONUpstream {
     static func with<T>(skew: Int = 0, _ body: (FakeJSONUpstream) async throws -> T) async throws -> T {
         let server = try FakeJSONUpstream(skew: skew)
         defer { server.stop() }
+        try await server.waitUntilListening()
         return try await body(server)
     }
 
@@ -107,12 +108,16 @@ final class FakeJSONUpstream {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         process.arguments = [scriptPath, String(port), String(skew)]
         try process.run()
-        let deadline = Date().addingTimeInterval(10)
+    }
+
+    /// Polls with `Task.sleep`: a thread of the cooperative pool (two on this machine) blocked
+    /// here would stall every other test of the process. 30 s only guards against a hang.
+    private func waitUntilListening() async throws {
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline, process.isRunning, !LoopbackDNSServers.canConnect(port: port) {
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         guard LoopbackDNSServers.canConnect(port: port) else {
-            stop()
             throw LoopbackDNSServers.StartError(description: "python3 test server did not start on port \(port)")
         }
     }

@@ -37,7 +37,7 @@ final class LoopbackDNSServers {
     static func with<T>(_ body: (LoopbackDNSServers) async throws -> T) async throws -> T {
         let servers = try LoopbackDNSServers()
         defer { servers.stop() }
-        try servers.start()
+        try await servers.start()
         return try await body(servers)
     }
 
@@ -48,7 +48,7 @@ final class LoopbackDNSServers {
         dnssPort = try Self.freePort()
     }
 
-    private func start() throws {
+    private func start() async throws {
         let zonePath = directory.appendingPathComponent("example.test.zone").path
         try Self.zone.write(toFile: zonePath, atomically: true, encoding: .utf8)
         let config = """
@@ -81,14 +81,14 @@ final class LoopbackDNSServers {
         let configPath = directory.appendingPathComponent("unbound.conf").path
         try config.write(toFile: configPath, atomically: true, encoding: .utf8)
         try launch("/usr/sbin/unbound", ["-c", configPath], log: "unbound.log")
-        try waitForTCP(port: unboundPort, name: "unbound")
+        try await waitForTCP(port: unboundPort, name: "unbound")
         try launch(
             "/usr/bin/dnss",
             [
                 "-enable_https_to_dns", "-dns_upstream", "127.0.0.1:\(unboundPort)",
                 "-https_server_addr", "127.0.0.1:\(dnssPort)", "-insecure_http_server",
             ], log: "dnss.log")
-        try waitForTCP(port: dnssPort, name: "dnss")
+        try await waitForTCP(port: dnssPort, name: "dnss")
     }
 
     private func launch(_ path: String, _ arguments: [String], log: String) throws {
@@ -111,12 +111,14 @@ final class LoopbackDNSServers {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private func waitForTCP(port: UInt16, name: String) throws {
-        let deadline = Date().addingTimeInterval(10)
+    /// Polls with `Task.sleep`: a thread of the cooperative pool (two on this machine) blocked
+    /// here would stall every other test of the process. 30 s only guards against a hang.
+    private func waitForTCP(port: UInt16, name: String) async throws {
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             if processes.last?.isRunning == false { break }
             if Self.canConnect(port: port) { return }
-            usleep(20_000)
+            try await Task.sleep(for: .milliseconds(20))
         }
         let log = (try? String(contentsOf: directory.appendingPathComponent(name + ".log"), encoding: .utf8)) ?? ""
         throw StartError(description: "\(name) did not listen on 127.0.0.1:\(port): \(log)")
