@@ -14,6 +14,25 @@ private func performTimed(_ loop: CurlEventLoop, _ request: HTTPRequest) async -
     }
 }
 
+/// `loop.perform(request)` timed like ``performTimed(_:_:)``, but waiting at most `limit` seconds
+/// (polling, so that a transfer that never completes fails the test instead of hanging it): nil
+/// when no completion came by then.
+private func performTimed(_ loop: CurlEventLoop, _ request: HTTPRequest, giveUpAfter limit: Double) async
+    -> (Result<HTTPResponse, UpstreamError>, Double)?
+{
+    let outcome = Mutex<(Result<HTTPResponse, UpstreamError>, Double)?>(nil)
+    loop.perform(request) { result in
+        let now = MonotonicTime.now()
+        outcome.withLock { $0 = (result, now) }
+    }
+    let deadline = MonotonicTime.now() + limit
+    while MonotonicTime.now() < deadline {
+        if let value = outcome.withLock({ $0 }) { return value }
+        try? await Task.sleep(for: .milliseconds(10))
+    }
+    return outcome.withLock { $0 }
+}
+
 /// The curl event loop against loopback sockets.
 struct CurlEventLoopTests {
     private func perform(_ loop: CurlEventLoop, _ request: HTTPRequest) async -> Result<HTTPResponse, UpstreamError> {
@@ -25,7 +44,11 @@ struct CurlEventLoopTests {
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
         let started = MonotonicTime.now()
-        let (result, completedAt) = await performTimed(loop, HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 300))
+        let request = HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 300)
+        guard let (result, completedAt) = await performTimed(loop, request, giveUpAfter: 60) else {
+            Issue.record("no completion within 60 s: the 300 ms timeout was not applied")
+            return
+        }
         let elapsed = completedAt - started
         guard case .failure(let error) = result else {
             Issue.record("expected a timeout, got \(result)")
