@@ -9,6 +9,9 @@
 #include <netinet/in.h>
 #include <malloc.h>
 #include <microhttpd.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/abstract.h>
+#include <gnutls/x509.h>
 
 /// Returns freed heap memory to the kernel (glibc `malloc_trim(0)`); the service calls it after
 /// bulk work (a preload, the warm load) whose transient allocations would otherwise stay in RSS.
@@ -24,11 +27,69 @@ static inline int chttpdns_malloc_arena_max(int count) {
 
 /// Starts a daemon with the options given as an MHD_OPTION_ARRAY (Swift cannot call the variadic
 /// MHD_start_daemon). `options` must end with an item whose option is MHD_OPTION_END.
+/// `accept_policy` (may be NULL) is asked for every accepted socket before libmicrohttpd
+/// allocates anything for it; a NO closes the socket at once.
 static inline struct MHD_Daemon *chttpdns_mhd_start(unsigned int flags, uint16_t port,
+                                                     MHD_AcceptPolicyCallback accept_policy, void *accept_cls,
                                                      MHD_AccessHandlerCallback handler, void *handler_cls,
                                                      struct MHD_OptionItem *options) {
-    return MHD_start_daemon(flags, port, NULL, NULL, handler, handler_cls,
+    return MHD_start_daemon(flags, port, accept_policy, accept_cls, handler, handler_cls,
                             MHD_OPTION_ARRAY, options, MHD_OPTION_END);
+}
+
+/// The socket context set by the MHD_OPTION_NOTIFY_CONNECTION callback, or NULL.
+static inline void *chttpdns_mhd_socket_context(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info ? info->socket_context : NULL;
+}
+
+/// The connection's socket, or -1.
+static inline int chttpdns_mhd_connection_fd(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? info->connect_fd : -1;
+}
+
+/// MHD_OPTION_NOTIFY_CONNECTION takes a function pointer through an intptr_t field.
+static inline struct MHD_OptionItem chttpdns_mhd_option_notify_connection(MHD_NotifyConnectionCallback cb, void *cls) {
+    struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)cb, cls };
+    return item;
+}
+
+/// MHD_OPTION_URI_LOG_CALLBACK: called once per request when its request line is parsed; what it
+/// returns becomes the request's initial `con_cls`.
+typedef void *(*chttpdns_mhd_uri_log)(void *cls, const char *uri, struct MHD_Connection *connection);
+static inline struct MHD_OptionItem chttpdns_mhd_option_uri_log(chttpdns_mhd_uri_log cb, void *cls) {
+    struct MHD_OptionItem item = { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)cb, cls };
+    return item;
+}
+
+/// The GnuTLS certificate callback (`gnutls_certificate_retrieve_function2`) as a pointer type
+/// Swift can name.
+typedef int (*chttpdns_tls_retrieve)(gnutls_session_t session, const gnutls_datum_t *req_ca_rdn, int nreqs,
+                                     const gnutls_pk_algorithm_t *pk_algos, int pk_algos_length,
+                                     gnutls_pcert_st **pcert, unsigned int *pcert_length,
+                                     gnutls_privkey_t *privkey);
+/// MHD_OPTION_HTTPS_CERT_CALLBACK takes the function pointer as its pointer argument.
+static inline struct MHD_OptionItem chttpdns_mhd_option_cert_callback(chttpdns_tls_retrieve cb) {
+    struct MHD_OptionItem item = { MHD_OPTION_HTTPS_CERT_CALLBACK, 0, (void *)cb };
+    return item;
+}
+
+/// The MHD connection a TLS session belongs to (libmicrohttpd stores it with
+/// `gnutls_session_set_ptr`), or NULL.
+static inline struct MHD_Connection *chttpdns_tls_session_connection(gnutls_session_t session) {
+    return (struct MHD_Connection *)gnutls_session_get_ptr(session);
+}
+
+/// A datum over caller-owned bytes (GnuTLS reads them, never frees them).
+static inline gnutls_datum_t chttpdns_tls_datum(const unsigned char *data, unsigned int size) {
+    gnutls_datum_t datum = { (unsigned char *)data, size };
+    return datum;
+}
+
+/// Frees memory GnuTLS allocated for the caller (`gnutls_free` is a macro over a variable).
+static inline void chttpdns_tls_free(void *p) {
+    gnutls_free(p);
 }
 
 /// The peer address of a connection (MHD_get_connection_info is variadic), or NULL.

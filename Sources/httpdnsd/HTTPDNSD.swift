@@ -5,7 +5,8 @@ import HTTPDNSStore
 import HTTPDNSUpstream
 
 /// The executable: reads the configuration, wires store, upstreams, engines and the HTTP front,
-/// loads the cache back, serves until SIGTERM/SIGINT, then drains, flushes and exits 0.
+/// loads the cache back, serves until SIGTERM/SIGINT, then drains, flushes and exits 0. SIGHUP
+/// reloads the TLS certificate.
 @main
 enum HTTPDNSD {
     static func main() {
@@ -18,6 +19,8 @@ enum HTTPDNSD {
         sigemptyset(&stopSignals)
         sigaddset(&stopSignals, SIGTERM)
         sigaddset(&stopSignals, SIGINT)
+        signal(SIGHUP, SIG_DFL)
+        sigaddset(&stopSignals, SIGHUP)
         pthread_sigmask(SIG_BLOCK, &stopSignals, nil)
 
         let config: ServiceConfig
@@ -39,6 +42,16 @@ enum HTTPDNSD {
         if let arenas = MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
             Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")
         }
+
+        var certificates: TLSCertificateStore?
+        if let certificatePath = config.tlsCertificatePath, let keyPath = config.tlsKeyPath {
+            do {
+                certificates = try TLSCertificateStore(certificatePath: certificatePath, keyPath: keyPath)
+            } catch {
+                fail("configuration error: \(error)", code: 2)
+            }
+        }
+        raiseOpenFileLimit(needed: config.connectionLimit * (config.listenPlain == nil ? 1 : 2) + 256)
 
         let store: SQLiteStore
         do {
@@ -78,27 +91,46 @@ enum HTTPDNSD {
             registry: registry, accountStore: store, adminToken: config.adminToken,
             limits: .init(
                 maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency,
-                trustedProxies: config.trustedProxies))
+                trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil))
         service.addMetricsSource { StoreMetrics.render(store) }
+        let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let server = HTTPServer(
-            options: HTTPServerOptions(
-                host: config.listenHost, port: config.listenPort, threads: config.threads,
-                connectionLimit: config.connectionLimit, perIPConnectionLimit: config.perIPConnectionLimit,
-                connectionTimeout: config.connectionTimeout, connectionMemoryLimit: config.connectionMemoryLimit,
-                maxBodyBytes: config.maxBodyBytes),
+            options: serverOptions(config, main, .main, tls: certificates),
             fastHandler: service.fastResponse, handler: service.handle)
         service.attach(server.metrics)
-        let port: UInt16
-        do {
-            port = try server.start()
-        } catch {
-            fail("\(error)", code: 1)
+        var servers: [(name: String, server: HTTPServer)] = [("main", server)]
+        if let plain = config.listenPlain {
+            let plainServer = HTTPServer(
+                options: serverOptions(config, plain, .main, tls: nil), fastHandler: service.fastResponse, handler: service.handle)
+            servers.append(("plain", plainServer))
         }
-        let listen = config.listenHost.contains(":") ? "[\(config.listenHost)]:\(port)" : "\(config.listenHost):\(port)"
-        Log.info("httpdnsd listening on \(listen) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
-        if !isLoopback(config.listenHost) {
+        if let ops = config.opsListen {
+            servers.append(("ops", HTTPServer(options: serverOptions(config, ops, .ops, tls: nil), handler: service.handle)))
+        }
+        let listeners = servers
+        service.addMetricsSource { ConnectionMetrics.render(listeners) }
+        var bound: [String] = []
+        for (name, listener) in servers {
+            let address = name == "main" ? main : name == "plain" ? config.listenPlain! : config.opsListen!
+            do {
+                let port = try listener.start()
+                let scheme = listener.isTLS ? "https" : "http"
+                bound.append("\(name) \(scheme)://\(ListenAddress(host: address.host, port: port))")
+            } catch {
+                fail("\(name) listener: \(error)", code: 1)
+            }
+        }
+        Log.info("httpdnsd listening: \(bound.joined(separator: ", ")) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
+        if let certificates {
+            let (serial, notAfter) = certificates.current
+            Log.info("TLS: serving certificate serial \(serial), expires at \(notAfter) (Unix time); reloaded on SIGHUP and when \(certificates.certificatePath) or \(certificates.keyPath) change")
+            certificates.startWatching(interval: 5)
+        }
+        // Public listeners: the main one and the plain one beside it (the ops listener serves no account).
+        let publicListeners = [main] + (config.listenPlain.map { [$0] } ?? [])
+        for address in publicListeners where !isLoopback(address.host) {
             for engine in registry.all where engine.config.clientKeys.isEmpty {
-                Log.warning("account \(engine.accountID) has no clientKeys: anyone who can reach \(listen) may use it (see Security in README)")
+                Log.warning("account \(engine.accountID) has no clientKeys: anyone who can reach \(address) may use it (see Security in README)")
             }
         }
 
@@ -108,12 +140,21 @@ enum HTTPDNSD {
         service.isReady = true
 
         var received: Int32 = 0
-        sigwait(&stopSignals, &received)
+        while true {
+            sigwait(&stopSignals, &received)
+            guard received == SIGHUP else { break }
+            if let certificates {
+                certificates.reload(reason: "SIGHUP")
+            } else {
+                Log.info("received SIGHUP: no TLS certificate to reload")
+            }
+        }
         Log.info("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): stopping (no new connections, finishing requests in flight)")
         service.isReady = false
         prefetch.stop()
-        server.quiesce()
-        server.stop(grace: 10)
+        certificates?.stopWatching()
+        for (_, listener) in servers { listener.quiesce() }
+        for (_, listener) in servers { listener.stop(grace: 10) }
         store.close()
         wiring.shutdown()
         Log.info("stopped cleanly (cache flushed to \(config.databasePath))")
@@ -153,6 +194,34 @@ enum HTTPDNSD {
     static func isLoopback(_ host: String) -> Bool {
         guard let address = IPAddress(host) else { return false }
         return address.family == .a ? address.bytes[0] == 127 : address.bytes == [UInt8](repeating: 0, count: 15) + [1]
+    }
+
+    static func serverOptions(_ config: ServiceConfig, _ address: ListenAddress, _ listener: Listener, tls: TLSCertificateStore?) -> HTTPServerOptions {
+        var options = HTTPServerOptions(
+            host: address.host, port: address.port, threads: listener == .ops ? 1 : config.threads,
+            connectionLimit: config.connectionLimit, perIPConnectionLimit: config.perIPConnectionLimit,
+            connectionTimeout: config.connectionTimeout, connectionMemoryLimit: config.connectionMemoryLimit,
+            maxBodyBytes: config.maxBodyBytes)
+        options.listener = listener
+        options.requestReadTimeout = config.requestReadTimeout
+        options.trustedProxies = config.trustedProxies
+        options.tls = tls
+        return options
+    }
+
+    /// Raises the soft limit of open files to the hard one (every connection is a descriptor);
+    /// warns when even the hard limit is below `needed`.
+    static func raiseOpenFileLimit(needed: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        if limit.rlim_cur != rlim_t.max && limit.rlim_cur < rlim_t(needed) {
+            Log.warning("open files limit is \(limit.rlim_cur), below the \(needed) that connectionLimit needs: connections beyond it fail at accept (raise `ulimit -n`)")
+        }
     }
 
     static func fail(_ message: String, code: Int32) -> Never {

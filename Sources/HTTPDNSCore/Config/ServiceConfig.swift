@@ -10,9 +10,19 @@ public struct ServiceConfig: Sendable, Equatable {
     /// HTTP worker threads; 0 means one per core.
     public var threads = 0
     public var connectionLimit = 4096
-    public var perIPConnectionLimit = 0
+    /// Open connections per client address (trusted proxies exempt); 0 means no limit.
+    public var perIPConnectionLimit = 64
     /// Idle connection timeout, seconds.
     public var connectionTimeout = 30
+    /// Seconds a request may take to arrive whole, whatever the pace of its bytes; 0 = none.
+    public var requestReadTimeout = 10
+    /// PEM certificate chain and private key: the main listener serves HTTPS when both are set.
+    public var tlsCertificatePath: String?
+    public var tlsKeyPath: String?
+    /// A second, plain-HTTP listener for the same API beside an HTTPS one (in-cluster clients).
+    public var listenPlain: ListenAddress?
+    /// The operations listener: `/metrics` and the admin API only there, probes everywhere.
+    public var opsListen: ListenAddress?
     /// Bytes of buffer per connection (headers and body chunks).
     public var connectionMemoryLimit = 65_536
     /// Largest request body accepted; 413 beyond.
@@ -62,11 +72,30 @@ public struct ServiceConfig: Sendable, Equatable {
         Setting(key: "connectionLimit", env: "HTTPDNS_CONNECTION_LIMIT", flag: "--connection-limit", help: "open connections at most (default 4096)") { config, value, name throws(ConfigError) in
             config.connectionLimit = try parseInt(value, key: name, range: 1...1_000_000)
         },
-        Setting(key: "perIPConnectionLimit", env: "HTTPDNS_PER_IP_CONNECTION_LIMIT", flag: "--per-ip-connection-limit", help: "open connections per client address (default 0 = no limit)") { config, value, name throws(ConfigError) in
+        Setting(key: "perIPConnectionLimit", env: "HTTPDNS_PER_IP_CONNECTION_LIMIT", flag: "--per-ip-connection-limit", help: "open connections per client address; trusted proxies exempt (default 64, 0 = no limit)") { config, value, name throws(ConfigError) in
             config.perIPConnectionLimit = try parseInt(value, key: name, range: 0...1_000_000)
         },
         Setting(key: "connectionTimeout", env: "HTTPDNS_CONNECTION_TIMEOUT", flag: "--connection-timeout", help: "seconds an idle connection is kept (default 30)") { config, value, name throws(ConfigError) in
             config.connectionTimeout = try parseInt(value, key: name, range: 1...3600)
+        },
+        Setting(key: "requestReadTimeout", env: "HTTPDNS_REQUEST_READ_TIMEOUT", flag: "--request-read-timeout", help: "seconds a request (head and body) may take to arrive whole, however its bytes trickle (default 10, 0 = none)") { config, value, name throws(ConfigError) in
+            config.requestReadTimeout = try parseInt(value, key: name, range: 0...3600)
+        },
+        Setting(key: "tlsCert", env: "HTTPDNS_TLS_CERT", flag: "--tls-cert", help: "PEM certificate chain file: with tlsKey, the listener serves HTTPS (TLS 1.2/1.3); reloaded on SIGHUP and when the files change") { config, value, name throws(ConfigError) in
+            guard !value.isEmpty else { throw ConfigError(key: name, "must not be empty") }
+            config.tlsCertificatePath = value
+        },
+        Setting(key: "tlsKey", env: "HTTPDNS_TLS_KEY", flag: "--tls-key", help: "PEM private key file of tlsCert (unencrypted)") { config, value, name throws(ConfigError) in
+            guard !value.isEmpty else { throw ConfigError(key: name, "must not be empty") }
+            config.tlsKeyPath = value
+        },
+        Setting(key: "listenPlain", env: "HTTPDNS_LISTEN_PLAIN", flag: "--listen-plain", help: "address:port of a second, plain-HTTP listener beside the HTTPS one (default none)") { config, value, name throws(ConfigError) in
+            let (host, port) = try parseListen(value, key: name)
+            config.listenPlain = ListenAddress(host: host, port: port)
+        },
+        Setting(key: "opsListen", env: "HTTPDNS_OPS_LISTEN", flag: "--ops-listen", help: "address:port of the operations listener: /metrics and the admin API only there (default none: on the main listener)") { config, value, name throws(ConfigError) in
+            let (host, port) = try parseListen(value, key: name)
+            config.opsListen = ListenAddress(host: host, port: port)
         },
         Setting(key: "connectionMemoryLimit", env: "HTTPDNS_CONNECTION_MEMORY_LIMIT", flag: "--connection-memory-limit", help: "buffer bytes per connection (default 65536)") { config, value, name throws(ConfigError) in
             config.connectionMemoryLimit = try parseInt(value, key: name, range: 4096...16_777_216)
@@ -183,6 +212,7 @@ public struct ServiceConfig: Sendable, Equatable {
            let name = defaultAccountNames.first {
             throw ConfigError(key: name, "applies to the 'default' account, which the config file does not declare (declare it, or set HTTPDNS_UPSTREAMS / --upstreams too)")
         }
+        try config.validateListeners()
         return .run(config)
     }
 
@@ -216,6 +246,15 @@ public struct ServiceConfig: Sendable, Equatable {
                 guard let body = value as? [String: Any] else { throw ConfigError(key: "accounts.\(id)", "must be a JSON object") }
                 self.accounts[id] = try AccountConfig(json: body, path: "accounts.\(id)")
             }
+        }
+    }
+
+    /// TLS needs both files; a plain second listener exists only beside an HTTPS one.
+    func validateListeners() throws(ConfigError) {
+        if tlsCertificatePath != nil && tlsKeyPath == nil { throw ConfigError(key: "tlsKey", "is needed with tlsCert (set both or neither)") }
+        if tlsKeyPath != nil && tlsCertificatePath == nil { throw ConfigError(key: "tlsCert", "is needed with tlsKey (set both or neither)") }
+        if listenPlain != nil && tlsCertificatePath == nil {
+            throw ConfigError(key: "listenPlain", "is a plain listener beside an HTTPS one: set tlsCert and tlsKey (the main listener is plain HTTP without them)")
         }
     }
 

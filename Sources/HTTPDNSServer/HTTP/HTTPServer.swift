@@ -29,13 +29,32 @@ public final class HTTPServer: @unchecked Sendable {
     /// Suspended connections by context identity; `nil` once the server stopped resuming.
     private let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
     public let metrics = HTTPMetrics()
+    /// Connection limits and the request-read deadline (see `ConnectionTracker`).
+    let tracker: ConnectionTracker
+
+    /// The GnuTLS priority string of HTTPS listeners: TLS 1.2 and 1.3 only.
+    static let tlsPriorities: StaticString = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
     public init(options: HTTPServerOptions, fastHandler: FastHandler? = nil, handler: @escaping Handler) {
         self.options = options
         self.fastHandler = fastHandler
         self.handler = handler
         inFlightCounter = StripedCounter.Unretained(inFlight)
+        tracker = ConnectionTracker(
+            limits: .init(
+                connectionLimit: options.connectionLimit, perAddress: options.perIPConnectionLimit,
+                trustedProxies: options.trustedProxies,
+                deadline: ReadDeadline(requestReadTimeout: options.requestReadTimeout * 1000, idleTimeout: options.connectionTimeout * 1000)),
+            certificates: options.tls)
     }
+
+    /// Connection counters of this listener, for `/metrics`.
+    public var connectionStats: (open: Int, rejectedAtLimit: Int, rejectedPerAddress: Int, closedSlow: Int) {
+        (tracker.openConnections, tracker.rejectedAtLimit, tracker.rejectedPerAddress, tracker.closedSlow)
+    }
+
+    /// Whether this listener serves HTTPS.
+    public var isTLS: Bool { options.tls != nil }
 
     /// Binds and starts the pool. Returns the bound port (useful with port 0).
     public func start() throws(HTTPServerError) -> UInt16 {
@@ -46,7 +65,13 @@ public final class HTTPServer: @unchecked Sendable {
             throw HTTPServerError("listen address '\(options.host)' is not an IP address")
         }
         if address.family == .aaaa { flags |= MHD_USE_IPv6.rawValue }
+        if options.tls != nil { flags |= MHD_USE_TLS.rawValue }
         let context = Unmanaged.passUnretained(self).toOpaque()
+        let trackerContext = Unmanaged.passUnretained(tracker).toOpaque()
+        // libmicrohttpd splits its limit between the pool's threads and stops accepting (leaving
+        // connections in the kernel's backlog) when a thread reaches its share: keep every share
+        // above our limit, which the accept policy enforces by closing at once.
+        let mhdLimit = (options.connectionLimit + 64) * threads
         var storage = sockaddr_storage()
         withUnsafeMutableBytes(of: &storage) { raw in
             if address.family == .a {
@@ -66,23 +91,33 @@ public final class HTTPServer: @unchecked Sendable {
         let started: OpaquePointer? = withUnsafeMutablePointer(to: &storage) { pointer in
             var items: [MHD_OptionItem] = [
                 chttpdns_mhd_option_logger(HTTPServer.log),
-                chttpdns_mhd_option_value(.THREAD_POOL_SIZE, threads),
-                chttpdns_mhd_option_value(.CONNECTION_LIMIT, options.connectionLimit),
-                chttpdns_mhd_option_value(.PER_IP_CONNECTION_LIMIT, options.perIPConnectionLimit),
+                chttpdns_mhd_option_value(.CONNECTION_LIMIT, mhdLimit),
+                chttpdns_mhd_option_notify_connection(ConnectionTracker.notify, trackerContext),
+                chttpdns_mhd_option_uri_log(ConnectionTracker.uriLog, trackerContext),
                 chttpdns_mhd_option_value(.CONNECTION_TIMEOUT, options.connectionTimeout),
                 chttpdns_mhd_option_value(.CONNECTION_MEMORY_LIMIT, options.connectionMemoryLimit),
                 chttpdns_mhd_option_pointer(.SOCK_ADDR, UnsafeMutableRawPointer(pointer)),
                 chttpdns_mhd_option_completed(HTTPServer.completed, context),
-                chttpdns_mhd_option_value(.END, 0),
             ]
+            // One thread: the internal polling thread alone (a pool of one draws a warning).
+            if threads > 1 { items.append(chttpdns_mhd_option_value(.THREAD_POOL_SIZE, threads)) }
+            if options.tls != nil {
+                let priorities = UnsafeMutableRawPointer(mutating: UnsafeRawPointer(Self.tlsPriorities.utf8Start))
+                items.append(chttpdns_mhd_option_pointer(.HTTPS_PRIORITIES, priorities))
+                items.append(chttpdns_mhd_option_cert_callback(TLSCertificateStore.retrieve))
+            }
+            items.append(chttpdns_mhd_option_value(.END, 0))
             return items.withUnsafeMutableBufferPointer { buffer in
-                chttpdns_mhd_start(flags, options.port, HTTPServer.access, context, buffer.baseAddress)
+                chttpdns_mhd_start(
+                    flags, options.port, ConnectionTracker.acceptPolicy, trackerContext, HTTPServer.access, context,
+                    buffer.baseAddress)
             }
         }
         guard let started else {
             throw HTTPServerError("cannot listen on \(options.host):\(options.port) (address in use or not available)")
         }
         daemon = started
+        tracker.startReaper()
         return chttpdns_mhd_bound_port(started)
     }
 
@@ -116,6 +151,7 @@ public final class HTTPServer: @unchecked Sendable {
         while inFlight.signedValue > 0 && SystemClock().now() < until { usleep(5_000) }
         if !leftovers.isEmpty { Log.info("answered \(leftovers.count) suspended requests with 503 at shutdown") }
         MHD_stop_daemon(daemon)
+        tracker.stopReaper()
         self.daemon = nil
     }
 
@@ -135,11 +171,15 @@ public final class HTTPServer: @unchecked Sendable {
     /// requests never need a `RequestContext`, so none is allocated for them.
     private static var noContext: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
 
-    private static let completed: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
-        guard let cls, let conCls, let raw = conCls.pointee else { return }
-        if raw != noContext { Unmanaged<RequestContext>.fromOpaque(raw).release() }
-        conCls.pointee = nil
-        Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.inFlightCounter.add(-1) }
+    private static let completed: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+        guard let cls else { return }
+        Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
+            if let connection { server.tracker.requestCompleted(connection) }
+            guard let conCls, let raw = conCls.pointee else { return }
+            if raw != noContext { Unmanaged<RequestContext>.fromOpaque(raw).release() }
+            conCls.pointee = nil
+            server.inFlightCounter.add(-1)
+        }
     }
 
     private static let log: chttpdns_mhd_log_sink = { message in
@@ -162,6 +202,8 @@ public final class HTTPServer: @unchecked Sendable {
             }
             return .YES
         }
+        // A call without body bytes after the first completes the request: it arrived whole.
+        if uploadDataSize.pointee == 0 { tracker.requestReceived(connection) }
         if raw == Self.noContext && uploadDataSize.pointee == 0 {
             if let url, let method, let response = fastHandler?(ConnectionHead(connection: connection, method: method, url: url)) {
                 return queue(connection, fast: response)

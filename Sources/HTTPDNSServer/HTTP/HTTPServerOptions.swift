@@ -1,3 +1,5 @@
+import HTTPDNSCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,11 +10,21 @@ public struct HTTPServerOptions: Sendable {
     public var port: UInt16
     /// Worker threads of the epoll pool; 0 means one per core.
     public var threads: Int
+    /// Open connections at most; beyond it a new connection is closed at once (see
+    /// `ConnectionTracker`), never left waiting in the kernel's backlog.
     public var connectionLimit: Int
-    /// 0 means no per-address limit.
+    /// Open connections per peer address; 0 means no per-address limit. Peers in
+    /// `trustedProxies` are exempt (they carry many clients).
     public var perIPConnectionLimit: Int
-    /// Idle connection timeout in seconds.
+    /// Idle connection timeout in seconds (libmicrohttpd's: any byte received restarts it).
     public var connectionTimeout: Int
+    /// Seconds a request may take to arrive whole (request line, head and body), whatever the
+    /// pace of its bytes; 0 means no deadline. See `ConnectionTracker`.
+    public var requestReadTimeout: Int = 10
+    /// Peers exempt from `perIPConnectionLimit` (the service's trusted proxies).
+    public var trustedProxies: [CIDR] = []
+    /// Serves HTTPS with these certificates when set (TLS 1.2 and 1.3 only).
+    public var tls: TLSCertificateStore?
     public var connectionMemoryLimit: Int
     public var maxBodyBytes: Int
     /// What this listener serves (see `Listener`); set on every request it receives.

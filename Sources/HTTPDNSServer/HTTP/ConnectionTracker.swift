@@ -1,0 +1,251 @@
+import CMicroHTTPD
+import Dispatch
+import Foundation
+import HTTPDNSCore
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Keeps one client from taking a listener: the connection limits, enforced at accept time, and
+/// the request-read deadline, enforced by a reaper thread.
+///
+/// - **Accept** (`MHD_AcceptPolicyCallback`, called by libmicrohttpd right after `accept()`): a
+///   connection over `connectionLimit`, or over `perIPConnectionLimit` from its peer address,
+///   is refused, and libmicrohttpd closes the socket at once. libmicrohttpd's own limit is set
+///   well above ours (it stops accepting at its limit, which would leave new connections
+///   waiting in the kernel's backlog), and its per-address limit is not used, so that trusted
+///   proxies can be exempt. Counting happens in `MHD_OPTION_NOTIFY_CONNECTION` (started /
+///   closed), which libmicrohttpd calls on the accepting thread right after the policy: the
+///   limits can be exceeded by at most one connection per worker thread when several accept at
+///   the same instant.
+/// - **Read deadline**: each connection's `ReadDeadline.Phase` is set from libmicrohttpd's
+///   threads (accept, request line via `MHD_OPTION_URI_LOG_CALLBACK`, request complete in the
+///   access handler, response done in the completed callback) as one atomic store. The reaper
+///   wakes a few times per deadline and calls `shutdown(fd, SHUT_RDWR)` on connections past
+///   theirs; libmicrohttpd then sees the socket end on its own thread and closes the connection
+///   the usual way. It never closes a socket itself and never calls into libmicrohttpd.
+/// - **fd reuse**: the reaper calls `shutdown` holding the table's lock, and only on connections
+///   in the table. libmicrohttpd calls the connection's "closed" notification, which removes it
+///   under that same lock, before it closes the socket, so a socket number the reaper shuts down
+///   is never one already closed and reused.
+final class ConnectionTracker: @unchecked Sendable {
+    struct Limits: Sendable {
+        var connectionLimit: Int
+        var perAddress: Int
+        var trustedProxies: [CIDR]
+        var deadline: ReadDeadline
+    }
+
+    private struct Table {
+        var open: [ObjectIdentifier: TrackedConnection] = [:]
+        var perAddress: [PeerAddress: Int] = [:]
+    }
+
+    let limits: Limits
+    let certificates: TLSCertificateStore?
+    private let locked_table = Mutex(Table())
+    private let rejectedAtLimitCount = Atomic<Int>(0)
+    private let rejectedPerAddressCount = Atomic<Int>(0)
+    private let closedSlowCount = Atomic<Int>(0)
+    private let locked_reaperStop = Mutex<Bool>(false)
+    private let reaperWake = DispatchSemaphore(value: 0)
+    private let reaperDone = DispatchSemaphore(value: 0)
+    private let reaperRunning = Atomic<Bool>(false)
+
+    init(limits: Limits, certificates: TLSCertificateStore?) {
+        self.limits = limits
+        self.certificates = certificates
+    }
+
+    /// Connections refused because `connectionLimit` were open.
+    var rejectedAtLimit: Int { rejectedAtLimitCount.load(ordering: .relaxed) }
+    /// Connections refused because their address had `perIPConnectionLimit` open.
+    var rejectedPerAddress: Int { rejectedPerAddressCount.load(ordering: .relaxed) }
+    /// Connections shut down because a request did not arrive whole within the read deadline.
+    var closedSlow: Int { closedSlowCount.load(ordering: .relaxed) }
+    var openConnections: Int { locked_table.withLock { $0.open.count } }
+
+    /// Milliseconds of a coarse monotonic clock (a vDSO read, no system call).
+    static func now() -> Int {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &time)
+        return time.tv_sec * 1000 + time.tv_nsec / 1_000_000
+    }
+
+    // MARK: Accept and lifecycle (libmicrohttpd threads)
+
+    /// Whether a connection from `peer` may be accepted now.
+    func admit(_ peer: PeerAddress?) -> Bool {
+        enum Verdict { case admitted, atLimit, perAddress }
+        let verdict = locked_table.withLock { table -> Verdict in
+            if table.open.count >= limits.connectionLimit { return .atLimit }
+            if let peer, limits.perAddress > 0, table.perAddress[peer, default: 0] >= limits.perAddress {
+                return isTrusted(peer) ? .admitted : .perAddress
+            }
+            return .admitted
+        }
+        switch verdict {
+        case .admitted: return true
+        case .atLimit: rejectedAtLimitCount.add(1, ordering: .relaxed)
+        case .perAddress: rejectedPerAddressCount.add(1, ordering: .relaxed)
+        }
+        return false
+    }
+
+    private func isTrusted(_ peer: PeerAddress) -> Bool {
+        guard !limits.trustedProxies.isEmpty else { return false }
+        let address = peer.ipAddress
+        return limits.trustedProxies.contains { $0.contains(address) }
+    }
+
+    func started(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        let record = TrackedConnection(
+            fd: chttpdns_mhd_connection_fd(connection),
+            peer: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init),
+            certificates: certificates, since: Self.now())
+        socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+        locked_table.withLock { table in
+            table.open[ObjectIdentifier(record)] = record
+            if let peer = record.peer { table.perAddress[peer, default: 0] += 1 }
+        }
+    }
+
+    func closed(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
+        guard let raw = socketContext.pointee else { return }
+        socketContext.pointee = nil
+        let record = Unmanaged<TrackedConnection>.fromOpaque(raw).takeRetainedValue()
+        locked_table.withLock { table in
+            table.open.removeValue(forKey: ObjectIdentifier(record))
+            if let peer = record.peer, let count = table.perAddress[peer] {
+                if count <= 1 { table.perAddress.removeValue(forKey: peer) } else { table.perAddress[peer] = count - 1 }
+            }
+        }
+    }
+
+    /// The request line of a request was parsed.
+    func requestLineReceived(_ connection: OpaquePointer) {
+        Self.withRecord(connection) { record in
+            if let next = ReadDeadline.afterRequestLine(record.phase) { record.enter(next, at: Self.now()) }
+        }
+    }
+
+    /// The request arrived whole (head and body).
+    func requestReceived(_ connection: OpaquePointer) {
+        Self.withRecord(connection) { $0.enter(.handling, at: 0) }
+    }
+
+    /// The response was sent (or the request ended otherwise); the connection waits for another.
+    func requestCompleted(_ connection: OpaquePointer) {
+        Self.withRecord(connection) { $0.enter(.idle, at: Self.now()) }
+    }
+
+    private static func withRecord(_ connection: OpaquePointer, _ body: (TrackedConnection) -> Void) {
+        guard let raw = chttpdns_mhd_socket_context(connection) else { return }
+        Unmanaged<TrackedConnection>.fromOpaque(raw)._withUnsafeGuaranteedRef(body)
+    }
+
+    // MARK: Reaper
+
+    /// Starts the reaper thread when there is a read deadline.
+    func startReaper() {
+        let timeout = limits.deadline.requestReadTimeout
+        guard timeout > 0 else { return }
+        reaperRunning.store(true, ordering: .releasing)
+        // A few passes per deadline, at most one per second.
+        let interval = Double(min(1000, max(100, timeout / 4))) / 1000
+        let thread = Thread { [self] in
+            while !locked_reaperStop.withLock({ $0 }) {
+                reap(now: Self.now())
+                _ = reaperWake.wait(timeout: .now() + interval)
+            }
+            reaperDone.signal()
+        }
+        thread.name = "httpdns-reaper"
+        thread.start()
+    }
+
+    /// Stops the reaper thread and waits for it. Idempotent.
+    func stopReaper() {
+        guard reaperRunning.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        locked_reaperStop.withLock { $0 = true }
+        reaperWake.signal()
+        reaperDone.wait()
+    }
+
+    /// Shuts down every connection past its deadline (see the type's notes on fd reuse).
+    func reap(now: Int) {
+        let deadline = limits.deadline
+        let cut = locked_table.withLock { table -> Int in
+            var cut = 0
+            for record in table.open.values where !record.reaped {
+                let (phase, since) = record.state
+                guard let until = deadline.deadline(phase, since: since), now > until, record.fd >= 0 else { continue }
+                shutdown(record.fd, Int32(SHUT_RDWR))
+                record.reaped = true
+                cut += 1
+            }
+            return cut
+        }
+        if cut > 0 { closedSlowCount.add(cut, ordering: .relaxed) }
+    }
+}
+
+/// One open connection as `ConnectionTracker` sees it; libmicrohttpd's socket context holds a
+/// retained reference from the "started" notification to the "closed" one.
+final class TrackedConnection: @unchecked Sendable {
+    let fd: Int32
+    let peer: PeerAddress?
+    let certificates: TLSCertificateStore?
+    /// `since << 2 | phase`, stored by the connection's libmicrohttpd thread, read by the reaper.
+    private let packed: Atomic<Int>
+    /// Set by the reaper under the tracker's lock once it shut the socket down.
+    var reaped = false
+
+    init(fd: Int32, peer: PeerAddress?, certificates: TLSCertificateStore?, since: Int) {
+        self.fd = fd
+        self.peer = peer
+        self.certificates = certificates
+        packed = Atomic(since << 2 | ReadDeadline.Phase.opening.rawValue)
+    }
+
+    var phase: ReadDeadline.Phase { ReadDeadline.Phase(rawValue: packed.load(ordering: .relaxed) & 3)! }
+
+    var state: (ReadDeadline.Phase, Int) {
+        let value = packed.load(ordering: .relaxed)
+        return (ReadDeadline.Phase(rawValue: value & 3)!, value >> 2)
+    }
+
+    func enter(_ phase: ReadDeadline.Phase, at time: Int) {
+        packed.store(time << 2 | phase.rawValue, ordering: .relaxed)
+    }
+}
+
+extension ConnectionTracker {
+    /// `MHD_AcceptPolicyCallback`; `cls` is the tracker.
+    static let acceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
+        guard let cls else { return .NO }
+        let peer = address.flatMap(PeerAddress.init)
+        return Unmanaged<ConnectionTracker>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.admit(peer) } ? .YES : .NO
+    }
+
+    /// `MHD_NotifyConnectionCallback`; `cls` is the tracker.
+    static let notify: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
+        guard let cls, let socketContext else { return }
+        Unmanaged<ConnectionTracker>.fromOpaque(cls)._withUnsafeGuaranteedRef { tracker in
+            if code == .CONNECTION_NOTIFY_STARTED {
+                if let connection { tracker.started(connection, socketContext: socketContext) }
+            } else {
+                tracker.closed(socketContext: socketContext)
+            }
+        }
+    }
+
+    /// `MHD_OPTION_URI_LOG_CALLBACK`; returns NULL, the initial `con_cls` the access handler expects.
+    static let uriLog: chttpdns_mhd_uri_log = { cls, _, connection in
+        guard let cls, let connection else { return nil }
+        Unmanaged<ConnectionTracker>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.requestLineReceived(connection) }
+        return nil
+    }
+}

@@ -1,0 +1,23 @@
+import HTTPDNSServer
+
+/// Each listener's connection counters in the Prometheus text format (`listener` is main,
+/// plain or ops).
+enum ConnectionMetrics {
+    static func render(_ listeners: [(name: String, server: HTTPServer)]) -> String {
+        let stats = listeners.map { ($0.name, $0.server.connectionStats) }
+        return MetricsExposition.family(
+            "httpdns_connections_open", type: "gauge", help: "Open client connections.",
+            samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.open)) })
+            + MetricsExposition.family(
+                "httpdns_connections_rejected_total", type: "counter",
+                help: "Connections closed at accept: reason limit (connectionLimit open) or per_address (perIPConnectionLimit open from that address).",
+                samples: stats.flatMap { name, values in
+                    [(labels: "listener=\"\(name)\",reason=\"limit\"", value: UInt64(values.rejectedAtLimit)),
+                     (labels: "listener=\"\(name)\",reason=\"per_address\"", value: UInt64(values.rejectedPerAddress))]
+                })
+            + MetricsExposition.family(
+                "httpdns_connections_closed_slow_total", type: "counter",
+                help: "Connections shut down because a request did not arrive whole within requestReadTimeout.",
+                samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.closedSlow)) })
+    }
+}
