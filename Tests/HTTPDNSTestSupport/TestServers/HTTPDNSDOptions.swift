@@ -21,6 +21,10 @@ public struct HTTPDNSDOptions: Sendable {
     /// Pass listen, db, upstreams, localDNSServers and localDNSFallback as `HTTPDNS_*`
     /// environment variables instead of flags (what `make run` does).
     public var viaEnvironment = false
+    /// The setting the harness's own port is passed as (flag, environment variable). The harness
+    /// waits for `/readyz` over plain HTTP on that port, so a test whose main listener serves
+    /// HTTPS sets `("--listen-plain", "HTTPDNS_LISTEN_PLAIN")` and passes `--listen` itself.
+    public var harnessListen: (flag: String, env: String) = ("--listen", "HTTPDNS_LISTEN")
 
     public init(upstreams: [String], localDNSServers: [String], localDNSFallback: Bool = true,
                 config: TestJSON? = nil, adminToken: String? = nil, databasePath: String? = nil,

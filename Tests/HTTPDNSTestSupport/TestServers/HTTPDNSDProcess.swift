@@ -44,7 +44,7 @@ public final class HTTPDNSDProcess: Sendable {
                 arguments += ["--config", configPath]
             }
             let settings: [(flag: String, env: String, value: String)] = [
-                ("--listen", "HTTPDNS_LISTEN", "127.0.0.1:\(port)"),
+                (options.harnessListen.flag, options.harnessListen.env, "127.0.0.1:\(port)"),
                 ("--db", "HTTPDNS_DB", databasePath),
                 ("--upstreams", "HTTPDNS_UPSTREAMS", options.upstreams.joined(separator: ",")),
                 ("--localdns-servers", "HTTPDNS_LOCALDNS_SERVERS", options.localDNSServers.joined(separator: ",")),
@@ -113,6 +113,9 @@ public final class HTTPDNSDProcess: Sendable {
     /// SIGTERM and wait (SIGKILL after `timeout`); returns the exit status. Idempotent.
     @discardableResult
     public func stop(timeout: Double = 15) async -> Int32? { await process.stop(timeout: timeout) }
+
+    /// Sends `signal` (e.g. SIGHUP) while the process runs.
+    public func send(signal: Int32) { process.send(signal: signal) }
 
     /// True when the process ended by a signal (e.g. after `kill()`).
     public var exitedBySignal: Bool { process.exitedBySignal }

@@ -1,0 +1,47 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// `opsListen`: `/metrics` and the admin API on their own port, the tenant API on the public one,
+/// the probes on both.
+@Suite("Operations listener")
+struct OpsListenerTests {
+    static let token = "ops-listener-token-123"
+    static let bearer = ["Authorization": "Bearer \(token)"]
+
+    @Test func metricsAndAdminAnswerOnlyOnTheOpsPortAndTheTenantAPIOnlyOnThePublicOne() async throws {
+        let opsPort = freePort()
+        try await withService(configure: { _, options in
+            options.adminToken = Self.token
+            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
+        }) { _, service in
+            let ops = HTTPClient(port: opsPort)
+            let public_ = service.client
+            expectError(try await public_.get("/metrics"), status: 404, code: "NotFound")
+            expectError(try await public_.get("/v1/accounts", headers: Self.bearer), status: 404, code: "NotFound")
+            expectError(try await public_.get("/v1/accounts/default", headers: Self.bearer), status: 404, code: "NotFound")
+
+            let metrics = try await ops.get("/metrics")
+            #expect(metrics.status == 200)
+            #expect(metrics.text.contains("httpdns_connections_open{listener=\"ops\"}"))
+            #expect(try await ops.get("/v1/accounts", headers: Self.bearer).status == 200)
+            #expect(try await ops.get("/v1/accounts/default", headers: Self.bearer).status == 200)
+
+            for client in [public_, ops] {
+                #expect(try await client.get("/healthz").status == 200)
+                #expect(try await client.get("/readyz").status == 200)
+            }
+            let resolve = try await public_.get("/v1/default/resolve?host=\(TestZone.www)")
+            #expect(resolve.status == 200)
+            expectError(try await ops.get("/v1/default/resolve?host=\(TestZone.www)"), status: 404, code: "NotFound")
+            expectError(try await ops.get("/v1/default/stats"), status: 404, code: "NotFound")
+        }
+    }
+
+    @Test func withoutAnOpsListenerMetricsStayOnTheMainListener() async throws {
+        try await withService { _, service in
+            let metrics = try await service.client.get("/metrics")
+            #expect(metrics.status == 200)
+        }
+    }
+}
