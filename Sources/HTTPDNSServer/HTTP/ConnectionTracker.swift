@@ -101,21 +101,29 @@ final class ConnectionTracker: @unchecked Sendable {
     }
 
     func started(_ connection: OpaquePointer, socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
-        let record = TrackedConnection(
-            fd: chttpdns_mhd_connection_fd(connection),
-            peer: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init),
-            certificates: certificates, since: Self.now())
+        let record = register(
+            peer: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init), fd: chttpdns_mhd_connection_fd(connection))
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
-        locked_table.withLock { table in
-            table.open[ObjectIdentifier(record)] = record
-            if let peer = record.peer { table.perAddress[peer, default: 0] += 1 }
-        }
     }
 
     func closed(socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>) {
         guard let raw = socketContext.pointee else { return }
         socketContext.pointee = nil
-        let record = Unmanaged<TrackedConnection>.fromOpaque(raw).takeRetainedValue()
+        unregister(Unmanaged<TrackedConnection>.fromOpaque(raw).takeRetainedValue())
+    }
+
+    /// Counts a new connection (in `.opening` since `since`, default now).
+    @discardableResult
+    func register(peer: PeerAddress?, fd: Int32 = -1, since: Int? = nil) -> TrackedConnection {
+        let record = TrackedConnection(fd: fd, peer: peer, certificates: certificates, since: since ?? Self.now())
+        locked_table.withLock { table in
+            table.open[ObjectIdentifier(record)] = record
+            if let peer { table.perAddress[peer, default: 0] += 1 }
+        }
+        return record
+    }
+
+    func unregister(_ record: TrackedConnection) {
         locked_table.withLock { table in
             table.open.removeValue(forKey: ObjectIdentifier(record))
             if let peer = record.peer, let count = table.perAddress[peer] {

@@ -1,0 +1,53 @@
+import Foundation
+@testable import HTTPDNSCore
+import Testing
+
+/// The service keys of the HTTPS, operations and plain listeners and the connection limits.
+@Suite struct ListenerSettingsTests {
+    @Test func defaultsLimitEachAddressAndEachRequestRead() throws {
+        let config = try #require(try ConfigLoading().config())
+        #expect(config.perIPConnectionLimit == 64)
+        #expect(config.requestReadTimeout == 10)
+        #expect(config.connectionTimeout == 30)
+        #expect(config.tlsCertificatePath == nil && config.tlsKeyPath == nil)
+        #expect(config.opsListen == nil && config.listenPlain == nil)
+    }
+
+    @Test func listenersAndTLSComeFromFileEnvironmentAndFlags() throws {
+        let loading = ConfigLoading.file("""
+            {"tlsCert": "/tls/tls.crt", "tlsKey": "/tls/tls.key", "listenPlain": "127.0.0.1:8081",
+             "opsListen": "127.0.0.1:9090", "requestReadTimeout": 5}
+            """)
+        let file = try #require(try loading.config(["--config", "/etc/httpdnsd.json"]))
+        #expect(file.tlsCertificatePath == "/tls/tls.crt")
+        #expect(file.tlsKeyPath == "/tls/tls.key")
+        #expect(file.listenPlain == ListenAddress(host: "127.0.0.1", port: 8081))
+        #expect(file.opsListen == ListenAddress(host: "127.0.0.1", port: 9090))
+        #expect(file.requestReadTimeout == 5)
+
+        let env = ["HTTPDNS_OPS_LISTEN": "[::1]:9091", "HTTPDNS_TLS_CERT": "/env/cert.pem", "HTTPDNS_TLS_KEY": "/env/key.pem",
+                   "HTTPDNS_REQUEST_READ_TIMEOUT": "0"]
+        let fromEnv = try #require(try ConfigLoading().config([], env: env))
+        #expect(fromEnv.opsListen?.description == "[::1]:9091")
+        #expect(fromEnv.tlsCertificatePath == "/env/cert.pem")
+        #expect(fromEnv.requestReadTimeout == 0)
+
+        let fromFlags = try #require(try ConfigLoading().config(["--ops-listen", "127.0.0.1:9092", "--per-ip-connection-limit", "0"], env: env))
+        #expect(fromFlags.opsListen == ListenAddress(host: "127.0.0.1", port: 9092))
+        #expect(fromFlags.perIPConnectionLimit == 0)
+    }
+
+    @Test func tlsNeedsBothFilesAndAPlainListenerNeedsTLS() {
+        #expect(ConfigLoading().error(["--tls-cert", "/c.pem"])?.key == "tlsKey")
+        #expect(ConfigLoading().error(["--tls-key", "/k.pem"])?.key == "tlsCert")
+        #expect(ConfigLoading().error(["--listen-plain", "127.0.0.1:8081"])?.key == "listenPlain")
+        #expect(ConfigLoading().error(["--ops-listen", "example.com:9090"])?.key == "--ops-listen")
+        #expect(ConfigLoading().error(["--request-read-timeout", "-1"])?.key == "--request-read-timeout")
+    }
+
+    @Test func helpListsTheNewKeys() {
+        for flag in ["--tls-cert", "--tls-key", "--listen-plain", "--ops-listen", "--request-read-timeout"] {
+            #expect(ServiceConfig.helpText.contains(flag))
+        }
+    }
+}
