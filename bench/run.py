@@ -407,6 +407,8 @@ class HTTPDNSD:
         config = {
             "listen": f"127.0.0.1:{self.port}", "db": self.db, "maxPreloadHosts": PRELOAD_BATCH,
             "preloadConcurrency": PRELOAD_CONCURRENCY,
+            # Every load generator connects from 127.0.0.1: no per-address connection limit.
+            "perIPConnectionLimit": 0,
             "accounts": {
                 account: {"upstreams": [upstream], "localDNSFallback": False, "cacheCountLimit": cache_limit,
                           "maxCacheTTL": TTL, "timeout": 5}

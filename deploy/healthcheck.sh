@@ -1,9 +1,10 @@
 #!/bin/bash
 # Container health check for httpdnsd without curl: GET /healthz through bash's /dev/tcp.
-# Reads the listen address from HTTPDNS_LISTEN (the image sets 0.0.0.0:8080); exits 0 when
-# the service answers 200, 1 otherwise. Usable as HEALTHCHECK or `--health-cmd`.
+# Asks the first plain-HTTP listener of HTTPDNS_OPS_LISTEN, HTTPDNS_LISTEN_PLAIN, HTTPDNS_LISTEN
+# (the image sets HTTPDNS_LISTEN=0.0.0.0:8080; with HTTPS on HTTPDNS_LISTEN set one of the other
+# two); exits 0 when the service answers 200, 1 otherwise. Usable as HEALTHCHECK or `--health-cmd`.
 set -u
-listen=${HTTPDNS_LISTEN:-127.0.0.1:8080}
+listen=${HTTPDNS_OPS_LISTEN:-${HTTPDNS_LISTEN_PLAIN:-${HTTPDNS_LISTEN:-127.0.0.1:8080}}}
 port=${listen##*:}
 host=${listen%:*}
 host=${host#[}

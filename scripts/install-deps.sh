@@ -6,6 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   libmicrohttpd-dev
+  libgnutls28-dev
   libcurl4-openssl-dev
   libc-ares-dev
   libsqlite3-dev
@@ -14,6 +15,8 @@ PACKAGES=(
   unbound
   dnss
   python3
+  openssl
+  curl
   "$@"
 )
 

@@ -114,13 +114,17 @@ enum HTTPDNSD {
             let address = name == "main" ? main : name == "plain" ? config.listenPlain! : config.opsListen!
             do {
                 let port = try listener.start()
-                let scheme = listener.isTLS ? "https" : "http"
-                bound.append("\(name) \(scheme)://\(ListenAddress(host: address.host, port: port))")
+                let at = ListenAddress(host: address.host, port: port)
+                switch name {
+                case "main": bound.append("\(at)\(listener.isTLS ? " (HTTPS)" : "")")
+                case "plain": bound.append("plain HTTP on \(at)")
+                default: bound.append("operations on \(at)")
+                }
             } catch {
                 fail("\(name) listener: \(error)", code: 1)
             }
         }
-        Log.info("httpdnsd listening: \(bound.joined(separator: ", ")) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
+        Log.info("httpdnsd listening on \(bound.joined(separator: ", ")) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
         if let certificates {
             let (serial, notAfter) = certificates.current
             Log.info("TLS: serving certificate serial \(serial), expires at \(notAfter) (Unix time); reloaded on SIGHUP and when \(certificates.certificatePath) or \(certificates.keyPath) change")

@@ -75,7 +75,10 @@ struct HTTPSurfaceTests {
     }
 
     @Test func twoHundredConcurrentRequestsForOneNewNameMakeExactlyOneUpstreamQuery() async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }) { servers, service in
+        // 200 clients from one address: lift the per-address connection limit (default 64).
+        try await withService(upstreams: { [$0.json.upstreamSpec] }, configure: { _, options in
+            options.arguments += ["--per-ip-connection-limit", "0"]
+        }) { servers, service in
             try await servers.json.setDelay(milliseconds: 400)  // keep the first query in flight
             let name = TestZone.unique("flight")
             let client = service.client
