@@ -49,6 +49,8 @@ final class ConnectionTracker: @unchecked Sendable {
     private let rejectedAtLimitCount = Atomic<Int>(0)
     private let rejectedPerAddressCount = Atomic<Int>(0)
     private let closedSlowCount = Atomic<Int>(0)
+    /// One warning per reason every 10 s, with the count of those held back.
+    private let refusalLog = LogThrottle(interval: 10)
     private let locked_reaperStop = Mutex<Bool>(false)
     private let reaperWake = DispatchSemaphore(value: 0)
     private let reaperDone = DispatchSemaphore(value: 0)
@@ -88,10 +90,22 @@ final class ConnectionTracker: @unchecked Sendable {
         }
         switch verdict {
         case .admitted: return true
-        case .atLimit: rejectedAtLimitCount.add(1, ordering: .relaxed)
-        case .perAddress: rejectedPerAddressCount.add(1, ordering: .relaxed)
+        case .atLimit:
+            rejectedAtLimitCount.add(1, ordering: .relaxed)
+            if let held = refusalLog.admit("limit", now: SystemClock().now()) {
+                Log.warning("connection refused: \(limits.connectionLimit) connections open (connectionLimit)\(Self.heldBack(held))")
+            }
+        case .perAddress:
+            rejectedPerAddressCount.add(1, ordering: .relaxed)
+            if let held = refusalLog.admit("per_address", now: SystemClock().now()) {
+                Log.warning("connection from \(peer?.text ?? "?") refused: \(limits.perAddress) connections open from that address (perIPConnectionLimit)\(Self.heldBack(held))")
+            }
         }
         return false
+    }
+
+    private static func heldBack(_ count: Int, what: String = "refusals") -> String {
+        count > 0 ? "; \(count) more \(what) since the last warning" : ""
     }
 
     private func isTrusted(_ peer: PeerAddress) -> Bool {
@@ -196,7 +210,12 @@ final class ConnectionTracker: @unchecked Sendable {
             }
             return cut
         }
-        if cut > 0 { closedSlowCount.add(cut, ordering: .relaxed) }
+        if cut > 0 {
+            closedSlowCount.add(cut, ordering: .relaxed)
+            if let held = refusalLog.admit("slow", now: SystemClock().now()) {
+                Log.warning("closed \(cut) connections whose request did not arrive whole within \(deadline.requestReadTimeout / 1000) s (requestReadTimeout)\(Self.heldBack(held, what: "passes"))")
+            }
+        }
     }
 }
 
