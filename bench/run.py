@@ -13,7 +13,7 @@ quick runs (defaults are the issue's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6  which sections to run (1-3 always run, in the loop with 5 and 6)
+  BENCH_SECTIONS=1,2,3,4,5,6,7  which sections to run (1-3 always run, in the loop with 5, 6 and 7)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
@@ -70,8 +70,8 @@ SCALE_MID = env_int("BENCH_SCALE_MID", 100_000)
 SLOW_MS = env_int("BENCH_SLOW_MS", 500)
 SLOW_INFLIGHT = env_int("BENCH_SLOW_INFLIGHT", 200)
 PROFILE = os.environ.get("BENCH_PROFILE", "")
-SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6").split(",") if s.strip()}
-if SECTIONS & {1, 2, 3, 5, 6}:
+SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7").split(",") if s.strip()}
+if SECTIONS & {1, 2, 3, 5, 6, 7}:
     SECTIONS |= {1}  # every ratio is to (1)
 if 1 in SECTIONS:
     SECTIONS |= {2, 3}
@@ -248,12 +248,12 @@ def rss_kib(pid):
 # ---------------------------------------------------------------------------------------------
 # wrk
 
-def wrk(port, script, env_extra, connections=CONNECTIONS, duration=DURATION, timeout_s=None, label=""):
+def wrk(port, script, env_extra, connections=CONNECTIONS, duration=DURATION, timeout_s=None, label="", scheme="http"):
     argv = ["wrk", "-t", str(WRK_THREADS), "-c", str(connections), "-d", f"{duration}s", "--latency",
             "-s", os.path.join(LUA_DIR, script)]
     if timeout_s:
         argv += ["--timeout", f"{timeout_s}s"]
-    argv.append(f"http://127.0.0.1:{port}")
+    argv.append(f"{scheme}://127.0.0.1:{port}")
     with tempfile.TemporaryDirectory(prefix="wrk-barrier-") as barrier:
         env = dict(os.environ, BENCH_LUA_DIR=LUA_DIR, BENCH_WRK_THREADS=str(WRK_THREADS), BENCH_BARRIER=barrier,
                    **env_extra)
@@ -397,7 +397,7 @@ class Stack:
 
 
 class HTTPDNSD:
-    def __init__(self, processes, work, binary, name, accounts, cache_limit):
+    def __init__(self, processes, work, binary, name, accounts, cache_limit, extra=None):
         self.processes = processes
         self.binary = binary
         self.name = name
@@ -415,6 +415,10 @@ class HTTPDNSD:
                 for account, upstream in accounts.items()
             },
         }
+        config.update(extra or {})
+        if "tlsCert" in config:
+            # `extra` put HTTPS on `listen`: `port` (readiness, preload, metrics) is the plain listener.
+            config["listenPlain"] = f"127.0.0.1:{self.port}"
         with open(self.config_path, "w") as f:
             json.dump(config, f, indent=2)
         self.process = None
@@ -535,6 +539,7 @@ def run(work, processes, results):
 
     slow = SlowSection(main, stack, names, work) if 5 in SECTIONS else None
     big = ScaleSection(work, processes, binary, dnss_upstream) if 6 in SECTIONS else None
+    tls = TLSSection(work, processes, binary, baseline_bin, dnss_upstream, names, body_file) if 7 in SECTIONS else None
 
     # Every hit measurement runs rep by rep in one loop: (1), (2), (3), then (5q)/(5) and (6q)/(6).
     # Drift of the machine's speed then hits each figure alike, and the issue's ratios (5)/(1) and
@@ -565,6 +570,8 @@ def run(work, processes, results):
             slow.measure(rep, hit_env)
         if big:
             big.measure()
+        if tls:
+            tls.measure(hit_env)
     hits_delta = main.counter("httpdns_cache_hits_total", "bench") - hits_before
     misses_delta = main.counter("httpdns_cache_misses_total", "bench") - misses_before
     results["s1"] = summarize(runs[1])
@@ -576,6 +583,8 @@ def run(work, processes, results):
     results["s3"]["check"] = f"unbound: {peer_queries:.0f} queries, {peer_cachemiss:.0f} cache misses"
     if slow:
         slow.finish(results)
+    if tls:
+        tls.finish(results)
     processes.stop(baseline)
     if PROFILE:
         log(f"profiling one more hit run into {PROFILE}")
@@ -614,6 +623,59 @@ def run(work, processes, results):
     if big:
         processes.stop(main.process)
         results["s6"] = big.finish()
+
+
+class TLSSection:
+    """(7): the hits of (1) over HTTPS (TLS 1.2/1.3, keep-alive: one handshake per connection), on
+    an httpdnsd of its own with the same names, against (7b), the baseline over HTTPS with the same
+    certificate (ECDSA P-256, made here by openssl) and TLS settings."""
+
+    def __init__(self, work, processes, binary, baseline_bin, upstream, names, body_file):
+        self.processes = processes
+        directory = os.path.join(work, "tls")
+        os.makedirs(directory, exist_ok=True)
+        self.cert, self.key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", self.key, "-out", self.cert, "-days", "2", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       check=True, capture_output=True)
+        self.tls_port = free_port()
+        self.httpdnsd = HTTPDNSD(processes, work, binary, "httpdnsd-tls", {"bench": upstream},
+                                 cache_limit=max(2 * len(names), 100_000),
+                                 extra={"listen": f"127.0.0.1:{self.tls_port}", "tlsCert": self.cert,
+                                        "tlsKey": self.key})
+        self.httpdnsd.start()
+        seconds = self.httpdnsd.preload("bench", names)
+        log(f"(7) warmed {len(names)} names into the TLS instance in {seconds:.1f} s")
+        self.baseline_port = free_port()
+        threads = os.cpu_count() or 1
+        self.baseline = processes.start("baseline-tls", [baseline_bin, str(self.baseline_port), str(threads), body_file,
+                                                         self.cert, self.key])
+        wait_until(lambda: self.handshake_ok(self.baseline_port), 15, "baseline-tls", self.baseline)
+        if not self.handshake_ok(self.tls_port):
+            raise RuntimeError("(7) httpdnsd does not answer over HTTPS")
+        self.runs, self.base_runs = [], []
+
+    def handshake_ok(self, port):
+        import ssl
+        context = ssl.create_default_context(cafile=self.cert)
+        try:
+            connection = http.client.HTTPSConnection("localhost", port, timeout=5, context=context)
+            connection.request("GET", "/healthz")
+            return connection.getresponse().status == 200
+        except OSError:
+            return False
+
+    def measure(self, hit_env):
+        self.runs.append(wrk(self.tls_port, "cycle.lua", hit_env, label="(7) httpdnsd hits over TLS", scheme="https"))
+        self.base_runs.append(wrk(self.baseline_port, "cycle.lua", hit_env, label="(7b) baseline over TLS",
+                                  scheme="https"))
+
+    def finish(self, results):
+        results["s7"] = summarize(self.runs)
+        results["s7b"] = summarize(self.base_runs)
+        self.processes.stop(self.baseline)
+        self.httpdnsd.stop()
 
 
 class SlowSection:
@@ -851,6 +913,8 @@ def report(results):
     row(5, f"httpdnsd cache hits while {SLOW_INFLIGHT} misses wait on a +{SLOW_MS} ms upstream", s5)
     row("5m", f"  the {SLOW_INFLIGHT} concurrent slow misses themselves", results.get("s5_misses"))
     row("5q", "  the same hits on the same account just before each (5), without misses", results.get("s5_quiet"))
+    row(7, "httpdnsd cache hits as (1), over HTTPS (TLS 1.3, keep-alive), an instance of its own", results.get("s7"))
+    row("7b", "baseline over HTTPS, same certificate and TLS settings", results.get("s7b"))
     if s6:
         row(6, f"httpdnsd cache hits cycling over all {s6['entries']:,} cached names", s6["hits"])
         if s6.get("hits_quiet"):
@@ -931,6 +995,9 @@ def report(results):
            s1 and s3 and s1["rps"] / s3["rps"] >= 1.4)
     target("hit throughput with slow upstream / (1)", "≥ 0.9", s1 and s5 and s5["rps"] / s1["rps"],
            s1 and s5 and s5["rps"] / s1["rps"] >= 0.9)
+    s7, s7b = results.get("s7"), results.get("s7b")
+    if s7 and s7b:
+        add(f"| hits over TLS / baseline over TLS, (7) / (7b) (issue 11) | — | {s7['rps'] / s7b['rps']:.3f} | — |")
     s5q = results.get("s5_quiet")
     if s5 and s5q:
         add(f"| (5) / (5q), the same-time reference (not the issue's figure) | — | {s5['rps'] / s5q['rps']:.2f} | — |")

@@ -5,7 +5,10 @@
  * answering every request with the same fixed JSON body (read from a file: the driver stores a
  * real cache-hit response there) and the same Content-Type.
  *
- * usage: baseline PORT THREADS BODY_FILE       (stops on SIGTERM/SIGINT)
+ * With CERT_FILE and KEY_FILE (PEM) it serves HTTPS with httpdnsd's TLS settings (GnuTLS priority
+ * string TLS 1.2/1.3 only), the certificate given in memory.
+ *
+ * usage: baseline PORT THREADS BODY_FILE [CERT_FILE KEY_FILE]   (stops on SIGTERM/SIGINT)
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -23,6 +26,17 @@
 
 static char *body;
 static size_t body_len;
+
+/* The whole file as a NUL-terminated string, or NULL. */
+static char *read_text(const char *path) {
+    FILE *file = fopen(path, "rb");
+    if (file == NULL) { perror(path); return NULL; }
+    char *text = calloc(1, 1 << 20);
+    size_t n = text ? fread(text, 1, (1 << 20) - 1, file) : 0;
+    fclose(file);
+    if (text == NULL || n == 0) { free(text); return NULL; }
+    return text;
+}
 
 static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, const char *url,
                               const char *method, const char *version, const char *upload_data,
@@ -49,9 +63,15 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *connection, cons
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s PORT THREADS BODY_FILE\n", argv[0]);
+    if (argc != 4 && argc != 6) {
+        fprintf(stderr, "usage: %s PORT THREADS BODY_FILE [CERT_FILE KEY_FILE]\n", argv[0]);
         return 2;
+    }
+    char *cert = NULL, *key = NULL;
+    if (argc == 6) {
+        cert = read_text(argv[4]);
+        key = read_text(argv[5]);
+        if (cert == NULL || key == NULL) return 1;
     }
     unsigned port = (unsigned)atoi(argv[1]);
     long threads = atol(argv[2]);
@@ -77,6 +97,14 @@ int main(int argc, char **argv) {
 
     unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_TURBO |
                          MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, key},
+        {MHD_OPTION_HTTPS_PRIORITIES, 0, (void *)"NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    struct MHD_OptionItem none[] = {{MHD_OPTION_END, 0, NULL}};
+    if (cert) flags |= MHD_USE_TLS;
     struct MHD_Daemon *daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, answer, NULL,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)threads,
@@ -85,15 +113,19 @@ int main(int argc, char **argv) {
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)30,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)65536,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&address,
+        MHD_OPTION_ARRAY, cert ? tls : none,
         MHD_OPTION_END);
     if (daemon == NULL) {
         fprintf(stderr, "baseline: cannot listen on 127.0.0.1:%u\n", port);
         return 1;
     }
-    fprintf(stderr, "baseline listening on 127.0.0.1:%u (%ld threads, %zu-byte body)\n", port, threads, body_len);
+    fprintf(stderr, "baseline listening on 127.0.0.1:%u (%s, %ld threads, %zu-byte body)\n", port,
+            cert ? "HTTPS" : "HTTP", threads, body_len);
     int signal_number = 0;
     sigwait(&set, &signal_number);
     MHD_stop_daemon(daemon);
     free(body);
+    free(cert);
+    free(key);
     return 0;
 }
