@@ -131,10 +131,11 @@ enum HTTPDNSD {
             certificates.startWatching(interval: 5)
         }
         // Public listeners: the main one and the plain one beside it (the ops listener serves no account).
-        let publicListeners = [main] + (config.listenPlain.map { [$0] } ?? [])
-        for address in publicListeners where !isLoopback(address.host) {
+        let exposed = ([main] + (config.listenPlain.map { [$0] } ?? [])).filter { !isLoopback($0.host) }
+        if !exposed.isEmpty {
+            let reach = exposed.map(\.description).joined(separator: " or ")
             for engine in registry.all where engine.config.clientKeys.isEmpty {
-                Log.warning("account \(engine.accountID) has no clientKeys: anyone who can reach \(address) may use it (see Security in README)")
+                Log.warning("account \(engine.accountID) has no clientKeys: anyone who can reach \(reach) may use it (see Security in README)")
             }
         }
 
