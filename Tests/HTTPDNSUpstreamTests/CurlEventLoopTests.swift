@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
 import HTTPDNSTestSupport
 import Synchronization
 import Testing

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
 import Testing
 
 @testable import HTTPDNSUpstream

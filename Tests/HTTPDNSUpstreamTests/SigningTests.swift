@@ -33,13 +33,6 @@ struct SigningTests {
         #expect(client.name == "json:http://127.0.0.1:1/resolve?short=1")
     }
 
-    /// python3: base64.urlsafe_b64encode(bytes([0xfb,0xff,0xfe,0x01])) == b'-__-AQ=='
-    @Test func base64URLHasNoPaddingAndURLAlphabet() {
-        #expect(Base64URL.encode([0xFB, 0xFF, 0xFE, 0x01]) == "-__-AQ")
-        #expect(Base64URL.encode([0, 0, 1]) == "AAAB")
-        #expect(Base64URL.encode([]) == "")
-    }
-
     @Test func httpDateParsesToUnixSeconds() {
         // date -u -d 'Sun, 06 Nov 1994 08:49:37 GMT' +%s  → 784111777
         #expect(ServerClockOffset.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == 784_111_777)

@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
 
 /// An RFC 8484 DNS-over-HTTPS upstream: `GET {url}?dns=BASE64URL(query)` with
 /// `Accept: application/dns-message` (WIRE-FORMATS §2). Queries have ID 0 and RD set and carry

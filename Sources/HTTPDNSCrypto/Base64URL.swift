@@ -1,0 +1,76 @@
+/// base64url without padding (RFC 4648 §5): RFC 8484 `GET ?dns=` queries towards upstreams and
+/// the `enc` argument of encrypted client requests. Written directly: Foundation's base64 plus
+/// two `replacingOccurrences` went through NSString searches on every upstream query (about 1 %
+/// of the process's time on misses).
+public enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { output in
+            var written = 0
+            var index = 0
+            while index < bytes.count {
+                let first = UInt32(bytes[index])
+                let second = index + 1 < bytes.count ? UInt32(bytes[index + 1]) : 0
+                let third = index + 2 < bytes.count ? UInt32(bytes[index + 2]) : 0
+                let group = first << 16 | second << 8 | third
+                // 2, 3 or 4 characters for 1, 2 or 3 input bytes (no padding).
+                let characters = min(4, (bytes.count - index) + 1)
+                for position in 0..<characters {
+                    output[written] = alphabet[Int(group >> UInt32(18 - 6 * position) & 0x3F)]
+                    written += 1
+                }
+                index += 3
+            }
+            return written
+        }
+    }
+
+    /// The bytes `text` encodes, or nil unless it is canonical unpadded base64url: only the
+    /// characters `A-Z a-z 0-9 - _`, no `=`, no whitespace, a length that is not 1 more than a
+    /// multiple of 4, and zero bits where a last partial group has unused bits (so every byte
+    /// string has exactly one accepted encoding).
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        let characters = Array(text.utf8)
+        guard characters.count % 4 != 1 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(characters.count * 3 / 4)
+        var group: UInt32 = 0
+        var filled = 0
+        for character in characters {
+            guard let value = sextet(character) else { return nil }
+            group = group << 6 | UInt32(value)
+            filled += 1
+            if filled == 4 {
+                bytes.append(UInt8(group >> 16 & 0xFF))
+                bytes.append(UInt8(group >> 8 & 0xFF))
+                bytes.append(UInt8(group & 0xFF))
+                group = 0
+                filled = 0
+            }
+        }
+        switch filled {
+        case 2:  // 12 bits: one byte and 4 unused bits
+            guard group & 0x0F == 0 else { return nil }
+            bytes.append(UInt8(group >> 4))
+        case 3:  // 18 bits: two bytes and 2 unused bits
+            guard group & 0x03 == 0 else { return nil }
+            bytes.append(UInt8(group >> 10 & 0xFF))
+            bytes.append(UInt8(group >> 2 & 0xFF))
+        default:
+            break
+        }
+        return bytes
+    }
+
+    private static func sextet(_ character: UInt8) -> UInt8? {
+        switch character {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): character - UInt8(ascii: "A")
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): character - UInt8(ascii: "a") + 26
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): character - UInt8(ascii: "0") + 52
+        case UInt8(ascii: "-"): 62
+        case UInt8(ascii: "_"): 63
+        default: nil
+        }
+    }
+}

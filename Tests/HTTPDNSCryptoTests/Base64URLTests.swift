@@ -1,0 +1,40 @@
+import Foundation
+import HTTPDNSCrypto
+import Testing
+
+struct Base64URLTests {
+    /// Foundation's base64, made URL-safe and unpadded, is the reference for every length that
+    /// ends a group differently (0, 1 and 2 bytes left over); decoding gives the bytes back.
+    @Test func matchesFoundationsBase64MadeURLSafeForEveryTailLengthAndDecodesBack() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<70 {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            var reference = Data(bytes).base64EncodedString()
+            reference = reference.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            while reference.last == "=" { reference.removeLast() }
+            #expect(Base64URL.encode(bytes) == reference, "length \(length)")
+            #expect(Base64URL.decode(reference) == bytes, "length \(length)")
+        }
+    }
+
+    /// python3: base64.urlsafe_b64encode(bytes([0xfb,0xff,0xfe,0x01])) == b'-__-AQ=='
+    @Test func usesTheURLAlphabetWithoutPadding() {
+        #expect(Base64URL.encode([0xFB, 0xFF, 0xFE, 0x01]) == "-__-AQ")
+        #expect(Base64URL.encode([0, 0, 1]) == "AAAB")
+        #expect(Base64URL.encode([]) == "")
+        #expect(Base64URL.decode("-__-AQ") == [0xFB, 0xFF, 0xFE, 0x01])
+        #expect(Base64URL.decode("") == [])
+    }
+
+    @Test(arguments: [
+        "-__-AQ==",  // padding
+        "+//+AQ",  // the standard alphabet
+        "-__- AQ", "-__-AQ\n",  // whitespace
+        "A", "AAAAA",  // a length no byte string encodes to
+        "AB", "AAB",  // non-zero unused bits: a second spelling of "AA" / "AAA"
+        "AA%3D", "AA\u{0}",
+    ])
+    func decodeRefusesAnythingButCanonicalUnpaddedBase64URL(text: String) {
+        #expect(Base64URL.decode(text) == nil)
+    }
+}
