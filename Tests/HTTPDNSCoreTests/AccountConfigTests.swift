@@ -8,6 +8,7 @@ import Testing
         config.accessKeyId = "AKID-visible"
         config.accessKeySecret = "very-secret-value"
         config.secretKey = "another-secret-value"
+        config.aesSecretKey = String(repeating: "ab", count: 32)
         return config
     }
 

@@ -232,3 +232,45 @@ import Testing
         #expect(fixture.registry.engine("default") != nil)
     }
 }
+
+/// The admin API and `aesSecretKey`: redacted in every answer, kept when sent back as "***".
+@Suite struct AdminEncryptionKeyTests {
+    static let key = String(repeating: "5a", count: 32)
+    static let body = #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"aesSecretKey":"\#(key)","requireEncryption":true}"#
+
+    @Test func theKeyIsRedactedAndARedactedKeySentBackKeepsTheStoredOne() throws {
+        let fixture = ServiceFixture(adminToken: AdminHandlerTests.token)
+        let put = fixture.send("PUT", "/v1/accounts/shop", authorization: AdminHandlerTests.bearer, body: Array(Self.body.utf8))
+        #expect(put.status == 201)
+        let get = fixture.get("/v1/accounts/shop", authorization: AdminHandlerTests.bearer)
+        for exchange in [put, get, fixture.get("/v1/accounts", authorization: AdminHandlerTests.bearer)] {
+            #expect(!exchange.text.contains(Self.key))
+        }
+        let config = try #require(get.object["config"] as? [String: Any])
+        #expect(config["aesSecretKey"] as? String == "***")
+        let again = fixture.send("PUT", "/v1/accounts/shop", authorization: AdminHandlerTests.bearer,
+                                 body: Array(try JSONSerialization.data(withJSONObject: config)))
+        #expect(again.status == 200)
+        #expect(fixture.registry.engine("shop")?.config.aesSecretKey == Self.key)
+        #expect(fixture.registry.engine("shop")?.config.requireEncryption == true)
+    }
+
+    @Test func aRedactedKeyForAnAccountWithoutOneIs400AndChangesNothing() {
+        let fixture = ServiceFixture(adminToken: AdminHandlerTests.token)
+        let body = Self.body.replacingOccurrences(of: Self.key, with: "***")
+        let exchange = fixture.send("PUT", "/v1/accounts/fresh", authorization: AdminHandlerTests.bearer, body: Array(body.utf8))
+        #expect(exchange.status == 400)
+        #expect(exchange.text.contains("aesSecretKey"))
+        #expect(fixture.registry.engine("fresh") == nil)
+        #expect(fixture.accountStore.calls.isEmpty)
+    }
+
+    @Test func aMalformedKeyIs400WithoutEchoingIt() {
+        let fixture = ServiceFixture(adminToken: AdminHandlerTests.token)
+        let body = Self.body.replacingOccurrences(of: Self.key, with: "not-a-key-but-a-secret")
+        let exchange = fixture.send("PUT", "/v1/accounts/fresh", authorization: AdminHandlerTests.bearer, body: Array(body.utf8))
+        #expect(exchange.status == 400)
+        #expect(!exchange.text.contains("not-a-key-but-a-secret"))
+        #expect(fixture.registry.engine("fresh") == nil)
+    }
+}

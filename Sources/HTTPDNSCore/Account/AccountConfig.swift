@@ -74,6 +74,39 @@ public struct AccountConfig: Sendable, Equatable {
     /// host in the background.
     public var preResolveAfterNetworkChanged = false
 
+    // MARK: Encrypted client requests (issue 11; docs/encryption.md)
+
+    /// AES-256-GCM key for `enc` requests and their answers: 64 hex digits, stored lower-case
+    /// (redacted in every output). Unrelated to `secretKey`, which httpdnsd uses towards upstreams.
+    public var aesSecretKey: String?
+    /// Refuse plain (unencrypted) requests to the account's tenant endpoints; needs `aesSecretKey`.
+    public var requireEncryption = false
+
+    /// The 32 bytes of `aesSecretKey`.
+    public var aesKey: [UInt8]? { aesSecretKey.flatMap(Self.aesKeyBytes(hex:)) }
+
+    /// The 32 bytes 64 hex digits stand for, or nil for anything else.
+    public static func aesKeyBytes(hex: String) -> [UInt8]? {
+        let digits = Array(hex.utf8)
+        guard digits.count == 64 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(32)
+        for index in stride(from: 0, to: 64, by: 2) {
+            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+        }
+        return bytes
+    }
+
+    private static func hexValue(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+
     public enum Scheme: String, Sendable, CaseIterable {
         case http
         case https
@@ -101,6 +134,7 @@ public struct AccountConfig: Sendable, Equatable {
         "accessKeyId", "accessKeySecret", "secretKey", "reuseExpiredIPEnabled", "maxStaleAge", "staleExcludeHosts",
         "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
         "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
+        "aesSecretKey", "requireEncryption",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
@@ -168,6 +202,20 @@ public struct AccountConfig: Sendable, Equatable {
         if requireSignedRequests && clientKeys.isEmpty {
             throw ConfigError(key: reader.keyPath("requireSignedRequests"), "is true but clientKeys is empty: no request could be served")
         }
+        if object.keys.contains("aesSecretKey") {
+            aesSecretKey = try reader.string("aesSecretKey").map { text throws(ConfigError) in
+                // The value is never echoed: it is a secret even when malformed. "***" (the admin
+                // PUT only) stands for the stored key: `keepingSecrets(of:)` puts it back.
+                guard Self.aesKeyBytes(hex: text) != nil || (allowingRedacted && text == Self.redactedSecret) else {
+                    throw ConfigError(key: reader.keyPath("aesSecretKey"), "must be 64 hexadecimal digits (32 bytes, e.g. from `openssl rand -hex 32`)")
+                }
+                return text.lowercased()
+            }
+        }
+        if let value = try reader.bool("requireEncryption") { requireEncryption = value }
+        if requireEncryption && aesSecretKey == nil {
+            throw ConfigError(key: reader.keyPath("requireEncryption"), "is true but the account has no aesSecretKey")
+        }
         if minCacheTTL > maxCacheTTL {
             throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
         }
@@ -224,15 +272,17 @@ public struct AccountConfig: Sendable, Equatable {
             "clientKeys": clientKeys.map { $0.jsonObject(redacted: redacted) },
             "requireSignedRequests": requireSignedRequests,
             "maxSignatureAge": maxSignatureAge,
+            "requireEncryption": requireEncryption,
         ]
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
         if let secretKey { object["secretKey"] = redacted ? Self.redactedSecret : secretKey }
+        if let aesSecretKey { object["aesSecretKey"] = redacted ? Self.redactedSecret : aesSecretKey }
         return object
     }
 
     /// Replaces every `***` secret (what an admin GET shows) with the one `existing` holds: the
-    /// upstream credentials, and each client key's secret by key id. Throws, naming the key, for a
+    /// upstream credentials, `aesSecretKey`, and each client key's secret by key id. Throws, naming the key, for a
     /// `***` that has nothing to stand for.
     public func keepingSecrets(of existing: AccountConfig?) throws(ConfigError) -> AccountConfig {
         var config = self
@@ -246,6 +296,7 @@ public struct AccountConfig: Sendable, Equatable {
         }
         config.accessKeySecret = try kept(accessKeySecret, existing?.accessKeySecret, key: "accessKeySecret")
         config.secretKey = try kept(secretKey, existing?.secretKey, key: "secretKey")
+        config.aesSecretKey = try kept(aesSecretKey, existing?.aesSecretKey, key: "aesSecretKey")
         for index in config.clientKeys.indices where config.clientKeys[index].secret == redacted {
             let id = config.clientKeys[index].id
             guard let stored = existing?.clientKeys.first(where: { $0.id == id }), stored.secret != redacted else {
