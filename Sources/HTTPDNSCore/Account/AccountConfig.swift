@@ -87,24 +87,7 @@ public struct AccountConfig: Sendable, Equatable {
 
     /// The 32 bytes 64 hex digits stand for, or nil for anything else.
     public static func aesKeyBytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count == 64 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(32)
-        for index in stride(from: 0, to: 64, by: 2) {
-            guard let high = hexValue(digits[index]), let low = hexValue(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-        }
-        return bytes
-    }
-
-    private static func hexValue(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        hex.utf8.count == 64 ? HexDigits.bytes(hex) : nil
     }
 
     public enum Scheme: String, Sendable, CaseIterable {

@@ -34,6 +34,8 @@ public final class ResolverEngine: Sendable {
         public let reuseExpiredIPEnabled: Bool
         /// The account has `clientKeys`: requests may need a signature check (no fast path).
         public let hasClientKeys: Bool
+        /// The account has an `aesSecretKey`: its requests may be encrypted (no fast path).
+        public let hasAESKey: Bool
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -43,6 +45,7 @@ public final class ResolverEngine: Sendable {
             schedulePrefetchEnable = config.schedulePrefetchEnable
             reuseExpiredIPEnabled = config.reuseExpiredIPEnabled
             hasClientKeys = !config.clientKeys.isEmpty
+            hasAESKey = config.aesSecretKey != nil
         }
     }
 

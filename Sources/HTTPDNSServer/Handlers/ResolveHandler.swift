@@ -162,8 +162,10 @@ extension HTTPDNSService {
     /// one family that the cache answers, read from the borrowed request (no `HTTPRequest`, no
     /// router). It answers exactly what `handle` would, or returns nil and leaves the request to
     /// `handle`: for anything else, any invalid parameter (so the full path writes the error),
-    /// a miss, accounts with `ispEnable` (their network needs the peer and its headers), and
-    /// accounts with client keys (their requests may need a signature check: `handle` does it).
+    /// a miss, accounts with `ispEnable` (their network needs the peer and its headers),
+    /// accounts with client keys (their requests may need a signature check: `handle` does it),
+    /// and accounts with an `aesSecretKey` (an `enc` request must be opened and its answer
+    /// sealed, a plain one may be refused by `requireEncryption`: `handle` does both).
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         guard head.method.equals("GET"), let account = Self.resolveAccount(head.path) else { return nil }
         var response: FastResponse?
@@ -173,7 +175,7 @@ extension HTTPDNSService {
 
     private func fastResponse<Head: RequestHead>(_ head: Head, engine: ResolverEngine) -> FastResponse? {
         let options = engine.lookupOptions
-        guard !options.ispEnable && !options.hasClientKeys else { return nil }
+        guard !options.ispEnable && !options.hasClientKeys && !options.hasAESKey else { return nil }
         let (host, type, clientIP, shortText) = head.arguments("host", "type", "client_ip", "short")
         guard let hostText = host,
               case .success(let parsed) = Self.parseOptions(
