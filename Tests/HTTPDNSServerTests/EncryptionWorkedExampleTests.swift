@@ -33,7 +33,7 @@ struct EncryptionWorkedExampleTests {
         }
         #expect(opened.query["host"] == "www.example.com")
         #expect(opened.query["type"] == "A")
-        #expect(opened.query.count == 2)
+        #expect(opened.query.pairs.count == 2)
         #expect(Digest.hex(exchange.requestNonce) == "101112131415161718191a1b")
         #expect(String(decoding: EncryptedExchange.associatedData(.answer, method: "GET", path: "/v1/shop/resolve",
                                                                    requestNonce: exchange.requestNonce), as: UTF8.self)
