@@ -17,6 +17,7 @@ PACKAGES=(
   python3
   openssl
   curl
+  python3-cryptography
   "$@"
 )
 

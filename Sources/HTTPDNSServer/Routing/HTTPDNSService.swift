@@ -104,9 +104,9 @@ public final class HTTPDNSService: Sendable {
             case .failure(let refusal): return .response(refusal.response)
             }
         }
-        switch openRequest(match) {
-        case .success(let opened): match = opened
-        case .failure(let refusal): return .response(refusal.response)
+        switch openRequest(route, match) {
+        case .proceed(let opened): match = opened
+        case .answer(let response): return .response(response)
         }
         return sealResponse(route.handler(self, match), match)
     }
@@ -131,17 +131,7 @@ public final class HTTPDNSService: Sendable {
         return .success(authentication)
     }
 
-    /// After authentication, before the handler: where a request's arguments and body can be
-    /// replaced (e.g. by decrypted ones). Today it passes the request on unchanged.
-    func openRequest(_ match: Route.Match) -> Result<Route.Match, APIError> {
-        .success(match)
-    }
-
-    /// The handler's response on its way out (now or deferred): where a response body can be
-    /// transformed (e.g. encrypted). Today it passes the response on unchanged.
-    func sealResponse(_ result: HandlerResult, _ match: Route.Match) -> HandlerResult {
-        result
-    }
+    // openRequest and sealResponse, the encryption step: Crypto/HTTPDNSService+Encryption.swift.
 
     func methodNotAllowed(_ allow: String) -> HTTPResponse {
         APIError(.methodNotAllowed, "allowed methods: \(allow)", headers: [("Allow", allow)]).response

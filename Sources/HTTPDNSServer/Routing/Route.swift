@@ -50,7 +50,9 @@ struct Route: Sendable {
             switch self {
             case .anyone, .admin: nil
             case .client(let role): role
-            case .clientResolveWithArgument(let name): request.query[name] != nil ? .resolve : .manage
+            // An encrypted request (`enc`) is authorised again once opened, on its real arguments.
+            case .clientResolveWithArgument(let name):
+                request.query[name] != nil || request.query[RequestOpening.argument] != nil ? .resolve : .manage
             }
         }
     }
@@ -62,6 +64,8 @@ struct Route: Sendable {
         var engine: ResolverEngine?
         var id: String?
         var authentication: Authentication = .anonymous
+        /// Set when the request was encrypted: its answer is sealed with it.
+        var encryption: EncryptedExchange?
     }
 
     typealias Handler = @Sendable (HTTPDNSService, Match) -> HandlerResult
