@@ -29,6 +29,17 @@ struct RequestEncryptionTests {
         return (HTTPRequest(method: method, path: path, query: arguments, body: sealedBody ?? []), nonce)
     }
 
+    /// `request` with `name` given a second time (libmicrohttpd keeps the first, and says so).
+    static func withRepeated(_ name: String, _ request: HTTPRequest) -> HTTPRequest {
+        var query = QueryArguments()
+        for pair in request.query.pairs { query.append(name: pair.name, value: pair.value) }
+        query.append(name: "kid", value: "k1")
+        query.append(name: name, value: "again")
+        var repeated = request
+        repeated.query = query
+        return repeated
+    }
+
     static func open(_ request: HTTPRequest, key: [UInt8]? = key, requireEncryption: Bool = false) -> RequestOpening.Outcome {
         RequestOpening.open(request, account: "shop", key: key, requireEncryption: requireEncryption)
     }
@@ -133,6 +144,8 @@ struct RequestEncryptionTests {
             (HTTPRequest(method: "GET", path: Self.path, query: ["enc": ""]), Self.key),
             (HTTPRequest(method: "GET", path: Self.path, query: ["enc": enc, "host": "b.example.test"]), Self.key),
             (valid, nil),
+            (Self.withRepeated("enc", valid), Self.key),
+            (Self.withRepeated("kid", valid), Self.key),
         ]
         for (index, (request, key)) in requests.enumerated() {
             guard case .refused(let error) = Self.open(request, key: key) else {
