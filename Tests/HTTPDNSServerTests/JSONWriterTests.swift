@@ -90,3 +90,20 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == "255.255.255.255")
     }
 }
+
+/// The fast path's body and the general one come from the same writer, escaping included.
+@Suite struct OneAnswerWriterTests {
+    @Test func theFastPathBodyEqualsTheGeneralOneEvenWhenAnAddressNeedsEscaping() {
+        let host = HostName("www.example.test")!
+        for addresses in [["192.0.2.1", "192.0.2.2"], ["2001:db8::1"], ["odd\"\\\u{1}text", "2001:db8::2"]] {
+            let answer = ResolvedAnswer(addresses: addresses, ttl: 30, originTTL: 60, source: .cache)
+            for short in [false, true] {
+                let general = AnswerRendering.response(
+                    [HostResult(host: host, families: [(.aaaa, .success(answer))])], batch: false, short: short)
+                var name = host.value
+                let fast = name.withUTF8 { AnswerRendering.fastSingle(host: $0, family: .aaaa, answer: answer, short: short).body }
+                #expect(fast == general.body)
+            }
+        }
+    }
+}

@@ -187,10 +187,7 @@ extension HTTPDNSService {
         if hostText.count <= HostName.maximumLength {
             let key = BorrowedCacheKey(unchecked: hostText, family: family)
             if let answer = engine.cachedResolution(key) {
-                if let response = AnswerRendering.fastSingle(host: key.host, family: family, answer: answer, short: short) {
-                    return response
-                }
-                return FastResponse(copying: AnswerRendering.single(host: HostName(utf8: hostText)!, family: family, answer: answer, short: short).body)
+                return AnswerRendering.fastSingle(host: key.host, family: family, answer: answer, short: short)
             }
             // Not cached in this form: a canonical name is a miss, for the full path to resolve.
             if HostName.isCanonical(key.host) { return nil }

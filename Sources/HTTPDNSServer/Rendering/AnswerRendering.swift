@@ -22,11 +22,6 @@ struct HostResult: Sendable {
             if case .success(let answer) = outcome { (family, answer) } else { nil }
         }
     }
-
-    var allAddresses: [String] {
-        let answers = answers
-        return answers.filter { $0.0 == .a }.flatMap(\.1.addresses) + answers.filter { $0.0 == .aaaa }.flatMap(\.1.addresses)
-    }
 }
 
 extension APIError {
@@ -37,55 +32,112 @@ extension APIError {
     }
 }
 
+/// The one writer of the v1 answer (and the parts other formats share with it), generic over
+/// where the bytes go (`JSONSink`): the general path writes into a growing `JSONWriter`, the
+/// cache-hit paths into memory sized beforehand (`single`, `fastSingle`). Each is a way of
+/// calling the same functions, not a copy of them.
 enum AnswerRendering {
     /// `{"host":..,"ips":[..],"ipsv6":[..],"ttl":..,"origin_ttl":..,"source":..,"stale":..}` with
     /// `"nxdomain":true` for a name that does not exist. With several families, `ttl` and
     /// `origin_ttl` are the smallest, `source` the least cached (stale > localdns > upstream > cache).
     static func writeAnswer(_ result: HostResult, to writer: inout JSONWriter) {
         let answers = result.answers
-        writer.raw("{")
-        writer.key("host")
-        writer.string(result.host.value)
-        writeAddresses(answers, to: &writer)
+        writeHostAndAddresses(result.host, answers, to: &writer)
         writeLifetime(
             ttl: answers.map(\.1.ttl).min() ?? 0, originTTL: answers.map(\.1.originTTL).min() ?? 0,
             source: combinedSource(answers.map(\.1.source)), stale: answers.contains { $0.1.stale },
             nxdomain: answers.contains { $0.1.nxdomain }, to: &writer)
     }
 
-    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true]}`: the end of an answer
-    /// object, shared by the general and the single-answer renderings.
-    static func writeLifetime(
-        ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool, nxdomain: Bool, to writer: inout JSONWriter
+    /// `{"host":..,"ips":[..],"ipsv6":[..]` from the answers of each family: the opening every
+    /// answer format with these keys shares (v1, EMAS).
+    static func writeHostAndAddresses<Sink: JSONSink>(
+        _ host: HostName, _ answers: [(RecordFamily, ResolvedAnswer)], to sink: inout Sink
     ) {
-        writer.comma()
-        writer.key("ttl")
-        writer.number(ttl)
-        writer.comma()
-        writer.key("origin_ttl")
-        writer.number(originTTL)
-        writer.comma()
-        writer.key("source")
-        writer.string(source.rawValue)
-        writer.comma()
-        writer.key("stale")
-        writer.bool(stale)
-        if nxdomain {
-            writer.comma()
-            writer.key("nxdomain")
-            writer.bool(true)
+        var name = host.value
+        name.withUTF8 { name in
+            writeHostAndAddresses(
+                host: name, ipv4: answers.first { $0.0 == .a }?.1.addressList,
+                ipv6: answers.first { $0.0 == .aaaa }?.1.addressList, to: &sink)
         }
-        writer.raw("}")
     }
 
-    /// `,"ips":[...],"ipsv6":[...]` from the answers of each family.
+    /// `{"host":"H","ips":[..],"ipsv6":[..]`; a nil list is `[]`. `host` is a valid name, which
+    /// JSON never needs to escape.
+    static func writeHostAndAddresses<Sink: JSONSink>(
+        host: UnsafeBufferPointer<UInt8>, ipv4: AddressList?, ipv6: AddressList?, to sink: inout Sink
+    ) {
+        sink.put(#"{"host":""#)
+        sink.put(host)
+        sink.put(#"","ips":"#)
+        writeAddresses(ipv4, to: &sink)
+        sink.put(#","ipsv6":"#)
+        writeAddresses(ipv6, to: &sink)
+    }
+
+    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true]}`: the end of a v1
+    /// answer object.
+    static func writeLifetime<Sink: JSONSink>(
+        ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool, nxdomain: Bool, to sink: inout Sink
+    ) {
+        sink.put(#","ttl":"#)
+        sink.decimal(ttl)
+        sink.put(#","origin_ttl":"#)
+        sink.decimal(originTTL)
+        sink.put(#","source":""#)
+        switch source {
+        case .cache: sink.put("cache")
+        case .upstream: sink.put("upstream")
+        case .stale: sink.put("stale")
+        case .localdns: sink.put("localdns")
+        }
+        sink.put(stale ? #"","stale":true"# : #"","stale":false"#)
+        if nxdomain { sink.put(#","nxdomain":true"#) }
+        sink.put("}")
+    }
+
+    /// `,"ips":[...],"ipsv6":[...]` from the answers of each family (preload's results).
     static func writeAddresses(_ answers: [(RecordFamily, ResolvedAnswer)], to writer: inout JSONWriter) {
-        writer.comma()
-        writer.key("ips")
-        writer.stringArray(answers.filter { $0.0 == .a }.flatMap(\.1.addresses))
-        writer.comma()
-        writer.key("ipsv6")
-        writer.stringArray(answers.filter { $0.0 == .aaaa }.flatMap(\.1.addresses))
+        writer.put(#","ips":"#)
+        writeAddresses(answers.first { $0.0 == .a }?.1.addressList, to: &writer)
+        writer.put(#","ipsv6":"#)
+        writeAddresses(answers.first { $0.0 == .aaaa }?.1.addressList, to: &writer)
+    }
+
+    /// `["a","b"]`; `[]` for nil.
+    static func writeAddresses<Sink: JSONSink>(_ list: AddressList?, to sink: inout Sink) {
+        sink.put(UInt8(ascii: "["))
+        if let list {
+            var first = true
+            writeAddressElements(list, first: &first, to: &sink)
+        }
+        sink.put(UInt8(ascii: "]"))
+    }
+
+    /// `"a","b"` without brackets, with a comma before each element unless `first` (which it
+    /// clears): several lists can form one array (the short form of several answers).
+    static func writeAddressElements<Sink: JSONSink>(_ list: AddressList, first: inout Bool, to sink: inout Sink) {
+        if let packed = list.packedIPv4 {
+            for index in 0..<packed.count {
+                if !first { sink.put(UInt8(ascii: ",")) }
+                first = false
+                sink.put(UInt8(ascii: "\""))
+                sink.ipv4(index == 0 ? packed.first : index == 1 ? packed.second : packed.third)
+                sink.put(UInt8(ascii: "\""))
+            }
+        } else {
+            for text in list.strings {
+                if !first { sink.put(UInt8(ascii: ",")) }
+                first = false
+                sink.string(text)
+            }
+        }
+    }
+
+    /// The most bytes `writeAddresses` writes for `list`.
+    static func maximumAddresses(_ list: AddressList) -> Int {
+        if let packed = list.packedIPv4 { return 2 + packed.count * (ByteCursor.maximumIPv4 + 3) }
+        return list.strings.reduce(2) { $0 + ByteCursor.maximumString($1.utf8.count) + 1 }
     }
 
     static func combinedSource(_ sources: [AnswerSource]) -> AnswerSource {
@@ -95,98 +147,48 @@ enum AnswerRendering {
 
     /// The response for one host and one family answered: what `response` gives for that case
     /// (the cache-hit path), written in one pass into an array sized for the longest it can be.
-    /// Addresses that JSON would have to escape (none that an upstream parser accepts) take the
-    /// general rendering.
     static func single(host: HostName, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> HTTPResponse {
         var name = host.value
-        let written = name.withUTF8 { name in
-            single(host: name, family: family, answer: answer, short: short) { bound, write in
-                HTTPResponse(status: 200, body: [UInt8](unsafeUninitializedCapacity: bound) { $1 = write($0) })
-            }
+        return name.withUTF8 { name in
+            let bound = singleBound(host: name, answer: answer)
+            return HTTPResponse(status: 200, body: [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+                var cursor = ByteCursor(buffer)
+                writeSingle(host: name, family: family, answer: answer, short: short, to: &cursor)
+                count = cursor.count
+            })
         }
-        return written ?? response([HostResult(host: host, families: [(family, .success(answer))])], batch: false, short: short)
     }
 
-    /// The same body for the fast path, in memory that libmicrohttpd takes over; nil when an
-    /// address needs escaping. `host` is a valid name in canonical form.
-    static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> FastResponse? {
-        single(host: host, family: family, answer: answer, short: short) { FastResponse(bound: $0, write: $1) }
-    }
-
-    /// What both `single`s share: `make` gets an upper bound of the body's size and the function
-    /// that writes it into memory of that size (returning the bytes written). Nil when an address
-    /// needs escaping.
-    private static func single<Made: ~Copyable>(
-        host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool,
-        _ make: (_ bound: Int, _ write: (UnsafeMutableBufferPointer<UInt8>) -> Int) -> Made
-    ) -> Made? {
-        let texts = answer.addressList.packedIPv4 == nil ? answer.addressList.strings : []
-        guard texts.allSatisfy(JSONWriter.needsNoEscaping) else { return nil }
-        // Every fixed part together (the longest source, `"stale":false`, `"nxdomain":true`, both
-        // numbers at 10 digits) is under 128 bytes; each address adds its text, quotes and a comma.
-        var addresses = 0
-        if let packed = answer.addressList.packedIPv4 {
-            addresses = packed.count * (ByteCursor.maximumIPv4 + 3)
-        } else {
-            for text in texts { addresses += text.utf8.count + 3 }
-        }
-        return make(128 + host.count + addresses) { buffer in
+    /// The same body for the fast path, in memory that libmicrohttpd takes over. `host` is a
+    /// valid name in canonical form.
+    static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> FastResponse {
+        FastResponse(bound: singleBound(host: host, answer: answer)) { buffer in
             var cursor = ByteCursor(buffer)
-            writeSingle(to: &cursor, host: host, family: family, answer: answer, texts: texts, short: short)
+            writeSingle(host: host, family: family, answer: answer, short: short, to: &cursor)
             return cursor.count
         }
     }
 
-    /// `[..]` or `{"host":..,"ips":[..],"ipsv6":[..],"ttl":..,"origin_ttl":..,"source":..,"stale":..}`
-    /// for `single`: `texts` holds the addresses when they are not packed.
-    private static func writeSingle(
-        to sink: inout ByteCursor, host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer,
-        texts: [String], short: Bool
-    ) {
-        if short {
-            writeAddresses(answer.addressList, texts, to: &sink)
-            return
-        }
-        sink.put(#"{"host":""#)
-        sink.put(host)
-        sink.put(#"","ips":"#)
-        if family == .a { writeAddresses(answer.addressList, texts, to: &sink) } else { sink.put("[]") }
-        sink.put(#","ipsv6":"#)
-        if family == .aaaa { writeAddresses(answer.addressList, texts, to: &sink) } else { sink.put("[]") }
-        sink.put(#","ttl":"#)
-        sink.decimal(answer.ttl)
-        sink.put(#","origin_ttl":"#)
-        sink.decimal(answer.originTTL)
-        sink.put(#","source":""#)
-        switch answer.source {
-        case .cache: sink.put("cache")
-        case .upstream: sink.put("upstream")
-        case .stale: sink.put("stale")
-        case .localdns: sink.put("localdns")
-        }
-        sink.put(answer.stale ? #"","stale":true"# : #"","stale":false"#)
-        if answer.nxdomain { sink.put(#","nxdomain":true"#) }
-        sink.put("}")
+    /// An upper bound of what `writeSingle` writes: every fixed part together (the longest source,
+    /// `"stale":false`, `"nxdomain":true`, both numbers at 10 digits) is under 128 bytes.
+    private static func singleBound(host: UnsafeBufferPointer<UInt8>, answer: ResolvedAnswer) -> Int {
+        128 + host.count + maximumAddresses(answer.addressList)
     }
 
-    private static func writeAddresses(_ list: AddressList, _ texts: [String], to sink: inout ByteCursor) {
-        sink.put("[")
-        if let packed = list.packedIPv4 {
-            for index in 0..<packed.count {
-                if index > 0 { sink.put(UInt8(ascii: ",")) }
-                sink.put(UInt8(ascii: "\""))
-                sink.ipv4(index == 0 ? packed.first : index == 1 ? packed.second : packed.third)
-                sink.put(UInt8(ascii: "\""))
-            }
-        } else {
-            for (index, var text) in texts.enumerated() {
-                if index > 0 { sink.put(UInt8(ascii: ",")) }
-                sink.put(UInt8(ascii: "\""))
-                text.withUTF8 { sink.put($0) }
-                sink.put(UInt8(ascii: "\""))
-            }
+    /// `[..]` or the answer object of one host and one family.
+    private static func writeSingle<Sink: JSONSink>(
+        host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool, to sink: inout Sink
+    ) {
+        if short {
+            writeAddresses(answer.addressList, to: &sink)
+            return
         }
-        sink.put("]")
+        writeHostAndAddresses(
+            host: host, ipv4: family == .a ? answer.addressList : nil, ipv6: family == .aaaa ? answer.addressList : nil,
+            to: &sink)
+        writeLifetime(
+            ttl: answer.ttl, originTTL: answer.originTTL, source: answer.source, stale: answer.stale, nxdomain: answer.nxdomain,
+            to: &sink)
     }
 
     /// The response to a resolve (or cache lookup) of `results`: one object, a batch, or a short array.
@@ -196,7 +198,16 @@ enum AnswerRendering {
         }
         var writer = JSONWriter()
         if short {
-            writer.stringArray(results.flatMap(\.allAddresses))
+            var first = true
+            writer.put(UInt8(ascii: "["))
+            for result in results {
+                for family in [RecordFamily.a, .aaaa] {
+                    for (answerFamily, answer) in result.answers where answerFamily == family {
+                        writeAddressElements(answer.addressList, first: &first, to: &writer)
+                    }
+                }
+            }
+            writer.put(UInt8(ascii: "]"))
             return .json(200, writer)
         }
         if !batch, let only = results.first {

@@ -1,7 +1,7 @@
 /// Writes bytes into memory allocated beforehand for an upper bound of what is written (see
 /// `AnswerRendering.single`): no growth, no reallocation; every write checks the bound, so a
 /// wrong bound stops the process rather than writing past the memory.
-struct ByteCursor {
+struct ByteCursor: JSONSink {
     private var next: UnsafeMutablePointer<UInt8>
     private let end: UnsafeMutablePointer<UInt8>
     private let start: UnsafeMutablePointer<UInt8>
