@@ -91,7 +91,8 @@ enum HTTPDNSD {
             registry: registry, accountStore: store, adminToken: config.adminToken,
             limits: .init(
                 maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency,
-                trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil))
+                trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil,
+                advertisedAddresses: config.effectiveAdvertisedAddresses))
         service.addMetricsSource { StoreMetrics.render(store) }
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let server = HTTPServer(

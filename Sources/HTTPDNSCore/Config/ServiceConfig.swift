@@ -33,6 +33,9 @@ public struct ServiceConfig: Sendable, Equatable {
     public var preloadConcurrency = 32
     /// Proxies whose `X-Forwarded-For` is believed when choosing a request's client network.
     public var trustedProxies: [CIDR] = []
+    /// What `GET /{account}/ss` (EMAS API) tells clients to use next: `host[:port]` entries;
+    /// nil means the listen address when it is not a wildcard.
+    public var advertisedAddresses: [String]?
     /// Account id → configuration.
     public var accounts: [String: AccountConfig] = ["default": AccountConfig()]
 
@@ -124,7 +127,52 @@ public struct ServiceConfig: Sendable, Equatable {
                 }
                 config.trustedProxies = proxies
             }),
+        Setting(
+            key: "advertisedAddresses", env: "HTTPDNS_ADVERTISED_ADDRESSES", flag: "--advertised-addresses",
+            help: "comma-separated host[:port] addresses GET /{account}/ss (EMAS API) tells clients to use (default: the listen address unless it is a wildcard)",
+            apply: { config, value, name throws(ConfigError) in
+                let parts = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                config.advertisedAddresses = try parts.map { text throws(ConfigError) in try parseAdvertised(text, key: name) }
+            },
+            applyList: { config, items, name throws(ConfigError) in
+                var addresses: [String] = []
+                for (index, item) in items.enumerated() {
+                    guard let text = item as? String else { throw ConfigError(key: "\(name)[\(index)]", "must be a string") }
+                    addresses.append(try parseAdvertised(text, key: "\(name)[\(index)]"))
+                }
+                config.advertisedAddresses = addresses
+            }),
     ]
+
+    /// The addresses `/ss` gives: `advertisedAddresses`, else the listen address unless it is a
+    /// wildcard (`0.0.0.0`, `::`), which no client can use.
+    public var effectiveAdvertisedAddresses: [String] {
+        if let advertisedAddresses { return advertisedAddresses }
+        return listenHost == "0.0.0.0" || listenHost == "::" || listenHost.isEmpty ? [] : [listen]
+    }
+
+    /// One advertised address: an IP address or a host name, optionally with a port
+    /// (`192.0.2.1`, `192.0.2.1:8080`, `2001:db8::1`, `[2001:db8::1]:8080`, `dns.example.com:443`).
+    static func parseAdvertised(_ text: String, key: String) throws(ConfigError) -> String {
+        var host = Substring(text)
+        var port: Substring?
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            let rest = host[host.index(after: close)...]
+            if rest.hasPrefix(":") { port = rest.dropFirst() } else if !rest.isEmpty { host = "" }
+            host = host[host.index(after: host.startIndex)..<close]
+            if IPAddress(String(host))?.family != .aaaa { host = "" }
+        } else if host.filter({ $0 == ":" }).count == 1, let colon = host.firstIndex(of: ":") {
+            port = host[host.index(after: colon)...]
+            host = host[..<colon]
+        }
+        let validHost = IPAddress(String(host)) != nil || HostName(String(host)) != nil
+        var validPort = true
+        if let port { validPort = (UInt16(port) ?? 0) > 0 }
+        guard validHost && validPort else {
+            throw ConfigError(key: key, "'\(text)' is not an address or host name with an optional port (192.0.2.1:8080, [2001:db8::1]:8080, dns.example.com)")
+        }
+        return text
+    }
 
     /// Settings of the `default` account that have an environment variable and a flag of their own.
     static let defaultAccountSettings: [Setting] = [
@@ -241,7 +289,7 @@ public struct ServiceConfig: Sendable, Equatable {
             self.accounts = [:]
             for (id, value) in accounts {
                 guard Self.isValidAccountID(id) else {
-                    throw ConfigError(key: "accounts.\(id)", "account ids are 1-64 letters, digits, '-' or '_' (and not 'accounts')")
+                    throw ConfigError(key: "accounts.\(id)", Self.accountIDRule)
                 }
                 guard let body = value as? [String: Any] else { throw ConfigError(key: "accounts.\(id)", "must be a JSON object") }
                 self.accounts[id] = try AccountConfig(json: body, path: "accounts.\(id)")
@@ -258,9 +306,19 @@ public struct ServiceConfig: Sendable, Equatable {
         }
     }
 
-    /// Account ids are 1-64 letters, digits, '-' or '_'; `accounts` is reserved for the admin API path.
+    /// Ids no account may take: they are the first segment of other routes (`/v1/...`, `/healthz`,
+    /// the DoH paths), or the admin API's `accounts`, and `/{account}/...` (the EMAS API) would
+    /// collide with them.
+    public static let reservedAccountIDs: Set<String> = ["accounts", "v1", "resolve", "dns-query", "healthz", "readyz", "metrics"]
+
+    /// What `isValidAccountID` checks, as the config and the admin API tell it.
+    public static let accountIDRule =
+        "account ids are 1-64 letters, digits, '-' or '_', and not one of the ids reserved for other routes ("
+        + reservedAccountIDs.sorted().joined(separator: ", ") + ")"
+
+    /// Account ids are 1-64 letters, digits, '-' or '_', and not one of `reservedAccountIDs`.
     public static func isValidAccountID(_ id: some StringProtocol) -> Bool {
-        !id.isEmpty && id != "accounts" && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
+        !id.isEmpty && !reservedAccountIDs.contains(String(id)) && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
         }

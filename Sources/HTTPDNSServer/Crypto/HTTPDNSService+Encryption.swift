@@ -22,13 +22,13 @@ extension HTTPDNSService {
         case .plain:
             return .proceed(match)
         case .refused(let error):
-            return .answer(error.response)
+            return .answer(route.format.response(error))
         case .refusedSealed(let error, let exchange):
-            return .answer(exchange.seal(error.response))
+            return .answer(exchange.seal(route.format.response(error)))
         case .opened(let request, let exchange):
             if let role = route.access.role(for: request),
                let refusal = authenticator.authorise(match.authentication, required: role) {
-                return .answer(exchange.seal(refusal.response))
+                return .answer(exchange.seal(route.format.response(refusal)))
             }
             var opened = match
             opened.request = request

@@ -50,7 +50,7 @@ extension HTTPDNSService {
     /// configured); keys not given take their defaults.
     func putAccount(_ id: String, body: [UInt8]) -> HTTPResponse {
         guard ServiceConfig.isValidAccountID(id) else {
-            return APIError(.invalidParameter, "account ids are 1-64 letters, digits, '-' or '_' (and not 'accounts')").response
+            return APIError(.invalidParameter, ServiceConfig.accountIDRule).response
         }
         let object: [String: Any]
         do {

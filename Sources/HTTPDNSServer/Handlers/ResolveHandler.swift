@@ -84,11 +84,7 @@ extension HTTPDNSService {
         return .success(QueryOptions(type: type, short: short))
     }
 
-    /// `GET /v1/{account}/resolve`: every (host, family) through the engine; answered at once when
-    /// the cache has everything, else deferred until the last upstream answer is in.
-    ///
-    /// The cache is asked first for every pair without closures; only the pairs it cannot answer
-    /// go to the upstreams, so a request that hits allocates no gather, slot or completion.
+    /// `GET /v1/{account}/resolve`: every (host, family) through the engine (`lookUp`).
     func resolve(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
         let options = engine.lookupOptions
         let network = options.ispEnable ? clientNetwork(of: request) : ""
@@ -116,27 +112,41 @@ extension HTTPDNSService {
         }
         let short = query.short ?? options.shortEnable
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)
-        let pairs = query.hosts.flatMap { host in families.map { (host, $0) } }
+        return lookUp(query.hosts, families, engine: engine, network: network, firstKnownMissing: singleMissed) { results in
+            AnswerRendering.response(results, batch: query.batch, short: short)
+        }
+    }
+
+    /// Every (host, family) through the engine, in any wire format: answered at once when the
+    /// cache has everything, else deferred until the last upstream answer is in; `render` gets
+    /// one result per host, in order. The cache is asked first for every pair without closures;
+    /// only the pairs it cannot answer go to the upstreams, so a request that hits allocates no
+    /// gather, slot or completion. `firstKnownMissing`: the caller already asked the cache for
+    /// the first pair, which missed.
+    func lookUp(
+        _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, firstKnownMissing: Bool = false,
+        render: @escaping @Sendable ([HostResult]) -> HTTPResponse
+    ) -> HandlerResult {
+        let pairs = hosts.flatMap { host in families.map { (host, $0) } }
         var cached: [FamilyOutcome?] = []
         cached.reserveCapacity(pairs.count)
-        if singleMissed {
-            cached.append(nil)  // the single pair, asked above
-        } else {
-            for (host, family) in pairs {
+        for (index, (host, family)) in pairs.enumerated() {
+            if index == 0 && firstKnownMissing {
+                cached.append(nil)
+            } else {
                 cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
             }
         }
-        let render: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
-            let results = query.hosts.indices.map { hostIndex in
-                HostResult(host: query.hosts[hostIndex], families: families.indices.map {
+        let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
+            render(hosts.indices.map { hostIndex in
+                HostResult(host: hosts[hostIndex], families: families.indices.map {
                     (families[$0], outcomes[hostIndex * families.count + $0])
                 })
-            }
-            return AnswerRendering.response(results, batch: query.batch, short: short)
+            })
         }
-        if cached.allSatisfy({ $0 != nil }) { return .response(render(cached.map { $0! })) }
+        if cached.allSatisfy({ $0 != nil }) { return .response(results(cached.map { $0! })) }
         let slot = ReplySlot()
-        let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { slot.set(render($0)) }
+        let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { slot.set(results($0)) }
         for (index, (host, family)) in pairs.enumerated() {
             if let outcome = cached[index] {
                 gather.fill(index, with: outcome)

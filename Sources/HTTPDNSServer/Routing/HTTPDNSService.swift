@@ -14,15 +14,18 @@ public final class HTTPDNSService: Sendable {
         /// An operations listener exists: `/metrics` and the admin API are served there only
         /// (404 on `.main`), and the tenant API is not served on it.
         public var separateOpsListener = false
+        /// What `GET /{account}/ss` (EMAS API) answers (`ServiceConfig.effectiveAdvertisedAddresses`).
+        public var advertisedAddresses: [String] = []
 
         public init(
             maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32, trustedProxies: [CIDR] = [],
-            separateOpsListener: Bool = false
+            separateOpsListener: Bool = false, advertisedAddresses: [String] = []
         ) {
             self.maxPreloadHosts = maxPreloadHosts
             self.preloadConcurrency = preloadConcurrency
             self.trustedProxies = trustedProxies
             self.separateOpsListener = separateOpsListener
+            self.advertisedAddresses = advertisedAddresses
         }
     }
 
@@ -79,7 +82,7 @@ public final class HTTPDNSService: Sendable {
         var match = Route.Match(request: request)
         if let index = first.accountIndex {
             guard let engine = registry.engine(segments[index]) else {
-                return .response(APIError(.unknownAccount, "no account '\(segments[index])'").response)
+                return .response(first.format.response(APIError(.unknownAccount, "no account '\(segments[index])'")))
             }
             match.engine = engine
         }
@@ -88,7 +91,7 @@ public final class HTTPDNSService: Sendable {
         // to whoever has no token.
         if first.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
         guard let route = rows.first(where: { $0.method == request.method }) else {
-            return .response(methodNotAllowed(rows.map(\.method).joined(separator: ", ")))
+            return .response(first.format.response(methodNotAllowed(rows.map(\.method).joined(separator: ", "))))
         }
         return run(route, match)
     }
@@ -97,11 +100,13 @@ public final class HTTPDNSService: Sendable {
     /// through to the next.
     private func run(_ route: Route, _ match: Route.Match) -> HandlerResult {
         var match = match
-        if let refusal = checkLimits(route, match) { return .response(refusal.response) }
+        if let refusal = checkLimits(route, match) { return .response(route.format.response(refusal)) }
         if let role = route.access.role(for: match.request), let engine = match.engine {
-            switch authenticateClient(match.request, role: role, engine: engine) {
+            let authenticated = route.access == .emasSigned
+                ? authenticateEMAS(match.request, engine: engine) : authenticateClient(match.request, role: role, engine: engine)
+            switch authenticated {
             case .success(let authentication): match.authentication = authentication
-            case .failure(let refusal): return .response(refusal.response)
+            case .failure(let refusal): return .response(route.format.response(refusal))
             }
         }
         switch openRequest(route, match) {
@@ -133,8 +138,8 @@ public final class HTTPDNSService: Sendable {
 
     // openRequest and sealResponse, the encryption step: Crypto/HTTPDNSService+Encryption.swift.
 
-    func methodNotAllowed(_ allow: String) -> HTTPResponse {
-        APIError(.methodNotAllowed, "allowed methods: \(allow)", headers: [("Allow", allow)]).response
+    func methodNotAllowed(_ allow: String) -> APIError {
+        APIError(.methodNotAllowed, "allowed methods: \(allow)", headers: [("Allow", allow)])
     }
 }
 

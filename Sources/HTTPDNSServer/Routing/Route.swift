@@ -44,12 +44,17 @@ struct Route: Sendable {
         /// `resolve` when the request has this argument, else `manage` (`GET /cache?host=` looks
         /// one host up; without `host` it lists the whole cache).
         case clientResolveWithArgument(String)
+        /// A resolve-role client key, proven by the EMAS signature (`EMASSignature`: `t` and `s`
+        /// over the host list) instead of signature v1, whether or not the account requires
+        /// signatures.
+        case emasSigned
 
         /// The role a client request needs; nil for routes that are not the tenant API.
         func role(for request: HTTPRequest) -> ClientKey.Role? {
             switch self {
             case .anyone, .admin: nil
             case .client(let role): role
+            case .emasSigned: .resolve
             // An encrypted request (`enc`) is authorised again once opened, on its real arguments.
             case .clientResolveWithArgument(let name):
                 request.query[name] != nil || request.query[RequestOpening.argument] != nil ? .resolve : .manage
@@ -74,9 +79,15 @@ struct Route: Sendable {
     let pattern: [Segment]
     let surface: Surface
     let access: Access
+    /// The wire API the route belongs to: how the pipeline's refusals are written.
+    let format: WireFormat
     let handler: Handler
 
-    init(_ method: String, _ path: String, _ surface: Surface, _ access: Access, _ handler: @escaping Handler) {
+    init(
+        _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat = .v1,
+        _ handler: @escaping Handler
+    ) {
+        self.format = format
         self.method = method
         self.pattern = path.split(separator: "/").map { segment in
             switch segment {

@@ -30,6 +30,20 @@ struct RouteTable: Sendable {
         Route("POST", "/v1/{account}/cache/refresh", .main, .client(.manage)) { service, match in
             .response(service.cacheRefresh(match.engine!))
         },
+        // The EMAS HTTPDNS API (docs/emas.md): refusals in its error format.
+        Route("GET", "/{account}/d", .main, .client(.resolve), format: .emas) { service, match in
+            service.emasResolve(match.request, engine: match.engine!, batch: false)
+        },
+        Route("GET", "/{account}/sign_d", .main, .emasSigned, format: .emas) { service, match in
+            service.emasResolve(match.request, engine: match.engine!, batch: false)
+        },
+        Route("GET", "/{account}/resolve", .main, .client(.resolve), format: .emas) { service, match in
+            service.emasResolve(match.request, engine: match.engine!, batch: true)
+        },
+        Route("GET", "/{account}/sign_resolve", .main, .emasSigned, format: .emas) { service, match in
+            service.emasResolve(match.request, engine: match.engine!, batch: true)
+        },
+        Route("GET", "/{account}/ss", .main, .anyone, format: .emas) { service, _ in .response(service.emasServiceAddresses()) },
     ])
 
     /// The rows of the one pattern that fits `segments`, in table order. Where several patterns

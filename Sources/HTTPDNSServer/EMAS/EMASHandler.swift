@@ -1,0 +1,110 @@
+import HTTPDNSCore
+
+/// The EMAS HTTPDNS API (`docs/emas.md`) over the same engines, caches and statistics as API v1.
+extension HTTPDNSService {
+    /// The most hosts one `/resolve` or `/sign_resolve` may ask (the EMAS API's limit).
+    static let emasMaxHosts = 5
+
+    /// `GET /{account}/d`, `/sign_d` (`batch` false: one host) and `/resolve`, `/sign_resolve`
+    /// (a comma-separated list). Arguments: `host`, `query` (`4`, `6`, `4,6` in any order; absent
+    /// means 4), `ip` (the client's address: picks the per-network cache under `ispEnable` and is
+    /// echoed as `client_ip`; else the peer, after the trusted-proxy rule). Others are ignored.
+    func emasResolve(_ request: HTTPRequest, engine: ResolverEngine, batch: Bool) -> HandlerResult {
+        let fail = { (error: APIError) in HandlerResult.response(EMASRendering.error(error)) }
+        guard let hostText = request.query["host"], !hostText.isEmpty else {
+            return fail(APIError(.missingArgument, "the 'host' argument is required"))
+        }
+        let names = batch ? hostText.split(separator: ",", omittingEmptySubsequences: true) : [Substring(hostText)]
+        guard names.count <= Self.emasMaxHosts else {
+            return fail(APIError(.tooManyHosts, "at most \(Self.emasMaxHosts) hosts per request, got \(names.count)"))
+        }
+        var hosts: [HostName] = []
+        for name in names {
+            guard let host = HostName(name) else {
+                return fail(APIError(.invalidHost, "'\(name)' is not a valid host name (RFC 1035; IDN must be punycode)"))
+            }
+            hosts.append(host)
+        }
+        guard !hosts.isEmpty else { return fail(APIError(.missingArgument, "the 'host' argument names no host")) }
+        let families: [RecordFamily]
+        switch Self.emasFamilies(request.query["query"]) {
+        case .success(let value): families = value
+        case .failure(let error): return fail(error)
+        }
+        let address = ClientNetwork.selectAddress(
+            clientIP: request.query["ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress?.ipAddress,
+            trustedProxies: limits.trustedProxies)
+        let network = engine.lookupOptions.ispEnable ? address.map(ClientNetwork.network(of:)) ?? "" : ""
+        let clientIP = address.map(\.description) ?? ""
+        return lookUp(hosts, families, engine: engine, network: network) { results in
+            batch ? EMASRendering.batch(results) : EMASRendering.single(results[0], clientIP: clientIP)
+        }
+    }
+
+    /// The families of an EMAS `query` argument: `4` (also when absent or empty), `6`, or both
+    /// (`4,6`, `6,4`; `%2C` arrives decoded).
+    static func emasFamilies(_ query: String?) -> Result<[RecordFamily], APIError> {
+        guard let query, !query.isEmpty else { return .success([.a]) }
+        var families: [RecordFamily] = []
+        for part in query.split(separator: ",") {
+            switch part.trimmingWhitespace() {
+            case "4": if !families.contains(.a) { families.append(.a) }
+            case "6": if !families.contains(.aaaa) { families.append(.aaaa) }
+            default: return .failure(APIError(.invalidParameter, "query must be 4, 6 or 4,6, got '\(query)'"))
+            }
+        }
+        return .success(families.sorted { $0 == .a && $1 == .aaaa })
+    }
+
+    /// `GET /{account}/ss`: the service addresses clients should use next.
+    func emasServiceAddresses() -> HTTPResponse {
+        EMASRendering.serviceAddresses(limits.advertisedAddresses)
+    }
+
+    /// The authentication step of `sign_d` and `sign_resolve`: `t` (expiry, Unix seconds) within
+    /// `[now, now + maxSignatureAge]`, and `s` the EMAS signature of the `host` argument with one
+    /// of the account's client keys (every key may resolve). An account without client keys
+    /// cannot check a signature: its signed paths are refused (its unsigned ones are open).
+    func authenticateEMAS(_ request: HTTPRequest, engine: ResolverEngine) -> Result<Authentication, APIError> {
+        let config = engine.config
+        guard let expiry = request.query["t"], let presented = request.query["s"] else {
+            return .failure(APIError(.invalidSignature, "signed paths need the 't' (expiry) and 's' (signature) arguments"))
+        }
+        guard !config.clientKeys.isEmpty else {
+            return .failure(APIError(.invalidSignature, "this account has no clientKeys to check a signature with: use /d and /resolve"))
+        }
+        guard (1...12).contains(expiry.utf8.count), expiry.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Double(expiry) else {
+            return .failure(APIError(.invalidSignature, "t must be the expiry in Unix seconds (digits only)"))
+        }
+        let now = authenticator.clock.now()
+        guard seconds >= now else {
+            return .failure(APIError(.signatureExpired, "signature expired: t=\(expiry) is before the server's time \(Int(now))"))
+        }
+        guard seconds - now <= config.maxSignatureAge else {
+            return .failure(APIError(
+                .invalidSignature,
+                "signature expiry too far ahead: t=\(expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
+        }
+        let hosts = request.query["host"] ?? ""
+        for key in config.clientKeys where key.role.allows(.resolve) {
+            do {
+                if try EMASSignature.matches(presented, hosts: hosts, secret: key.secret, expiry: expiry) {
+                    return .success(.key(id: key.id, role: key.role))
+                }
+            } catch {
+                Log.error("EMAS signature check: \(error)")
+                return .failure(APIError(.internalError, "the signature could not be checked"))
+            }
+        }
+        return .failure(APIError(.invalidSignature, "bad signature: s is not md5(host + \"-\" + secret + \"-\" + t) for any client key of this account"))
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingWhitespace() -> Substring {
+        var text = self
+        while text.first == " " { text.removeFirst() }
+        while text.last == " " { text.removeLast() }
+        return text
+    }
+}

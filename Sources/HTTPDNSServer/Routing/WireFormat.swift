@@ -1,0 +1,15 @@
+/// The wire API a route speaks: decides how an error the pipeline (or the router) raises is
+/// written, so every refusal reaches a client in the format it parses.
+enum WireFormat: String, Sendable {
+    /// API v1: `{"error":{"code":..,"message":..}}` with the code's status.
+    case v1
+    /// The EMAS HTTPDNS API: `{"code":..,"message":..}` (`EMASRendering.error`).
+    case emas
+
+    func response(_ error: APIError) -> HTTPResponse {
+        switch self {
+        case .v1: error.response
+        case .emas: EMASRendering.error(error)
+        }
+    }
+}
