@@ -32,6 +32,11 @@ import Testing
         // python3 -c 'import hashlib; print(hashlib.md5(b"a.example.test,b.example.test-0123456789abcdef-1700000600").hexdigest())'
         #expect(try EMASSignature.signature(hosts: "a.example.test,b.example.test", secret: Self.secret, expiry: "1700000600")
             == "97180eee4d748126ef3e0590ab99b066")
+        // docs/emas.md's worked example.
+        #expect(try EMASSignature.signature(hosts: "www.example.com", secret: "emas-example-secret-16", expiry: "1767225600")
+            == "2afb8d08f62cafe0d2e3e24fce7331c1")
+        #expect(try EMASSignature.signature(hosts: "www.example.com,api.example.com", secret: "emas-example-secret-16", expiry: "1767225600")
+            == "3946ab5664667e4f9a06a1c000880e3a")
         #expect(try EMASSignature.matches("D4D8F6BA43D047E47A50B1A42EB798ED", hosts: "www.example.test", secret: Self.secret, expiry: "1700000600"))
         #expect(try !EMASSignature.matches("d4d8f6ba43d047e47a50b1a42eb798ed", hosts: "www.example.test", secret: Self.secret, expiry: "1700000601"))
     }
