@@ -156,15 +156,17 @@ public struct ServiceConfig: Sendable, Equatable {
     static func parseAdvertised(_ text: String, key: String) throws(ConfigError) -> String {
         var host = Substring(text)
         var port: Substring?
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-            let rest = host[host.index(after: close)...]
-            if rest.hasPrefix(":") { port = rest.dropFirst() } else if !rest.isEmpty { host = "" }
-            host = host[host.index(after: host.startIndex)..<close]
-            if IPAddress(String(host))?.family != .aaaa { host = "" }
-        } else if host.filter({ $0 == ":" }).count == 1, let colon = host.firstIndex(of: ":") {
-            port = host[host.index(after: colon)...]
-            host = host[..<colon]
+        var bracketed = false
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            let rest = text[text.index(after: close)...]
+            bracketed = rest.isEmpty || rest.hasPrefix(":")
+            host = text[text.index(after: text.startIndex)..<close]
+            if rest.hasPrefix(":") { port = rest.dropFirst() }
+        } else if text.filter({ $0 == ":" }).count == 1, let colon = text.firstIndex(of: ":") {
+            port = text[text.index(after: colon)...]
+            host = text[..<colon]
         }
+        if text.hasPrefix("[") && (!bracketed || IPAddress(String(host))?.family != .aaaa) { host = "" }
         let validHost = IPAddress(String(host)) != nil || HostName(String(host)) != nil
         var validPort = true
         if let port { validPort = (UInt16(port) ?? 0) > 0 }
