@@ -34,7 +34,7 @@ struct EMASAPITests {
     }
 
     /// Runs `body` with the default account open and account `12345` requiring EMAS signatures.
-    private func withEMASService(_ body: (HTTPDNSDProcess) async throws -> Void) async throws {
+    private func withEMASService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
         try await withService(configure: { _, options in
             options.adminToken = Self.token
             options.arguments += ["--advertised-addresses", "127.0.0.1:8080,[::1]:8080"]
@@ -46,13 +46,13 @@ struct EMASAPITests {
             try LoopbackGuard.checkAccount(id: "12345", account)
             let put = try await service.client.put("/v1/accounts/12345", json: account, headers: ["Authorization": "Bearer \(Self.token)"])
             #expect(put.status == 201, "\(put)")
-            try await body(service)
+            try await body(servers, service)
             #expect(!service.log().contains(Self.secret), "a client secret reached the log")
         }
     }
 
     @Test func singleAndBatchLookupsInBothFamiliesCountAsHits() async throws {
-        try await withEMASService { service in
+        try await withEMASService { _, service in
             let v4 = try await service.client.get("/default/d?host=\(TestZone.www)")
             #expect(v4.status == 200, "\(v4)")
             #expect(v4.json["host"]?.string == TestZone.www)
@@ -84,7 +84,7 @@ struct EMASAPITests {
     }
 
     @Test func nxdomainInvalidHostUnknownAccountAndTooManyHosts() async throws {
-        try await withEMASService { service in
+        try await withEMASService { _, service in
             let missing = try await service.client.get("/default/d?host=nx-\(UInt32.random(in: 0...UInt32.max)).example.test")
             #expect(missing.status == 200, "\(missing)")
             #expect(missing.json["ips"]?.array?.isEmpty == true && missing.json["ipsv6"]?.array?.isEmpty == true)
@@ -98,7 +98,7 @@ struct EMASAPITests {
     }
 
     @Test func signedRequestsAreCheckedAndUnsignedOnesRefused() async throws {
-        try await withEMASService { service in
+        try await withEMASService { _, service in
             let single = try await service.client.get("/12345/sign_d?\(try signed(TestZone.www))")
             #expect(single.status == 200, "\(single)")
             #expect(single.json["ips"]?.array?.compactMap(\.string).sorted() == TestZone.wwwV4)
@@ -117,7 +117,7 @@ struct EMASAPITests {
     }
 
     @Test func serviceAddressesAndLiberalHTTP() async throws {
-        try await withEMASService { service in
+        try await withEMASService { _, service in
             let ss = try await service.client.get("/default/ss")
             #expect(ss.status == 200, "\(ss)")
             #expect(ss.json["service_ip"]?.array?.compactMap(\.string) == ["127.0.0.1:8080"])
@@ -135,6 +135,30 @@ struct EMASAPITests {
                 // libmicrohttpd answers an HTTP/1.0 request with an HTTP/1.1 status line, as RFC 9110 §2.5 allows.
                 #expect(text.hasPrefix("HTTP/1.1 200"), "\(flag): \(text)")
                 #expect(text.contains(#""host":"\#(TestZone.www)""#), "\(flag): \(text)")
+            }
+        }
+    }
+
+    /// httpdnsd's own EMAS upstream adapter (`httpdns:` upstreams, written against Alibaba's
+    /// service before this server side existed) resolves through a second httpdnsd's signed EMAS
+    /// API: the client signs `sign_d` with its account's `secretKey`, the server checks it with
+    /// the same secret as a client key.
+    @Test func httpdnsdsOwnEMASUpstreamResolvesThroughTheSignedAPI() async throws {
+        try await withEMASService { servers, service in
+            var options = servers.options()
+            options.config = ["accounts": [
+                "12345": [
+                    "upstreams": [.string("httpdns:http://127.0.0.1:\(service.port)")], "secretKey": .string(Self.secret),
+                    "localDNSFallback": false, "ipv6Enable": true,
+                ],
+            ]]
+            try await withHTTPDNSD(options) { relay in
+                let answer = try await relay.client.get("/v1/12345/resolve?host=\(TestZone.www)&type=both")
+                #expect(answer.status == 200, "\(answer)")
+                #expect(answer.json["ips"]?.array?.compactMap(\.string).sorted() == TestZone.wwwV4)
+                #expect(answer.json["ipsv6"]?.array?.compactMap(\.string) == TestZone.wwwV6)
+                #expect(answer.json["source"]?.string == "upstream")
+                #expect(!relay.log().contains(Self.secret))
             }
         }
     }
