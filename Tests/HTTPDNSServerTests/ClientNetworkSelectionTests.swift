@@ -94,6 +94,26 @@ import Testing
         #expect(Set(records.compactMap { $0["sp"] as? String }) == ["198.51.100.0/24", "203.0.113.0/24"])
     }
 
+    /// The EMAS API's `ip` argument, and its peer after the trusted-proxy rule, pick the same
+    /// network and are echoed as `client_ip`.
+    @Test func theEMASPathsChooseTheNetworkByIPOrTrustedProxy() throws {
+        let fixture = fixture()
+        let byIP = send(fixture, HTTPRequest(method: "GET", path: "/default/d", query: ["host": Self.host, "ip": "198.51.100.7"], peer: "127.0.0.1"))
+        #expect(byIP.object["client_ip"] as? String == "198.51.100.7")
+        #expect(try #require(fixture.upstream.queries.last).clientSubnet == "198.51.100.0/24")
+        let proxied = send(fixture, HTTPRequest(
+            method: "GET", path: "/default/d", query: ["host": Self.host], peer: "10.0.0.1", forwardedFor: "203.0.113.9"))
+        #expect(proxied.object["client_ip"] as? String == "203.0.113.9")
+        #expect(try #require(fixture.upstream.queries.last).clientSubnet == "203.0.113.0/24")
+        let forged = send(fixture, HTTPRequest(
+            method: "GET", path: "/default/d", query: ["host": Self.host], peer: "192.0.2.1", forwardedFor: "203.0.113.9"))
+        #expect(forged.object["client_ip"] as? String == "192.0.2.1")
+        // Same network as the first request: a hit, no new upstream query.
+        let again = send(fixture, HTTPRequest(method: "GET", path: "/default/d", query: ["host": Self.host, "ip": "198.51.100.99"], peer: "127.0.0.1"))
+        #expect(again.status == 200)
+        #expect(fixture.upstream.queries.map(\.clientSubnet) == ["198.51.100.0/24", "203.0.113.0/24", "192.0.2.0/24"])
+    }
+
     @Test func cacheLookupUsesTheRequestsNetwork() {
         let fixture = fixture()
         _ = send(fixture, request(clientIP: "198.51.100.7", peer: "127.0.0.1"))
