@@ -12,6 +12,7 @@ extension HTTPDNSService {
 
     func metrics() -> HandlerResult {
         var text = MetricsExposition.render(engines: registry.all, http: httpMetrics.withLock { $0 })
+        text += apiRequests.exposition
         for source in metricsSources { text += source() }
         return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8)))
     }

@@ -180,6 +180,7 @@ extension HTTPDNSService {
         guard head.method.equals("GET"), let account = Self.resolveAccount(head.path) else { return nil }
         var response: FastResponse?
         registry.withEngine(utf8: account) { response = fastResponse(head, engine: $0) }
+        if response != nil { apiRequests.record(.v1) }
         return response
     }
 

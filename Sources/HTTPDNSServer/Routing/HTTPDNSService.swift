@@ -37,6 +37,7 @@ public final class HTTPDNSService: Sendable {
     private let readyFlag = Atomic<Bool>(false)
     private let extraMetrics: Mutex<[@Sendable () -> String]> = Mutex([])
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
+    let apiRequests = APIRequestMetrics()
 
     /// `clock` gives the time client signatures are checked against.
     public init(
@@ -81,6 +82,7 @@ public final class HTTPDNSService: Sendable {
         }
         var match = Route.Match(request: request)
         if let index = first.accountIndex {
+            apiRequests.record(first.format)
             guard let engine = registry.engine(segments[index]) else {
                 return .response(first.format.response(APIError(.unknownAccount, "no account '\(segments[index])'")))
             }

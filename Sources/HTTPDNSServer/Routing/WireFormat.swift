@@ -1,10 +1,18 @@
 /// The wire API a route speaks: decides how an error the pipeline (or the router) raises is
 /// written, so every refusal reaches a client in the format it parses.
-enum WireFormat: String, Sendable {
+enum WireFormat: String, Sendable, CaseIterable {
     /// API v1: `{"error":{"code":..,"message":..}}` with the code's status.
     case v1
     /// The EMAS HTTPDNS API: `{"code":..,"message":..}` (`EMASRendering.error`).
     case emas
+
+    /// The position in `allCases`.
+    var index: Int {
+        switch self {
+        case .v1: 0
+        case .emas: 1
+        }
+    }
 
     func response(_ error: APIError) -> HTTPResponse {
         switch self {
