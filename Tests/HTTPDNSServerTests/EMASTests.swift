@@ -129,6 +129,17 @@ import Testing
         #expect(get(fixture(requireSigned: false), "/default/d", ["host": "www.example.test"]).status == 200)
     }
 
+    @Test func anAccountThatRequiresEncryptionRefusesTheEMASPathsInTheEMASFormat() {
+        let fixture = ServiceFixture(config: .test {
+            $0.aesSecretKey = String(repeating: "0f", count: 32)
+            $0.requireEncryption = true
+        })
+        let exchange = get(fixture, "/default/d", ["host": "www.example.test"])
+        #expect(exchange.status == 403)
+        #expect(exchange.object["code"] as? String == "Forbidden", "\(exchange.text)")
+        #expect(exchange.object["error"] == nil)
+    }
+
     @Test func signedPathsOfAnAccountWithoutKeysAreRefused() throws {
         let exchange = get(fixture(keys: false), "/default/sign_d", try signedQuery("www.example.test", t: 1_700_000_060))
         #expect(exchange.status == 403)

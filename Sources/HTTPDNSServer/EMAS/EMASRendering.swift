@@ -60,13 +60,14 @@ enum EMASRendering {
     /// An error as the EMAS API has it: `{"code":"C","message":"M"}`. The codes it defines keep
     /// their meaning: an unknown account is `InvalidAccount` (403), a refused or missing client
     /// signature `InvalidSignature` (403), a server-side failure `InternalError` (500); the other
-    /// client errors keep their code and status (`RateLimited` 429, `InvalidParameter` 400), and
-    /// their headers (`Allow`, `Retry-After`).
+    /// client errors keep their code and status (`Forbidden` 403 for an account that requires
+    /// encryption, `RateLimited` 429, `InvalidParameter` 400), and their headers (`Allow`,
+    /// `Retry-After`).
     static func error(_ error: APIError) -> HTTPResponse {
         var code = error.code
         switch error.code {
         case .unknownAccount: code = .invalidAccount
-        case .unauthorized, .forbidden: code = .invalidSignature
+        case .unauthorized: code = .invalidSignature
         default: if code.status >= 500 { code = .internalError }
         }
         var writer = JSONWriter()
