@@ -20,7 +20,7 @@ import Testing
     @Test func eachTenantRequestIsCountedOnceUnderItsProtocol() {
         let fixture = ServiceFixture()
         fixture.seed([("www.example.test", .a, fixture.entry(["192.0.2.10"]))])
-        #expect(counts(fixture) == ["v1": 0, "emas": 0])
+        #expect(counts(fixture) == ["v1": 0, "emas": 0, "json": 0])
         // A fast-path hit, a fast-path miss answered by the full path, a full-path batch.
         #expect(fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body != nil)
         #expect(fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test"), ("type", "both")]))?.body == nil)
@@ -31,6 +31,9 @@ import Testing
         _ = fixture.get("/default/d", ["host": "bad_name!"])
         _ = fixture.get("/nosuch/resolve", ["host": "www.example.test"])
         _ = fixture.get("/healthz")
-        #expect(counts(fixture) == ["v1": 3, "emas": 3])
+        // DoH JSON: a hit of the default account, an unknown uid.
+        _ = fixture.get("/resolve", ["name": "www.example.test"])
+        _ = fixture.get("/resolve", ["name": "www.example.test", "uid": "nosuch"])
+        #expect(counts(fixture) == ["v1": 3, "emas": 3, "json": 2])
     }
 }

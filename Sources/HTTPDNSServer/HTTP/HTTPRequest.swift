@@ -16,6 +16,8 @@ public struct HTTPRequest: Sendable {
     public var forwardedFor: String?
     /// The listener the request arrived on.
     public var listener: Listener = .main
+    /// The `Accept` header, if any (`/dns-query` serves the DoH JSON API for `application/dns-json`).
+    public var accept: String?
 
     public init(
         method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [],

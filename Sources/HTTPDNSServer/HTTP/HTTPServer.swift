@@ -252,6 +252,7 @@ public final class HTTPServer: @unchecked Sendable {
             peerAddress: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init),
             forwardedFor: forwardedFor(connection))
         request.listener = options.listener
+        request.accept = header(connection, "Accept")
         switch handler(request) {
         case .response(let response):
             return queue(connection, response)

@@ -18,7 +18,7 @@ final class APIRequestMetrics: Sendable {
     /// The metric family, every protocol listed (zeros too, so a dashboard sees them all).
     var exposition: String {
         MetricsExposition.family(
-            "httpdns_api_requests_total", type: "counter", help: "Tenant API requests, by wire API (v1, emas).",
+            "httpdns_api_requests_total", type: "counter", help: "Tenant API requests, by wire API (v1, emas, json).",
             samples: WireFormat.allCases.map { (labels: "protocol=\"\($0.rawValue)\"", value: counters[$0.index].value) })
     }
 }

@@ -117,18 +117,26 @@ enum AnswerRendering {
     /// `"a","b"` without brackets, with a comma before each element unless `first` (which it
     /// clears): several lists can form one array (the short form of several answers).
     static func writeAddressElements<Sink: JSONSink>(_ list: AddressList, first: inout Bool, to sink: inout Sink) {
+        writeEachAddress(list, to: &sink) { sink in
+            if !first { sink.put(UInt8(ascii: ",")) }
+            first = false
+        }
+    }
+
+    /// Each address of `list` as a JSON string (`"192.0.2.1"`), `before` called ahead of each
+    /// one: how every format turns an address list into JSON (a bare list, DoH JSON records).
+    @inline(__always)
+    static func writeEachAddress<Sink: JSONSink>(_ list: AddressList, to sink: inout Sink, before: (inout Sink) -> Void) {
         if let packed = list.packedIPv4 {
             for index in 0..<packed.count {
-                if !first { sink.put(UInt8(ascii: ",")) }
-                first = false
+                before(&sink)
                 sink.put(UInt8(ascii: "\""))
                 sink.ipv4(index == 0 ? packed.first : index == 1 ? packed.second : packed.third)
                 sink.put(UInt8(ascii: "\""))
             }
         } else {
             for text in list.strings {
-                if !first { sink.put(UInt8(ascii: ",")) }
-                first = false
+                before(&sink)
                 sink.string(text)
             }
         }

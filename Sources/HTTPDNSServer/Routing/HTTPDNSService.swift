@@ -81,10 +81,10 @@ public final class HTTPDNSService: Sendable {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
         var match = Route.Match(request: request)
-        if let index = first.accountIndex {
+        if let account = first.account(segments, request) {
             apiRequests.record(first.format)
-            guard let engine = registry.engine(segments[index]) else {
-                return .response(first.format.response(APIError(.unknownAccount, "no account '\(segments[index])'")))
+            guard let engine = registry.engine(account) else {
+                return .response(first.format.response(APIError(.unknownAccount, "no account '\(account)'")))
             }
             match.engine = engine
         }
@@ -104,8 +104,12 @@ public final class HTTPDNSService: Sendable {
         var match = match
         if let refusal = checkLimits(route, match) { return .response(route.format.response(refusal)) }
         if let role = route.access.role(for: match.request), let engine = match.engine {
-            let authenticated = route.access == .emasSigned
-                ? authenticateEMAS(match.request, engine: engine) : authenticateClient(match.request, role: role, engine: engine)
+            let authenticated: Result<Authentication, APIError>
+            switch route.access {
+            case .emasSigned: authenticated = authenticateEMAS(match.request, engine: engine)
+            case .dohJSON: authenticated = authenticateDoHJSON(match.request, engine: engine)
+            default: authenticated = authenticateClient(match.request, role: role, engine: engine)
+            }
             switch authenticated {
             case .success(let authentication): match.authentication = authentication
             case .failure(let refusal): return .response(route.format.response(refusal))

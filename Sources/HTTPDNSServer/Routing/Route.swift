@@ -48,13 +48,17 @@ struct Route: Sendable {
         /// over the host list) instead of signature v1, whether or not the account requires
         /// signatures.
         case emasSigned
+        /// A resolve-role client key, proven by the Alibaba DoH JSON signature (`uid`, `ak`, `ts`,
+        /// `key`; `DoHJSONSignature`) when the request carries one or the account requires
+        /// signatures.
+        case dohJSON
 
         /// The role a client request needs; nil for routes that are not the tenant API.
         func role(for request: HTTPRequest) -> ClientKey.Role? {
             switch self {
             case .anyone, .admin: nil
             case .client(let role): role
-            case .emasSigned: .resolve
+            case .emasSigned, .dohJSON: .resolve
             // An encrypted request (`enc`) is authorised again once opened, on its real arguments.
             case .clientResolveWithArgument(let name):
                 request.query[name] != nil || request.query[RequestOpening.argument] != nil ? .resolve : .manage
@@ -81,13 +85,17 @@ struct Route: Sendable {
     let access: Access
     /// The wire API the route belongs to: how the pipeline's refusals are written.
     let format: WireFormat
+    /// For a path without `{account}`: the query argument naming the account (the `default`
+    /// account when absent), e.g. `uid` of the DoH JSON API.
+    let accountArgument: String?
     let handler: Handler
 
     init(
         _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat = .v1,
-        _ handler: @escaping Handler
+        accountArgument: String? = nil, _ handler: @escaping Handler
     ) {
         self.format = format
+        self.accountArgument = accountArgument
         self.method = method
         self.pattern = path.split(separator: "/").map { segment in
             switch segment {
@@ -112,6 +120,13 @@ struct Route: Sendable {
 
     /// The index of the `{account}` segment, if the pattern has one.
     var accountIndex: Int? { pattern.firstIndex(of: .account) }
+
+    /// The account a request to this route names: its `{account}` segment, or its
+    /// `accountArgument` (`default` when the request has none); nil for routes without an account.
+    func account(_ segments: PathSegments, _ request: HTTPRequest) -> Substring? {
+        if let index = accountIndex { return segments[index] }
+        return accountArgument.map { Substring(request.query[$0] ?? "default") }
+    }
 
     /// The index of the `{id}` segment, if the pattern has one.
     var idIndex: Int? { pattern.firstIndex(of: .id) }

@@ -44,6 +44,14 @@ struct RouteTable: Sendable {
             service.emasResolve(match.request, engine: match.engine!, batch: true)
         },
         Route("GET", "/{account}/ss", .main, .anyone, format: .emas) { service, _ in .response(service.emasServiceAddresses()) },
+        // The DoH JSON API (docs/doh-json.md): the account named by `uid`, refusals in its format.
+        Route("GET", "/resolve", .main, .dohJSON, format: .json, accountArgument: "uid") { service, match in
+            service.dohJSONResolve(match.request, engine: match.engine!)
+        },
+        Route("GET", "/dns-query", .main, .dohJSON, format: .json, accountArgument: "uid") { service, match in
+            service.dohJSONQuery(match.request, engine: match.engine!)
+        },
+        Route("POST", "/dns-query", .main, .anyone, format: .json) { service, _ in .response(service.dnsMessageNotServed()) },
     ])
 
     /// The rows of the one pattern that fits `segments`, in table order. Where several patterns

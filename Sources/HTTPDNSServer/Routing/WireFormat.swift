@@ -5,12 +5,15 @@ enum WireFormat: String, Sendable, CaseIterable {
     case v1
     /// The EMAS HTTPDNS API: `{"code":..,"message":..}` (`EMASRendering.error`).
     case emas
+    /// The DoH JSON API: `{"Status":..,"Code":..,"Comment":..}` (`DoHJSONRendering.error`).
+    case json
 
     /// The position in `allCases`.
     var index: Int {
         switch self {
         case .v1: 0
         case .emas: 1
+        case .json: 2
         }
     }
 
@@ -18,6 +21,7 @@ enum WireFormat: String, Sendable, CaseIterable {
         switch self {
         case .v1: error.response
         case .emas: EMASRendering.error(error)
+        case .json: DoHJSONRendering.error(error)
         }
     }
 }

@@ -16,7 +16,8 @@ public struct DoHJSONSigner: Sendable, Hashable {
 
     /// The lower-case hex SHA-256 `key` for `name` (as sent in `name=`) at Unix time `timestamp`.
     public func key(name: String, timestamp: Int) throws(CryptoError) -> String {
-        try Digest.sha256Hex(accountID + accessKeySecret + String(timestamp) + name + accessKeyId)
+        try DoHJSONSignature.key(
+            uid: accountID, secret: accessKeySecret, timestamp: String(timestamp), name: name, accessKeyID: accessKeyId)
     }
 
     /// Appends `uid`, `ak`, `ts` and `key` to `query`.

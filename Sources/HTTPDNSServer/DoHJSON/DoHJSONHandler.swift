@@ -1,0 +1,167 @@
+import HTTPDNSCore
+import HTTPDNSCrypto
+
+/// The DoH JSON API (`docs/doh-json.md`, WIRE-FORMATS §1) over the same engines, caches and
+/// statistics as API v1: `GET /resolve?name=N[&type=T][&short=1][&edns_client_subnet=CIDR]`,
+/// the account named by `uid` (`default` when absent).
+extension HTTPDNSService {
+    /// `GET /resolve`: one name, one family (A or AAAA).
+    func dohJSONResolve(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
+        let fail = { (error: APIError) in HandlerResult.response(DoHJSONRendering.error(error)) }
+        guard let nameText = request.query["name"], !nameText.isEmpty else {
+            return fail(APIError(.missingArgument, "the 'name' argument is required"))
+        }
+        guard let host = HostName(nameText) else {
+            return fail(APIError(.invalidHost, "'\(nameText)' is not a valid domain name (RFC 1035; IDN must be punycode)"))
+        }
+        let family: RecordFamily
+        switch Self.dohJSONFamily(request.query["type"]) {
+        case .success(let value): family = value
+        case .failure(let error): return fail(error)
+        }
+        var short = false
+        if let text = request.query["short"] {
+            switch text {
+            case "1", "true": short = true
+            case "0", "false", "": short = false
+            default: return fail(APIError(.invalidParameter, "short must be 1 or 0, got '\(text)'"))
+            }
+        }
+        var subnetAddress: IPAddress?
+        if let subnet = request.query["edns_client_subnet"], !subnet.isEmpty {
+            guard let address = Self.subnetAddress(subnet) else {
+                return fail(APIError(.invalidParameter, "edns_client_subnet must be an address or ADDRESS/PREFIX, got '\(subnet)'"))
+            }
+            subnetAddress = address
+        }
+        var network = ""
+        if engine.lookupOptions.ispEnable {
+            let address = subnetAddress ?? ClientNetwork.selectAddress(
+                clientIP: nil, forwardedFor: request.forwardedFor, peer: request.peerAddress?.ipAddress,
+                trustedProxies: limits.trustedProxies)
+            network = address.map(ClientNetwork.network(of:)) ?? ""
+        }
+        let shortForm = short
+        return lookUp([host], [family], engine: engine, network: network) { results in
+            DoHJSONRendering.answer(results[0], family: family, short: shortForm)
+        }
+    }
+
+    /// `GET /dns-query`: the DoH JSON API when the client asks for it (`Accept:
+    /// application/dns-json`, as Cloudflare's endpoint has it); RFC 8484 is not served yet.
+    func dohJSONQuery(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
+        guard Self.acceptsDNSJSON(request.accept) else { return .response(dnsMessageNotServed()) }
+        return dohJSONResolve(request, engine: engine)
+    }
+
+    /// RFC 8484 (`application/dns-message`) at `/dns-query`: not served yet (issue 12, item 3).
+    func dnsMessageNotServed() -> HTTPResponse {
+        DoHJSONRendering.error(APIError(
+            .unsupportedMediaType,
+            "/dns-query serves only the DoH JSON API (GET with Accept: application/dns-json and name=, type=); RFC 8484 application/dns-message is not served yet"))
+    }
+
+    /// Whether an `Accept` header lists `application/dns-json` (any case, any parameters).
+    static func acceptsDNSJSON(_ accept: String?) -> Bool {
+        guard let accept else { return false }
+        return accept.split(separator: ",").contains { range in
+            let type = range.split(separator: ";", omittingEmptySubsequences: false)[0].filter { $0 != " " && $0 != "\t" }
+            return type.lowercased() == "application/dns-json"
+        }
+    }
+
+    /// The family of a `type` argument: absent or empty is A; `A`/`1`, `AAAA`/`28` (any case).
+    /// Other record types are valid DNS but not served by this API (`UnsupportedType`, DNS
+    /// status 4 NOTIMP); anything else is `InvalidParameter`.
+    static func dohJSONFamily(_ text: String?) -> Result<RecordFamily, APIError> {
+        guard let text, !text.isEmpty else { return .success(.a) }
+        switch text.uppercased() {
+        case "A", "1": return .success(.a)
+        case "AAAA", "28": return .success(.aaaa)
+        default: break
+        }
+        let isNumber = text.utf8.count <= 5 && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } && (Int(text) ?? 0) <= 65_535
+        let isMnemonic = text.utf8.count <= 10 && (text.utf8.first.map { UInt8(ascii: "A")...UInt8(ascii: "z") ~= $0 } ?? false)
+            && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) }
+        guard isNumber || isMnemonic else {
+            return .failure(APIError(.invalidParameter, "type must be a record type number or mnemonic, got '\(text)'"))
+        }
+        return .failure(APIError(.unsupportedType, "type \(text) is not served by this API: only A (1) and AAAA (28)"))
+    }
+
+    /// The address of an `edns_client_subnet` argument: `ADDRESS` or `ADDRESS/PREFIX` (host bits
+    /// may be set, as clients send them). The account's per-network cache keys on the address's
+    /// /24 or /56, like every other path, whatever the prefix.
+    static func subnetAddress(_ text: String) -> IPAddress? {
+        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
+        guard let address = IPAddress(String(parts[0])) else { return nil }
+        if parts.count == 2 {
+            let digits = parts[1]
+            guard !digits.isEmpty, digits.utf8.count <= 3, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+                  let prefix = Int(digits), prefix <= address.bytes.count * 8 else { return nil }
+        }
+        return address
+    }
+
+    /// The authentication step of the DoH JSON API. A request carrying any of `ak`, `ts`, `key`
+    /// is signed and must carry all of them and `uid`: `ak` names a client key of the account
+    /// whose role allows resolve, `ts` (when it was signed, Unix seconds) is within
+    /// `maxSignatureAge` of the server's time in either direction, and `key` is
+    /// `DoHJSONSignature.key` over `uid`, the key's secret, `ts`, `name` and `ak` as sent. An
+    /// unsigned request passes unless the account has `requireSignedRequests`.
+    func authenticateDoHJSON(_ request: HTTPRequest, engine: ResolverEngine) -> Result<Authentication, APIError> {
+        let config = engine.config
+        let query = request.query
+        guard query["ak"] != nil || query["ts"] != nil || query["key"] != nil else {
+            guard !(config.requireSignedRequests && !config.clientKeys.isEmpty) else {
+                return .failure(APIError(.invalidSignature, "missing signature: this account requires signed requests (uid, ak, ts and key arguments)"))
+            }
+            return .success(.anonymous)
+        }
+        guard let uid = query["uid"], let keyID = query["ak"], let timestamp = query["ts"], let presented = query["key"] else {
+            return .failure(APIError(.invalidSignature, "malformed signature: a signed request needs all of uid, ak, ts and key"))
+        }
+        guard !config.clientKeys.isEmpty else {
+            return .failure(APIError(.invalidSignature, "this account has no clientKeys to check a signature with: send the request unsigned"))
+        }
+        guard let key = config.clientKeys.first(where: { $0.id == keyID }) else {
+            let shown = ClientKey.isValidID(keyID) ? " '\(keyID)'" : ""
+            return .failure(APIError(.invalidSignature, "unknown key id\(shown) in ak"))
+        }
+        guard key.role.allows(.resolve) else {
+            return .failure(APIError(.forbidden, "key '\(key.id)' has role \(key.role.rawValue); this endpoint needs resolve"))
+        }
+        guard (1...12).contains(timestamp.utf8.count), timestamp.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Double(timestamp) else {
+            return .failure(APIError(.invalidSignature, "ts must be the signing time in Unix seconds (digits only)"))
+        }
+        let now = authenticator.clock.now()
+        guard now - seconds <= config.maxSignatureAge else {
+            return .failure(APIError(
+                .signatureExpired,
+                "signature expired: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) before the server's time \(Int(now))"))
+        }
+        guard seconds - now <= config.maxSignatureAge else {
+            return .failure(APIError(
+                .invalidSignature,
+                "ts too far ahead: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
+        }
+        let expected: String
+        do {
+            expected = try DoHJSONSignature.key(uid: uid, secret: key.secret, timestamp: timestamp, name: query["name"] ?? "", accessKeyID: keyID)
+        } catch {
+            Log.error("DoH JSON signature check: \(error)")
+            return .failure(APIError(.internalError, "the signature could not be checked"))
+        }
+        guard Digest.constantTimeEquals(Array(expected.utf8), Array(presented.lowercased().utf8)) else {
+            return .failure(APIError(.invalidSignature, "bad signature: key is not sha256(uid + secret + ts + name + ak) for key '\(key.id)'"))
+        }
+        return .success(.key(id: key.id, role: key.role))
+    }
+}
+
+extension APIError.Code {
+    /// DoH JSON API: a record type other than A and AAAA (DNS status 4, NOTIMP).
+    static let unsupportedType = Self("UnsupportedType", status: 400)
+    /// `/dns-query` without `Accept: application/dns-json`: RFC 8484 is not served yet.
+    static let unsupportedMediaType = Self("UnsupportedMediaType", status: 415)
+}
