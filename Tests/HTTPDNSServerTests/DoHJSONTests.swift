@@ -100,6 +100,17 @@ import Testing
         #expect(get(fixture(), ["name": "www.example.test", "edns_client_subnet": "not-a-subnet"]).object["Code"] as? String == "InvalidParameter")
     }
 
+    @Test func anAccountThatRequiresEncryptionRefusesTheDoHJSONPathInItsForm() {
+        let fixture = ServiceFixture(config: .test {
+            $0.aesSecretKey = String(repeating: "0f", count: 32)
+            $0.requireEncryption = true
+        })
+        let exchange = get(fixture, ["name": "www.example.test"])
+        #expect(exchange.status == 403)
+        #expect(exchange.object["Code"] as? String == "Forbidden", "\(exchange.text)")
+        #expect(exchange.object["Status"] as? Int == 5)
+    }
+
     // MARK: Accounts
 
     @Test func uidChoosesTheAccountAndItsAbsenceTheDefaultOne() {
