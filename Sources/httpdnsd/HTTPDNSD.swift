@@ -92,7 +92,8 @@ enum HTTPDNSD {
             limits: .init(
                 maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency,
                 trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil,
-                advertisedAddresses: config.effectiveAdvertisedAddresses))
+                advertisedAddresses: config.effectiveAdvertisedAddresses,
+                clientRate: .init(perSecond: config.rateLimit, burst: config.rateBurst)))
         service.addMetricsSource { StoreMetrics.render(store) }
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let server = HTTPServer(

@@ -11,8 +11,10 @@ final class MemoryHead: RequestHead {
     private(set) var method = UnsafeRawBufferPointer(start: nil, count: 0)
     private(set) var path = UnsafeRawBufferPointer(start: nil, count: 0)
     private var arguments: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)] = []
+    var peerAddress: PeerAddress?
 
-    init(_ method: String, _ path: String, _ arguments: [(String, String?)] = []) {
+    init(_ method: String, _ path: String, _ arguments: [(String, String?)] = [], peer: String? = nil) {
+        peerAddress = peer.flatMap(PeerAddress.init)
         self.method = copy(method)
         self.path = copy(path)
         self.arguments = arguments.map { (copy($0.0), $0.1.map(copy)) }
@@ -45,7 +47,7 @@ final class MemoryHead: RequestHead {
         }
         return HTTPRequest(
             method: String(decoding: method, as: UTF8.self), path: String(decoding: path, as: UTF8.self), query: query,
-            authorization: nil, body: [], peerAddress: nil, forwardedFor: nil)
+            authorization: nil, body: [], peerAddress: peerAddress, forwardedFor: nil)
     }
 }
 

@@ -89,6 +89,17 @@ public struct AccountConfig: Sendable, Equatable {
     public static func aesKeyBytes(hex: String) -> [UInt8]? {
         hex.utf8.count == 64 ? HexDigits.bytes(hex) : nil
     }
+    // MARK: Limits (issue 11)
+
+    /// Requests per second one client address may make to this account; nil takes the service's
+    /// `rateLimit`, 0 turns the limit off for this account.
+    public var rateLimit: Double?
+    /// Requests a client may make at once before `rateLimit` applies; nil takes the service's
+    /// `rateBurst` (0 there: twice the rate, at least 1).
+    public var rateBurst: Int?
+    /// Upstream queries per second the account may start (misses, refreshes, preloads); 0 means
+    /// no budget. Joining a query already in flight costs nothing.
+    public var upstreamQPS: Double = 0
 
     public enum Scheme: String, Sendable, CaseIterable {
         case http
@@ -118,6 +129,7 @@ public struct AccountConfig: Sendable, Equatable {
         "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
         "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
         "aesSecretKey", "requireEncryption",
+        "rateLimit", "rateBurst", "upstreamQPS",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
@@ -199,6 +211,9 @@ public struct AccountConfig: Sendable, Equatable {
         if requireEncryption && aesSecretKey == nil {
             throw ConfigError(key: reader.keyPath("requireEncryption"), "is true but the account has no aesSecretKey")
         }
+        if let value = try reader.double("rateLimit", range: 0...1_000_000) { rateLimit = value }
+        if let value = try reader.int("rateBurst", range: 1...10_000_000) { rateBurst = value }
+        if let value = try reader.double("upstreamQPS", range: 0...1_000_000) { upstreamQPS = value }
         if minCacheTTL > maxCacheTTL {
             throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
         }
@@ -256,7 +271,10 @@ public struct AccountConfig: Sendable, Equatable {
             "requireSignedRequests": requireSignedRequests,
             "maxSignatureAge": maxSignatureAge,
             "requireEncryption": requireEncryption,
+            "upstreamQPS": upstreamQPS,
         ]
+        if let rateLimit { object["rateLimit"] = rateLimit }
+        if let rateBurst { object["rateBurst"] = rateBurst }
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
         if let secretKey { object["secretKey"] = redacted ? Self.redactedSecret : secretKey }

@@ -36,6 +36,14 @@ public struct ServiceConfig: Sendable, Equatable {
     /// What `GET /{account}/ss` (EMAS API) tells clients to use next: `host[:port]` entries;
     /// nil means the listen address when it is not a wildcard.
     public var advertisedAddresses: [String]?
+    /// A file holding the admin token (a Kubernetes Secret); read by `load`, which sets
+    /// `adminToken` from it. `adminTokenFileKey` is the key, variable or flag that named it.
+    public var adminTokenFile: String?
+    var adminTokenFileKey = "adminTokenFile"
+    /// Requests per second per client address and account (0: no limit); accounts may override.
+    public var rateLimit: Double = 0
+    /// Requests a client may make at once before `rateLimit` applies (0: twice the rate).
+    public var rateBurst = 0
     /// Account id → configuration.
     public var accounts: [String: AccountConfig] = ["default": AccountConfig()]
 
@@ -68,6 +76,11 @@ public struct ServiceConfig: Sendable, Equatable {
         Setting(key: "adminToken", env: "HTTPDNS_ADMIN_TOKEN", flag: "--admin-token", help: "bearer token of the admin API; without one the admin API answers 403") { config, value, name throws(ConfigError) in
             guard value.count >= 8 else { throw ConfigError(key: name, "must be at least 8 characters") }
             config.adminToken = value
+        },
+        Setting(key: "adminTokenFile", env: "HTTPDNS_ADMIN_TOKEN_FILE", flag: "--admin-token-file", help: "file holding the admin token (e.g. a mounted Kubernetes Secret; one trailing newline is ignored)") { config, value, name throws(ConfigError) in
+            guard !value.isEmpty else { throw ConfigError(key: name, "must not be empty") }
+            config.adminTokenFile = value
+            config.adminTokenFileKey = name
         },
         Setting(key: "threads", env: "HTTPDNS_THREADS", flag: "--threads", help: "HTTP worker threads (default 0 = one per core)") { config, value, name throws(ConfigError) in
             config.threads = try parseInt(value, key: name, range: 0...256)
@@ -142,6 +155,15 @@ public struct ServiceConfig: Sendable, Equatable {
                 }
                 config.advertisedAddresses = addresses
             }),
+        Setting(key: "rateLimit", env: "HTTPDNS_RATE_LIMIT", flag: "--rate-limit", help: "requests per second one client address may make to one account; 429 beyond (default 0 = no limit; accounts may override)") { config, value, name throws(ConfigError) in
+            guard let number = Double(value.trimmingCharacters(in: .whitespaces)), number.isFinite, (0...1_000_000).contains(number) else {
+                throw ConfigError(key: name, "must be a number of requests per second between 0 and 1000000, got '\(value)'")
+            }
+            config.rateLimit = number
+        },
+        Setting(key: "rateBurst", env: "HTTPDNS_RATE_BURST", flag: "--rate-burst", help: "requests a client may make at once before rateLimit applies (default 0 = twice rateLimit)") { config, value, name throws(ConfigError) in
+            config.rateBurst = try parseInt(value, key: name, range: 0...10_000_000)
+        },
     ]
 
     /// The addresses `/ss` gives: `advertisedAddresses`, else the listen address unless it is a
@@ -263,7 +285,33 @@ public struct ServiceConfig: Sendable, Equatable {
             throw ConfigError(key: name, "applies to the 'default' account, which the config file does not declare (declare it, or set HTTPDNS_UPSTREAMS / --upstreams too)")
         }
         try config.validateListeners()
+        try config.readAdminTokenFile(readFile)
         return .run(config)
+    }
+
+    /// Sets `adminToken` from `adminTokenFile`, if one is named: its text without one trailing
+    /// newline (`\n` or `\r\n`), at least 8 characters. The error names the key that set the file
+    /// and never holds the file's content.
+    mutating func readAdminTokenFile(_ readFile: (String) throws -> Data) throws(ConfigError) {
+        guard let path = adminTokenFile else { return }
+        let key = adminTokenFileKey
+        guard adminToken == nil else {
+            throw ConfigError(key: key, "set either the admin token or a file holding it, not both")
+        }
+        let data: Data
+        do { data = try readFile(path) } catch {
+            throw ConfigError(key: key, "cannot read '\(path)': \(error.localizedDescription)")
+        }
+        guard var token = String(data: data, encoding: .utf8) else {
+            throw ConfigError(key: key, "'\(path)' is not UTF-8 text")
+        }
+        // "\r\n" is one Character: removing the last one removes either ending whole.
+        if token.hasSuffix("\n") || token.hasSuffix("\r\n") { token.removeLast() }
+        guard token.count >= 8 else { throw ConfigError(key: key, "'\(path)' holds fewer than 8 characters") }
+        guard !token.contains(where: { $0.isNewline }) else {
+            throw ConfigError(key: key, "'\(path)' holds more than one line")
+        }
+        adminToken = token
     }
 
     /// The service configuration from a decoded config file.

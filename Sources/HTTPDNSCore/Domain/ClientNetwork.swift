@@ -60,7 +60,7 @@ public enum ClientNetwork {
         return chosen
     }
 
-    static func isTrusted(_ address: IPAddress, _ trustedProxies: [CIDR]) -> Bool {
+    public static func isTrusted(_ address: IPAddress, _ trustedProxies: [CIDR]) -> Bool {
         trustedProxies.contains { $0.contains(address) }
     }
 

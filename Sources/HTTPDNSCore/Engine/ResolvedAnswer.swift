@@ -42,10 +42,14 @@ public struct ResolveFailure: Error, Sendable, Equatable {
     /// True when every upstream (and the fallback) timed out: HTTP 504 rather than 502.
     public var timedOut: Bool
     public var message: String
+    /// Set when no upstream was asked because the account's upstream budget (`upstreamQPS`) was
+    /// spent: whole seconds (at least 1) after which a retry may succeed. HTTP 429.
+    public var retryAfter: Int?
 
-    public init(timedOut: Bool, message: String) {
+    public init(timedOut: Bool, message: String, retryAfter: Int? = nil) {
         self.timedOut = timedOut
         self.message = message
+        self.retryAfter = retryAfter
     }
 }
 

@@ -36,6 +36,9 @@ public final class ResolverEngine: Sendable {
         public let hasClientKeys: Bool
         /// The account has an `aesSecretKey`: its requests may be encrypted (no fast path).
         public let hasAESKey: Bool
+        /// The account's `rateLimit` and `rateBurst` (nil: the service's defaults).
+        public let rateLimit: Double?
+        public let rateBurst: Int?
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -46,6 +49,8 @@ public final class ResolverEngine: Sendable {
             reuseExpiredIPEnabled = config.reuseExpiredIPEnabled
             hasClientKeys = !config.clientKeys.isEmpty
             hasAESKey = config.aesSecretKey != nil
+            rateLimit = config.rateLimit
+            rateBurst = config.rateBurst
         }
     }
 
@@ -71,6 +76,8 @@ public final class ResolverEngine: Sendable {
     /// Concurrency of scheduled and on-demand refreshes per account.
     public static let refreshConcurrency = 8
     private let refreshQueueBox = Mutex<KeyQueue?>(nil)
+    /// The account's `upstreamQPS` budget, taken once per upstream query started.
+    let upstreamBudget = UpstreamBudget()
     private var refreshQueue: KeyQueue { refreshQueueBox.withLock { $0! } }
 
     public init(
@@ -268,6 +275,11 @@ public final class ResolverEngine: Sendable {
     /// if one may be served.
     private func launch(_ key: CacheKey, settings: Settings) {
         let config = settings.config
+        if config.upstreamQPS > 0,
+           case .refused(let retryAfter) = upstreamBudget.take(at: clock.now(), queriesPerSecond: config.upstreamQPS) {
+            flights.complete(key, with: overBudget(key, config: config, retryAfter: retryAfter))
+            return
+        }
         let statsKey = statsKey(key)
         let query = UpstreamQuery(
             host: key.host, family: key.family, timeoutMilliseconds: config.timeoutMilliseconds,
@@ -308,6 +320,20 @@ public final class ResolverEngine: Sendable {
             }
             flights.complete(key, with: result)
         })
+    }
+
+    /// The outcome of a query the upstream budget refused: the cached answer if it may be served
+    /// (fresh, or expired within `maxStaleAge`), else a failure carrying the `Retry-After`.
+    private func overBudget(_ key: CacheKey, config: AccountConfig, retryAfter: Int) -> FamilyOutcome {
+        metrics.upstreamBudgetRefusals.increment()
+        let now = clock.now()
+        if config.cacheEnable, let cached = cache.peek(key),
+           !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now) {
+            return .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
+        }
+        return .failure(ResolveFailure(
+            timedOut: false, message: "the account's upstream budget (upstreamQPS \(config.upstreamQPS)) is spent",
+            retryAfter: retryAfter))
     }
 
     // MARK: Background refresh

@@ -22,6 +22,10 @@ public final class EngineMetrics: Sendable {
     public let speedTestRuns = Atomic<UInt64>(0)
     public let speedProbesReachable = Atomic<UInt64>(0)
     public let speedProbesUnreachable = Atomic<UInt64>(0)
+    /// Upstream queries not started because the account's `upstreamQPS` budget was spent.
+    public let upstreamBudgetRefusals = StripedCounter()
+    /// Requests refused because their client address was over its rate (`rateLimit`).
+    public let clientRateRefusals = StripedCounter()
     private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: UInt64]>([:])
 
     public init() {

@@ -49,6 +49,16 @@ public struct PeerAddress: Sendable, Hashable {
         self.storage = storage
     }
 
+    /// From a parsed address.
+    public init(_ address: IPAddress) {
+        var storage: (UInt64, UInt64) = (0, 0)
+        withUnsafeMutableBytes(of: &storage) { target in
+            address.bytes.withUnsafeBytes { target.copyMemory(from: $0) }
+        }
+        family = address.family
+        self.storage = storage
+    }
+
     public var ipAddress: IPAddress {
         withUnsafeBytes(of: storage) { raw in
             IPAddress(family: family, bytes: Array(raw.prefix(family == .a ? 4 : 16)))!

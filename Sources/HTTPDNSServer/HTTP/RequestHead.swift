@@ -12,6 +12,8 @@ public protocol RequestHead {
     var method: UnsafeRawBufferPointer { get }
     /// The path without the query string, percent-decoded (as `HTTPRequest.path`).
     var path: UnsafeRawBufferPointer { get }
+    /// The TCP peer, nil when unknown (read only when a client rate limit applies).
+    var peerAddress: PeerAddress? { get }
     /// The first values of four query arguments, in the order asked, read together. For each:
     /// the first value of that name (names compare exactly), the empty value for a name given
     /// without `=`, nil when there is none: what `QueryArguments` gives.
@@ -36,6 +38,9 @@ public struct ConnectionHead: RequestHead {
         self.method = UnsafeRawBufferPointer(start: method, count: strlen(method))
         self.path = UnsafeRawBufferPointer(start: url, count: strlen(url))
     }
+
+    /// `MHD_CONNECTION_INFO_CLIENT_ADDRESS`, copied without an allocation.
+    public var peerAddress: PeerAddress? { chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init) }
 
     /// One pass over libmicrohttpd's arguments (`MHD_get_connection_values`) for all four names:
     /// the resolve fast path reads four, and each pass walks the headers too.

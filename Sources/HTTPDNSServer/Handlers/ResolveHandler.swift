@@ -179,12 +179,12 @@ extension HTTPDNSService {
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         guard head.method.equals("GET"), let account = Self.resolveAccount(head.path) else { return nil }
         var response: FastResponse?
-        registry.withEngine(utf8: account) { response = fastResponse(head, engine: $0) }
+        registry.withEngine(utf8: account) { response = fastResponse(head, account: account, engine: $0) }
         if response != nil { apiRequests.record(.v1) }
         return response
     }
 
-    private func fastResponse<Head: RequestHead>(_ head: Head, engine: ResolverEngine) -> FastResponse? {
+    private func fastResponse<Head: RequestHead>(_ head: Head, account: UnsafeRawBufferPointer, engine: ResolverEngine) -> FastResponse? {
         let options = engine.lookupOptions
         guard !options.ispEnable && !options.hasClientKeys && !options.hasAESKey else { return nil }
         let (host, type, clientIP, shortText) = head.arguments("host", "type", "client_ip", "short")
@@ -198,13 +198,15 @@ extension HTTPDNSService {
         if hostText.count <= HostName.maximumLength {
             let key = BorrowedCacheKey(unchecked: hostText, family: family)
             if let answer = engine.cachedResolution(key) {
+                guard fastPathAdmits(head, account: account, options: options) else { return nil }
                 return AnswerRendering.fastSingle(host: key.host, family: family, answer: answer, short: short)
             }
             // Not cached in this form: a canonical name is a miss, for the full path to resolve.
             if HostName.isCanonical(key.host) { return nil }
         }
         guard let host = HostName(utf8: hostText),
-              let response = cachedResponse(host, family, parsed, engine, options, network: "") else { return nil }
+              let response = cachedResponse(host, family, parsed, engine, options, network: ""),
+              fastPathAdmits(head, account: account, options: options) else { return nil }
         return FastResponse(copying: response.body)
     }
 

@@ -6,7 +6,7 @@ import Synchronization
 /// no shared cache line); the rest share one.
 public final class HTTPMetrics: Sendable {
     /// The statuses this service answers with; others are counted under `other`.
-    private static let common = [200, 201, 202, 400, 401, 403, 404, 405, 413, 431, 500, 502, 503, 504]
+    private static let common = [200, 201, 202, 400, 401, 403, 404, 405, 413, 429, 431, 500, 502, 503, 504]
     private let counters: [StripedCounter] = common.map { _ in StripedCounter() }
     /// The same, as `record` reaches them (no retain: `StripedCounter.Unretained`).
     private let unretained: [StripedCounter.Unretained]

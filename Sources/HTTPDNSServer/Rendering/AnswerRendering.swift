@@ -26,6 +26,10 @@ struct HostResult: Sendable {
 
 extension APIError {
     init(_ failure: ResolveFailure, host: HostName) {
+        if let retryAfter = failure.retryAfter {
+            self = .rateLimited(retryAfter: retryAfter, "could not resolve \(host.value): \(failure.message)")
+            return
+        }
         self.init(
             failure.timedOut ? .upstreamTimeout : .upstreamFailed,
             "could not resolve \(host.value): \(failure.message)")

@@ -17,15 +17,20 @@ public final class HTTPDNSService: Sendable {
         /// What `GET /{account}/ss` (EMAS API) answers (`ServiceConfig.effectiveAdvertisedAddresses`).
         public var advertisedAddresses: [String] = []
 
+        /// The service's default client rate (`rateLimit`, `rateBurst`); accounts may override it.
+        public var clientRate = ClientRateLimiter.Rate(perSecond: 0, burst: 0)
+
         public init(
             maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32, trustedProxies: [CIDR] = [],
-            separateOpsListener: Bool = false, advertisedAddresses: [String] = []
+            separateOpsListener: Bool = false, advertisedAddresses: [String] = [],
+            clientRate: ClientRateLimiter.Rate = .init(perSecond: 0, burst: 0)
         ) {
             self.maxPreloadHosts = maxPreloadHosts
             self.preloadConcurrency = preloadConcurrency
             self.trustedProxies = trustedProxies
             self.separateOpsListener = separateOpsListener
             self.advertisedAddresses = advertisedAddresses
+            self.clientRate = clientRate
         }
     }
 
@@ -38,8 +43,12 @@ public final class HTTPDNSService: Sendable {
     private let extraMetrics: Mutex<[@Sendable () -> String]> = Mutex([])
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
     let apiRequests = APIRequestMetrics()
+    /// Client buckets of the limit step (`checkLimits`, `fastPathAdmits`).
+    let rateLimiter: ClientRateLimiter
+    /// Requests to no known account refused by the client rate limit.
+    let unknownAccountRefusals = StripedCounter()
 
-    /// `clock` gives the time client signatures are checked against.
+    /// `clock` gives the time client signatures and client rate limits are checked against.
     public init(
         registry: AccountRegistry, accountStore: (any AccountPersistence)?, adminToken: String?, limits: Limits = Limits(),
         clock: any Clock = SystemClock()
@@ -49,6 +58,7 @@ public final class HTTPDNSService: Sendable {
         self.adminToken = adminToken
         self.limits = limits
         self.authenticator = ClientAuthenticator(clock: clock)
+        self.rateLimiter = ClientRateLimiter(clock: clock)
     }
 
     /// `/readyz` answers 200 only while this is true (after the warm load, until shutdown starts).
@@ -84,6 +94,8 @@ public final class HTTPDNSService: Sendable {
         if let account = first.account(segments, request) {
             apiRequests.record(first.format)
             guard let engine = registry.engine(account) else {
+                // Guessing account ids is limited too: such requests share one bucket per client.
+                if let refusal = rateLimitRejection(for: request, engine: nil) { return .response(first.format.response(refusal)) }
                 return .response(first.format.response(APIError(.unknownAccount, "no account '\(account)'")))
             }
             match.engine = engine
@@ -122,10 +134,13 @@ public final class HTTPDNSService: Sendable {
         return sealResponse(route.handler(self, match), match)
     }
 
-    /// The limits step (rate limits, upstream budget): nil lets the request through. No limits
-    /// exist yet; this is where they plug in, before any authentication work is spent.
+    /// The limits step, before any authentication work is spent: 429 when the client of a
+    /// tenant request is over its rate (`rateLimitRejection`), else nil. Probes, `/metrics` and
+    /// the admin API are not limited. (The upstream budget is the engine's, where it starts an
+    /// upstream query.)
     func checkLimits(_ route: Route, _ match: Route.Match) -> APIError? {
-        nil
+        guard let engine = match.engine else { return nil }
+        return rateLimitRejection(for: match.request, engine: engine)
     }
 
     /// Authenticate → authorise → replay check, for a tenant route that needs `role`. An open

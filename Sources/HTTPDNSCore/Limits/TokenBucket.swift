@@ -1,0 +1,46 @@
+/// A token bucket of `burst` tokens refilled at `rate` tokens per second, kept as one number:
+/// the time at which it will be full again (the "theoretical arrival time" of GCRA, RFC 2698's
+/// equivalent of a token bucket). Taking a token moves that time `1 / rate` seconds on; a request
+/// is refused when that would put it more than `burst / rate` seconds ahead of now.
+///
+/// A value with no lock and no clock: callers pass the time (any `Clock`) and the parameters
+/// (so a change of configuration applies at the next request). A bucket whose `fullAt` has
+/// passed is indistinguishable from a new one, which is what lets a table forget it.
+public struct TokenBucket: Sendable, Equatable {
+    /// When the bucket is (or will be) full again; a bucket full since then has `fullAt <= now`.
+    public private(set) var fullAt: Timestamp
+
+    /// A full bucket.
+    public init() { fullAt = 0 }
+
+    /// What `take` decided.
+    public enum Decision: Sendable, Equatable {
+        case allowed
+        /// No token: try again after this many whole seconds (at least 1), the `Retry-After`.
+        case refused(retryAfter: Int)
+    }
+
+    /// Takes one token at `now` if there is one. `rate` > 0 tokens per second, `burst` ≥ 1 tokens.
+    /// A clock that went back is treated as standing still.
+    public mutating func take(at now: Timestamp, rate: Double, burst: Double) -> Decision {
+        let interval = 1 / rate
+        let start = max(fullAt, now)
+        let next = start + interval
+        // The bucket holds (burst / rate) seconds of tokens; one more must still fit in it.
+        let ahead = next - now
+        if ahead > burst * interval + interval * 1e-9 {
+            let wait = ahead - burst * interval
+            return .refused(retryAfter: max(1, Int(wait.rounded(.up))))
+        }
+        fullAt = next
+        return .allowed
+    }
+
+    /// True when the bucket is full at `now` (it can be forgotten without changing any decision).
+    public func isFull(at now: Timestamp) -> Bool { fullAt <= now }
+
+    /// Tokens left at `now` (for tests and diagnostics).
+    public func tokens(at now: Timestamp, rate: Double, burst: Double) -> Double {
+        max(0, burst - max(0, fullAt - now) * rate)
+    }
+}
