@@ -33,7 +33,7 @@ import Testing
         metrics.record(status: 200)
         fixture.upstream.setAnswer("www.example.test", addresses: ["127.0.0.1"], ttl: 60)
         _ = fixture.get("/v1/default/resolve", ["host": "www.example.test"])
-        let exchange = fixture.get("/metrics")
+        let exchange = fixture.get("/metrics", listener: .ops)
         #expect(exchange.status == 200)
         #expect(exchange.response?.contentType.hasPrefix("text/plain; version=0.0.4") == true)
         let text = MetricsText(exchange.text)
@@ -57,14 +57,14 @@ import Testing
         fixture.upstream.setReply("gone.example.test", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true)))
         fixture.upstream.setFailure("down.example.test", .a, .timeout)
         let account = ["account": "default"]
-        let before = MetricsText(fixture.get("/metrics").text)
+        let before = MetricsText(fixture.get("/metrics", listener: .ops).text)
         #expect(before.value("httpdns_resolve_requests_total", account) == 0)
         #expect(before.value("httpdns_cache_entries", account) == 0)
 
         for host in ["www.example.test", "www.example.test", "www.example.test", "gone.example.test", "gone.example.test", "down.example.test"] {
             _ = fixture.get("/v1/default/resolve", ["host": host])
         }
-        let after = MetricsText(fixture.get("/metrics").text)
+        let after = MetricsText(fixture.get("/metrics", listener: .ops).text)
         #expect(after.problems.isEmpty, "\(after.problems)")
         #expect(after.value("httpdns_resolve_requests_total", account) == 6)
         #expect(after.value("httpdns_cache_hits_total", account) == 3)
@@ -89,17 +89,41 @@ import Testing
         let results = (0..<3).map { _ in fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "hot.example.test"])) }
         let exchanges = results.map { Exchange($0, releasing: [fixture.upstream]) }
         #expect(exchanges.allSatisfy { $0.status == 200 })
-        let text = MetricsText(fixture.get("/metrics").text)
+        let text = MetricsText(fixture.get("/metrics", listener: .ops).text)
         #expect(text.value("httpdns_fallback_total", ["account": "default", "outcome": "success"]) == 1)
         #expect(text.value("httpdns_fallback_total", ["account": "default", "outcome": "failure"]) == 1)
         #expect(text.value("httpdns_singleflight_joined_total", ["account": "default"]) == 2)
         #expect(text.value("httpdns_upstream_requests_total", ["account": "default", "upstream": "memory-0", "outcome": "transport"]) == 2)
     }
 
+    /// On the public listener the account ids would list the tenants: each family is summed
+    /// over the accounts instead, with its other labels kept.
+    @Test func publicListenerMetricsCarryNoAccountIDsAndSumOverAccounts() {
+        let fixture = ServiceFixture()
+        fixture.registry.upsert("secret-tenant", config: .test())
+        fixture.upstream.setAnswer("www.example.test", addresses: ["127.0.0.1"], ttl: 60)
+        _ = fixture.get("/v1/default/resolve", ["host": "www.example.test"])
+        _ = fixture.get("/v1/secret-tenant/resolve", ["host": "www.example.test"])
+        _ = fixture.get("/v1/secret-tenant/resolve", ["host": "www.example.test"])
+        let exchange = fixture.get("/metrics")
+        #expect(!exchange.text.contains("secret-tenant"))
+        #expect(!exchange.text.contains("account="))
+        let text = MetricsText(exchange.text)
+        #expect(text.problems.isEmpty, "\(text.problems)")
+        #expect(text.value("httpdns_resolve_requests_total") == 3)
+        #expect(text.value("httpdns_cache_hits_total") == 1)
+        #expect(text.value("httpdns_upstream_requests_total", ["upstream": "memory-0", "outcome": "success"]) == 2)
+        #expect(text.value("httpdns_rate_limited_total", ["reason": "client_rate"]) == 0)
+
+        let ops = MetricsText(fixture.get("/metrics", listener: .ops).text)
+        #expect(ops.value("httpdns_resolve_requests_total", ["account": "secret-tenant"]) == 2)
+        #expect(ops.value("httpdns_resolve_requests_total", ["account": "default"]) == 1)
+    }
+
     @Test func extraMetricsSourcesAreAppended() {
         let fixture = ServiceFixture()
         fixture.service.addMetricsSource { "# HELP httpdns_store_flushes_total Flushes.\n# TYPE httpdns_store_flushes_total counter\nhttpdns_store_flushes_total 7\n" }
-        let text = MetricsText(fixture.get("/metrics").text)
+        let text = MetricsText(fixture.get("/metrics", listener: .ops).text)
         #expect(text.problems.isEmpty, "\(text.problems)")
         #expect(text.value("httpdns_store_flushes_total") == 7)
     }

@@ -95,7 +95,7 @@ struct PersistenceTests {
                 #expect(response.status == 200)
             }
             let metrics = try await service.metrics()
-            let entries = metrics.sum("httpdns_cache_entries", ["account": "default"])
+            let entries = metrics.sum("httpdns_cache_entries", [:])
             #expect(entries > 0 && entries <= 10)
             let list = try await service.client.get("/v1/default/cache?limit=100").json
             let hosts = list["entries"]?.array?.compactMap { $0["host"]?.string } ?? []

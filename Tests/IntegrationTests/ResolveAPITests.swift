@@ -139,7 +139,7 @@ struct ResolveAPITests {
             #expect(second.json["source"]?.string == "cache")
             #expect(try await servers.json.requests(for: name).count == 1)
             let metrics = try await service.metrics()
-            #expect(metrics.sum("httpdns_cache_negative_hits_total", ["account": "default"]) >= 1)
+            #expect(metrics.sum("httpdns_cache_negative_hits_total", [:]) >= 1)
         }
     }
 
@@ -154,8 +154,8 @@ struct ResolveAPITests {
             #expect((second["ttl"]?.int ?? 0) <= (first["ttl"]?.int ?? 0))
             #expect(try await servers.unbound.queryCount() == queriesAfterFirst)
             let metrics = try await service.metrics()
-            #expect(metrics.sum("httpdns_cache_hits_total", ["account": "default"]) >= 1)
-            #expect(metrics.sum("httpdns_cache_misses_total", ["account": "default"]) >= 1)
+            #expect(metrics.sum("httpdns_cache_hits_total", [:]) >= 1)
+            #expect(metrics.sum("httpdns_cache_misses_total", [:]) >= 1)
         }
     }
 

@@ -7,7 +7,7 @@ struct RouteTable: Sendable {
     static let standard = RouteTable(routes: [
         Route("GET", "/healthz", .both, .anyone) { service, _ in service.healthz() },
         Route("GET", "/readyz", .both, .anyone) { service, _ in service.readyz() },
-        Route("GET", "/metrics", .ops, .anyone) { service, _ in service.metrics() },
+        Route("GET", "/metrics", .ops, .anyone) { service, match in service.metrics(listener: match.request.listener) },
         Route("GET", "/v1/accounts", .ops, .admin) { service, _ in service.listAccounts() },
         Route("GET", "/v1/accounts/{id}", .ops, .admin) { service, match in .response(service.getAccount(match.id!)) },
         Route("PUT", "/v1/accounts/{id}", .ops, .admin) { service, match in

@@ -55,14 +55,19 @@ struct ServiceFixture {
     /// the deferred work and releasing every held upstream reply. `deferred` tells which it was.
     func send(
         _ method: String, _ path: String, query: [String: String] = [:], authorization: String? = nil,
-        body: [UInt8] = []
+        body: [UInt8] = [], peer: String? = nil, forwardedFor: String? = nil, listener: Listener = .main
     ) -> Exchange {
-        let result = service.handle(HTTPRequest(method: method, path: path, query: query, authorization: authorization, body: body))
-        return Exchange(result, releasing: upstreams + [fallback])
+        var request = HTTPRequest(
+            method: method, path: path, query: query, authorization: authorization, body: body, peer: peer, forwardedFor: forwardedFor)
+        request.listener = listener
+        return Exchange(service.handle(request), releasing: upstreams + [fallback])
     }
 
-    func get(_ path: String, _ query: [String: String] = [:], authorization: String? = nil) -> Exchange {
-        send("GET", path, query: query, authorization: authorization)
+    func get(
+        _ path: String, _ query: [String: String] = [:], authorization: String? = nil, peer: String? = nil,
+        forwardedFor: String? = nil, listener: Listener = .main
+    ) -> Exchange {
+        send("GET", path, query: query, authorization: authorization, peer: peer, forwardedFor: forwardedFor, listener: listener)
     }
 
     /// Puts answers straight into the cache of `account` (no upstream involved).

@@ -1,0 +1,59 @@
+import HTTPDNSCore
+import Testing
+
+/// `TokenBucket`: `burst` requests at once, then `rate` per second, with a whole-second
+/// `Retry-After`, on an injected time.
+@Suite struct TokenBucketTests {
+    let start: Timestamp = 1_700_000_000
+
+    @Test func aFullBucketAllowsBurstRequestsAtOnceThenRefuses() {
+        var bucket = TokenBucket()
+        for index in 0..<5 {
+            #expect(bucket.take(at: start, rate: 2, burst: 5) == .allowed, "request \(index)")
+        }
+        #expect(bucket.take(at: start, rate: 2, burst: 5) == .refused(retryAfter: 1))
+        #expect(bucket.tokens(at: start, rate: 2, burst: 5) < 1e-9)
+    }
+
+    @Test func tokensComeBackAtTheRateAndNeverBeyondTheBurst() {
+        var bucket = TokenBucket()
+        for _ in 0..<4 { _ = bucket.take(at: start, rate: 2, burst: 4) }
+        #expect(bucket.take(at: start + 0.4, rate: 2, burst: 4) != .allowed)
+        // Half a second at 2/s is one token.
+        #expect(bucket.take(at: start + 0.5, rate: 2, burst: 4) == .allowed)
+        #expect(bucket.take(at: start + 0.5, rate: 2, burst: 4) != .allowed)
+        // A long idle time refills to the burst, not past it.
+        let later = start + 3600
+        #expect(bucket.isFull(at: later))
+        for _ in 0..<4 { #expect(bucket.take(at: later, rate: 2, burst: 4) == .allowed) }
+        #expect(bucket.take(at: later, rate: 2, burst: 4) != .allowed)
+    }
+
+    @Test func retryAfterIsTheWaitForOneTokenRoundedUpToWholeSeconds() {
+        var bucket = TokenBucket()
+        #expect(bucket.take(at: start, rate: 0.25, burst: 1) == .allowed)
+        // One token every 4 s.
+        #expect(bucket.take(at: start, rate: 0.25, burst: 1) == .refused(retryAfter: 4))
+        #expect(bucket.take(at: start + 2.5, rate: 0.25, burst: 1) == .refused(retryAfter: 2))
+        #expect(bucket.take(at: start + 3.99, rate: 0.25, burst: 1) == .refused(retryAfter: 1))
+        #expect(bucket.take(at: start + 4, rate: 0.25, burst: 1) == .allowed)
+        // A fast rate still says at least one second.
+        var fast = TokenBucket()
+        _ = fast.take(at: start, rate: 1000, burst: 1)
+        #expect(fast.take(at: start, rate: 1000, burst: 1) == .refused(retryAfter: 1))
+    }
+
+    @Test func aRefusedRequestTakesNothing() {
+        var bucket = TokenBucket()
+        _ = bucket.take(at: start, rate: 1, burst: 1)
+        for _ in 0..<100 { _ = bucket.take(at: start + 0.5, rate: 1, burst: 1) }
+        #expect(bucket.take(at: start + 1, rate: 1, burst: 1) == .allowed)
+    }
+
+    @Test func aClockThatWentBackIsTreatedAsStandingStill() {
+        var bucket = TokenBucket()
+        _ = bucket.take(at: start, rate: 1, burst: 1)
+        #expect(bucket.take(at: start - 100, rate: 1, burst: 1) != .allowed)
+        #expect(bucket.take(at: start + 1, rate: 1, burst: 1) == .allowed)
+    }
+}
