@@ -46,6 +46,10 @@ import Testing
         config.ipv6Enable = true
         config.cacheCountLimit = 12
         config.discardRecordsHasExpiredFor = 10.5
+        // Optional keys appear when set (rateLimit, rateBurst: unset means the service's value).
+        config.rateLimit = 12.5
+        config.rateBurst = 30
+        config.upstreamQPS = 40
 
         let text = config.jsonText(redacted: false)
         #expect(text.contains("http://127.0.0.1:8053/dns-query"))  // slashes not escaped

@@ -285,3 +285,47 @@ import Testing
         #expect(ServiceConfig.isValidAccountID(id) == valid)
     }
 }
+
+/// `adminTokenFile` / `HTTPDNS_ADMIN_TOKEN_FILE` / `--admin-token-file`: the token from a file
+/// (a mounted Kubernetes Secret).
+@Suite struct AdminTokenFileTests {
+    private let secretPath = "/run/secrets/admin-token"
+
+    @Test(arguments: ["s3cr3t-admin-token", "s3cr3t-admin-token\n", "s3cr3t-admin-token\r\n"])
+    func theTokenIsReadWithoutItsTrailingNewline(content: String) throws {
+        let loading = ConfigLoading(files: [secretPath: content])
+        let config = try #require(try loading.config(env: ["HTTPDNS_ADMIN_TOKEN_FILE": secretPath]))
+        #expect(config.adminToken == "s3cr3t-admin-token")
+        let flagged = try #require(try loading.config(["--admin-token-file", secretPath]))
+        #expect(flagged.adminToken == "s3cr3t-admin-token")
+    }
+
+    @Test func anUnreadableFileIsAStartUpErrorNamingTheKey() throws {
+        let error = try #require(ConfigLoading().error(env: ["HTTPDNS_ADMIN_TOKEN_FILE": secretPath]))
+        #expect(error.description.contains("HTTPDNS_ADMIN_TOKEN_FILE"))
+        let flag = try #require(ConfigLoading().error(["--admin-token-file", secretPath]))
+        #expect(flag.description.contains("--admin-token-file"))
+    }
+
+    @Test(arguments: ["short\n", "", "\n", "two-lines-token\nsecond-line"])
+    func aShortOrMultiLineFileIsRefusedWithoutShowingIt(content: String) throws {
+        let loading = ConfigLoading(files: [secretPath: content])
+        let error = try #require(loading.error(env: ["HTTPDNS_ADMIN_TOKEN_FILE": secretPath]))
+        #expect(error.description.contains("HTTPDNS_ADMIN_TOKEN_FILE"))
+        if !content.isEmpty && content != "\n" { #expect(!error.description.contains(content.trimmingCharacters(in: .newlines))) }
+    }
+
+    @Test func aTokenAndATokenFileTogetherAreRefused() throws {
+        let loading = ConfigLoading(files: [secretPath: "s3cr3t-admin-token"])
+        let error = try #require(loading.error(env: ["HTTPDNS_ADMIN_TOKEN_FILE": secretPath, "HTTPDNS_ADMIN_TOKEN": "other-token-1"]))
+        #expect(error.description.contains("HTTPDNS_ADMIN_TOKEN_FILE"))
+    }
+
+    @Test func theServiceRateKeysAreRead() throws {
+        let config = try #require(try ConfigLoading().config(["--rate-limit", "20.5", "--rate-burst", "40"]))
+        #expect(config.rateLimit == 20.5)
+        #expect(config.rateBurst == 40)
+        #expect(ConfigLoading().error(env: ["HTTPDNS_RATE_LIMIT": "-1"])?.description.contains("HTTPDNS_RATE_LIMIT") == true)
+        #expect(ConfigLoading().error(env: ["HTTPDNS_RATE_LIMIT": "nan"]) != nil)
+    }
+}

@@ -244,7 +244,7 @@ public struct AccountConfig: Sendable, Equatable {
     /// The configuration as a JSON object. With `redacted`, secrets are replaced by "***".
     public func jsonObject(redacted: Bool) -> [String: Any] {
         var object: [String: Any] = [
-            "upstreams": upstreams.map(\.description),
+            "upstreams": upstreams.map { redacted ? $0.redactedText : $0.text },
             "localDNSFallback": localDNSFallback,
             "localDNSServers": localDNSServers,
             "cacheEnable": cacheEnable,
@@ -304,6 +304,17 @@ public struct AccountConfig: Sendable, Equatable {
                 throw ConfigError(key: "clientKeys[\(index)].secret", "\"***\" stands for the stored secret of key '\(id)', and there is none")
             }
             config.clientKeys[index].secret = stored.secret
+        }
+        // An upstream read back with its URL credentials as "***": the stored upstream it stands for.
+        if config.customUpstreams != nil {
+            var upstreams = config.upstreams
+            for (index, upstream) in upstreams.enumerated() where upstream.url.contains(redacted) {
+                guard let kept = existing?.upstreams.first(where: { $0.hasCredentials && $0.redactedText == upstream.text }) else {
+                    throw ConfigError(key: "upstreams[\(index)]", "\"***\" stands for stored credentials, and there is no upstream \(upstream.description) with credentials to keep")
+                }
+                upstreams[index] = kept
+            }
+            config.upstreams = upstreams
         }
         return config
     }
