@@ -1,0 +1,118 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// The client rate limit and the upstream budget, against the real binary.
+@Suite("Limits")
+struct LimitsTests {
+    /// httpdnsd whose default account has loopback upstreams plus `accountKeys`, with the service
+    /// keys `serviceKeys` (e.g. rateLimit) at the top of the config file.
+    private func withLimits(
+        serviceKeys: [String: TestJSON], accountKeys: [String: TestJSON] = [:],
+        _ body: (TestServers, HTTPDNSDProcess) async throws -> Void
+    ) async throws {
+        try await withService(configure: { servers, options in
+            var config: [String: TestJSON] = ["accounts": ["default": loopbackAccount(servers, accountKeys)]]
+            config.merge(serviceKeys) { _, new in new }
+            options.config = .object(config)
+        }, body)
+    }
+
+    @Test func aClientOverItsRateGets429WithRetryAfterAndIsServedAgainOnceItRefilled() async throws {
+        // Two requests at once, then one every two seconds.
+        try await withLimits(serviceKeys: ["rateLimit": 0.5, "rateBurst": 2]) { _, service in
+            let path = "/v1/default/resolve?host=\(TestZone.www)&type=A"
+            #expect(try await service.client.get(path).status == 200)
+            #expect(try await service.client.get(path).status == 200)
+            let refused = try await service.client.get(path)
+            expectError(refused, status: 429, code: "RateLimited")
+            let retryAfter = try #require(refused.header("Retry-After").flatMap { Int($0) }, "\(refused)")
+            #expect(retryAfter >= 1 && retryAfter <= 2)
+            // The probes and /metrics are never limited.
+            #expect(try await service.client.get("/healthz").status == 200)
+            let metrics = try await service.metrics()
+            #expect(metrics.sum("httpdns_rate_limited_total", ["reason": "client_rate"]) == 1)
+            #expect(metrics.sum("httpdns_http_requests_total", ["code": "429"]) == 1)
+
+            try await Task.sleep(for: .milliseconds(retryAfter * 1000 + 100))
+            #expect(try await service.client.get(path).status == 200)
+        }
+    }
+
+    /// One client floods random names; another, behind the same trusted proxy, keeps asking a
+    /// cached name and is never refused. The flood is limited by its own bucket, and its misses
+    /// by the account's upstream budget.
+    @Test func aFloodingClientCannotStarveAnotherClient() async throws {
+        try await withLimits(
+            serviceKeys: ["rateLimit": 5, "rateBurst": 40, "trustedProxies": ["127.0.0.1"]],
+            accountKeys: ["upstreamQPS": 20]
+        ) { _, service in
+            let flooder = ["X-Forwarded-For": "198.51.100.1"]
+            let quiet = ["X-Forwarded-For": "198.51.100.2"]
+            let hit = "/v1/default/resolve?host=\(TestZone.www)&type=A"
+            #expect(try await service.client.get(hit, headers: quiet).status == 200)  // cached from now on
+            let floodSize = 400, quietSize = 30  // the quiet client stays within its burst of 40
+            let floodStatuses = StatusTally(), quietStatuses = StatusTally()
+            let started = Date()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        for _ in stride(from: worker, to: floodSize, by: 8) {
+                            let name = TestZone.unique("flood")
+                            let status = try await service.client.get("/v1/default/resolve?host=\(name)&type=A", headers: flooder).status
+                            await floodStatuses.add(status)
+                        }
+                    }
+                }
+                group.addTask {
+                    for _ in 0..<quietSize {
+                        let status = try await service.client.get(hit, headers: quiet).status
+                        await quietStatuses.add(status)
+                        try await Task.sleep(for: .milliseconds(20))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let flood = await floodStatuses.counts, calm = await quietStatuses.counts
+            let metrics = try await service.metrics()
+            let upstreamQueries = Int(metrics.sum("httpdns_upstream_requests_total"))
+            print("flood vs quiet client over \(String(format: "%.2f", Date().timeIntervalSince(started))) s: "
+                + "flooder statuses \(flood.sorted { $0.key < $1.key }), quiet client statuses \(calm.sorted { $0.key < $1.key }), "
+                + "upstream queries \(upstreamQueries), refused by the upstream budget "
+                + "\(Int(metrics.sum("httpdns_rate_limited_total", ["reason": "upstream_budget"])))")
+            #expect(calm == [200: quietSize], "the quiet client was refused: \(calm)")
+            #expect(flood[429, default: 0] > 0)
+            #expect(flood[200, default: 0] + flood[429, default: 0] == floodSize, "\(flood)")
+            // The flooder got at most its burst plus what refilled: far from its 400 names.
+            #expect(flood[200, default: 0] < floodSize / 2, "\(flood)")
+        }
+    }
+
+    @Test func aMissOverTheUpstreamBudgetIs429UnlessItCanBeAnsweredStale() async throws {
+        // One upstream query per 100 s: the first miss spends it.
+        try await withLimits(serviceKeys: [:], accountKeys: ["upstreamQPS": 0.01]) { _, service in
+            #expect(try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").status == 200)
+            let refused = try await service.client.get("/v1/default/resolve?host=\(TestZone.unique())&type=A")
+            expectError(refused, status: 429, code: "RateLimited")
+            #expect(refused.json["error"]?["message"]?.string?.contains("upstreamQPS") == true)
+            #expect(Int(refused.header("Retry-After") ?? "") ?? 0 >= 1)
+            // The cached name still answers; a preload reports its hosts over the budget one by one.
+            #expect(try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").status == 200)
+            let names = (0..<3).map { _ in TestZone.unique("pre") }
+            let preload = try await service.client.post("/v1/default/preload", json: ["hosts": .array(names.map { .string($0) }), "type": "A"])
+            #expect(preload.status == 200)
+            #expect(preload.json["failed"]?.int == 3)
+            let codes = preload.json["results"]?.array?.compactMap { $0["error"]?["code"]?.string }
+            #expect(codes == ["RateLimited", "RateLimited", "RateLimited"], "\(preload)")
+            let metrics = try await service.metrics()
+            #expect(metrics.sum("httpdns_rate_limited_total", ["reason": "upstream_budget"]) == 4)
+        }
+    }
+}
+
+/// HTTP statuses counted from concurrent tasks.
+private actor StatusTally {
+    private(set) var counts: [Int: Int] = [:]
+
+    func add(_ status: Int) { counts[status, default: 0] += 1 }
+}
