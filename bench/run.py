@@ -457,11 +457,17 @@ class HTTPDNSD:
                 pass
         return time.monotonic() - started
 
+    def account_value(self, name, account, default):
+        """`name{account="..."}`; the public listener shows no account label (account ids would list
+        the tenants), and there the family's sum over every account is all there is."""
+        values = metrics(self.port)
+        return values.get(f'{name}{{account="{account}"}}', values.get(name, default))
+
     def entries(self, account):
-        return int(metrics(self.port).get(f'httpdns_cache_entries{{account="{account}"}}', -1))
+        return int(self.account_value("httpdns_cache_entries", account, -1))
 
     def counter(self, name, account):
-        return metrics(self.port).get(f'{name}{{account="{account}"}}', 0.0)
+        return self.account_value(name, account, 0.0)
 
 
 def write_list(path, items):
