@@ -13,7 +13,7 @@ quick runs (defaults are the issue's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6,7  which sections to run (1-3 always run, in the loop with 5, 6 and 7)
+  BENCH_SECTIONS=1,2,3,4,5,6,7,8  which sections to run (1-3 always run, in the loop with 5-8)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
@@ -70,14 +70,18 @@ SCALE_MID = env_int("BENCH_SCALE_MID", 100_000)
 SLOW_MS = env_int("BENCH_SLOW_MS", 500)
 SLOW_INFLIGHT = env_int("BENCH_SLOW_INFLIGHT", 200)
 PROFILE = os.environ.get("BENCH_PROFILE", "")
-SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7").split(",") if s.strip()}
-if SECTIONS & {1, 2, 3, 5, 6, 7}:
+SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8").split(",") if s.strip()}
+if SECTIONS & {1, 2, 3, 5, 6, 7, 8}:
     SECTIONS |= {1}  # every ratio is to (1)
 if 1 in SECTIONS:
     SECTIONS |= {2, 3}
 PRELOAD_BATCH = 10000
 PRELOAD_PARALLEL = 4
 PRELOAD_CONCURRENCY = 128
+# (8): account `limited` has a client rate limit no benchmark reaches, so every hit pays the
+# bucket check (one bucket: wrk's connections all come from 127.0.0.1) and none is refused. Not
+# persisted: its preload's write-behind would otherwise still be flushing during (1).
+LIMITED_KEYS = {"rateLimit": 1_000_000, "rateBurst": 10_000_000, "persistentCacheIPEnabled": False}
 
 
 def log(message):
@@ -397,11 +401,13 @@ class Stack:
 
 
 class HTTPDNSD:
-    def __init__(self, processes, work, binary, name, accounts, cache_limit, extra=None):
+    def __init__(self, processes, work, binary, name, accounts, cache_limit, extra=None, account_keys=None):
         self.processes = processes
         self.binary = binary
         self.name = name
         self.port = free_port()
+        # /metrics shows the `account` label on the operations listener only.
+        self.ops_port = free_port()
         self.db = os.path.join(work, f"{name}.sqlite")
         self.config_path = os.path.join(work, f"{name}.json")
         config = {
@@ -409,9 +415,10 @@ class HTTPDNSD:
             "preloadConcurrency": PRELOAD_CONCURRENCY,
             # Every load generator connects from 127.0.0.1: no per-address connection limit.
             "perIPConnectionLimit": 0,
+            "opsListen": f"127.0.0.1:{self.ops_port}",
             "accounts": {
                 account: {"upstreams": [upstream], "localDNSFallback": False, "cacheCountLimit": cache_limit,
-                          "maxCacheTTL": TTL, "timeout": 5}
+                          "maxCacheTTL": TTL, "timeout": 5, **(account_keys or {}).get(account, {})}
                 for account, upstream in accounts.items()
             },
         }
@@ -458,10 +465,9 @@ class HTTPDNSD:
         return time.monotonic() - started
 
     def account_value(self, name, account, default):
-        """`name{account="..."}`; the public listener shows no account label (account ids would list
-        the tenants), and there the family's sum over every account is all there is."""
-        values = metrics(self.port)
-        return values.get(f'{name}{{account="{account}"}}', values.get(name, default))
+        """`name{account="..."}`, read on the operations listener: the public one shows no account
+        label (account ids would list the tenants)."""
+        return metrics(self.ops_port).get(f'{name}{{account="{account}"}}', default)
 
     def entries(self, account):
         return int(self.account_value("httpdns_cache_entries", account, -1))
@@ -520,11 +526,17 @@ def run(work, processes, results):
     names_file = write_list(os.path.join(work, "names.txt"), names)
     queries_file = write_list(os.path.join(work, "queries.txt"), (b64url_query(n) for n in names))
 
-    main = HTTPDNSD(processes, work, binary, "httpdnsd-main", {"bench": dnss_upstream, "slow": slow_upstream},
-                    cache_limit=max(4 * SCALE, 4_000_000))
+    main_accounts = {"bench": dnss_upstream, "slow": slow_upstream}
+    if 8 in SECTIONS:
+        main_accounts["limited"] = dnss_upstream
+    main = HTTPDNSD(processes, work, binary, "httpdnsd-main", main_accounts,
+                    cache_limit=max(4 * SCALE, 4_000_000), account_keys={"limited": LIMITED_KEYS})
     main.start()
     seconds = main.preload("bench", names)
     log(f"warmed {NAMES} names into account bench in {seconds:.1f} s")
+    if 8 in SECTIONS:
+        seconds = main.preload("limited", names)
+        log(f"warmed {NAMES} names into account limited (client rate limit on) in {seconds:.1f} s")
 
     # The response a hit really gets: its exact body is the baseline's fixed body.
     status, body, headers = http_get(main.port, f"/v1/bench/resolve?host={names[0]}")
@@ -552,7 +564,8 @@ def run(work, processes, results):
     # (6)/(1) compare runs a minute apart rather than several minutes.
     hit_env = {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/bench/resolve?host="}
     peer_env = {"BENCH_LIST": queries_file, "BENCH_PREFIX": "/dns-query?dns=", "BENCH_ACCEPT": "application/dns-message"}
-    runs = {1: [], 2: [], 3: []}
+    limited_env = {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/limited/resolve?host="}
+    runs = {1: [], 2: [], 3: [], 8: []}
     splits = {1: [], 2: []}  # how each run's CPU fell on the HTTP worker threads
     hits_before = main.counter("httpdns_cache_hits_total", "bench")
     misses_before = main.counter("httpdns_cache_misses_total", "bench")
@@ -564,6 +577,8 @@ def run(work, processes, results):
         log(f"hit sections, repetition {rep + 1}/{REPS}")
         runs[1].append(measure_with_split(main.process.pid, splits[1],
                                           lambda: wrk(main.port, "cycle.lua", hit_env, label="(1) httpdnsd hits")))
+        if 8 in SECTIONS:
+            runs[8].append(wrk(main.port, "cycle.lua", limited_env, label="(8) httpdnsd hits, limiter on"))
         runs[2].append(measure_with_split(baseline.pid, splits[2],
                                           lambda: wrk(baseline_port, "cycle.lua", hit_env, label="(2) baseline")))
         # unbound's counters around (3) alone: (5)'s misses go through the same unbound.
@@ -586,6 +601,8 @@ def run(work, processes, results):
     results["s2"] = summarize(runs[2])
     results["worker_splits"] = splits
     results["s3"] = summarize(runs[3])
+    if runs[8]:
+        results["s8"] = summarize(runs[8])
     results["s3"]["check"] = f"unbound: {peer_queries:.0f} queries, {peer_cachemiss:.0f} cache misses"
     if slow:
         slow.finish(results)
@@ -891,7 +908,7 @@ def report(results):
     add(f"- **The load generator (wrk) and every server share the same {m['cores']} cores** (and other "
         "people's builds may have been running): absolute figures are low and noisy; the ratios, measured "
         "in the same run on the same workload, are the figures to read. The hit measurements run repetition by "
-        "repetition in one loop, (1) (2) (3) (5q) (5) (6q) (6), so that drift hits them alike; (5q) and (6q), "
+        "repetition in one loop, (1) (8) (2) (3) (5q) (5) (6q) (6), so that drift hits them alike; (5q) and (6q), "
         "measured just before each (5) and (6) on the same instance, are the closest same-time references.")
     add("")
 
@@ -908,6 +925,8 @@ def report(results):
                 f"{', '.join(str(r) for r in s['reps'])} | {spread(s['reps'])} |")
 
     row(1, f"httpdnsd cache hits, `GET /v1/bench/resolve`, {NAMES} warmed names", s1)
+    row(8, "  the same hits on account `limited`, client rate limit on (never reached), just after each (1)",
+        results.get("s8"))
     row(2, "baseline: C on libmicrohttpd, same pool settings, fixed body of the same size", s2)
     row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
     row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
@@ -938,7 +957,7 @@ def report(results):
             f"(in %): (1) {', '.join(splits[1])}; (2) {', '.join(splits[2])}. libmicrohttpd's workers race to "
             f"accept, so wrk's {CONNECTIONS} connections, opened at once, split between them at random, and a "
             "lopsided split caps that run; compare (1) and (2) on repetitions with similar splits")
-    for key, label in (("s1", "(1)"), ("s2", "(2)"), ("s3", "(3)"), ("s4", "(4)"), ("s4_dnss", "(4u)"),
+    for key, label in (("s1", "(1)"), ("s8", "(8)"), ("s2", "(2)"), ("s3", "(3)"), ("s4", "(4)"), ("s4_dnss", "(4u)"),
                        ("s5", "(5)"), ("s5_misses", "(5m)")):
         s = results.get(key)
         if s:
@@ -999,6 +1018,13 @@ def report(results):
            s1 and s2 and s1["p99_ms"] / s2["p99_ms"] <= 1.5)
     target("hit throughput / dnss+unbound peer", "≥ 1.4", s1 and s3 and s1["rps"] / s3["rps"],
            s1 and s3 and s1["rps"] / s3["rps"] >= 1.4)
+    s8 = results.get("s8")
+    target("hit throughput with the limiter on / (1) (issue 11)", "≥ 0.95", s1 and s8 and s8["rps"] / s1["rps"],
+           s1 and s8 and s8["rps"] / s1["rps"] >= 0.95)
+    if s1 and s8 and len(s1["reps"]) == len(s8["reps"]):
+        pairs = [b / a for a, b in zip(s1["reps"], s8["reps"])]
+        add(f"| (8) / (1) per repetition, their median | — | {statistics.median(pairs):.3f} "
+            f"({', '.join(f'{x:.2f}' for x in pairs)}) | — |")
     target("hit throughput with slow upstream / (1)", "≥ 0.9", s1 and s5 and s5["rps"] / s1["rps"],
            s1 and s5 and s5["rps"] / s1["rps"] >= 0.9)
     s7, s7b = results.get("s7"), results.get("s7b")
@@ -1048,8 +1074,14 @@ def report(results):
   Lua `init`, each wrk thread starting at another offset); the hit and miss counters of `/metrics`
   are checked afterwards. (2) the same wrk script against `bench/baseline/baseline.c`; (3) the same
   names as pre-encoded base64url queries (written by run.py) against dnss, whose unbound has them
-  cached (checked with `unbound-control stats_noreset`). (1), (2), (3), (5q), (5), (6q) and (6) run in
-  that order in each repetition, so a repetition of (5) or (6) is measured about a minute after its (1).
+  cached (checked with `unbound-control stats_noreset`). (1), (8), (2), (3), (5q), (5), (6q) and (6) run
+  in that order in each repetition, so a repetition of (5) or (6) is measured about a minute after its (1).
+  The counters are read on the instance's operations listener (`opsListen`), the only one whose
+  `/metrics` has the `account` label.
+- (8) the same names preloaded into account `limited`, whose `rateLimit` and `rateBurst` are
+  {LIMITED_KEYS["rateLimit"]:,} and {LIMITED_KEYS["rateBurst"]:,}: every hit takes a token from its
+  client's bucket (wrk's connections all come from 127.0.0.1, so they share one bucket: the most
+  contended case), and none is refused.
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
   authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
