@@ -50,6 +50,21 @@ import Testing
         #expect(bucket.take(at: start + 1, rate: 1, burst: 1) == .allowed)
     }
 
+    @Test func aRefundGivesOneTokenBackAndNeverFillsPastFull() {
+        var bucket = TokenBucket()
+        _ = bucket.take(at: start, rate: 1, burst: 2)
+        _ = bucket.take(at: start, rate: 1, burst: 2)
+        #expect(bucket.take(at: start, rate: 1, burst: 2) != .allowed)
+        bucket.refund(at: start, rate: 1)
+        #expect(bucket.take(at: start, rate: 1, burst: 2) == .allowed)
+        #expect(bucket.take(at: start, rate: 1, burst: 2) != .allowed)
+        var full = TokenBucket()
+        full.refund(at: start, rate: 1)
+        #expect(full.isFull(at: start))
+        for _ in 0..<2 { #expect(full.take(at: start, rate: 1, burst: 2) == .allowed) }
+        #expect(full.take(at: start, rate: 1, burst: 2) != .allowed)
+    }
+
     @Test func aClockThatWentBackIsTreatedAsStandingStill() {
         var bucket = TokenBucket()
         _ = bucket.take(at: start, rate: 1, burst: 1)

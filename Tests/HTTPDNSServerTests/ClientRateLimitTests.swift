@@ -117,6 +117,16 @@ import Testing
         #expect(!answered(fixture, head))
     }
 
+    @Test func aRefusedFastPathRequestIsNotCountedAsACacheHit() {
+        let fixture = fixture(rate: 1, burst: 1)
+        let head = MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")], peer: "192.0.2.50")
+        #expect(answered(fixture, head))
+        #expect(!answered(fixture, head))
+        #expect(Exchange(fixture.handle(head.request)).status == 429)
+        #expect(fixture.engine.metrics.cacheHits.value == 1)
+        #expect(fixture.engine.metrics.clientRateRefusals.value == 1)
+    }
+
     @Test func withLimitsOffTheFastPathAnswersEveryHit() {
         let fixture = fixture(rate: 0, burst: 0)
         let head = MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")], peer: "192.0.2.50")

@@ -39,6 +39,23 @@ struct LimitsTests {
         }
     }
 
+    /// With an operations listener, refusals are counted there per account; the public listener
+    /// serves no /metrics at all.
+    @Test func refusalsAreCountedPerAccountOnTheOperationsListener() async throws {
+        let opsPort = freePort()
+        try await withService(configure: { servers, options in
+            options.config = ["rateLimit": 1, "rateBurst": 1, "accounts": ["default": loopbackAccount(servers)]]
+            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
+        }) { _, service in
+            let path = "/v1/default/resolve?host=\(TestZone.www)&type=A"
+            #expect(try await service.client.get(path).status == 200)
+            expectError(try await service.client.get(path), status: 429, code: "RateLimited")
+            let metrics = PrometheusText(try await HTTPClient(port: opsPort).get("/metrics").text)
+            #expect(metrics.sum("httpdns_rate_limited_total", ["account": "default", "reason": "client_rate"]) == 1)
+            #expect(metrics.sum("httpdns_resolve_requests_total", ["account": "default"]) == 1)
+        }
+    }
+
     /// One client floods random names; another, behind the same trusted proxy, keeps asking a
     /// cached name and is never refused. The flood is limited by its own bucket, and its misses
     /// by the account's upstream budget.

@@ -36,6 +36,12 @@ public struct TokenBucket: Sendable, Equatable {
         return .allowed
     }
 
+    /// Gives back the token a `take` at `now` took (the request it was taken for turned out not
+    /// to be one this bucket meters). Never fills the bucket past full.
+    public mutating func refund(at now: Timestamp, rate: Double) {
+        fullAt = max(now, fullAt - 1 / rate)
+    }
+
     /// True when the bucket is full at `now` (it can be forgotten without changing any decision).
     public func isFull(at now: Timestamp) -> Bool { fullAt <= now }
 

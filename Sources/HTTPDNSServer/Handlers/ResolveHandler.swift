@@ -193,20 +193,33 @@ extension HTTPDNSService {
                   type: type.map(Self.string), clientIP: clientIP.map(Self.string), short: shortText.map(Self.string)),
               let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) else { return nil }
         let short = parsed.short ?? options.shortEnable
+        let admission = fastPathAdmission(head, account: account, options: options)
+        if case .toGeneralPath = admission { return nil }
+        guard let response = fastHit(hostText, family, short, parsed, engine, options) else {
+            fastPathRefund(admission, account: account)
+            return nil
+        }
+        return response
+    }
+
+    /// The fast path's cache lookup and rendering; nil on a miss (or a name to check on the
+    /// general path).
+    private func fastHit(
+        _ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ short: Bool, _ parsed: QueryOptions, _ engine: ResolverEngine,
+        _ options: ResolverEngine.LookupOptions
+    ) -> FastResponse? {
         // A name in canonical form (the usual case) is looked up and written from the request's
         // bytes, before it is checked: a name the cache has is valid (`BorrowedCacheKey(unchecked:)`).
         if hostText.count <= HostName.maximumLength {
             let key = BorrowedCacheKey(unchecked: hostText, family: family)
             if let answer = engine.cachedResolution(key) {
-                guard fastPathAdmits(head, account: account, options: options) else { return nil }
                 return AnswerRendering.fastSingle(host: key.host, family: family, answer: answer, short: short)
             }
             // Not cached in this form: a canonical name is a miss, for the full path to resolve.
             if HostName.isCanonical(key.host) { return nil }
         }
         guard let host = HostName(utf8: hostText),
-              let response = cachedResponse(host, family, parsed, engine, options, network: ""),
-              fastPathAdmits(head, account: account, options: options) else { return nil }
+              let response = cachedResponse(host, family, parsed, engine, options, network: "") else { return nil }
         return FastResponse(copying: response.body)
     }
 

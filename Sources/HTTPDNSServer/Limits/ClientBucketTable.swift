@@ -57,6 +57,15 @@ struct ClientBucketTable {
         return slots[free].bucket.take(at: now, rate: rate, burst: burst)
     }
 
+    /// Gives back one token to the bucket of `key`, if the table still has it.
+    mutating func refund(_ key: UInt64, at now: Timestamp, rate: Double) {
+        let home = Int(truncatingIfNeeded: key) & mask
+        for step in 0..<Self.probeWindow where slots[(home + step) & mask].key == key {
+            slots[(home + step) & mask].bucket.refund(at: now, rate: rate)
+            return
+        }
+    }
+
     /// Slots holding a client whose bucket is not full at `now`.
     func activeCount(at now: Timestamp) -> Int {
         slots.reduce(0) { $0 + ($1.key != 0 && !$1.bucket.isFull(at: now) ? 1 : 0) }

@@ -51,18 +51,32 @@ public final class ClientRateLimiter: @unchecked Sendable {
     /// Takes a token for a client of `account` (its id's bytes; empty for requests to no known
     /// account) at `address`. The caller checks `rate.isLimited` first.
     public func take(account: UnsafeRawBufferPointer, address: PeerAddress, rate: Rate) -> TokenBucket.Decision {
+        let key = Self.key(account: account, address: address)
+        let now = clock.now()
+        let burst = rate.burstTokens
+        return locked_tables[Self.stripe(key)].withLock { $0.take(key, at: now, rate: rate.perSecond, burst: burst) }
+    }
+
+    /// Gives back the token a `take` with the same arguments took (the fast path takes before
+    /// its cache lookup and refunds on a miss, which the general path then charges).
+    public func refund(account: UnsafeRawBufferPointer, address: PeerAddress, rate: Rate) {
+        let key = Self.key(account: account, address: address)
+        let now = clock.now()
+        locked_tables[Self.stripe(key)].withLock { $0.refund(key, at: now, rate: rate.perSecond) }
+    }
+
+    /// The table key of a client of an account: never 0 (the table's empty mark).
+    private static func key(account: UnsafeRawBufferPointer, address: PeerAddress) -> UInt64 {
         var hasher = Hasher()
         hasher.combine(bytes: account)
         hasher.combine(account.count)
         hasher.combine(address)
-        var key = UInt64(truncatingIfNeeded: hasher.finalize())
-        if key == 0 { key = 1 }
-        // The top bits pick the stripe, the low bits the slot in it.
-        let stripe = Int(truncatingIfNeeded: key >> 58) & (Self.stripes - 1)
-        let now = clock.now()
-        let burst = rate.burstTokens
-        return locked_tables[stripe].withLock { $0.take(key, at: now, rate: rate.perSecond, burst: burst) }
+        let key = UInt64(truncatingIfNeeded: hasher.finalize())
+        return key == 0 ? 1 : key
     }
+
+    /// The top bits of a key pick the stripe, the low bits the slot in it.
+    private static func stripe(_ key: UInt64) -> Int { Int(truncatingIfNeeded: key >> 58) & (stripes - 1) }
 
     /// The same with the account id as a `String`.
     public func take(account: String, address: PeerAddress, rate: Rate) -> TokenBucket.Decision {

@@ -31,15 +31,33 @@ extension HTTPDNSService {
         return refuseClient(engine, rate: rate, retryAfter: retryAfter)
     }
 
-    /// The fast path's limit step, after a cache hit: true when the client may have its answer.
-    /// A refused request (or one from a trusted proxy, whose `X-Forwarded-For` the fast path does
-    /// not read) goes to `handle`, which refuses it with 429 and counts it. Takes no token on a
-    /// miss, so a request is charged once whichever path answers it.
-    func fastPathAdmits<Head: RequestHead>(_ head: Head, account: UnsafeRawBufferPointer, options: ResolverEngine.LookupOptions) -> Bool {
+    /// What the fast path's limit step decided, before its cache lookup.
+    enum FastAdmission {
+        /// No limit applies: nothing to give back.
+        case free
+        /// A token was taken: given back (`fastPathRefund`) when the lookup misses, since the
+        /// general path then charges the request itself.
+        case charged(PeerAddress, ClientRateLimiter.Rate)
+        /// Leave the request to `handle`: refused (it answers 429 and counts it), or from a
+        /// trusted proxy, whose `X-Forwarded-For` the fast path does not read.
+        case toGeneralPath
+    }
+
+    /// The fast path's limit step, before the cache lookup (so a refused request is not
+    /// counted as a hit): one hashed lookup and a short striped lock; nothing when no limit
+    /// applies.
+    func fastPathAdmission<Head: RequestHead>(
+        _ head: Head, account: UnsafeRawBufferPointer, options: ResolverEngine.LookupOptions
+    ) -> FastAdmission {
         let rate = clientRate(options)
-        guard rate.isLimited, let peer = head.peerAddress else { return true }
-        if !limits.trustedProxies.isEmpty && ClientNetwork.isTrusted(peer.ipAddress, limits.trustedProxies) { return false }
-        return rateLimiter.take(account: account, address: peer, rate: rate) == .allowed
+        guard rate.isLimited, let peer = head.peerAddress else { return .free }
+        if !limits.trustedProxies.isEmpty && ClientNetwork.isTrusted(peer.ipAddress, limits.trustedProxies) { return .toGeneralPath }
+        return rateLimiter.take(account: account, address: peer, rate: rate) == .allowed ? .charged(peer, rate) : .toGeneralPath
+    }
+
+    /// Gives back the token of a fast-path request that missed the cache.
+    func fastPathRefund(_ admission: FastAdmission, account: UnsafeRawBufferPointer) {
+        if case .charged(let peer, let rate) = admission { rateLimiter.refund(account: account, address: peer, rate: rate) }
     }
 
     private func rateLimitedAddress(_ request: HTTPRequest) -> PeerAddress? {

@@ -43,7 +43,7 @@ public final class HTTPDNSService: Sendable {
     private let extraMetrics: Mutex<[@Sendable () -> String]> = Mutex([])
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
     let apiRequests = APIRequestMetrics()
-    /// Client buckets of the limit step (`checkLimits`, `fastPathAdmits`).
+    /// Client buckets of the limit step (`checkLimits`, `fastPathAdmission`).
     let rateLimiter: ClientRateLimiter
     /// Requests to no known account refused by the client rate limit.
     let unknownAccountRefusals = StripedCounter()
