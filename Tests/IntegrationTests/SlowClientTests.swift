@@ -69,7 +69,7 @@ struct SlowClientTests {
         return seen
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func fourThousandSlowConnectionsFromOneAddressDoNotStopAnotherClient() async throws {
         let opsPort = freePort()
         // The per-address limit is the default (64); the read deadline is shortened for the test.
@@ -98,7 +98,7 @@ struct SlowClientTests {
         }
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.timeLimit(.minutes(5)))
     func atTheConnectionLimitNewConnectionsAreClosedAtOnceAndOpsStillAnswers() async throws {
         let opsPort = freePort()
         // No per-address limit and no read deadline: only the global limit can close anything.
