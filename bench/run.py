@@ -13,7 +13,7 @@ quick runs (defaults are the issue's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6,7,8  which sections to run (1-3 always run, in the loop with 5-8)
+  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9  which sections to run (1-3 always run, in the loop with 5-9)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
@@ -28,12 +28,15 @@ httpdnsd's fallback to the system resolver is off.
 
 import base64
 import datetime
+import hashlib
+import hmac
 import http.client
 import json
 import os
 import platform
 import random
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -70,8 +73,9 @@ SCALE_MID = env_int("BENCH_SCALE_MID", 100_000)
 SLOW_MS = env_int("BENCH_SLOW_MS", 500)
 SLOW_INFLIGHT = env_int("BENCH_SLOW_INFLIGHT", 200)
 PROFILE = os.environ.get("BENCH_PROFILE", "")
-SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8").split(",") if s.strip()}
-if SECTIONS & {1, 2, 3, 5, 6, 7, 8}:
+SIGNED = 9  # the number of the signed-request section
+SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9").split(",") if s.strip()}
+if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED}:
     SECTIONS |= {1}  # every ratio is to (1)
 if 1 in SECTIONS:
     SECTIONS |= {2, 3}
@@ -82,6 +86,9 @@ PRELOAD_CONCURRENCY = 128
 # bucket check (one bucket: wrk's connections all come from 127.0.0.1) and none is refused. Not
 # persisted: its preload's write-behind would otherwise still be flushing during (1).
 LIMITED_KEYS = {"rateLimit": 1_000_000, "rateBurst": 10_000_000, "persistentCacheIPEnabled": False}
+# (9): account `signed` has client keys and `requireSignedRequests`; its resolve URLs are signed
+# once, before the loop, with an expiry a day ahead, so `maxSignatureAge` is raised to its maximum.
+SIGNED_MAX_AGE = 86400
 
 
 def log(message):
@@ -147,10 +154,13 @@ def http_get(port, path, timeout=10):
         connection.close()
 
 
-def http_post_json(port, path, payload, timeout=600):
+def http_post_json(port, path, payload, timeout=600, signer=None):
+    """`signer(method, path, body)`, when given, returns the signature arguments to append."""
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     try:
         body = json.dumps(payload).encode()
+        if signer:
+            path += ("&" if "?" in path else "?") + signer("POST", path, body)
         connection.request("POST", path, body=body, headers={"Content-Type": "application/json"})
         response = connection.getresponse()
         return response.status, response.read()
@@ -186,6 +196,26 @@ def dns_ask(port, name, timeout=1.0):
         data = s.recv(4096)
     _, flags, _, ancount, _, _ = struct.unpack("!HHHHHH", data[:12])
     return flags & 0xF, ancount
+
+
+def sign_v1(method, path, args, body, kid, secret, expiry):
+    """Signature v1 as docs/security.md specifies it, written from the document and not from the
+    server's code: the request's own arguments, canonically encoded and sorted, then `kid`, `t`
+    and `sign`, as the query string to send."""
+    def encode(text):
+        return urllib.parse.quote(text, safe="")
+
+    pairs = sorted(((encode(k), encode(v)) for k, v in args.items()), key=lambda pair: pair[0].encode())
+    query = "&".join(f"{k}={v}" for k, v in pairs)
+    canonical = "\n".join(["HTTPDNS-HMAC-SHA256", method, urllib.parse.quote(path, safe="/"), query, str(expiry),
+                           hashlib.sha256(body).hexdigest()])
+    signature = hmac.new(secret.encode(), canonical.encode(), hashlib.sha256).hexdigest()
+    return (query + "&" if query else "") + f"kid={kid}&t={expiry}&sign={signature}"
+
+
+def family_sum(values, name):
+    """A /metrics family summed over its labels (per account or not, whichever the listener shows)."""
+    return sum(v for k, v in values.items() if k == name or k.startswith(name + "{"))
 
 
 def b64url_query(name):
@@ -445,13 +475,14 @@ class HTTPDNSD:
             raise RuntimeError(f"{self.name} exited {code} on SIGTERM")
         return seconds
 
-    def preload(self, account, names):
-        """Preloads names in batches (several batches at once); returns seconds taken."""
+    def preload(self, account, names, signer=None):
+        """Preloads names in batches (several batches at once); returns seconds taken. `signer` signs
+        each batch's request (see http_post_json) for an account that requires signatures."""
         started = time.monotonic()
         batches = [names[i:i + PRELOAD_BATCH] for i in range(0, len(names), PRELOAD_BATCH)]
 
         def one(batch):
-            status, body = http_post_json(self.port, f"/v1/{account}/preload", {"hosts": batch})
+            status, body = http_post_json(self.port, f"/v1/{account}/preload", {"hosts": batch}, signer=signer)
             if status != 200:
                 raise RuntimeError(f"preload answered {status}: {body[:300]!r}")
             answer = json.loads(body)
@@ -529,14 +560,18 @@ def run(work, processes, results):
     main_accounts = {"bench": dnss_upstream, "slow": slow_upstream}
     if 8 in SECTIONS:
         main_accounts["limited"] = dnss_upstream
-    main = HTTPDNSD(processes, work, binary, "httpdnsd-main", main_accounts,
-                    cache_limit=max(4 * SCALE, 4_000_000), account_keys={"limited": LIMITED_KEYS})
+    signed_keys = SignedSection.keys() if SIGNED in SECTIONS else None
+    if signed_keys:
+        main_accounts["signed"] = dnss_upstream
+    main = HTTPDNSD(processes, work, binary, "httpdnsd-main", main_accounts, cache_limit=max(4 * SCALE, 4_000_000),
+                    account_keys={"limited": LIMITED_KEYS, **({"signed": signed_keys} if signed_keys else {})})
     main.start()
     seconds = main.preload("bench", names)
     log(f"warmed {NAMES} names into account bench in {seconds:.1f} s")
     if 8 in SECTIONS:
         seconds = main.preload("limited", names)
         log(f"warmed {NAMES} names into account limited (client rate limit on) in {seconds:.1f} s")
+    signed = SignedSection(main, names, work, signed_keys) if signed_keys else None
 
     # The response a hit really gets: its exact body is the baseline's fixed body.
     status, body, headers = http_get(main.port, f"/v1/bench/resolve?host={names[0]}")
@@ -579,6 +614,8 @@ def run(work, processes, results):
                                           lambda: wrk(main.port, "cycle.lua", hit_env, label="(1) httpdnsd hits")))
         if 8 in SECTIONS:
             runs[8].append(wrk(main.port, "cycle.lua", limited_env, label="(8) httpdnsd hits, limiter on"))
+        if signed:
+            signed.measure()
         runs[2].append(measure_with_split(baseline.pid, splits[2],
                                           lambda: wrk(baseline_port, "cycle.lua", hit_env, label="(2) baseline")))
         # unbound's counters around (3) alone: (5)'s misses go through the same unbound.
@@ -608,6 +645,8 @@ def run(work, processes, results):
         slow.finish(results)
     if tls:
         tls.finish(results)
+    if signed:
+        signed.finish(results)
     processes.stop(baseline)
     if PROFILE:
         log(f"profiling one more hit run into {PROFILE}")
@@ -646,6 +685,94 @@ def run(work, processes, results):
     if big:
         processes.stop(main.process)
         results["s6"] = big.finish()
+
+
+class SignedSection:
+    """(9): the hits of (1) with signed requests (signature v1, query form) on account `signed` of
+    the same instance, whose client keys make `requireSignedRequests` hold: such accounts are
+    answered by the general request path (routes, authentication, authorisation, handler), not by
+    the fast path that serves (1). Measured in each repetition of (1), after (1) and (8)."""
+
+    ACCOUNT = "signed"
+
+    @staticmethod
+    def keys():
+        """The account's settings: one `resolve` key for the hits, one `manage` key for the preload.
+        Fresh secrets each run (they protect nothing but this benchmark)."""
+        return {"clientKeys": [{"id": "bench-resolve", "secret": secrets.token_hex(24), "role": "resolve"},
+                               {"id": "bench-manage", "secret": secrets.token_hex(24), "role": "manage"}],
+                "requireSignedRequests": True, "maxSignatureAge": SIGNED_MAX_AGE}
+
+    def __init__(self, main, names, work, settings):
+        self.main = main
+        resolve_key, manage_key = settings["clientKeys"]
+        # An expiry as far ahead as the account allows, less a minute of margin for clocks: the URLs
+        # stay valid for a day, longer than any run.
+        self.expiry = int(time.time()) + SIGNED_MAX_AGE - 60
+        path = f"/v1/{self.ACCOUNT}/resolve"
+
+        def signed_url(host, key=resolve_key):
+            return path + "?" + sign_v1("GET", path, {"host": host}, b"", key["id"], key["secret"], self.expiry)
+
+        def sign_preload(method, preload_path, body):
+            # A POST signature is accepted once: each batch has another body, so another signature.
+            return sign_v1(method, preload_path, {}, body, manage_key["id"], manage_key["secret"], self.expiry)
+
+        seconds = main.preload(self.ACCOUNT, names, signer=sign_preload)
+        log(f"({SIGNED}) warmed {len(names)} names into account {self.ACCOUNT} (signed preload) in {seconds:.1f} s")
+        # The preload's write-behind reaches SQLite before anything is measured on this instance.
+        wait_idle(main.process.pid, "httpdnsd-main")
+        self.precheck(path, names[0], signed_url)
+        self.list_file = write_list(os.path.join(work, "signed-urls.txt"), (signed_url(n) for n in names))
+        self.env = {"BENCH_LIST": self.list_file, "BENCH_PREFIX": ""}
+        self.runs = []
+        self.http_ok = self.http_other = self.hits = self.misses = 0
+
+    def precheck(self, path, host, signed_url):
+        """The account must refuse what it should, so that (9) cannot silently measure an open
+        account: unsigned 401, a wrong signature 401, the right one a cache hit."""
+        good = signed_url(host)
+        status, body, _ = http_get(self.main.port, f"{path}?host={host}")
+        if status != 401:
+            raise RuntimeError(f"({SIGNED}) an unsigned request got {status}, not 401: {body[:200]!r}")
+        last = good[-1]
+        wrong = good[:-1] + ("0" if last != "0" else "1")
+        status, body, _ = http_get(self.main.port, wrong)
+        if status != 401 or b"bad signature" not in body:
+            raise RuntimeError(f"({SIGNED}) a wrong signature got {status}, not 401 bad signature: {body[:200]!r}")
+        status, body, _ = http_get(self.main.port, good)
+        if status != 200 or json.loads(body).get("source") != "cache":
+            raise RuntimeError(f"({SIGNED}) a signed request for a warmed name is not a cache hit: {status} {body[:200]!r}")
+        self.precheck_note = "unsigned request 401, wrong signature 401 `bad signature`, signed request 200 from the cache"
+        log(f"({SIGNED}) pre-check: {self.precheck_note}")
+
+    def measure(self):
+        # Nothing else talks to this instance meanwhile: the deltas of its counters, summed over
+        # accounts, are this run's. /metrics is served on the operations listener.
+        before = metrics(self.main.ops_port)
+        run = wrk(self.main.port, "cycle.lua", self.env, label=f"({SIGNED}) httpdnsd hits, signed requests")
+        after = metrics(self.main.ops_port)
+        self.runs.append(run)
+
+        def delta(key):
+            return after.get(key, 0.0) - before.get(key, 0.0)
+
+        codes = {k for k in after if k.startswith("httpdns_http_requests_total{")}
+        self.http_ok += delta('httpdns_http_requests_total{code="200"}')
+        self.http_other += sum(delta(k) for k in codes if k != 'httpdns_http_requests_total{code="200"}')
+        self.hits += family_sum(after, "httpdns_cache_hits_total") - family_sum(before, "httpdns_cache_hits_total")
+        self.misses += family_sum(after, "httpdns_cache_misses_total") - family_sum(before, "httpdns_cache_misses_total")
+
+    def finish(self, results):
+        s = results[f"s{SIGNED}"] = summarize(self.runs)
+        requests = sum(r["requests"] for r in self.runs)
+        # Every answer a hit: nothing but 200s, and at least as many hits as wrk counted requests (the
+        # server counts a few more than wrk reports, as in (1); each /metrics read adds one 200).
+        ok = self.http_other == 0 and self.misses == 0 and self.hits >= requests and s["non2xx"] == 0
+        s["check"] = (f"{self.precheck_note} (before the loop); during the runs: {requests} requests, HTTP 200 "
+                      f"+{self.http_ok:.0f}, any other status +{self.http_other:.0f}, hit counter +{self.hits:.0f}, "
+                      f"miss counter +{self.misses:.0f}: "
+                      + ("every request answered 200 from the cache" if ok else "**NOT every request was a 200 hit**"))
 
 
 class TLSSection:
@@ -908,7 +1035,7 @@ def report(results):
     add(f"- **The load generator (wrk) and every server share the same {m['cores']} cores** (and other "
         "people's builds may have been running): absolute figures are low and noisy; the ratios, measured "
         "in the same run on the same workload, are the figures to read. The hit measurements run repetition by "
-        "repetition in one loop, (1) (8) (2) (3) (5q) (5) (6q) (6), so that drift hits them alike; (5q) and (6q), "
+        f"repetition in one loop, (1) (8) ({SIGNED}) (2) (3) (5q) (5) (6q) (6), so that drift hits them alike; (5q) and (6q), "
         "measured just before each (5) and (6) on the same instance, are the closest same-time references.")
     add("")
 
@@ -927,6 +1054,8 @@ def report(results):
     row(1, f"httpdnsd cache hits, `GET /v1/bench/resolve`, {NAMES} warmed names", s1)
     row(8, "  the same hits on account `limited`, client rate limit on (never reached), just after each (1)",
         results.get("s8"))
+    row(SIGNED, "  the same hits with signed requests (signature v1) on account `signed` (`requireSignedRequests`), "
+        "in each repetition of (1)", results.get(f"s{SIGNED}"))
     row(2, "baseline: C on libmicrohttpd, same pool settings, fixed body of the same size", s2)
     row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
     row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
@@ -948,7 +1077,7 @@ def report(results):
     add("")
     add("Checks made during the run:")
     add("")
-    for key, label in (("s1", "(1)"), ("s3", "(3)"), ("s4", "(4)")):
+    for key, label in (("s1", "(1)"), (f"s{SIGNED}", f"({SIGNED})"), ("s3", "(3)"), ("s4", "(4)")):
         if results.get(key) and results[key].get("check"):
             add(f"- {label} {results[key]['check']}")
     splits = results.get("worker_splits")
@@ -957,8 +1086,8 @@ def report(results):
             f"(in %): (1) {', '.join(splits[1])}; (2) {', '.join(splits[2])}. libmicrohttpd's workers race to "
             f"accept, so wrk's {CONNECTIONS} connections, opened at once, split between them at random, and a "
             "lopsided split caps that run; compare (1) and (2) on repetitions with similar splits")
-    for key, label in (("s1", "(1)"), ("s8", "(8)"), ("s2", "(2)"), ("s3", "(3)"), ("s4", "(4)"), ("s4_dnss", "(4u)"),
-                       ("s5", "(5)"), ("s5_misses", "(5m)")):
+    for key, label in (("s1", "(1)"), ("s8", "(8)"), (f"s{SIGNED}", f"({SIGNED})"), ("s2", "(2)"), ("s3", "(3)"),
+                       ("s4", "(4)"), ("s4_dnss", "(4u)"), ("s5", "(5)"), ("s5_misses", "(5m)")):
         s = results.get(key)
         if s:
             add(f"- {label} non-2xx responses: {s['non2xx']}, socket errors/timeouts: {s['errors']}")
@@ -1030,6 +1159,16 @@ def report(results):
     s7, s7b = results.get("s7"), results.get("s7b")
     if s7 and s7b:
         add(f"| hits over TLS / baseline over TLS, (7) / (7b) (issue 11) | — | {s7['rps'] / s7b['rps']:.3f} | — |")
+    s_signed = results.get(f"s{SIGNED}")
+    if s1 and s2 and s_signed:
+        add(f"| hits with signed requests / (1), ({SIGNED}) / (1) (issue 11) | — | {s_signed['rps'] / s1['rps']:.3f} | — |")
+        if len(s1["reps"]) == len(s_signed["reps"]):
+            pairs = [b / a for a, b in zip(s1["reps"], s_signed["reps"])]
+            add(f"| ({SIGNED}) / (1) per repetition, their median | — | {statistics.median(pairs):.3f} "
+                f"({', '.join(f'{x:.2f}' for x in pairs)}) | — |")
+        add(f"| hits with signed requests / baseline, ({SIGNED}) / (2) (issue 11) | — | "
+            f"{s_signed['rps'] / s2['rps']:.3f} | — |")
+        add(f"| hits with signed requests, p99 / (1)'s p99 | — | {s_signed['p99_ms'] / s1['p99_ms']:.2f} | — |")
     s5q = results.get("s5_quiet")
     if s5 and s5q:
         add(f"| (5) / (5q), the same-time reference (not the issue's figure) | — | {s5['rps'] / s5q['rps']:.2f} | — |")
@@ -1074,14 +1213,23 @@ def report(results):
   Lua `init`, each wrk thread starting at another offset); the hit and miss counters of `/metrics`
   are checked afterwards. (2) the same wrk script against `bench/baseline/baseline.c`; (3) the same
   names as pre-encoded base64url queries (written by run.py) against dnss, whose unbound has them
-  cached (checked with `unbound-control stats_noreset`). (1), (8), (2), (3), (5q), (5), (6q) and (6) run
-  in that order in each repetition, so a repetition of (5) or (6) is measured about a minute after its (1).
+  cached (checked with `unbound-control stats_noreset`). (1), (8), ({SIGNED}), (2), (3), (5q), (5), (6q) and
+  (6) run in that order in each repetition, so a repetition of (5) or (6) is measured about a minute after its (1).
   The counters are read on the instance's operations listener (`opsListen`), the only one whose
   `/metrics` has the `account` label.
 - (8) the same names preloaded into account `limited`, whose `rateLimit` and `rateBurst` are
   {LIMITED_KEYS["rateLimit"]:,} and {LIMITED_KEYS["rateBurst"]:,}: every hit takes a token from its
   client's bucket (wrk's connections all come from 127.0.0.1, so they share one bucket: the most
   contended case), and none is refused.
+- ({SIGNED}) the same names preloaded (signed `POST`s, a `manage` key) into account `signed` of the same
+  instance, which has two client keys and `requireSignedRequests: true` (`maxSignatureAge` {SIGNED_MAX_AGE}):
+  run.py signs each name's `GET /v1/signed/resolve?host=NAME` once, with Python's `hmac` and `hashlib` as
+  `docs/security.md` specifies (`kid`, `t`, `sign` in the query; `t` a day ahead, so the same URLs serve
+  the whole run: a GET signature may be reused until it expires), and `cycle.lua` cycles through the
+  signed URLs. Before the loop, an unsigned request and one with a wrong signature must get 401 and a
+  signed one a cache hit. Accounts with client keys are answered by the general request path
+  (router, signature check, role check, handler), not by the fast path (1) takes: the ratio
+  ({SIGNED}) / (1) is what signing costs a hit today, that path included.
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
   authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);

@@ -1,7 +1,8 @@
 -- Cycles through a fixed list of request targets, pre-formatted in init so that wrk spends as
 -- little as possible per request. Every thread starts at a different offset.
 --   BENCH_LIST    file, one item a line (a host name, or a base64url DNS query)
---   BENCH_PREFIX  put before each item: "/v1/bench/resolve?host=" or "/dns-query?dns="
+--   BENCH_PREFIX  put before each item: "/v1/bench/resolve?host=" or "/dns-query?dns=", or ""
+--                 when the items are whole request targets (signed URLs: run.py's section 9)
 --   BENCH_ACCEPT  optional Accept header ("application/dns-message" for RFC 8484)
 --   BENCH_WRK_THREADS  the -t value (for the offsets)
 --   BENCH_BARRIER  a fresh directory: no thread sends before every thread's list is built
