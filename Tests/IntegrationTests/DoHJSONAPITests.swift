@@ -10,17 +10,7 @@ struct DoHJSONAPITests {
     static let secret = "dohjson-secret-integration-01"
 
     /// `hex(sha256(text))` by python3's hashlib.
-    private func sha256(_ text: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import hashlib, sys; print(hashlib.sha256(sys.argv[1].encode()).hexdigest())", text]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    private func sha256(_ text: String) throws -> String { try pythonHexDigest("sha256", text) }
 
     /// `name=..&uid=..&ak=..&ts=..&key=..` signed with `secret`, `ts` `offset` seconds from now.
     private func signed(_ name: String, uid: String = "12345", ak: String = "k1", offset: Int = 0, secret: String = Self.secret) throws -> String {
@@ -36,19 +26,7 @@ struct DoHJSONAPITests {
 
     /// Runs `body` with the default account open and account `12345` requiring signatures.
     private func withDoHJSONService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
-        try await withService(configure: { _, options in
-            options.adminToken = Self.token
-        }) { servers, service in
-            let account = loopbackAccount(servers, [
-                "requireSignedRequests": true,
-                "clientKeys": [["id": "k1", "secret": .string(Self.secret), "role": "resolve"]],
-            ])
-            try LoopbackGuard.checkAccount(id: "12345", account)
-            let put = try await service.client.put("/v1/accounts/12345", json: account, headers: ["Authorization": "Bearer \(Self.token)"])
-            #expect(put.status == 201, "\(put)")
-            try await body(servers, service)
-            #expect(!service.log().contains(Self.secret), "a client secret reached the log")
-        }
+        try await withSignedAccountService(id: "12345", secret: Self.secret, adminToken: Self.token, body)
     }
 
     @Test func aAndAAAANXDOMAINAndShortAnswersCountAsHits() async throws {

@@ -10,17 +10,7 @@ struct EMASAPITests {
     static let secret = "emas-secret-integration-01"
 
     /// `hex(md5(text))` by python3's hashlib.
-    private func md5(_ text: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", "import hashlib, sys; print(hashlib.md5(sys.argv[1].encode()).hexdigest())", text]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+    private func md5(_ text: String) throws -> String { try pythonHexDigest("md5", text) }
 
     /// `host=...&t=...&s=...` signed with `secret`, `offset` seconds from now.
     private func signed(_ hosts: String, offset: Int = 120, secret: String = Self.secret) throws -> String {
@@ -35,20 +25,7 @@ struct EMASAPITests {
 
     /// Runs `body` with the default account open and account `12345` requiring EMAS signatures.
     private func withEMASService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
-        try await withService(configure: { _, options in
-            options.adminToken = Self.token
-            options.arguments += ["--advertised-addresses", "127.0.0.1:8080,[::1]:8080"]
-        }) { servers, service in
-            let account = loopbackAccount(servers, [
-                "requireSignedRequests": true,
-                "clientKeys": [["id": "k1", "secret": .string(Self.secret), "role": "resolve"]],
-            ])
-            try LoopbackGuard.checkAccount(id: "12345", account)
-            let put = try await service.client.put("/v1/accounts/12345", json: account, headers: ["Authorization": "Bearer \(Self.token)"])
-            #expect(put.status == 201, "\(put)")
-            try await body(servers, service)
-            #expect(!service.log().contains(Self.secret), "a client secret reached the log")
-        }
+        try await withSignedAccountService(id: "12345", secret: Self.secret, adminToken: Self.token, arguments: ["--advertised-addresses", "127.0.0.1:8080,[::1]:8080"], body)
     }
 
     @Test func singleAndBatchLookupsInBothFamiliesCountAsHits() async throws {

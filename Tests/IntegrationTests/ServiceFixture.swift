@@ -54,3 +54,40 @@ func upstreamRequests(_ metrics: PrometheusText, upstream: String, outcome: Stri
     if let outcome { labels["outcome"] = outcome }
     return metrics.sum("httpdns_upstream_requests_total", labels)
 }
+
+/// Like `withService`, with account `id` added through the admin API (token `adminToken`):
+/// loopback upstreams, `requireSignedRequests` and one `resolve` client key `k1` with `secret`.
+/// Afterwards the secret must not be in the service's log.
+func withSignedAccountService(
+    id: String, secret: String, adminToken: String, arguments: [String] = [],
+    _ body: (TestServers, HTTPDNSDProcess) async throws -> Void
+) async throws {
+    try await withService(configure: { _, options in
+        options.adminToken = adminToken
+        options.arguments += arguments
+    }) { servers, service in
+        let account = loopbackAccount(servers, [
+            "requireSignedRequests": true,
+            "clientKeys": [["id": "k1", "secret": .string(secret), "role": "resolve"]],
+        ])
+        try LoopbackGuard.checkAccount(id: id, account)
+        let put = try await service.client.put("/v1/accounts/\(id)", json: account, headers: ["Authorization": "Bearer \(adminToken)"])
+        #expect(put.status == 201, "\(put)")
+        try await body(servers, service)
+        #expect(!service.log().contains(secret), "a client secret reached the log")
+    }
+}
+
+/// Lower-case hex digest of `text`'s UTF-8 by python3's hashlib (`algorithm`: md5, sha256, ...):
+/// expected signatures computed apart from the server's code.
+func pythonHexDigest(_ algorithm: String, _ text: String) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+    process.arguments = ["-c", "import hashlib, sys; print(hashlib.new(sys.argv[1], sys.argv[2].encode()).hexdigest())", algorithm, text]
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+}

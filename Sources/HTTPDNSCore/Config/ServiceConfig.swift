@@ -63,6 +63,32 @@ public struct ServiceConfig: Sendable, Equatable {
         /// How a JSON array in the config file is applied (the elements and the key); nil when
         /// the setting takes a string or a number only.
         var applyList: (@Sendable (inout ServiceConfig, [Any], String) throws(ConfigError) -> Void)? = nil
+
+        /// A setting whose value is a list: comma-separated in the environment and on the command
+        /// line, a JSON array of strings in the file. `parse` checks one element (given the key
+        /// path to name in its error), `assign` stores the whole list.
+        static func list<Element>(
+            key: String, env: String, flag: String, help: String,
+            parse: @escaping @Sendable (String, String) throws(ConfigError) -> Element,
+            assign: @escaping @Sendable (inout ServiceConfig, [Element]) -> Void
+        ) -> Setting {
+            Setting(
+                key: key, env: env, flag: flag, help: help,
+                apply: { config, value, name throws(ConfigError) in
+                    let parts = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                    var elements: [Element] = []
+                    for part in parts { elements.append(try parse(part, name)) }
+                    assign(&config, elements)
+                },
+                applyList: { config, items, name throws(ConfigError) in
+                    var elements: [Element] = []
+                    for (index, item) in items.enumerated() {
+                        guard let text = item as? String else { throw ConfigError(key: "\(name)[\(index)]", "must be a string") }
+                        elements.append(try parse(text, "\(name)[\(index)]"))
+                    }
+                    assign(&config, elements)
+                })
+        }
     }
 
     static let settings: [Setting] = [
@@ -125,36 +151,16 @@ public struct ServiceConfig: Sendable, Equatable {
         Setting(key: "preloadConcurrency", env: "HTTPDNS_PRELOAD_CONCURRENCY", flag: "--preload-concurrency", help: "resolutions one preload keeps in flight (default 32)") { config, value, name throws(ConfigError) in
             config.preloadConcurrency = try parseInt(value, key: name, range: 1...1024)
         },
-        Setting(
+        Setting.list(
             key: "trustedProxies", env: "HTTPDNS_TRUSTED_PROXIES", flag: "--trusted-proxies",
             help: "comma-separated CIDRs/IPs of proxies whose X-Forwarded-For is believed (default none)",
-            apply: { config, value, name throws(ConfigError) in
-                let parts = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-                config.trustedProxies = try parts.map { text throws(ConfigError) in try parseCIDR(text, key: name) }
-            },
-            applyList: { config, items, name throws(ConfigError) in
-                var proxies: [CIDR] = []
-                for (index, item) in items.enumerated() {
-                    guard let text = item as? String else { throw ConfigError(key: "\(name)[\(index)]", "must be a string") }
-                    proxies.append(try parseCIDR(text, key: "\(name)[\(index)]"))
-                }
-                config.trustedProxies = proxies
-            }),
-        Setting(
+            parse: { text, key throws(ConfigError) in try parseCIDR(text, key: key) },
+            assign: { config, proxies in config.trustedProxies = proxies }),
+        Setting.list(
             key: "advertisedAddresses", env: "HTTPDNS_ADVERTISED_ADDRESSES", flag: "--advertised-addresses",
             help: "comma-separated host[:port] addresses GET /{account}/ss (EMAS API) tells clients to use (default: the listen address unless it is a wildcard)",
-            apply: { config, value, name throws(ConfigError) in
-                let parts = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-                config.advertisedAddresses = try parts.map { text throws(ConfigError) in try parseAdvertised(text, key: name) }
-            },
-            applyList: { config, items, name throws(ConfigError) in
-                var addresses: [String] = []
-                for (index, item) in items.enumerated() {
-                    guard let text = item as? String else { throw ConfigError(key: "\(name)[\(index)]", "must be a string") }
-                    addresses.append(try parseAdvertised(text, key: "\(name)[\(index)]"))
-                }
-                config.advertisedAddresses = addresses
-            }),
+            parse: { text, key throws(ConfigError) in try parseAdvertised(text, key: key) },
+            assign: { config, addresses in config.advertisedAddresses = addresses }),
         Setting(key: "rateLimit", env: "HTTPDNS_RATE_LIMIT", flag: "--rate-limit", help: "requests per second one client address may make to one account; 429 beyond (default 0 = no limit; accounts may override)") { config, value, name throws(ConfigError) in
             guard let number = Double(value.trimmingCharacters(in: .whitespaces)), number.isFinite, (0...1_000_000).contains(number) else {
                 throw ConfigError(key: name, "must be a number of requests per second between 0 and 1000000, got '\(value)'")
