@@ -192,6 +192,57 @@ public final class AnswerCache: Sendable {
         return result
     }
 
+    /// Where a listing of the cache stands: a shard and a slot in it (`LRUCache.forEachSlot`).
+    public struct Position: Sendable, Equatable {
+        public var shard: Int
+        public var slot: Int
+
+        public init(shard: Int, slot: Int) {
+            self.shard = shard
+            self.slot = slot
+        }
+
+        public static let start = Position(shard: 0, slot: 0)
+    }
+
+    /// One page of a listing: an entry and its hits not yet in the statistics.
+    public typealias Listed = (key: CacheKey, entry: CacheEntry, pendingHits: UInt32)
+
+    /// Up to `limit` entries from `position` in shard and slot order, looking at no more than
+    /// `scanLimit` slots, and the position after them (nil once every shard was walked). Each
+    /// shard's lock is held only while its part of the page is copied. An entry present from the
+    /// first page to the last is listed exactly once; one added or removed in between may be
+    /// missed, or listed twice if it was removed and added again in a later slot. The walk always
+    /// ends: positions only grow, and a shard has at most its capacity of slots. A position past
+    /// the last shard (one made for another cache) ends the walk at once. With `withPendingHits`
+    /// only entries with hits not yet in the statistics are listed.
+    public func page(from position: Position, limit: Int, scanLimit: Int, withPendingHits: Bool = false) -> (entries: [Listed], next: Position?) {
+        var entries: [Listed] = []
+        entries.reserveCapacity(min(limit, 1024))
+        var current = position
+        var scanned = 0
+        while current.shard < shards.count, current.shard >= 0 {
+            let left = limit - entries.count
+            let budget = scanLimit - scanned
+            if left <= 0 || budget <= 0 { return (entries, current) }
+            let (resume, looked) = shards[current.shard].withLock { lru -> (Int?, Int) in
+                let start = max(0, current.slot)
+                let resume = lru.forEachSlot(
+                    from: start, limit: left, scanLimit: budget, where: { _, slot in !withPendingHits || slot.pendingHits > 0 }
+                ) { key, slot in
+                    entries.append((key, slot.entry, slot.pendingHits))
+                }
+                return (resume, (resume ?? max(start, lru.slotEnd)) - start)
+            }
+            scanned += looked
+            if let resume {
+                return (entries, Position(shard: current.shard, slot: resume))
+            }
+            current = Position(shard: current.shard + 1, slot: 0)
+        }
+        return (entries, nil)
+    }
+
     /// Keys of entries requested since they were stored that expire at or before `deadline`
     /// (already expired ones included): what the scheduled prefetch refreshes.
     public func requestedKeys(expiringBy deadline: Timestamp) -> [CacheKey] {

@@ -163,6 +163,34 @@ public struct LRUCache<Key: Hashable, Value> {
         }
     }
 
+    /// Slot positions are how a listing pages through the cache without sorting it: an entry keeps
+    /// its slot from insertion to removal, so a walk by increasing slot sees every entry present
+    /// for the whole walk exactly once. One past the last slot that may hold an entry.
+    public var slotEnd: Int { keys.count }
+
+    /// Calls `body` with the entries in slots `start...` for which `include` is true, in slot
+    /// order, until `limit` entries were passed or `scanLimit` slots were looked at; returns the
+    /// slot to continue from, nil when the slots are exhausted. O(scanLimit) whatever the cache's
+    /// size; recency untouched.
+    public func forEachSlot(
+        from start: Int, limit: Int, scanLimit: Int, where include: (Key, Value) -> Bool = { _, _ in true },
+        _ body: (Key, Value) -> Void
+    ) -> Int? {
+        var slot = max(0, start)
+        var passed = 0
+        var scanned = 0
+        while slot < keys.count {
+            if passed >= limit || scanned >= scanLimit { return slot }
+            if let key = keys[slot], let value = values[slot], include(key, value) {
+                body(key, value)
+                passed += 1
+            }
+            slot += 1
+            scanned += 1
+        }
+        return nil
+    }
+
     // MARK: Recency list
 
     private mutating func removeLeastRecent() -> (Key, Value)? {

@@ -434,6 +434,11 @@ public final class ResolverEngine: Sendable {
         cache.snapshot().sorted { ($0.0.host.value, $0.0.family.rawValue, $0.0.network) < ($1.0.host.value, $1.0.family.rawValue, $1.0.network) }
     }
 
+    /// One page of the cache in shard and slot order (`AnswerCache.page`): O(scanLimit), no sort.
+    public func cachePage(from position: AnswerCache.Position, limit: Int, scanLimit: Int) -> (entries: [AnswerCache.Listed], next: AnswerCache.Position?) {
+        cache.page(from: position, limit: limit, scanLimit: scanLimit)
+    }
+
     /// Evicts every entry of `host`; returns how many.
     public func evict(host: HostName) -> Int {
         let removed = cache.remove(host: host)

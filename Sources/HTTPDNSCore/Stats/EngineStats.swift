@@ -28,15 +28,100 @@ public final class EngineStats: Sendable {
 
     /// The record of one key, pending hits included.
     public func record(_ key: StatsKey) -> DomainStats? {
-        let pending = HostName(key.domain).map {
-            cache.pendingHits(of: CacheKey(host: $0, family: key.family, network: key.network == StatsKey.defaultNetwork ? "" : key.network))
-        } ?? 0
+        let pending = pendingHits(key)
         var record = recorder.record(key)
         if pending > 0 {
             if record == nil { record = DomainStats() }
             record!.cacheDnsNum += UInt64(pending)
         }
         return record
+    }
+
+    /// Where a paged read of the statistics stands. First the recorder's records by slot (the
+    /// order their keys were first seen; keys are never removed), then the cache's keys whose
+    /// hits are only pending (no record yet), by shard and slot, `extra` of them listed so far
+    /// (they count against the recorder's limit as in `snapshot`).
+    public struct Position: Sendable, Equatable {
+        public var inCache: Bool
+        public var shard: Int
+        public var slot: Int
+        public var extra: Int
+
+        public init(inCache: Bool, shard: Int, slot: Int, extra: Int) {
+            self.inCache = inCache
+            self.shard = shard
+            self.slot = slot
+            self.extra = extra
+        }
+
+        public static let start = Position(inCache: false, shard: 0, slot: 0, extra: 0)
+    }
+
+    /// Up to `limit` records from `position`, pending hits included, and the position after
+    /// them (nil at the end). O(limit) work in the recorder's part; the cache's part looks at
+    /// no more than `scanLimit` slots a page, so a page there may be short (or empty) before
+    /// the end. A record present from the first page to the last is listed once (a key whose
+    /// record is made between pages may be listed twice, once from each part); the walk ends.
+    public func page(from position: Position, limit: Int, scanLimit: Int) -> (records: [(StatsKey, DomainStats)], next: Position?) {
+        var result: [(StatsKey, DomainStats)] = []
+        var position = position
+        if !position.inCache {
+            let page = recorder.page(from: position.slot, limit: limit)
+            result = page.records.map { key, record in
+                var record = record
+                record.cacheDnsNum += UInt64(pendingHits(key))
+                return (key, record)
+            }
+            if let next = page.next { return (result, Position(inCache: false, shard: 0, slot: next, extra: 0)) }
+            position = Position(inCache: true, shard: 0, slot: 0, extra: 0)
+            if result.count >= limit { return (result, position) }
+        }
+        let room = min(limit - result.count, recorder.limit - recorder.count - position.extra)
+        guard room > 0 else { return (result, nil) }
+        let page = cache.page(
+            from: AnswerCache.Position(shard: position.shard, slot: position.slot), limit: room, scanLimit: scanLimit,
+            withPendingHits: true
+        )
+        var extra = position.extra
+        for (key, _, hits) in page.entries {
+            let statsKey = StatsKey(key)
+            guard recorder.record(statsKey) == nil else { continue }
+            var record = DomainStats()
+            record.cacheDnsNum = UInt64(hits)
+            result.append((statsKey, record))
+            extra += 1
+        }
+        return (result, page.next.map { Position(inCache: true, shard: $0.shard, slot: $0.slot, extra: extra) })
+    }
+
+    /// The records of one domain, every family and client network, pending hits included.
+    public func records(domain: HostName) -> [(StatsKey, DomainStats)] {
+        let (found, networks) = recorder.records(domain: domain.value)
+        var result = found.map { key, record in
+            var record = record
+            record.cacheDnsNum += UInt64(pendingHits(key))
+            return (key, record)
+        }
+        let listed = Set(found.map(\.0))
+        for network in Set(networks + [StatsKey.defaultNetwork]).sorted() {
+            for family in RecordFamily.allCases {
+                let key = StatsKey(domain: domain.value, family: family, network: network)
+                guard !listed.contains(key) else { continue }
+                let hits = pendingHits(key)
+                guard hits > 0 else { continue }
+                var record = DomainStats()
+                record.cacheDnsNum = UInt64(hits)
+                result.append((key, record))
+            }
+        }
+        return result
+    }
+
+    /// The hits of `key` still counted in its cache slot.
+    private func pendingHits(_ key: StatsKey) -> UInt32 {
+        HostName(key.domain).map {
+            cache.pendingHits(of: CacheKey(host: $0, family: key.family, network: key.network == StatsKey.defaultNetwork ? "" : key.network))
+        } ?? 0
     }
 
     public var droppedEvents: UInt64 { recorder.droppedEvents }

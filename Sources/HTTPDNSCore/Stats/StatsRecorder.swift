@@ -24,6 +24,18 @@ public final class StatsRecorder: Sendable {
         records.withLock { $0.entries }.sorted { $0.0 < $1.0 }
     }
 
+    /// A page of records in the order their keys were first seen (`StatsTable.page`).
+    public func page(from slot: Int, limit: Int) -> (records: [(StatsKey, DomainStats)], next: Int?) {
+        records.withLock { $0.page(from: slot, limit: limit) }
+    }
+
+    /// The records of one domain (`StatsTable.records(domain:)`) and the networks seen.
+    public func records(domain: String) -> (records: [(StatsKey, DomainStats)], networks: [String]) {
+        records.withLock { ($0.records(domain: domain), $0.networksSeen) }
+    }
+
+    public var count: Int { records.withLock { $0.count } }
+
     public func record(_ key: StatsKey) -> DomainStats? {
         records.withLock { $0.record(key) }
     }

@@ -61,10 +61,38 @@ struct StatsTable {
 
     /// Every key and record, in the order the keys were first seen.
     var entries: [(StatsKey, DomainStats)] {
-        keys.indices.map { slot in
-            let key = keys[slot]
-            return (StatsKey(domain: key.domain, family: key.family, network: networks[Int(key.network)]), record(at: Int32(slot)))
+        keys.indices.map { slot in (statsKey(at: slot), record(at: Int32(slot))) }
+    }
+
+    /// Up to `limit` records from slot `start` in the order their keys were first seen, and the
+    /// slot after them (nil at the end). Keys are never removed, so paging by slot lists every
+    /// record once, and records added meanwhile at the end.
+    func page(from start: Int, limit: Int) -> (records: [(StatsKey, DomainStats)], next: Int?) {
+        let from = min(max(0, start), keys.count)
+        let end = min(keys.count, from + limit)
+        let records = (from..<end).map { slot in (statsKey(at: slot), record(at: Int32(slot))) }
+        return (records, end < keys.count ? end : nil)
+    }
+
+    /// The records of `domain`, every family and network, in the order they were first seen:
+    /// one lookup per (family, network seen), not a walk of the table.
+    func records(domain: String) -> [(StatsKey, DomainStats)] {
+        var found: [(Int32, StatsKey)] = []
+        for network in networks {
+            for family in RecordFamily.allCases {
+                let key = StatsKey(domain: domain, family: family, network: network)
+                if let slot = find(key, hash: key.hashValue) { found.append((slot, key)) }
+            }
         }
+        return found.sorted { $0.0 < $1.0 }.map { ($0.1, record(at: $0.0)) }
+    }
+
+    /// The client networks the records were made for.
+    var networksSeen: [String] { networks }
+
+    private func statsKey(at slot: Int) -> StatsKey {
+        let key = keys[slot]
+        return StatsKey(domain: key.domain, family: key.family, network: networks[Int(key.network)])
     }
 
     // MARK: Records

@@ -31,6 +31,14 @@ public enum MemoryTrim {
     }
 }
 
+extension MemoryTrim {
+    /// `afterBulkWork` on a background queue, for a caller on an HTTP thread (a trim of a large
+    /// heap walks all of it): after a flush of the cache or a large eviction.
+    public static func inBackground() {
+        DispatchQueue.global(qos: .utility).async { afterBulkWork() }
+    }
+}
+
 /// Runs one trim at a time; requests made while one runs are served by one more pass after it.
 final class TrimCoalescer: Sendable {
     /// Trims asked for and not yet served; the caller that takes it from 0 does the trimming.

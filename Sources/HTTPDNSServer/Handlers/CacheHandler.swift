@@ -25,7 +25,8 @@ extension HTTPDNSService {
         return AnswerRendering.response(results, batch: query.batch, short: query.short ?? engine.config.shortEnable)
     }
 
-    /// Pages through the cache in (host, family, network) order; the cursor is the last key returned.
+    /// Pages through the cache in shard and slot order (`AnswerCache.page`): each call does
+    /// O(limit) work whatever the cache's size; the cursor is an opaque position (`PageCursor`).
     func cacheList(_ request: HTTPRequest, engine: ResolverEngine) -> HTTPResponse {
         var limit = 100
         if let text = request.query["limit"] {
@@ -34,25 +35,20 @@ extension HTTPDNSService {
             }
             limit = value
         }
-        var after: (String, UInt16, String)?
+        var position = AnswerCache.Position.start
         if let text = request.query["cursor"], !text.isEmpty {
-            let parts = text.split(separator: ",", maxSplits: 2, omittingEmptySubsequences: false)
-            guard parts.count == 3, let family = UInt16(parts[1]) else {
-                return APIError(.invalidParameter, "cursor '\(text)' was not returned by this endpoint").response
+            guard let numbers = PageCursor.decode(text, .cache, account: engine.accountID, count: 2) else {
+                return APIError(.invalidParameter, "cursor '\(text)' was not returned by this endpoint for this account").response
             }
-            after = (String(parts[0]), family, String(parts[2]))
+            position = AnswerCache.Position(shard: numbers[0], slot: numbers[1])
         }
         let now = engine.now
-        let entries = engine.cachedEntries()
-        let start = after.map { after in
-            entries.firstIndex { ($0.0.host.value, $0.0.family.rawValue, $0.0.network) > after } ?? entries.count
-        } ?? 0
-        let page = entries[start..<min(entries.count, start + limit)]
+        let (page, next) = engine.cachePage(from: position, limit: limit, scanLimit: Self.scanLimit(limit))
         var writer = JSONWriter(capacity: 128 * page.count + 64)
         writer.raw("{")
         writer.key("entries")
         writer.raw("[")
-        for (index, (key, entry)) in page.enumerated() {
+        for (index, (key, entry, _)) in page.enumerated() {
             if index > 0 { writer.comma() }
             writer.raw("{")
             writer.key("host")
@@ -88,8 +84,8 @@ extension HTTPDNSService {
         writer.raw("]")
         writer.comma()
         writer.key("next_cursor")
-        if start + limit < entries.count, let last = page.last {
-            writer.string(Self.cursor(of: last.0))
+        if let next {
+            writer.string(PageCursor.encode(.cache, account: engine.accountID, [next.shard, next.slot]))
         } else {
             writer.raw("null")
         }
@@ -97,11 +93,9 @@ extension HTTPDNSService {
         return .json(200, writer)
     }
 
-    /// `host,family,network` of the last entry of a page; the next page starts after it in the
-    /// order of `ResolverEngine.cachedEntries`.
-    static func cursor(of key: CacheKey) -> String {
-        "\(key.host.value),\(key.family.rawValue),\(key.network)"
-    }
+    /// Slots a page may look at: free slots left by removals are skipped, but never more than
+    /// this many, so a page may be short before `next_cursor` is null.
+    static func scanLimit(_ limit: Int) -> Int { max(8 * limit, 4096) }
 
     /// `DELETE /v1/{account}/cache[?host=H]`.
     func cacheDelete(_ request: HTTPRequest, engine: ResolverEngine) -> HTTPResponse {
@@ -113,6 +107,8 @@ extension HTTPDNSService {
             deleted = engine.evict(host: host)
         } else {
             deleted = engine.evictAll()
+            // The entries' memory goes back to the system, not only to malloc's free lists.
+            if deleted > 0 { MemoryTrim.inBackground() }
         }
         var writer = JSONWriter()
         writer.raw("{")

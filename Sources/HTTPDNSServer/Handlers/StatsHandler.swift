@@ -3,9 +3,49 @@ import HTTPDNSCore
 extension HTTPDNSService {
     /// `GET /v1/{account}/stats`: the SDK's `getRequestReportInfo` array (WIRE-FORMATS §4), one
     /// record per (domain, family, network), every key, `avgRtt`/`maxRtt` as strings, plus the
-    /// extra keys `staleNum` and `prefetchNum`.
-    func stats(_ engine: ResolverEngine) -> HTTPResponse {
-        let records = engine.stats.snapshot()
+    /// extra keys `staleNum` and `prefetchNum`. Paged: at most `limit` records (default
+    /// `statsPageDefault`, at most `statsPageMax`) in the order their keys were first seen; the
+    /// body stays the SDK's array, and the `X-Next-Cursor` header, when present, is the `cursor`
+    /// of the next page. `domain=H` reads the records of one name (every family and network).
+    func stats(_ request: HTTPRequest, engine: ResolverEngine) -> HTTPResponse {
+        var limit = Self.statsPageDefault
+        if let text = request.query["limit"] {
+            guard let value = Int(text), (1...Self.statsPageMax).contains(value) else {
+                return APIError(.invalidParameter, "limit must be 1-\(Self.statsPageMax), got '\(text)'").response
+            }
+            limit = value
+        }
+        let cursor = request.query["cursor"].flatMap { $0.isEmpty ? nil : $0 }
+        let records: [(StatsKey, DomainStats)]
+        var next: String?
+        if let text = request.query["domain"] {
+            guard let domain = HostName(text) else {
+                return APIError(.invalidHost, "'\(text)' is not a valid host name").response
+            }
+            var offset = 0
+            if let cursor {
+                guard let numbers = PageCursor.decode(cursor, .statsDomain, account: engine.accountID, filter: domain.value, count: 1) else {
+                    return APIError(.invalidParameter, "cursor '\(cursor)' was not returned by this endpoint for this account and domain").response
+                }
+                offset = numbers[0]
+            }
+            let all = engine.stats.records(domain: domain)
+            let start = min(offset, all.count)
+            let end = min(all.count, start + limit)
+            records = Array(all[start..<end])
+            if end < all.count { next = PageCursor.encode(.statsDomain, account: engine.accountID, filter: domain.value, [end]) }
+        } else {
+            var position = EngineStats.Position.start
+            if let cursor {
+                guard let numbers = PageCursor.decode(cursor, .stats, account: engine.accountID, count: 4) else {
+                    return APIError(.invalidParameter, "cursor '\(cursor)' was not returned by this endpoint for this account").response
+                }
+                position = EngineStats.Position(inCache: numbers[0] == 1, shard: numbers[1], slot: numbers[2], extra: numbers[3])
+            }
+            let page = engine.stats.page(from: position, limit: limit, scanLimit: Self.scanLimit(limit))
+            records = page.records
+            next = page.next.map { PageCursor.encode(.stats, account: engine.accountID, [$0.inCache ? 1 : 0, $0.shard, $0.slot, $0.extra]) }
+        }
         var writer = JSONWriter(capacity: 320 * records.count + 2)
         writer.raw("[")
         for (index, (key, record)) in records.enumerated() {
@@ -31,6 +71,12 @@ extension HTTPDNSService {
             writer.raw("}")
         }
         writer.raw("]")
-        return .json(200, writer)
+        var response = HTTPResponse.json(200, writer)
+        if let next { response.headers.append(("X-Next-Cursor", next)) }
+        return response
     }
+
+    /// Records a `/stats` page holds unless `limit` says otherwise, and at most.
+    static let statsPageDefault = 1000
+    static let statsPageMax = 5000
 }
