@@ -65,6 +65,48 @@ struct CacheAPITests {
         }
     }
 
+    @Test func pagingListsAFewThousandPreloadedEntriesOnceEachAndStatsPageTheSameWay() async throws {
+        try await withService { _, service in
+            let hosts = (0..<TestZone.bulkCount).map { TestZone.bulkHost($0) } + (0..<2880).map { TestZone.nxdomain("p\($0)") }
+            let preload = try await service.client.post(
+                "/v1/default/preload", json: ["hosts": .array(hosts.map { .string($0) }), "type": "A"])
+            try #require(preload.status == 200, "\(preload)")
+            var seen: [String] = []
+            var cursor: String?
+            var pages = 0
+            repeat {
+                let page = try await service.client.get("/v1/default/cache?limit=250" + (cursor.map { "&cursor=\($0)" } ?? ""))
+                try #require(page.status == 200, "\(page)")
+                let entries = try #require(page.json["entries"]?.array)
+                #expect(entries.count <= 250)
+                seen += entries.compactMap { $0["host"]?.string }
+                cursor = page.json["next_cursor"]?.string
+                pages += 1
+            } while cursor != nil && pages < 100
+            #expect(seen.count == hosts.count)
+            #expect(Set(seen) == Set(hosts))
+            let other = try await service.client.get("/v1/default/cache?cursor=garbage")
+            expectError(other, status: 400, code: "InvalidParameter")
+
+            var domains: [String] = []
+            var statsCursor: String?
+            pages = 0
+            repeat {
+                let page = try await service.client.get("/v1/default/stats?limit=700" + (statsCursor.map { "&cursor=\($0)" } ?? ""))
+                try #require(page.status == 200, "\(page)")
+                let records = try #require(page.json.array)
+                #expect(records.count <= 700)
+                domains += records.compactMap { $0["domain"]?.string }
+                statsCursor = page.headers.first { $0.name.lowercased() == "x-next-cursor" }?.value
+                pages += 1
+            } while statsCursor != nil && pages < 100
+            #expect(domains.count == hosts.count)
+            #expect(Set(domains) == Set(hosts))
+            let one = try await service.client.get("/v1/default/stats?domain=\(TestZone.bulkHost(7))")
+            #expect(one.json.array?.compactMap { $0["domain"]?.string } == [TestZone.bulkHost(7)])
+        }
+    }
+
     @Test func deleteOneHostRemovesItAndTheNextResolveAsksUpstream() async throws {
         try await withService { servers, service in
             _ = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
