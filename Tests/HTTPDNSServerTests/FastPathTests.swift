@@ -29,8 +29,17 @@ final class MemoryHead: RequestHead {
         return UnsafeRawBufferPointer(rebasing: buffer[..<text.utf8.count])
     }
 
-    func arguments(_ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString) -> RequestHeadArguments {
-        (argument(first), argument(second), argument(third), argument(fourth))
+    func arguments(_ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString) -> RequestHeadArguments? {
+        let firstName = UnsafeRawBufferPointer(start: first.utf8Start, count: first.utf8CodeUnitCount)
+        var firstTaken = false
+        for (name, value) in arguments {
+            if !firstTaken && name.elementsEqual(firstName) {
+                firstTaken = true
+                continue
+            }
+            if name.contains(where: DecodedArgument.isControl) || value?.contains(where: DecodedArgument.isControl) == true { return nil }
+        }
+        return (argument(first), argument(second), argument(third), argument(fourth))
     }
 
     private func argument(_ name: StaticString) -> UnsafeRawBufferPointer? {

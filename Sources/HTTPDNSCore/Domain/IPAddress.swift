@@ -11,6 +11,8 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     public let bytes: [UInt8]
 
     public init?(_ text: String) {
+        // `inet_pton` reads a C string: a NUL would end the text early.
+        guard !text.utf8.contains(0) else { return nil }
         if text.contains(":") {
             var storage = in6_addr()
             guard inet_pton(AF_INET6, text, &storage) == 1 else { return nil }

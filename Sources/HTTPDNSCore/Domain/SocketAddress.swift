@@ -11,6 +11,8 @@ public enum SocketAddress: Sendable {
     /// Parses a bare literal (`192.0.2.1`, `2001:db8::1`; `inet_pton`); nil for anything else
     /// (names, brackets, scope ids).
     public init?(_ text: String, port: UInt16) {
+        // `inet_pton` reads a C string: a NUL would end the text early.
+        guard !text.utf8.contains(0) else { return nil }
         var v4 = in_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
             var address = sockaddr_in()

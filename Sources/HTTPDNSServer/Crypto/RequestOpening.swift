@@ -99,7 +99,8 @@ enum RequestOpening {
         return .success(query)
     }
 
-    /// `+` → space and `%XX` → byte, then UTF-8 without control characters; nil otherwise.
+    /// `+` → space and `%XX` → byte, then UTF-8 without control characters (`DecodedArgument`,
+    /// the rule of plain arguments too); nil otherwise.
     private static func decode(_ raw: ArraySlice<UInt8>) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(raw.count)
@@ -115,7 +116,7 @@ enum RequestOpening {
                 index += 1
             }
         }
-        guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return nil }
+        guard DecodedArgument.firstControl(in: bytes) == nil else { return nil }
         return String(validating: bytes, as: UTF8.self)
     }
 }

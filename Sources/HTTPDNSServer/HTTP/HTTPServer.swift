@@ -355,16 +355,19 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// Collects the query arguments (first value of each name) through an iterator callback,
-    /// into one buffer (see `QueryArguments`).
+    /// into one buffer (see `QueryArguments`), with the decoded lengths libmicrohttpd gives
+    /// (`MHD_get_connection_values_n`): a value is never read up to a `%00` as a C string.
     private func queryArguments(_ connection: OpaquePointer) -> QueryArguments {
         var arguments = QueryArguments()
-        let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+        let iterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
             guard let cls, let key else { return .YES }
-            cls.assumingMemoryBound(to: QueryArguments.self).pointee.append(name: key, value: value)
+            cls.assumingMemoryBound(to: QueryArguments.self).pointee.append(
+                name: UnsafeRawBufferPointer(start: key, count: keySize),
+                value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) })
             return .YES
         }
         _ = withUnsafeMutablePointer(to: &arguments) { pointer in
-            MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
+            MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
         }
         return arguments
     }

@@ -7,6 +7,10 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     /// Some name came more than once (only its first value is kept): a signed request is refused
     /// then, as the signature would cover values the service never reads.
     public private(set) var hasRepeatedNames = false
+    /// The 400 for the first argument whose decoded name or value held a control character
+    /// (that argument is not stored); nil when every argument is acceptable. The request
+    /// pipeline answers it before anything else reads the arguments.
+    public private(set) var refusal: APIError?
 
     public init() {}
 
@@ -18,10 +22,13 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
         for (name, value) in dictionary.sorted(by: { $0.key < $1.key }) { append(name: name, value: value) }
     }
 
-    /// Adds a pair unless `name` is there already (the first value wins). Names and values
-    /// containing NUL cannot be stored and are dropped.
+    /// Adds a pair unless `name` is there already (the first value wins). A pair whose name or
+    /// value holds a control character (`DecodedArgument`) is not stored: it sets `refusal`.
     public mutating func append(name: String, value: String) {
-        guard !name.utf8.contains(0), !value.utf8.contains(0) else { return }
+        if let control = DecodedArgument.firstControl(in: name.utf8) ?? DecodedArgument.firstControl(in: value.utf8) {
+            refuse(name: name.utf8, control: control)
+            return
+        }
         guard self[name] == nil else {
             hasRepeatedNames = true
             return
@@ -32,20 +39,31 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
         storage.append(0)
     }
 
-    /// Adds a pair from C strings (what libmicrohttpd hands over), first value wins.
-    mutating func append(name: UnsafePointer<CChar>, value: UnsafePointer<CChar>?) {
-        let nameBytes = UnsafeRawBufferPointer(start: name, count: strlenOf(name))
-        guard find(nameBytes) == nil else {
+    /// Adds a pair from libmicrohttpd's decoded bytes (`MHD_get_connection_values_n` gives their
+    /// lengths: a `%00` is a byte of the value, not its end), first value wins; a value of nil
+    /// (a name without `=`) is the empty value. Checked as `append(name:value:)` is.
+    mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+        let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        if let control = DecodedArgument.firstControl(in: name) ?? DecodedArgument.firstControl(in: value) {
+            refuse(name: name, control: control)
+            return
+        }
+        guard find(name) == nil else {
             hasRepeatedNames = true
             return
         }
         // Room for a typical query at once: growing from the first pair's size reallocated the
         // buffer on nearly every request (`host=` plus a name is already past the first step).
         if storage.capacity == 0 { storage.reserveCapacity(96) }
-        storage.append(contentsOf: nameBytes)
+        storage.append(contentsOf: name)
         storage.append(0)
-        if let value { storage.append(contentsOf: UnsafeRawBufferPointer(start: value, count: strlenOf(value))) }
+        storage.append(contentsOf: value)
         storage.append(0)
+    }
+
+    /// Keeps the first refused argument's 400.
+    private mutating func refuse<Bytes: Sequence<UInt8>>(name: Bytes, control: UInt8) {
+        if refusal == nil { refusal = DecodedArgument.refusal(name: DecodedArgument.shown(name), control: control) }
     }
 
     public subscript(name: String) -> String? {
@@ -82,11 +100,5 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
             index = valueEnd + 1
         }
         return nil
-    }
-
-    private func strlenOf(_ pointer: UnsafePointer<CChar>) -> Int {
-        var count = 0
-        while pointer[count] != 0 { count += 1 }
-        return count
     }
 }

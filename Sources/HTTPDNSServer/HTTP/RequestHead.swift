@@ -15,11 +15,14 @@ public protocol RequestHead {
     /// The TCP peer, nil when unknown (read only when a client rate limit applies).
     var peerAddress: PeerAddress? { get }
     /// The first values of four query arguments, in the order asked, read together. For each:
-    /// the first value of that name (names compare exactly), the empty value for a name given
-    /// without `=`, nil when there is none: what `QueryArguments` gives.
+    /// the first value of that name (names compare exactly, values are the decoded bytes with
+    /// their length, `%00` included), the empty value for a name given without `=`, nil when
+    /// there is none: what `QueryArguments` gives. Nil for them all when any other argument's
+    /// name or value holds a control character (`DecodedArgument`), which the full path refuses.
+    /// The first name's value is not checked: the caller must refuse what it cannot take.
     func arguments(
         _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString
-    ) -> RequestHeadArguments
+    ) -> RequestHeadArguments?
 }
 
 /// What `RequestHead.arguments` found for each of its four names.
@@ -42,49 +45,62 @@ public struct ConnectionHead: RequestHead {
     /// `MHD_CONNECTION_INFO_CLIENT_ADDRESS`, copied without an allocation.
     public var peerAddress: PeerAddress? { chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init) }
 
-    /// One pass over libmicrohttpd's arguments (`MHD_get_connection_values`) for all four names:
-    /// the resolve fast path reads four, and each pass walks the headers too.
+    /// One pass over libmicrohttpd's arguments (`MHD_get_connection_values_n`, which gives the
+    /// decoded lengths) for all four names: the resolve fast path reads four, and each pass walks
+    /// the headers too.
     public func arguments(
         _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString
-    ) -> RequestHeadArguments {
-        var search = (Wanted(first), Wanted(second), Wanted(third), Wanted(fourth))
-        let iterator: MHD_KeyValueIterator = { cls, _, key, value in
+    ) -> RequestHeadArguments? {
+        var search = Search(wanted: (Wanted(first), Wanted(second), Wanted(third), Wanted(fourth)))
+        let iterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
             guard let cls, let key else { return .YES }
-            let search = cls.assumingMemoryBound(to: (Wanted, Wanted, Wanted, Wanted).self)
-            let length = strlen(key)
-            search.pointee.0.offer(key, length: length, value: value)
-            search.pointee.1.offer(key, length: length, value: value)
-            search.pointee.2.offer(key, length: length, value: value)
-            search.pointee.3.offer(key, length: length, value: value)
+            let search = cls.assumingMemoryBound(to: Search.self)
+            let name = UnsafeRawBufferPointer(start: key, count: keySize)
+            let value = value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) }
+            // The first name's value is the caller's to check; every other byte is checked here.
+            if search.pointee.wanted.0.offer(name, value: value) { return .YES }
+            _ = search.pointee.wanted.1.offer(name, value: value) || search.pointee.wanted.2.offer(name, value: value)
+                || search.pointee.wanted.3.offer(name, value: value)
+            if DecodedArgument.firstControl(in: name) != nil || value.map({ DecodedArgument.firstControl(in: $0) != nil }) == true {
+                search.pointee.refused = true
+            }
             return .YES
         }
         _ = withUnsafeMutablePointer(to: &search) { pointer in
-            MHD_get_connection_values(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
+            MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
         }
-        return (search.0.found, search.1.found, search.2.found, search.3.found)
+        guard !search.refused else { return nil }
+        return (search.wanted.0.found, search.wanted.1.found, search.wanted.2.found, search.wanted.3.found)
     }
+}
+
+/// What `ConnectionHead.arguments` looks for and found.
+private struct Search {
+    var wanted: (Wanted, Wanted, Wanted, Wanted)
+    /// Some argument other than the first wanted value held a control character.
+    var refused = false
 }
 
 /// One argument name `ConnectionHead.arguments` looks for, and the first value it found.
 private struct Wanted {
     let name: StaticString
     private var seen = false
-    private var value: UnsafePointer<CChar>?
+    private var value: UnsafeRawBufferPointer?
 
     init(_ name: StaticString) { self.name = name }
 
-    /// Takes `value` if `key` (of `length` bytes) is the name and none was taken before.
-    mutating func offer(_ key: UnsafePointer<CChar>, length: Int, value: UnsafePointer<CChar>?) {
-        guard !seen, length == name.utf8CodeUnitCount, memcmp(key, name.utf8Start, length) == 0 else { return }
+    /// Takes `value` if `key` is the name and none was taken before; true when taken.
+    mutating func offer(_ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) -> Bool {
+        guard !seen, key.equals(name) else { return false }
         seen = true
         self.value = value
+        return true
     }
 
     /// The value as `RequestHead` gives it: nil when the name never came.
     var found: UnsafeRawBufferPointer? {
         guard seen else { return nil }
-        guard let value else { return UnsafeRawBufferPointer(start: nil, count: 0) }
-        return UnsafeRawBufferPointer(start: value, count: strlen(value))
+        return value ?? UnsafeRawBufferPointer(start: nil, count: 0)
     }
 }
 

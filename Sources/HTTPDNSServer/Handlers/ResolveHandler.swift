@@ -187,7 +187,9 @@ extension HTTPDNSService {
     private func fastResponse<Head: RequestHead>(_ head: Head, account: UnsafeRawBufferPointer, engine: ResolverEngine) -> FastResponse? {
         let options = engine.lookupOptions
         guard !options.ispEnable && !options.hasClientKeys && !options.hasAESKey else { return nil }
-        let (host, type, clientIP, shortText) = head.arguments("host", "type", "client_ip", "short")
+        // nil: an argument with a control character, a 400 the full path writes. The host's bytes
+        // are checked by the lookup below (the cache holds valid names only) and `HostName`.
+        guard case let (host, type, clientIP, shortText)? = head.arguments("host", "type", "client_ip", "short") else { return nil }
         guard let hostText = host,
               case .success(let parsed) = Self.parseOptions(
                   type: type.map(Self.string), clientIP: clientIP.map(Self.string), short: shortText.map(Self.string)),
