@@ -146,16 +146,24 @@ final class ConnectionTracker: @unchecked Sendable {
         }
     }
 
-    /// The request line of a request was parsed.
-    func requestLineReceived(_ connection: OpaquePointer) {
+    /// The request line of a request was parsed; `uri` is its request-target as sent.
+    func requestLineReceived(_ connection: OpaquePointer, uri: UnsafePointer<CChar>?) {
         Self.withRecord(connection) { record in
             if let next = ReadDeadline.afterRequestLine(record.phase) { record.enter(next, at: Self.now()) }
+            record.rawURI = uri.map(RawRequestURI.init)
         }
     }
 
-    /// The request arrived whole (head and body).
-    func requestReceived(_ connection: OpaquePointer) {
-        Self.withRecord(connection) { $0.enter(.handling, at: 0) }
+    /// The request arrived whole (head and body). Returns false when its `url` (and `version`,
+    /// as the access handler got them) are not the whole request-target: a NUL cut it short
+    /// (`RawRequestURI`).
+    func requestReceived(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> Bool {
+        var whole = true
+        Self.withRecord(connection) { record in
+            record.enter(.handling, at: 0)
+            if let raw = record.rawURI, let url, let version { whole = raw.isWhole(url: url, version: version) }
+        }
+        return whole
     }
 
     /// The response was sent (or the request ended otherwise); the connection waits for another.
@@ -229,6 +237,9 @@ final class TrackedConnection: @unchecked Sendable {
     private let packed: Atomic<Int>
     /// Set by the reaper under the tracker's lock once it shut the socket down.
     var reaped = false
+    /// The current request's target as sent; written and read by the connection's
+    /// libmicrohttpd thread only (the URI log callback, then the access handler).
+    var rawURI: RawRequestURI?
 
     init(fd: Int32, peer: PeerAddress?, certificates: TLSCertificateStore?, since: Int) {
         self.fd = fd
@@ -270,9 +281,9 @@ extension ConnectionTracker {
     }
 
     /// `MHD_OPTION_URI_LOG_CALLBACK`; returns NULL, the initial `con_cls` the access handler expects.
-    static let uriLog: chttpdns_mhd_uri_log = { cls, _, connection in
+    static let uriLog: chttpdns_mhd_uri_log = { cls, uri, connection in
         guard let cls, let connection else { return nil }
-        Unmanaged<ConnectionTracker>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.requestLineReceived(connection) }
+        Unmanaged<ConnectionTracker>.fromOpaque(cls)._withUnsafeGuaranteedRef { $0.requestLineReceived(connection, uri: uri) }
         return nil
     }
 }

@@ -159,11 +159,13 @@ public final class HTTPServer: @unchecked Sendable {
 
     // MARK: Callbacks (called by libmicrohttpd worker threads)
 
-    private static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
+    private static let access: MHD_AccessHandlerCallback = { cls, connection, url, method, version, uploadData, uploadDataSize, conCls in
         guard let cls, let connection, let conCls, let uploadDataSize else { return .NO }
         // The server outlives its daemon: no retain and release of it per request.
         return Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
-            server.handle(connection, url: url, method: method, uploadData: uploadData, uploadDataSize: uploadDataSize, conCls: conCls)
+            server.handle(
+                connection, url: url, method: method, version: version, uploadData: uploadData, uploadDataSize: uploadDataSize,
+                conCls: conCls)
         }
     }
 
@@ -190,7 +192,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func handle(
-        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
         uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
         conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
@@ -202,8 +204,11 @@ public final class HTTPServer: @unchecked Sendable {
             }
             return .YES
         }
-        // A call without body bytes after the first completes the request: it arrived whole.
-        if uploadDataSize.pointee == 0 { tracker.requestReceived(connection) }
+        // A call without body bytes after the first completes the request: it arrived whole. A
+        // target a NUL cut short is refused (`RawRequestURI`), on either path.
+        if uploadDataSize.pointee == 0 && !tracker.requestReceived(connection, url: url, version: version) {
+            return queue(connection, RawRequestURI.refusal.response)
+        }
         if raw == Self.noContext && uploadDataSize.pointee == 0 {
             if let url, let method, let response = fastHandler?(ConnectionHead(connection: connection, method: method, url: url)) {
                 return queue(connection, fast: response)

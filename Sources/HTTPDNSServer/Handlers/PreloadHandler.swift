@@ -29,7 +29,9 @@ extension HTTPDNSService {
         var seen = Set<HostName>()
         for item in list {
             guard let text = item as? String, let host = HostName(text) else {
-                return .response(APIError(.invalidHost, "'\(item)' is not a valid host name (RFC 1035; IDN must be punycode)").response)
+                // A JSON string may hold any control character (`\u0000`): shown escaped.
+                let shown = (item as? String).map { DecodedArgument.shown($0.utf8) } ?? "\(item)"
+                return .response(APIError(.invalidHost, "'\(shown)' is not a valid host name (RFC 1035; IDN must be punycode)").response)
             }
             if seen.insert(host).inserted { hosts.append(host) }
         }
