@@ -45,12 +45,13 @@ struct ArgumentBytesTests {
             requests += [
                 ("GET", "/v1/default/resolve?host=\(TestZone.unique())\0,\(TestZone.www)"),
                 ("DELETE", "/v1/default/cache\0?host=\(TestZone.www)"),
+                ("DELETE\0X", "/v1/default/cache?host=\(TestZone.www)"),
             ]
             for (method, target) in requests {
                 let response = try await service.client.request(method, target)
-                let shown = target.replacingOccurrences(of: "\0", with: "\\0")
+                let shown = (method + " " + target).replacingOccurrences(of: "\0", with: "\\0")
                 expectError(response, status: 400, code: "InvalidParameter")
-                #expect(response.status == 400, "\(method) \(shown): \(response)")
+                #expect(response.status == 400, "\(shown): \(response)")
                 let message = response.json["error"]?["message"]?.string ?? ""
                 #expect(!message.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }, "\(shown): \(message)")
             }

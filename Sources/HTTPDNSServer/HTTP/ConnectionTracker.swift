@@ -154,14 +154,16 @@ final class ConnectionTracker: @unchecked Sendable {
         }
     }
 
-    /// The request arrived whole (head and body). Returns false when its `url` (and `version`,
-    /// as the access handler got them) are not the whole request-target: a NUL cut it short
-    /// (`RawRequestURI`).
-    func requestReceived(_ connection: OpaquePointer, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> Bool {
+    /// The request arrived whole (head and body). Returns false when its `method` and `url` (and
+    /// `version`, as the access handler got them) are not the whole request line: a NUL cut it
+    /// short (`RawRequestURI`).
+    func requestReceived(
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?
+    ) -> Bool {
         var whole = true
         Self.withRecord(connection) { record in
             record.enter(.handling, at: 0)
-            if let raw = record.rawURI, let url, let version { whole = raw.isWhole(url: url, version: version) }
+            if let raw = record.rawURI, let method, let url, let version { whole = raw.isWhole(method: method, url: url, version: version) }
         }
         return whole
     }

@@ -206,7 +206,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         // A call without body bytes after the first completes the request: it arrived whole. A
         // target a NUL cut short is refused (`RawRequestURI`), on either path.
-        if uploadDataSize.pointee == 0 && !tracker.requestReceived(connection, url: url, version: version) {
+        if uploadDataSize.pointee == 0 && !tracker.requestReceived(connection, method: method, url: url, version: version) {
             return queue(connection, RawRequestURI.refusal.response)
         }
         if raw == Self.noContext && uploadDataSize.pointee == 0 {

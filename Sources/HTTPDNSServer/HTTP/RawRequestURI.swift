@@ -2,11 +2,11 @@
 import Glibc
 #endif
 
-/// What the request-target looked like before libmicrohttpd decoded it, to tell whether the URL
-/// it hands the access handler is the whole of it. libmicrohttpd 0.9.75 gives the path only as a
-/// C string, decoded in place: a `%00` in the path, or a raw NUL byte anywhere in the request
-/// line (which it reads as a C string too: the rest of the path and query is then dropped), would
-/// make the service answer a shorter request than the one sent. Read in
+/// What the request-target looked like before libmicrohttpd decoded it, to tell whether the
+/// method and URL it hands the access handler are the whole of them. libmicrohttpd 0.9.75 gives
+/// the path only as a C string, decoded in place: a `%00` in the path, or a raw NUL byte anywhere
+/// in the request line (which it reads as C strings too: the rest of the method, path or query
+/// is then dropped), would make the service answer a shorter request than the one sent. Read in
 /// `MHD_OPTION_URI_LOG_CALLBACK`, before anything is decoded; checked in the access handler.
 struct RawRequestURI {
     /// Bytes up to the first NUL: the whole request-target unless it holds a raw NUL.
@@ -33,12 +33,21 @@ struct RawRequestURI {
         pathHasEncodedNUL = encodedNUL
     }
 
-    /// True when `url` and `version` (the access handler's) are what this request-target decodes
-    /// to: no `%00` in the path, and the target ends where the version begins (libmicrohttpd
-    /// decodes the target in place in the request line, `url` at its start, one separator before
-    /// `version`); false when a NUL cut it short.
-    func isWhole(url: UnsafePointer<CChar>, version: UnsafePointer<CChar>) -> Bool {
-        !pathHasEncodedNUL && UnsafeRawPointer(url) + length + 1 == UnsafeRawPointer(version)
+    /// True when `method`, `url` and `version` (the access handler's) are what this request line
+    /// holds: no `%00` in the path, the target ends where the version begins, and only spaces
+    /// lie between the method's end and the target (libmicrohttpd 0.9.75 parses the request
+    /// line in place: `method SP+ target SP version`, each separator overwritten by a NUL, the
+    /// target decoded where it lies); false when a NUL cut the method or the target short.
+    func isWhole(method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, version: UnsafePointer<CChar>) -> Bool {
+        let target = UnsafeRawPointer(url)
+        guard !pathHasEncodedNUL, target + length + 1 == UnsafeRawPointer(version) else { return false }
+        var gap = UnsafeRawPointer(method) + strlen(method) + 1
+        guard gap <= target else { return false }
+        while gap < target {
+            guard gap.load(as: UInt8.self) == UInt8(ascii: " ") else { return false }
+            gap += 1
+        }
+        return true
     }
 
     /// The 400 for a request whose target was cut short by a NUL.
