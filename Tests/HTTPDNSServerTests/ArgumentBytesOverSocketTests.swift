@@ -86,6 +86,16 @@ import Testing
         }
     }
 
+    @Test func anEMASRequestWithANULIsRefusedInTheEMASFormat() throws {
+        try withServer { fixture, connection, _ in
+            let response = try connection.request("GET", "/default/d?host=www.example.test%00zzz")
+            #expect(response.status == 400, "\(response.text)")
+            #expect(response.object["code"] as? String == "InvalidParameter", "\(response.text)")
+            #expect((response.object["message"] as? String)?.contains("'host'") == true, "\(response.text)")
+            expectUnchanged(fixture, "emas")
+        }
+    }
+
     @Test func aDeleteWithANULEvictsNothing() throws {
         try withServer { fixture, connection, _ in
             for query in ["host=a.test%00x", "host=a.test%00", "%00host=a.test", "host%00=a.test", "x=%01"] {

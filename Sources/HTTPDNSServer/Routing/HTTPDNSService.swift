@@ -114,7 +114,7 @@ public final class HTTPDNSService: Sendable {
     /// through to the next. An argument with a control character (`QueryArguments.refusal`) is
     /// refused first: nothing, not even a signature check, reads arguments that were not kept.
     private func run(_ route: Route, _ match: Route.Match) -> HandlerResult {
-        if let refusal = match.request.query.refusal { return .response(refusal.response) }
+        if let refusal = match.request.query.refusal { return .response(route.format.response(refusal)) }
         var match = match
         if let refusal = checkLimits(route, match) { return .response(route.format.response(refusal)) }
         if let role = route.access.role(for: match.request), let engine = match.engine {
