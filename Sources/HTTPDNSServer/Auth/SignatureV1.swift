@@ -1,3 +1,4 @@
+import HTTPDNSCore
 import HTTPDNSCrypto
 
 /// Client request signatures, scheme v1 (docs/security.md has the specification and a worked
@@ -111,30 +112,10 @@ public enum SignatureV1 {
         Digest.hex(try Digest.hmacSHA256(key: Array(secret.utf8), Array(canonical.utf8)))
     }
 
-    /// `text`'s UTF-8 with every byte but the RFC 3986 unreserved ones (and `/` when asked) as
-    /// `%XX`, upper-case.
+    /// `text` as the canonical string writes it (`PercentEncoding`: unreserved bytes as they are,
+    /// every other as `%XX` upper-case; `/` kept when asked).
     public static func percentEncoded(_ text: String, keepingSlash: Bool = false) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
-        var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count)
-        for byte in text.utf8 {
-            if isUnreserved(byte) || (keepingSlash && byte == UInt8(ascii: "/")) {
-                output.append(byte)
-            } else {
-                output.append(UInt8(ascii: "%"))
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
-
-    private static func isUnreserved(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
-        default: false
-        }
+        PercentEncoding.encode(text, keepingSlash: keepingSlash)
     }
 
     private static func isLowerHex(_ byte: UInt8) -> Bool {

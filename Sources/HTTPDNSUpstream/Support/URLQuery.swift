@@ -1,3 +1,5 @@
+import HTTPDNSCore
+
 /// Builds URL query strings with RFC 3986 percent-encoding (only unreserved characters stay).
 struct URLQuery {
     private(set) var items: [(String, String)] = []
@@ -17,21 +19,5 @@ struct URLQuery {
         return base + (base.contains("?") ? "&" : "?") + encoded
     }
 
-    static func escape(_ text: String) -> String {
-        var output: [UInt8] = []
-        let digits = Array("0123456789ABCDEF".utf8)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),
-                UInt8(ascii: "_"), UInt8(ascii: "~"):
-                output.append(byte)
-            default:
-                output.append(UInt8(ascii: "%"))
-                output.append(digits[Int(byte >> 4)])
-                output.append(digits[Int(byte & 0x0F)])
-            }
-        }
-        return String(decoding: output, as: UTF8.self)
-    }
+    static func escape(_ text: String) -> String { PercentEncoding.encode(text) }
 }
