@@ -16,6 +16,9 @@ enum ConnectionMetrics {
                      (labels: "listener=\"\(name)\",reason=\"per_address\"", value: UInt64(values.rejectedPerAddress))]
                 })
             + MetricsExposition.family(
+                "httpdns_requests_in_flight", type: "gauge", help: "Requests received and not yet answered (waiting for an upstream included).",
+                samples: listeners.map { (labels: "listener=\"\($0.name)\"", value: UInt64(max(0, $0.server.requestsInFlight))) })
+            + MetricsExposition.family(
                 "httpdns_connections_closed_slow_total", type: "counter",
                 help: "Connections shut down because a request did not arrive whole within requestReadTimeout.",
                 samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.closedSlow)) })

@@ -93,8 +93,10 @@ enum HTTPDNSD {
                 maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency,
                 trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil,
                 advertisedAddresses: config.effectiveAdvertisedAddresses,
-                clientRate: .init(perSecond: config.rateLimit, burst: config.rateBurst)))
+                clientRate: .init(perSecond: config.rateLimit, burst: config.rateBurst),
+                metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms))
         service.addMetricsSource { StoreMetrics.render(store) }
+        service.addMetricsSource { ProcessMetrics.render() }
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let server = HTTPServer(
             options: serverOptions(config, main, .main, tls: certificates),

@@ -1,11 +1,27 @@
 import HTTPDNSServer
 import HTTPDNSStore
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The store's counters in the Prometheus text format.
 enum StoreMetrics {
     static func render(_ store: SQLiteStore) -> String {
         MetricsExposition.family("httpdns_store_writes_total", type: "counter", help: "Cache and account changes committed to SQLite.", samples: [(labels: "", value: UInt64(store.writesCommitted))])
             + MetricsExposition.family("httpdns_store_flushes_total", type: "counter", help: "Write-behind transactions committed.", samples: [(labels: "", value: UInt64(store.flushes))])
             + MetricsExposition.family("httpdns_store_write_errors_total", type: "counter", help: "Failed SQLite writes.", samples: [(labels: "", value: UInt64(store.writeErrors))])
+            + MetricsExposition.family("httpdns_store_pending_changes", type: "gauge", help: "Changes waiting in the write-behind queue.", samples: [(labels: "", value: UInt64(store.pendingChanges))])
+            + MetricsExposition.family("httpdns_store_database_bytes", type: "gauge", help: "Size of the SQLite database file and its write-ahead log.", samples: databaseBytes(store.path).map { [(labels: "", value: $0)] } ?? [])
+    }
+
+    /// The bytes of the database file plus its `-wal` file (absent when checkpointed away); nil
+    /// when the database file cannot be read (the family is then empty).
+    static func databaseBytes(_ path: String) -> UInt64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        var wal = stat()
+        let walBytes = stat(path + "-wal", &wal) == 0 ? UInt64(wal.st_size) : 0
+        return UInt64(info.st_size) + walBytes
     }
 }

@@ -44,6 +44,10 @@ public struct ServiceConfig: Sendable, Equatable {
     public var rateLimit: Double = 0
     /// Requests a client may make at once before `rateLimit` applies (0: twice the rate).
     public var rateBurst = 0
+    /// Which accounts `/metrics` on the operations listener shows per account.
+    public var metricsAccounts = MetricsAccounts.all
+    /// Whether tenant request durations are recorded (`httpdns_request_duration_seconds`).
+    public var metricsHistograms = true
     /// Account id → configuration.
     public var accounts: [String: AccountConfig] = ["default": AccountConfig()]
 
@@ -169,6 +173,19 @@ public struct ServiceConfig: Sendable, Equatable {
         },
         Setting(key: "rateBurst", env: "HTTPDNS_RATE_BURST", flag: "--rate-burst", help: "requests a client may make at once before rateLimit applies (default 0 = twice rateLimit)") { config, value, name throws(ConfigError) in
             config.rateBurst = try parseInt(value, key: name, range: 0...10_000_000)
+        },
+        Setting(key: "metricsAccounts", env: "HTTPDNS_METRICS_ACCOUNTS", flag: "--metrics-accounts", help: "which accounts /metrics on the operations listener shows series of: all, active (lookups since the previous scrape) or none (totals only, always shown) (default all)") { config, value, name throws(ConfigError) in
+            guard let mode = MetricsAccounts(rawValue: value.trimmingCharacters(in: .whitespaces)) else {
+                throw ConfigError(key: name, "must be all, active or none, got '\(value)'")
+            }
+            config.metricsAccounts = mode
+        },
+        Setting(key: "metricsHistograms", env: "HTTPDNS_METRICS_HISTOGRAMS", flag: "--metrics-histograms", help: "true/false: record tenant request durations (httpdns_request_duration_seconds) (default true)") { config, value, name throws(ConfigError) in
+            switch value.lowercased() {
+            case "true", "1", "yes", "on": config.metricsHistograms = true
+            case "false", "0", "no", "off": config.metricsHistograms = false
+            default: throw ConfigError(key: name, "must be true or false, got '\(value)'")
+            }
         },
     ]
 

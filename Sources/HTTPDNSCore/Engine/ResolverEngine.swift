@@ -370,8 +370,8 @@ public final class ResolverEngine: Sendable {
 
     private func record(_ event: ChainEvent, statsKey: StatsKey) {
         switch event {
-        case .upstream(let name, let result, _):
-            metrics.recordUpstream(name: name, result: result)
+        case .upstream(let name, let result, let seconds):
+            metrics.recordUpstream(name: name, result: result, seconds: seconds)
             stats.update(statsKey) { $0.recordUpstream(result) }
             if case .failure(let error) = result { logFailure(of: name, error, statsKey: statsKey) }
         case .fallback(let result, _):

@@ -26,13 +26,26 @@ public final class EngineMetrics: Sendable {
     public let upstreamBudgetRefusals = StripedCounter()
     /// Requests refused because their client address was over its rate (`rateLimit`).
     public let clientRateRefusals = StripedCounter()
-    private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: UInt64]>([:])
+    /// Upstream queries by upstream and outcome, with their durations.
+    private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: HistogramCounts]>([:])
+    /// Request durations of this account, one slot per label combination the HTTP front numbers
+    /// (wire API × answer source; `requestDurationSlots` of them at most), recorded from every
+    /// HTTP thread.
+    public let requestDurations: DurationHistograms
+    /// The same as the request path records them (no retain).
+    public let requestDurationRecorder: DurationHistograms.Unretained
+    /// Durations of preloads (`POST /v1/{account}/preload`), from request to last answer.
+    public let preloadDurations = Mutex(HistogramCounts())
+
+    public static let requestDurationSlots = 160
 
     public init() {
         cacheHits = StripedCounter()
         cacheMisses = StripedCounter()
         hits = StripedCounter.Unretained(cacheHits)
         misses = StripedCounter.Unretained(cacheMisses)
+        requestDurations = DurationHistograms(slots: Self.requestDurationSlots)
+        requestDurationRecorder = DurationHistograms.Unretained(requestDurations)
     }
 
     public struct UpstreamOutcomeKey: Hashable, Sendable, Comparable {
@@ -46,16 +59,22 @@ public final class EngineMetrics: Sendable {
     /// Lookups of one host and family: every lookup is a hit or a miss.
     public var resolveRequestCount: UInt64 { cacheHits.value + cacheMisses.value }
 
-    public func recordUpstream(name: String, result: Result<UpstreamAnswer, UpstreamError>) {
+    /// One upstream query and how long it took (`seconds`).
+    public func recordUpstream(name: String, result: Result<UpstreamAnswer, UpstreamError>, seconds: Double) {
         let outcome: String
         switch result {
         case .success(let answer): outcome = answer.isNegative ? "negative" : "success"
         case .failure(let error): outcome = Self.outcomeLabel(error.code)
         }
-        upstreamOutcomes.withLock { $0[UpstreamOutcomeKey(upstream: name, outcome: outcome), default: 0] += 1 }
+        upstreamOutcomes.withLock { $0[UpstreamOutcomeKey(upstream: name, outcome: outcome), default: HistogramCounts()].record(seconds: seconds) }
     }
 
     public var upstreamCounts: [(UpstreamOutcomeKey, UInt64)] {
+        upstreamDurations.map { ($0.0, $0.1.count) }
+    }
+
+    /// Upstream query durations by upstream and outcome, sorted.
+    public var upstreamDurations: [(UpstreamOutcomeKey, HistogramCounts)] {
         upstreamOutcomes.withLock { table in table.map { ($0.key, $0.value) } }.sorted { $0.0 < $1.0 }
     }
 

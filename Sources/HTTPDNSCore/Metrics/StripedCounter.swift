@@ -9,7 +9,7 @@ import Glibc
 /// (a cache line each, picked by a hash of the thread), and a read sums them. Reads are exact
 /// once the writers are quiet, and never lose an increment.
 public final class StripedCounter: @unchecked Sendable {
-    private static let stripes = 16
+    static let stripes = 16
     /// Atomics per stripe: 8 × 8 bytes, one 64-byte cache line.
     private static let stride = 8
     private let storage: UnsafeMutablePointer<Atomic<UInt64>>
@@ -26,21 +26,22 @@ public final class StripedCounter: @unchecked Sendable {
 
     /// The calling thread's stripe: a multiplicative hash of its pthread handle (thread
     /// structures sit megabytes apart, so the low bits alone would put every thread on one).
+    /// (`StripedSlots` uses the same stripes.)
     @inline(__always)
-    private static func stripe() -> Int {
+    static func stripe() -> Int {
         let handle = UInt64(pthread_self())
-        return Int(truncatingIfNeeded: (handle &* 0x9E37_79B9_7F4A_7C15) >> 60) * stride
+        return Int(truncatingIfNeeded: (handle &* 0x9E37_79B9_7F4A_7C15) >> 60)
     }
 
     @inline(__always)
     public func increment() {
-        storage[Self.stripe()].add(1, ordering: .relaxed)
+        storage[Self.stripe() * Self.stride].add(1, ordering: .relaxed)
     }
 
     /// Adds `delta` (negative to subtract); stripes wrap, their sum does not.
     @inline(__always)
     public func add(_ delta: Int) {
-        storage[Self.stripe()].wrappingAdd(UInt64(bitPattern: Int64(delta)), ordering: .relaxed)
+        storage[Self.stripe() * Self.stride].wrappingAdd(UInt64(bitPattern: Int64(delta)), ordering: .relaxed)
     }
 
     /// The total as an unsigned count.

@@ -1,9 +1,17 @@
+import HTTPDNSCore
+
 /// A complete response. libmicrohttpd adds `Content-Length`; every response has a `Content-Type`.
 public struct HTTPResponse: Sendable, Equatable {
     public var status: Int
     public var contentType: String
     public var headers: [(String, String)]
     public var body: [UInt8]
+    /// What answered a lookup (the worst of its answers, `AnswerSource.combined`); nil for a
+    /// response without one. The `source` label of request durations.
+    var source: AnswerSource?
+    /// The route's endpoint (`RouteTable.endpoints`), set by the router: the `endpoint` label of
+    /// `httpdns_http_requests_total`.
+    var endpoint = RouteTable.otherEndpoint
 
     public static let jsonType = jsonTypeLiteral.description
     /// The same as a C string for libmicrohttpd.

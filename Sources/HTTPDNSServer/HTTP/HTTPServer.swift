@@ -298,7 +298,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     private func queue(_ connection: OpaquePointer, _ response: HTTPResponse) -> MHD_Result {
-        metrics.record(status: response.status)
+        metrics.record(status: response.status, endpoint: response.endpoint)
         let mhdResponse = response.body.withUnsafeBytes { bytes in
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
@@ -318,7 +318,7 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// A fast-path response: its memory goes to libmicrohttpd, which frees it once sent.
     private func queue(_ connection: OpaquePointer, fast response: consuming FastResponse) -> MHD_Result {
-        metrics.record(status: 200)
+        metrics.recordFastHit()
         let count = response.count
         let body = response.take()
         guard let mhdResponse = MHD_create_response_from_buffer(count, body, .RESPMEM_MUST_FREE) else {

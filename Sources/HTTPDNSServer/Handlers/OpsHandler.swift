@@ -10,13 +10,22 @@ extension HTTPDNSService {
         return .response(APIError(.serviceUnavailable, "not ready (loading the cache or shutting down)").response)
     }
 
-    /// `/metrics`. Series carry the `account` label only on the operations listener: on the
-    /// public one the account ids would list the tenants, so their series are summed there.
+    /// `/metrics`. Totals on every listener; series per account only on the operations listener
+    /// (on the public one the account ids would list the tenants), for the accounts
+    /// `metricsAccounts` selects.
     func metrics(listener: Listener) -> HandlerResult {
+        let engines = registry.all
+        var perAccount: [ResolverEngine] = []
+        if listener == .ops {
+            switch limits.metricsAccounts {
+            case .all: perAccount = engines
+            case .active: perAccount = metricsActivity.active(engines)
+            case .none: break
+            }
+        }
         var text = MetricsExposition.render(
-            engines: registry.all, http: httpMetrics.withLock { $0 }, perAccount: listener == .ops,
-            unknownAccountRefusals: unknownAccountRefusals.value)
-        text += apiRequests.exposition
+            engines: engines, http: httpMetrics.withLock { $0 }, perAccount: perAccount,
+            unknownAccountRefusals: unknownAccountRefusals.value, unknownAccountDurations: unknownAccountDurations)
         for source in metricsSources { text += source() }
         return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8)))
     }

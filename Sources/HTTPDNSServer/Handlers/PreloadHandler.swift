@@ -47,11 +47,14 @@ extension HTTPDNSService {
         }
         let families = type.families(ipv6Enabled: engine.config.ipv6Enable)
         let slot = ReplySlot()
+        let started = MonotonicClock.nanoseconds()
         // For accounts with ispEnable the answers are cached for the requester's network.
         Preloader.start(
             engine: engine, hosts: hosts, families: families, concurrency: limits.preloadConcurrency,
             network: clientNetwork(of: request)
         ) { outcomes in
+            let elapsed = MonotonicClock.nanoseconds() &- started
+            engine.metrics.preloadDurations.withLock { $0.record(nanoseconds: elapsed) }
             engine.persisted {
                 slot.set(Self.preloadResponse(outcomes))
                 MemoryTrim.afterBulkWork()

@@ -144,9 +144,18 @@ extension HTTPDNSService {
                 })
             })
         }
-        if cached.allSatisfy({ $0 != nil }) { return .response(results(cached.map { $0! })) }
+        if cached.allSatisfy({ $0 != nil }) {
+            let outcomes = cached.map { $0! }
+            var response = results(outcomes)
+            response.source = AnswerSource.combined(outcomes)
+            return .response(response)
+        }
         let slot = ReplySlot()
-        let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { slot.set(results($0)) }
+        let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { outcomes in
+            var response = results(outcomes)
+            response.source = AnswerSource.combined(outcomes)
+            slot.set(response)
+        }
         for (index, (host, family)) in pairs.enumerated() {
             if let outcome = cached[index] {
                 gather.fill(index, with: outcome)
@@ -164,7 +173,9 @@ extension HTTPDNSService {
         _ options: ResolverEngine.LookupOptions, network: String
     ) -> HTTPResponse? {
         engine.cachedResolution(host: host, family: family, network: network).map {
-            AnswerRendering.single(host: host, family: family, answer: $0, short: parsed.short ?? options.shortEnable)
+            var response = AnswerRendering.single(host: host, family: family, answer: $0, short: parsed.short ?? options.shortEnable)
+            response.source = $0.source
+            return response
         }
     }
 
@@ -178,9 +189,14 @@ extension HTTPDNSService {
     /// sealed, a plain one may be refused by `requireEncryption`: `handle` does both).
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         guard head.method.equals("GET"), let account = Self.resolveAccount(head.path) else { return nil }
+        let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
         var response: FastResponse?
-        registry.withEngine(utf8: account) { response = fastResponse(head, account: account, engine: $0) }
-        if response != nil { apiRequests.record(.v1) }
+        registry.withEngine(utf8: account) { engine in
+            response = fastResponse(head, account: account, engine: engine)
+            if started != 0 && response != nil {
+                engine.metrics.requestDurationRecorder.record(slot: fastHitSlot, nanoseconds: MonotonicClock.nanoseconds() &- started)
+            }
+        }
         return response
     }
 

@@ -25,41 +25,88 @@ public enum MetricsExposition {
         return text
     }
 
-    /// Everything `/metrics` shows of the engines and the HTTP front. With `perAccount`, series
-    /// carry an `account` label; without (the public listener, where account ids would tell an
-    /// attacker the tenants' names), each family is summed over accounts by its other labels.
-    /// `unknownAccountRefusals` are client-rate refusals of requests to no known account
-    /// (`account=""`).
-    static func render(engines: [ResolverEngine], http: HTTPMetrics?, perAccount: Bool, unknownAccountRefusals: UInt64 = 0) -> String {
-        /// One sample per engine and label set (`labels(engine)`: the labels besides the account,
-        /// formatted, with their values), summed over engines unless `perAccount`.
-        func series(_ labels: (ResolverEngine) -> [(String, UInt64)], extra: [(String, UInt64)] = []) -> [(labels: String, value: UInt64)] {
-            if perAccount {
-                var samples = engines.flatMap { engine in
-                    labels(engine).map { other, value in
-                        let account = "account=\"\(escape(engine.accountID))\""
-                        return (labels: other.isEmpty ? account : "\(account),\(other)", value: value)
-                    }
-                }
-                for (other, value) in extra where value > 0 {
-                    samples.append((labels: other.isEmpty ? "account=\"\"" : "account=\"\",\(other)", value: value))
-                }
-                return samples
+    /// One histogram family: cumulative `_bucket` samples with `le`, `_sum` (seconds), `_count`.
+    public static func histogram(_ name: String, help: String, samples: [(labels: String, counts: HistogramCounts)]) -> String {
+        var text = "# HELP \(name) \(help)\n# TYPE \(name) histogram\n"
+        for sample in samples {
+            let prefix = sample.labels.isEmpty ? "" : "\(sample.labels),"
+            var cumulative: UInt64 = 0
+            for (index, bucket) in sample.counts.buckets.enumerated() {
+                cumulative &+= bucket
+                text += "\(name)_bucket{\(prefix)le=\"\(leLabels[index])\"} \(cumulative)\n"
             }
+            let braces = sample.labels.isEmpty ? "" : "{\(sample.labels)}"
+            text += "\(name)_sum\(braces) \(sample.counts.sumSeconds)\n\(name)_count\(braces) \(cumulative)\n"
+        }
+        return text
+    }
+
+    /// The `le` values of `DurationBuckets`, as Prometheus writes them (`0.0001` … `10`, `+Inf`).
+    static let leLabels: [String] = DurationBuckets.bounds.map { bound in
+        bound == bound.rounded() ? String(Int(bound)) : "\(bound)"
+    } + ["+Inf"]
+
+    /// Everything `/metrics` shows of the engines and the HTTP front. Every family has its totals
+    /// without an `account` label; the engines in `perAccount` (the operations listener's choice
+    /// under `metricsAccounts`; none on the public listener, where account ids would tell an
+    /// attacker the tenants' names) add their own series labelled `account`, so a total is
+    /// `x{account=""}` and a per-account graph `x{account!=""}`. `unknownAccountRefusals` and
+    /// `unknownAccountDurations` are of requests to no known account (in the totals only).
+    static func render(
+        engines: [ResolverEngine], http: HTTPMetrics?, perAccount: [ResolverEngine], unknownAccountRefusals: UInt64 = 0,
+        unknownAccountDurations: DurationHistograms? = nil
+    ) -> String {
+        /// The totals of one family by its other labels (`labels(engine)`: those labels, formatted,
+        /// with their values; `extra` adds to the totals only), then the per-account samples.
+        func series(_ labels: (ResolverEngine) -> [(String, UInt64)], extra: [(String, UInt64)] = []) -> [(labels: String, value: UInt64)] {
             var order: [String] = []
             var totals: [String: UInt64] = [:]
             for (other, value) in engines.flatMap(labels) + extra {
                 if totals[other] == nil { order.append(other) }
                 totals[other, default: 0] &+= value
             }
-            return order.map { (labels: $0, value: totals[$0]!) }
+            var samples = order.map { (labels: $0, value: totals[$0]!) }
+            for engine in perAccount {
+                let account = "account=\"\(escape(engine.accountID))\""
+                for (other, value) in labels(engine) {
+                    samples.append((labels: other.isEmpty ? account : "\(account),\(other)", value: value))
+                }
+            }
+            return samples
+        }
+        /// The same for histograms: samples of one label set are summed (totals over engines,
+        /// and routes sharing labels).
+        func histograms(_ labels: (ResolverEngine) -> [(String, HistogramCounts)], extra: [(String, HistogramCounts)] = []) -> [(labels: String, counts: HistogramCounts)] {
+            func merged(_ list: [(String, HistogramCounts)], prefix: String) -> [(labels: String, counts: HistogramCounts)] {
+                var order: [String] = []
+                var sums: [String: HistogramCounts] = [:]
+                for (other, counts) in list {
+                    let key = prefix.isEmpty ? other : other.isEmpty ? prefix : "\(prefix),\(other)"
+                    if sums[key] == nil { order.append(key) }
+                    sums[key, default: HistogramCounts()].add(counts)
+                }
+                return order.map { (labels: $0, counts: sums[$0]!) }
+            }
+            var samples = merged(engines.flatMap(labels) + extra, prefix: "")
+            for engine in perAccount {
+                samples += merged(labels(engine), prefix: "account=\"\(escape(engine.accountID))\"")
+            }
+            return samples
         }
         func perEngine(_ value: @escaping (ResolverEngine) -> UInt64) -> [(labels: String, value: UInt64)] {
             series { [("", value($0))] }
         }
+        func requestDurations(_ table: DurationHistograms) -> [(String, HistogramCounts)] {
+            (0..<RequestDurations.slotCount()).compactMap { slot in
+                table.counts(slot).map { (RequestDurations.labels(slot: slot), $0) }
+            }
+        }
         var text = ""
-        text += family("httpdns_http_requests_total", type: "counter", help: "HTTP responses by status code.",
-                       samples: (http?.snapshot ?? []).map { (labels: "code=\"\($0.0)\"", value: $0.1) })
+        text += family("httpdns_http_requests_total", type: "counter", help: "HTTP responses by endpoint (route path, other when none matched) and status code.",
+                       samples: (http?.snapshot ?? []).map { (labels: "endpoint=\"\(escape($0.endpoint))\",code=\"\($0.status)\"", value: $0.count) })
+        text += histogram("httpdns_request_duration_seconds", help: "Tenant API requests, from routing to the response ready, by wire API (protocol), endpoint and what answered (source: cache, upstream, stale, localdns, none for requests that looked nothing up).",
+                          samples: histograms({ requestDurations($0.metrics.requestDurations) },
+                                              extra: unknownAccountDurations.map(requestDurations) ?? []))
         text += family("httpdns_resolve_requests_total", type: "counter", help: "Lookups of one host and family.",
                        samples: perEngine { $0.metrics.resolveRequestCount })
         text += family("httpdns_cache_hits_total", type: "counter", help: "Lookups answered from the cache.",
@@ -89,6 +136,14 @@ public enum MetricsExposition {
                                ("upstream=\"\(escape(key.upstream))\",outcome=\"\(key.outcome)\"", value)
                            }
                        })
+        text += histogram("httpdns_upstream_request_duration_seconds", help: "Queries sent to upstreams, by upstream and outcome, from sending to the answer or the failure.",
+                          samples: histograms { engine in
+                              engine.metrics.upstreamDurations.map { key, counts in
+                                  ("upstream=\"\(escape(key.upstream))\",outcome=\"\(key.outcome)\"", counts)
+                              }
+                          })
+        text += histogram("httpdns_preload_duration_seconds", help: "Preloads (POST /v1/{account}/preload), from the request to the last resolution.",
+                          samples: histograms { [("", $0.metrics.preloadDurations.withLock { $0 })] })
         text += family("httpdns_fallback_total", type: "counter", help: "Resolutions that fell back to the system resolver, by outcome.",
                        samples: series { engine in [
                            ("outcome=\"success\"", engine.metrics.fallbackSuccess.value),

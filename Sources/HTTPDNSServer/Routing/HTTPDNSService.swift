@@ -19,11 +19,16 @@ public final class HTTPDNSService: Sendable {
 
         /// The service's default client rate (`rateLimit`, `rateBurst`); accounts may override it.
         public var clientRate = ClientRateLimiter.Rate(perSecond: 0, burst: 0)
+        /// Which accounts `/metrics` on the operations listener shows per account (`metricsAccounts`).
+        public var metricsAccounts = MetricsAccounts.all
+        /// Whether tenant request durations are recorded (`metricsHistograms`).
+        public var requestDurations = true
 
         public init(
             maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32, trustedProxies: [CIDR] = [],
             separateOpsListener: Bool = false, advertisedAddresses: [String] = [],
-            clientRate: ClientRateLimiter.Rate = .init(perSecond: 0, burst: 0)
+            clientRate: ClientRateLimiter.Rate = .init(perSecond: 0, burst: 0), metricsAccounts: MetricsAccounts = .all,
+            requestDurations: Bool = true
         ) {
             self.maxPreloadHosts = maxPreloadHosts
             self.preloadConcurrency = preloadConcurrency
@@ -31,6 +36,8 @@ public final class HTTPDNSService: Sendable {
             self.separateOpsListener = separateOpsListener
             self.advertisedAddresses = advertisedAddresses
             self.clientRate = clientRate
+            self.metricsAccounts = metricsAccounts
+            self.requestDurations = requestDurations
         }
     }
 
@@ -42,7 +49,14 @@ public final class HTTPDNSService: Sendable {
     private let readyFlag = Atomic<Bool>(false)
     private let extraMetrics: Mutex<[@Sendable () -> String]> = Mutex([])
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
-    let apiRequests = APIRequestMetrics()
+    /// `limits.requestDurations`, read on every request.
+    let recordsRequestDurations: Bool
+    /// The request-duration slot of a fast-path hit (`RequestDurations`).
+    let fastHitSlot: Int
+    /// Durations of tenant requests to no known account (in the totals only).
+    let unknownAccountDurations = DurationHistograms(slots: EngineMetrics.requestDurationSlots)
+    /// Which accounts had lookups since the last scrape (`metricsAccounts: active`).
+    let metricsActivity = MetricsActivity()
     /// Client buckets of the limit step (`checkLimits`, `fastPathAdmission`).
     let rateLimiter: ClientRateLimiter
     /// Requests to no known account refused by the client rate limit.
@@ -59,6 +73,9 @@ public final class HTTPDNSService: Sendable {
         self.limits = limits
         self.authenticator = ClientAuthenticator(clock: clock)
         self.rateLimiter = ClientRateLimiter(clock: clock)
+        self.recordsRequestDurations = limits.requestDurations
+        precondition(RequestDurations.slotCount() <= EngineMetrics.requestDurationSlots, "more tenant routes than request-duration slots")
+        self.fastHitSlot = RequestDurations.slot(RouteTable.standard.fastPathRoute, source: .cache)
     }
 
     /// `/readyz` answers 200 only while this is true (after the warm load, until shutdown starts).
@@ -83,6 +100,43 @@ public final class HTTPDNSService: Sendable {
     /// method (405 with `Allow`), then the pipeline (`run`): limits → authenticate → authorise →
     /// handler.
     public func handle(_ request: HTTPRequest) -> HandlerResult {
+        let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
+        var routed = Routed()
+        switch route(request, &routed) {
+        case .response(let response):
+            return .response(finish(response, routed, started: started))
+        case .deferred(let start):
+            let known = routed
+            return .deferred { respond in start { respond(self.finish($0, known, started: started)) } }
+        }
+    }
+
+    /// What the router learnt of a request, for its metrics: its route (the first row of its
+    /// path when no method matched) and the account's engine.
+    struct Routed {
+        var route: Route?
+        var tenant = false
+        var engine: ResolverEngine?
+    }
+
+    /// Labels a response with its endpoint and records the duration of a tenant request.
+    private func finish(_ response: HTTPResponse, _ routed: Routed, started: UInt64) -> HTTPResponse {
+        guard let route = routed.route else { return response }
+        var response = response
+        response.endpoint = route.endpoint
+        if routed.tenant && recordsRequestDurations {
+            let elapsed = MonotonicClock.nanoseconds() &- started
+            let slot = RequestDurations.slot(route, source: response.source)
+            if let engine = routed.engine {
+                engine.metrics.requestDurationRecorder.record(slot: slot, nanoseconds: elapsed)
+            } else {
+                unknownAccountDurations.record(slot: slot, nanoseconds: elapsed)
+            }
+        }
+        return response
+    }
+
+    private func route(_ request: HTTPRequest, _ routed: inout Routed) -> HandlerResult {
         let segments = PathSegments(request.path)
         let rows = RouteTable.standard.routes(for: segments).filter {
             $0.surface.serves(request.listener, separate: limits.separateOpsListener)
@@ -90,15 +144,17 @@ public final class HTTPDNSService: Sendable {
         guard let first = rows.first else {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
+        routed.route = first
         var match = Route.Match(request: request)
         if let account = first.account(segments, request) {
-            apiRequests.record(first.format)
+            routed.tenant = true
             guard let engine = registry.engine(account) else {
                 // Guessing account ids is limited too: such requests share one bucket per client.
                 if let refusal = rateLimitRejection(for: request, engine: nil) { return .response(first.format.response(refusal)) }
                 return .response(first.format.response(APIError(.unknownAccount, "no account '\(account)'")))
             }
             match.engine = engine
+            routed.engine = engine
         }
         if let index = first.idIndex { match.id = String(segments[index]) }
         // The admin token is checked before the method, so the admin API's methods are not told
@@ -107,6 +163,7 @@ public final class HTTPDNSService: Sendable {
         guard let route = rows.first(where: { $0.method == request.method }) else {
             return .response(first.format.response(methodNotAllowed(rows.map(\.method).joined(separator: ", "))))
         }
+        routed.route = route
         return run(route, match)
     }
 

@@ -80,7 +80,14 @@ struct Route: Sendable {
     typealias Handler = @Sendable (HTTPDNSService, Match) -> HandlerResult
 
     let method: String
+    /// The path pattern as written (`/v1/{account}/resolve`): the `endpoint` label of `/metrics`.
+    let path: String
     let pattern: [Segment]
+    /// The position of the route's path among the table's endpoints (`RouteTable.endpoints`),
+    /// and, for a route with an account, its position among those (`RouteTable.tenantRoutes`):
+    /// how `/metrics` numbers its counters and histograms. Set by `RouteTable`.
+    var endpoint = 0
+    var tenantIndex: Int?
     let surface: Surface
     let access: Access
     /// The wire API the route belongs to: how the pipeline's refusals are written.
@@ -97,6 +104,7 @@ struct Route: Sendable {
         self.format = format
         self.accountArgument = accountArgument
         self.method = method
+        self.path = path
         self.pattern = path.split(separator: "/").map { segment in
             switch segment {
             case "{account}": .account

@@ -3,6 +3,40 @@
 /// appear in `Allow`.
 struct RouteTable: Sendable {
     let routes: [Route]
+    /// The distinct paths, in table order, after `other` (requests no route matched): the
+    /// `endpoint` label of `/metrics`, numbered by `Route.endpoint`.
+    let endpoints: [String]
+    /// The routes with an account (the tenant API of every wire format), numbered by
+    /// `Route.tenantIndex`: what request durations are recorded per.
+    let tenantRoutes: [Route]
+
+    /// `endpoints[0]`: requests no route matched.
+    static let otherEndpoint = 0
+
+    init(routes: [Route]) {
+        var endpoints = ["other"]
+        var numbered: [Route] = []
+        var tenant: [Route] = []
+        for var route in routes {
+            if let index = endpoints.firstIndex(of: route.path) {
+                route.endpoint = index
+            } else {
+                route.endpoint = endpoints.count
+                endpoints.append(route.path)
+            }
+            if route.accountIndex != nil || route.accountArgument != nil {
+                route.tenantIndex = tenant.count
+                tenant.append(route)
+            }
+            numbered.append(route)
+        }
+        self.routes = numbered
+        self.endpoints = endpoints
+        self.tenantRoutes = tenant
+    }
+
+    /// The route the fast path answers for (`HTTPDNSService.fastResponse`).
+    var fastPathRoute: Route { routes.first { $0.method == "GET" && $0.path == "/v1/{account}/resolve" }! }
 
     static let standard = RouteTable(routes: [
         Route("GET", "/healthz", .both, .anyone) { service, _ in service.healthz() },

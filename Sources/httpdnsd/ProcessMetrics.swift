@@ -1,0 +1,77 @@
+import Foundation
+import HTTPDNSServer
+
+/// `httpdns_build_info` and the standard `process_*` metrics of this process, read from
+/// `getrusage`, `getrlimit` and `/proc` at scrape time. A value that cannot be read is left out
+/// (and logged once), never shown as 0.
+enum ProcessMetrics {
+    /// The release this binary is (bumped with releases).
+    static let version = "0.1.0"
+    /// The git revision it was built from: not known to a plain `swift build`.
+    static let revision = "unknown"
+    /// The Swift compiler it was built with (major.minor).
+    static let swift: String = {
+        #if compiler(>=6.4)
+        "6.4+"
+        #elseif compiler(>=6.3)
+        "6.3"
+        #elseif compiler(>=6.2)
+        "6.2"
+        #else
+        "6.1-"
+        #endif
+    }()
+
+    static func render() -> String {
+        var text = MetricsExposition.family(
+            "httpdns_build_info", type: "gauge", help: "Always 1: the version, git revision and Swift compiler of this build.",
+            samples: [(labels: "version=\"\(version)\",revision=\"\(revision)\",swift=\"\(swift)\"", value: 1)])
+        var usage = rusage()
+        if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
+            let seconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+                + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
+            text += gauge("process_cpu_seconds_total", type: "counter", help: "User and system CPU time spent, in seconds.", seconds)
+        }
+        let page = Double(sysconf(Int32(_SC_PAGESIZE)))
+        if let statm = read("/proc/self/statm")?.split(separator: " "), statm.count >= 2,
+           let virtual = Double(statm[0]), let resident = Double(statm[1]), page > 0
+        {
+            text += gauge("process_resident_memory_bytes", help: "Resident memory size in bytes.", resident * page)
+            text += gauge("process_virtual_memory_bytes", help: "Virtual memory size in bytes.", virtual * page)
+        }
+        if let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
+            // The listing's own descriptor is among them.
+            text += gauge("process_open_fds", help: "Open file descriptors.", Double(max(0, open.count - 1)))
+        }
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
+            text += gauge("process_max_fds", help: "The soft limit of open file descriptors.", limit.rlim_cur == rlim_t.max ? Double.infinity : Double(limit.rlim_cur))
+        }
+        if let start = startTime {
+            text += gauge("process_start_time_seconds", help: "Start time of the process since the Unix epoch, in seconds.", start)
+        }
+        return text
+    }
+
+    /// Boot time (`btime` of /proc/stat) plus the process's start in clock ticks after boot
+    /// (field 22 of /proc/self/stat). Read once: it does not change.
+    static let startTime: Double? = {
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        guard ticks > 0, let stat = read("/proc/self/stat"), let close = stat.lastIndex(of: ")"),
+              let boot = read("/proc/stat")?.split(separator: "\n").first(where: { $0.hasPrefix("btime ") })
+                  .flatMap({ Double($0.dropFirst("btime ".count)) })
+        else { return nil }
+        // Fields after the command name start with field 3 (state): field 22 is the 20th of them.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let started = Double(fields[19]) else { return nil }
+        return boot + started / ticks
+    }()
+
+    private static func read(_ path: String) -> String? {
+        try? String(contentsOfFile: path, encoding: .utf8)
+    }
+
+    private static func gauge(_ name: String, type: String = "gauge", help: String, _ value: Double) -> String {
+        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value == .infinity ? "+Inf" : "\(value)")\n"
+    }
+}
