@@ -8,6 +8,7 @@ one keep-alive connection, dumps, and prints the instructions of the whole proce
 (user space of every thread: libmicrohttpd, the fast path, malloc; not the kernel). For the
 fast path alone: `callgrind_annotate --inclusive=yes` on the dump it names, line `fastResponse`.
 Deterministic to about 0.1 %; compares two builds of the same machine, not machines.
+CALLGRIND_HISTOGRAMS=0 runs it with `metricsHistograms: false` (request durations not recorded).
 """
 import http.server, json, os, socket, subprocess, sys, tempfile, threading, time, http.client, glob
 
@@ -29,6 +30,8 @@ work = tempfile.mkdtemp(prefix="wire-measure-")
 port = free_port()
 config = {"listen": f"127.0.0.1:{port}", "db": os.path.join(work, "db.sqlite"), "threads": 1,
           "accounts": {"default": {"upstreams": [f"json:http://127.0.0.1:{up.server_address[1]}/resolve"], "localDNSFallback": False}}}
+if os.environ.get("CALLGRIND_HISTOGRAMS", "1") == "0":
+    config["metricsHistograms"] = "false"
 open(os.path.join(work, "config.json"), "w").write(json.dumps(config))
 out = os.path.join(work, "callgrind.out")
 proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--config", os.path.join(work, "config.json")],

@@ -19,6 +19,8 @@ quick runs (defaults are the issue's):
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
   BENCH_RESULTS=bench/RESULTS.md      where the report goes
   BENCH_KEEP_WORK=1      keep the working directory afterwards
+  BENCH_HISTOGRAMS=0     every httpdnsd with metricsHistograms false (request durations not recorded),
+                         to compare the hit sections with and without them
   BENCH_PROFILE=FILE     after the hit loop, one more hit run under `perf record -g` into FILE
                          (not counted in the figures; read it with `perf report -i FILE`)
 
@@ -73,6 +75,7 @@ SCALE_MID = env_int("BENCH_SCALE_MID", 100_000)
 SLOW_MS = env_int("BENCH_SLOW_MS", 500)
 SLOW_INFLIGHT = env_int("BENCH_SLOW_INFLIGHT", 200)
 PROFILE = os.environ.get("BENCH_PROFILE", "")
+HISTOGRAMS = os.environ.get("BENCH_HISTOGRAMS", "1").strip() not in ("0", "false", "off", "no")
 SIGNED = 9  # the number of the signed-request section
 SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9").split(",") if s.strip()}
 if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED}:
@@ -214,8 +217,9 @@ def sign_v1(method, path, args, body, kid, secret, expiry):
 
 
 def family_sum(values, name):
-    """A /metrics family summed over its labels (per account or not, whichever the listener shows)."""
-    return sum(v for k, v in values.items() if k == name or k.startswith(name + "{"))
+    """A /metrics family's total: its series without an `account` label (the operations listener
+    repeats them per account)."""
+    return sum(v for k, v in values.items() if (k == name or k.startswith(name + "{")) and 'account="' not in k)
 
 
 def b64url_query(name):
@@ -446,6 +450,7 @@ class HTTPDNSD:
             # Every load generator connects from 127.0.0.1: no per-address connection limit.
             "perIPConnectionLimit": 0,
             "opsListen": f"127.0.0.1:{self.ops_port}",
+            "metricsHistograms": "true" if HISTOGRAMS else "false",
             "accounts": {
                 account: {"upstreams": [upstream], "localDNSFallback": False, "cacheCountLimit": cache_limit,
                           "maxCacheTTL": TTL, "timeout": 5, **(account_keys or {}).get(account, {})}
@@ -758,8 +763,8 @@ class SignedSection:
             return after.get(key, 0.0) - before.get(key, 0.0)
 
         codes = {k for k in after if k.startswith("httpdns_http_requests_total{")}
-        self.http_ok += delta('httpdns_http_requests_total{code="200"}')
-        self.http_other += sum(delta(k) for k in codes if k != 'httpdns_http_requests_total{code="200"}')
+        self.http_ok += sum(delta(k) for k in codes if 'code="200"' in k)
+        self.http_other += sum(delta(k) for k in codes if 'code="200"' not in k)
         self.hits += family_sum(after, "httpdns_cache_hits_total") - family_sum(before, "httpdns_cache_hits_total")
         self.misses += family_sum(after, "httpdns_cache_misses_total") - family_sum(before, "httpdns_cache_misses_total")
 
@@ -1031,7 +1036,8 @@ def report(results):
         f"wrk {m['wrk']}, dnsperf {m['dnsperf']}")
     add(f"- date: {m['date']}")
     add(f"- settings: {DURATION} s per measurement, {REPS} repetitions (medians), wrk -t{WRK_THREADS} "
-        f"-c{CONNECTIONS} HTTP/1.1 keep-alive, {NAMES} warmed names, scale {SCALE} entries")
+        f"-c{CONNECTIONS} HTTP/1.1 keep-alive, {NAMES} warmed names, scale {SCALE} entries; request-duration "
+        f"histograms {'on' if HISTOGRAMS else 'off (BENCH_HISTOGRAMS=0)'}")
     add(f"- **The load generator (wrk) and every server share the same {m['cores']} cores** (and other "
         "people's builds may have been running): absolute figures are low and noisy; the ratios, measured "
         "in the same run on the same workload, are the figures to read. The hit measurements run repetition by "

@@ -18,6 +18,8 @@ PACKAGES=(
   openssl
   curl
   python3-cryptography
+  prometheus
+  python3-yaml
   "$@"
 )
 

@@ -149,7 +149,8 @@ import Testing
         let fixture = fixture()
         _ = get(fixture, ["name": "www.example.test"])
         _ = get(fixture, ["name": "www.example.test", "uid": "nope"])
-        #expect(fixture.get("/metrics").text.contains(#"httpdns_api_requests_total{protocol="json"} 2"#))
+        let metrics = MetricsText(fixture.get("/metrics").text)
+        #expect(metrics.sum("httpdns_request_duration_seconds_count", ["protocol": "json"]) == 2)
     }
 
     // MARK: Signature

@@ -1,18 +1,31 @@
 import Dispatch
-import HTTPDNSServer
+@testable import HTTPDNSServer
 import Testing
 
 @Suite struct HTTPMetricsTests {
-    @Test func commonAndRareStatusesAreCountedAndSorted() {
+    private let resolve = RouteTable.standard.fastPathRoute.endpoint
+    private let healthz = RouteTable.standard.endpoints.firstIndex(of: "/healthz")!
+
+    @Test func responsesAreCountedByEndpointAndStatusFromManyThreads() {
         let metrics = HTTPMetrics()
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            for _ in 0..<1_000 { metrics.record(status: 200) }
+            for _ in 0..<1_000 { metrics.recordFastHit() }
         }
-        metrics.record(status: 418)
-        metrics.record(status: 404)
-        metrics.record(status: 404)
-        metrics.record(status: 42)  // not an HTTP status: ignored
-        #expect(metrics.snapshot.map(\.0) == [200, 404, 418])
-        #expect(metrics.snapshot.map(\.1) == [4_000, 2, 1])
+        metrics.record(status: 200, endpoint: healthz)
+        metrics.record(status: 418, endpoint: resolve)
+        metrics.record(status: 404, endpoint: RouteTable.otherEndpoint)
+        metrics.record(status: 404, endpoint: RouteTable.otherEndpoint)
+        metrics.record(status: 42, endpoint: resolve)  // not an HTTP status: ignored
+        let rows = metrics.snapshot.map { "\($0.endpoint) \($0.status) \($0.count)" }
+        #expect(rows == ["other 404 2", "/healthz 200 1", "/v1/{account}/resolve 200 4000", "/v1/{account}/resolve 418 1"])
+        #expect(metrics.byStatus.map(\.0) == [200, 404, 418])
+        #expect(metrics.byStatus.map(\.1) == [4_001, 2, 1])
+    }
+
+    @Test func everyRouteHasAnEndpointLabelAndRoutesOfOnePathShareIt() {
+        let table = RouteTable.standard
+        #expect(table.endpoints.first == "other")
+        #expect(Set(table.endpoints).count == table.endpoints.count)
+        for route in table.routes { #expect(table.endpoints[route.endpoint] == route.path) }
     }
 }

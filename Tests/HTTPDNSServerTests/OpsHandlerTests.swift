@@ -30,7 +30,7 @@ import Testing
         fixture.registry.upsert("other", config: .test())
         let metrics = HTTPMetrics()
         fixture.service.attach(metrics)
-        metrics.record(status: 200)
+        metrics.record(status: 200, endpoint: RouteTable.standard.fastPathRoute.endpoint)
         fixture.upstream.setAnswer("www.example.test", addresses: ["127.0.0.1"], ttl: 60)
         _ = fixture.get("/v1/default/resolve", ["host": "www.example.test"])
         let exchange = fixture.get("/metrics", listener: .ops)
@@ -48,7 +48,7 @@ import Testing
         #expect(text.types["httpdns_cache_entries"] == "gauge")
         #expect(text.types["httpdns_resolve_requests_total"] == "counter")
         #expect(text.value("httpdns_resolve_requests_total", ["account": "other"]) == 0)
-        #expect(text.value("httpdns_http_requests_total", ["code": "200"]) == 1)
+        #expect(text.value("httpdns_http_requests_total", ["endpoint": "/v1/{account}/resolve", "code": "200"]) == 1)
     }
 
     @Test func countersMoveWithRequests() {

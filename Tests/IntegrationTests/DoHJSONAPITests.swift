@@ -53,7 +53,8 @@ struct DoHJSONAPITests {
             #expect(record?["requestPDnsNum"]?.int == 1, "\(stats)")
             #expect(record?["cacheDnsNum"]?.int == 1, "\(stats)")
             let metrics = try await service.client.get("/metrics")
-            #expect(String(decoding: metrics.body, as: UTF8.self).contains(#"httpdns_api_requests_total{protocol="json"} 4"#), "\(metrics)")
+            let text = PrometheusText(String(decoding: metrics.body, as: UTF8.self))
+            #expect(text.sum("httpdns_request_duration_seconds_count", ["protocol": "json"]) == 4, "\(metrics)")
         }
     }
 

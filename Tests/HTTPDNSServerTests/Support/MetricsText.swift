@@ -43,12 +43,32 @@ struct MetricsText {
                 continue
             } else {
                 guard let sample = Self.parse(line) else { problems.append("unparseable sample: \(line)"); continue }
-                if types[sample.name] == nil { problems.append("sample before its HELP/TYPE: \(line)") }
-                if sample.name != current { problems.append("sample outside its family block: \(line)") }
-                if closed.contains(sample.name) { problems.append("family \(sample.name) continues after another: \(line)") }
+                let family = familyName(sample.name)
+                if types[family] == nil { problems.append("sample before its HELP/TYPE: \(line)") }
+                if family != current { problems.append("sample outside its family block: \(line)") }
+                if closed.contains(family) { problems.append("family \(family) continues after another: \(line)") }
                 samples.append(sample)
             }
         }
+    }
+
+    /// The family a sample belongs to: a histogram's `_bucket`, `_sum` and `_count` are its own.
+    private func familyName(_ name: String) -> String {
+        if types[name] != nil { return name }
+        for suffix in ["_bucket", "_sum", "_count"] where name.hasSuffix(suffix) {
+            let base = String(name.dropLast(suffix.count))
+            if types[base] == "histogram" { return base }
+        }
+        return name
+    }
+
+    /// The sum of the samples named `name` whose labels include `labels` (0 when none); unless
+    /// `labels` names an account, of the totals only (samples without an `account` label).
+    func sum(_ name: String, _ labels: [String: String] = [:]) -> Double {
+        samples.filter { sample in
+            sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value }
+                && (labels["account"] != nil || sample.labels["account"] == nil)
+        }.reduce(0) { $0 + $1.value }
     }
 
     /// The value of the one sample named `name` with exactly these labels; nil when absent.

@@ -33,9 +33,11 @@ public struct PrometheusText: Sendable {
         }
     }
 
-    /// Sum of the samples named `name` whose labels include all of `labels`; 0 when none.
+    /// Sum of the samples named `name` whose labels include all of `labels`; 0 when none. Unless
+    /// `labels` names an account, only the totals count (samples without an `account` label, as
+    /// PromQL's `{account=""}`): per-account series repeat them on the operations listener.
     public func sum(_ name: String, _ labels: [String: String] = [:]) -> Double {
-        matching(name, labels).reduce(0) { $0 + $1.value }
+        matching(name, labels).filter { labels["account"] != nil || $0.labels["account"] == nil }.reduce(0) { $0 + $1.value }
     }
 
     /// The samples named `name` whose labels include all of `labels`.

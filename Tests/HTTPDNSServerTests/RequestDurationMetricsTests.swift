@@ -1,0 +1,113 @@
+import Foundation
+import HTTPDNSCore
+@testable import HTTPDNSServer
+import HTTPDNSTestSupport
+import Testing
+
+/// `httpdns_request_duration_seconds{protocol,endpoint,source}`: every tenant request recorded
+/// once, under the wire API it spoke and what answered it; per-account series bounded by
+/// `metricsAccounts`.
+@Suite struct RequestDurationMetricsTests {
+    private func counts(_ text: MetricsText, by label: String, _ filter: [String: String] = [:]) -> [String: Double] {
+        var counts: [String: Double] = [:]
+        for sample in text.samples where sample.name == "httpdns_request_duration_seconds_count" && sample.labels["account"] == nil
+            && filter.allSatisfy({ sample.labels[$0.key] == $0.value })
+        {
+            counts[sample.labels[label] ?? "?", default: 0] += sample.value
+        }
+        return counts
+    }
+
+    @Test func eachTenantRequestIsRecordedOnceUnderItsProtocolAndSource() {
+        let fixture = ServiceFixture()
+        fixture.seed([("www.example.test", .a, fixture.entry(["192.0.2.10"]))])
+        fixture.upstream.setAnswer("new.example.test", addresses: ["192.0.2.20"], ttl: 60)
+        // A fast-path hit, a fast-path miss answered by the full path, a full-path batch.
+        #expect(fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body != nil)
+        #expect(fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test"), ("type", "both")]))?.body == nil)
+        _ = fixture.get("/v1/default/resolve", ["host": "www.example.test", "type": "both"])
+        _ = fixture.get("/v1/default/stats")
+        // A miss that goes upstream.
+        #expect(Exchange(fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "new.example.test", "type": "A"]))).status == 200)
+        // EMAS: a hit, a refusal, an unknown account; /healthz is not a tenant request.
+        _ = fixture.get("/default/d", ["host": "www.example.test"])
+        _ = fixture.get("/default/d", ["host": "bad_name!"])
+        _ = fixture.get("/nosuch/resolve", ["host": "www.example.test"])
+        _ = fixture.get("/healthz")
+        // DoH JSON: a hit of the default account, an unknown uid.
+        _ = fixture.get("/resolve", ["name": "www.example.test"])
+        _ = fixture.get("/resolve", ["name": "www.example.test", "uid": "nosuch"])
+        let text = MetricsText(fixture.get("/metrics").text)
+        #expect(text.problems.isEmpty, "\(text.problems)")
+        #expect(text.types["httpdns_request_duration_seconds"] == "histogram")
+        #expect(counts(text, by: "protocol") == ["v1": 4, "emas": 3, "json": 2])
+        #expect(counts(text, by: "source", ["protocol": "v1"]) == ["cache": 2, "upstream": 1, "none": 1])
+        #expect(counts(text, by: "endpoint", ["protocol": "v1"]) == ["/v1/{account}/resolve": 3, "/v1/{account}/stats": 1])
+        #expect(counts(text, by: "source", ["protocol": "emas"]) == ["cache": 1, "none": 2])
+        // Buckets are cumulative and end with the count.
+        let hits = ["protocol": "v1", "endpoint": "/v1/{account}/resolve", "source": "cache"]
+        #expect(text.value("httpdns_request_duration_seconds_bucket", hits.merging(["le": "+Inf"]) { $1 }) == 2)
+        #expect(text.value("httpdns_request_duration_seconds_bucket", hits.merging(["le": "10"]) { $1 }) == 2)
+    }
+
+    @Test func withHistogramsOffNothingIsRecorded() {
+        var limits = HTTPDNSService.Limits()
+        limits.requestDurations = false
+        let fixture = ServiceFixture(limits: limits)
+        fixture.seed([("www.example.test", .a, fixture.entry(["192.0.2.10"]))])
+        #expect(fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body != nil)
+        _ = fixture.get("/v1/default/resolve", ["host": "www.example.test", "type": "A"])
+        let text = MetricsText(fixture.get("/metrics").text)
+        #expect(text.problems.isEmpty, "\(text.problems)")
+        #expect(text.sum("httpdns_request_duration_seconds_count") == 0)
+        #expect(text.value("httpdns_cache_hits_total") == 2)
+    }
+
+    private func manyAccounts(_ mode: MetricsAccounts, count: Int = 300) -> ServiceFixture {
+        var limits = HTTPDNSService.Limits()
+        limits.metricsAccounts = mode
+        let fixture = ServiceFixture(limits: limits)
+        for index in 0..<count { fixture.registry.upsert("tenant\(index)", config: .test()) }
+        return fixture
+    }
+
+    private func accounts(_ text: String) -> Set<String> {
+        Set(MetricsText(text).samples.compactMap { $0.labels["account"] })
+    }
+
+    @Test func noneShowsTotalsOnlyWhateverTheNumberOfAccounts() {
+        let all = manyAccounts(.all)
+        let none = manyAccounts(.none)
+        for fixture in [all, none] {
+            fixture.upstream.setAnswer("www.example.test", addresses: ["192.0.2.10"], ttl: 60)
+            _ = fixture.get("/v1/tenant7/resolve", ["host": "www.example.test"])
+        }
+        let allText = all.get("/metrics", listener: .ops).text
+        let noneText = none.get("/metrics", listener: .ops).text
+        #expect(accounts(allText).count == 301)
+        #expect(accounts(noneText).isEmpty)
+        #expect(noneText.utf8.count * 20 < allText.utf8.count, "\(noneText.utf8.count) vs \(allText.utf8.count) bytes")
+        let totals = MetricsText(noneText)
+        #expect(totals.problems.isEmpty, "\(totals.problems)")
+        #expect(totals.value("httpdns_resolve_requests_total") == 1)
+        #expect(totals.sum("httpdns_request_duration_seconds_count") == 1)
+    }
+
+    @Test func activeShowsTheAccountsWithLookupsSinceThePreviousScrape() {
+        let fixture = manyAccounts(.active)
+        fixture.upstream.setAnswer("www.example.test", addresses: ["192.0.2.10"], ttl: 60)
+        _ = fixture.get("/v1/tenant7/resolve", ["host": "www.example.test"])
+        _ = fixture.get("/v1/tenant9/resolve", ["host": "www.example.test"])
+        let first = fixture.get("/metrics", listener: .ops).text
+        #expect(accounts(first) == ["tenant7", "tenant9"])
+        _ = fixture.get("/v1/tenant9/resolve", ["host": "www.example.test"])
+        let second = fixture.get("/metrics", listener: .ops).text
+        #expect(accounts(second) == ["tenant9"])
+        let third = MetricsText(fixture.get("/metrics", listener: .ops).text)
+        #expect(Set(third.samples.compactMap { $0.labels["account"] }).isEmpty)
+        #expect(third.value("httpdns_resolve_requests_total") == 3, "totals stay")
+        // The public listener never shows accounts.
+        _ = fixture.get("/v1/tenant3/resolve", ["host": "www.example.test"])
+        #expect(accounts(fixture.get("/metrics").text).isEmpty)
+    }
+}
