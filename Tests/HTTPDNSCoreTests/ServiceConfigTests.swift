@@ -87,7 +87,7 @@ import Testing
             Issue.record("expected help, got \(invocation)")
             return
         }
-        for word in ["--config", "--listen", "HTTPDNS_LISTEN", "--trusted-proxies", "HTTPDNS_TRUSTED_PROXIES", "--upstreams", "HTTPDNS_UPSTREAMS", "--localdns-servers", "maxCacheTTL", "accessKeySecret"] {
+        for word in ["--config", "--listen", "HTTPDNS_LISTEN", "--trusted-proxies", "HTTPDNS_TRUSTED_PROXIES", "--upstreams", "HTTPDNS_UPSTREAMS", "--localdns-servers", "maxCacheTTL", "accessKeySecret", "--metrics-accounts", "HTTPDNS_METRICS_ACCOUNTS", "--metrics-histograms"] {
             #expect(text.contains(word), "help should mention \(word)")
         }
     }
@@ -327,5 +327,18 @@ import Testing
         #expect(config.rateBurst == 40)
         #expect(ConfigLoading().error(env: ["HTTPDNS_RATE_LIMIT": "-1"])?.description.contains("HTTPDNS_RATE_LIMIT") == true)
         #expect(ConfigLoading().error(env: ["HTTPDNS_RATE_LIMIT": "nan"]) != nil)
+    }
+
+    @Test func theMetricsKeysAreReadFromFlagsEnvironmentAndFileAndBadValuesNamed() throws {
+        #expect(try ConfigLoading().config([])?.metricsAccounts == .all)
+        #expect(try ConfigLoading().config([])?.metricsHistograms == true)
+        let flags = try #require(try ConfigLoading().config(["--metrics-accounts", "active", "--metrics-histograms", "false"]))
+        #expect(flags.metricsAccounts == .active)
+        #expect(flags.metricsHistograms == false)
+        #expect(try ConfigLoading().config([], env: ["HTTPDNS_METRICS_ACCOUNTS": "none"])?.metricsAccounts == MetricsAccounts.none)
+        let file = try ServiceConfig(json: ["metricsAccounts": "none", "metricsHistograms": "off"])
+        #expect(file.metricsAccounts == MetricsAccounts.none && file.metricsHistograms == false)
+        #expect(ConfigLoading().error(env: ["HTTPDNS_METRICS_ACCOUNTS": "some"])?.description.contains("HTTPDNS_METRICS_ACCOUNTS") == true)
+        #expect(ConfigLoading().error(env: ["HTTPDNS_METRICS_HISTOGRAMS": "maybe"])?.description.contains("HTTPDNS_METRICS_HISTOGRAMS") == true)
     }
 }

@@ -1,5 +1,5 @@
 import HTTPDNSCore
-import HTTPDNSServer
+@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Testing
 

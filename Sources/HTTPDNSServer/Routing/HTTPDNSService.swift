@@ -115,7 +115,9 @@ public final class HTTPDNSService: Sendable {
     /// path when no method matched) and the account's engine.
     struct Routed {
         var route: Route?
-        var tenant = false
+        /// For a path with an account: the route its duration is recorded under (the row run when
+        /// it has an account, else the path's first row: `POST /dns-query` beside `GET`).
+        var timed: Route?
         var engine: ResolverEngine?
     }
 
@@ -124,9 +126,9 @@ public final class HTTPDNSService: Sendable {
         guard let route = routed.route else { return response }
         var response = response
         response.endpoint = route.endpoint
-        if routed.tenant && recordsRequestDurations {
+        if let timed = routed.timed, recordsRequestDurations {
             let elapsed = MonotonicClock.nanoseconds() &- started
-            let slot = RequestDurations.slot(route, source: response.source)
+            let slot = RequestDurations.slot(timed, source: response.source)
             if let engine = routed.engine {
                 engine.metrics.requestDurationRecorder.record(slot: slot, nanoseconds: elapsed)
             } else {
@@ -147,7 +149,7 @@ public final class HTTPDNSService: Sendable {
         routed.route = first
         var match = Route.Match(request: request)
         if let account = first.account(segments, request) {
-            routed.tenant = true
+            routed.timed = first
             guard let engine = registry.engine(account) else {
                 // Guessing account ids is limited too: such requests share one bucket per client.
                 if let refusal = rateLimitRejection(for: request, engine: nil) { return .response(first.format.response(refusal)) }
@@ -164,6 +166,7 @@ public final class HTTPDNSService: Sendable {
             return .response(first.format.response(methodNotAllowed(rows.map(\.method).joined(separator: ", "))))
         }
         routed.route = route
+        if routed.timed != nil && route.tenantIndex != nil { routed.timed = route }
         return run(route, match)
     }
 
