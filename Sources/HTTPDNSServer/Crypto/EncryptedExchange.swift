@@ -38,7 +38,9 @@ struct EncryptedExchange: Sendable {
         let associatedData = Self.associatedData(.answer, method: method, path: path, requestNonce: requestNonce)
         do {
             let sealed = try AESGCM.seal(response.body, key: key, associatedData: associatedData)
-            return HTTPResponse(status: response.status, contentType: Self.contentType, headers: response.headers, body: sealed)
+            var answer = HTTPResponse(status: response.status, contentType: Self.contentType, headers: response.headers, body: sealed)
+            answer.source = response.source
+            return answer
         } catch {
             Log.error("could not encrypt an answer: \(error)")
             return APIError(.internalError, "could not encrypt the answer").response
