@@ -115,8 +115,8 @@ public final class HTTPDNSService: Sendable {
     /// path when no method matched) and the account's engine.
     struct Routed {
         var route: Route?
-        /// For a path with an account: the route its duration is recorded under (the row run when
-        /// it has an account, else the path's first row: `POST /dns-query` beside `GET`).
+        /// For a path with an account: the route its duration is recorded under (the row run, or
+        /// the path's first row when no method matched).
         var timed: Route?
         var engine: ResolverEngine?
     }
@@ -166,7 +166,7 @@ public final class HTTPDNSService: Sendable {
             return .response(first.format.response(methodNotAllowed(rows.map(\.method).joined(separator: ", "))))
         }
         routed.route = route
-        if routed.timed != nil && route.tenantIndex != nil { routed.timed = route }
+        if routed.timed != nil { routed.timed = route }
         return run(route, match)
     }
 

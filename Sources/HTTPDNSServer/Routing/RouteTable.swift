@@ -6,7 +6,7 @@ struct RouteTable: Sendable {
     /// The distinct paths, in table order, after `other` (requests no route matched): the
     /// `endpoint` label of `/metrics`, numbered by `Route.endpoint`.
     let endpoints: [String]
-    /// The routes with an account (the tenant API of every wire format), numbered by
+    /// The routes of paths with an account (the tenant API of every wire format), numbered by
     /// `Route.tenantIndex`: what request durations are recorded per.
     let tenantRoutes: [Route]
 
@@ -24,7 +24,9 @@ struct RouteTable: Sendable {
                 route.endpoint = endpoints.count
                 endpoints.append(route.path)
             }
-            if route.accountIndex != nil || route.accountArgument != nil {
+            // Every row of a path with an account is the tenant API (`POST /dns-query` beside
+            // `GET /dns-query?uid=`), timed under its own wire format.
+            if routes.contains(where: { $0.path == route.path && ($0.accountIndex != nil || $0.accountArgument != nil) }) {
                 route.tenantIndex = tenant.count
                 tenant.append(route)
             }
