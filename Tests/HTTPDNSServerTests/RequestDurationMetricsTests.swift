@@ -114,4 +114,19 @@ import Testing
         _ = fixture.get("/v1/tenant3/resolve", ["host": "www.example.test"])
         #expect(accounts(fixture.get("/metrics").text).isEmpty)
     }
+
+    @Test func aPreloadIsTimedAndAccountsWithoutOneShowNoEmptyPreloadHistogram() {
+        let fixture = ServiceFixture()
+        fixture.registry.upsert("quiet", config: .test())
+        fixture.upstream.setAnswer("warm.example.test", addresses: ["127.0.0.1"], ttl: 60)
+        let preload = fixture.send("POST", "/v1/default/preload", body: Array(#"{"hosts":["warm.example.test"],"type":"A"}"#.utf8))
+        #expect(preload.status == 200)
+        let text = MetricsText(fixture.get("/metrics", listener: .ops).text)
+        #expect(text.problems.isEmpty, "\(text.problems)")
+        #expect(text.value("httpdns_preload_duration_seconds_count") == 1)
+        #expect(text.value("httpdns_preload_duration_seconds_count", ["account": "default"]) == 1)
+        #expect(text.value("httpdns_preload_duration_seconds_count", ["account": "quiet"]) == nil)
+        #expect(text.value("httpdns_resolve_requests_total", ["account": "quiet"]) == 0, "counters stay for every account")
+        #expect(text.sum("httpdns_request_duration_seconds_count", ["endpoint": "/v1/{account}/preload"]) == 1)
+    }
 }

@@ -75,7 +75,7 @@ public enum MetricsExposition {
             return samples
         }
         /// The same for histograms: samples of one label set are summed (totals over engines,
-        /// and routes sharing labels).
+        /// and routes sharing labels); an account's empty ones are left out.
         func histograms(_ labels: (ResolverEngine) -> [(String, HistogramCounts)], extra: [(String, HistogramCounts)] = []) -> [(labels: String, counts: HistogramCounts)] {
             func merged(_ list: [(String, HistogramCounts)], prefix: String) -> [(labels: String, counts: HistogramCounts)] {
                 var order: [String] = []
@@ -88,8 +88,10 @@ public enum MetricsExposition {
                 return order.map { (labels: $0, counts: sums[$0]!) }
             }
             var samples = merged(engines.flatMap(labels) + extra, prefix: "")
+            // An account's empty histogram (no preload yet) says nothing its absence does not: left
+            // out, it costs 19 lines per account less.
             for engine in perAccount {
-                samples += merged(labels(engine), prefix: "account=\"\(escape(engine.accountID))\"")
+                samples += merged(labels(engine).filter { $0.1.count > 0 }, prefix: "account=\"\(escape(engine.accountID))\"")
             }
             return samples
         }
