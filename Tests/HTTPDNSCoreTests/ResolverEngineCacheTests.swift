@@ -49,6 +49,23 @@ import Testing
         #expect(fixture.upstream.calls("www.example.com") == 2)
     }
 
+    @Test func aMissWhoseLookupRanBeforeAFlightStoredItsAnswerTakesThatAnswer() throws {
+        let fixture = EngineFixture()
+        fixture.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)
+        _ = fixture.resolve("www.example.com")
+
+        // A request whose cache lookup missed just before that flight stored its answer and
+        // ended reaches the upstream half only now.
+        let box = OutcomeBox()
+        fixture.engine.resolveUncached(host: HostName("www.example.com")!, family: .a) { box.append($0) }
+        guard case .success(let answer) = try #require(box.values.first) else {
+            Issue.record("expected an answer, got \(box.values)")
+            return
+        }
+        #expect(answer == ResolvedAnswer(addresses: ["192.0.2.1"], ttl: 300, originTTL: 300, source: .cache))
+        #expect(fixture.upstream.calls("www.example.com") == 1)
+    }
+
     @Test func familiesAndNetworksAreCachedSeparately() {
         let fixture = EngineFixture(config: .test { $0.ispEnable = true })
         fixture.upstream.setAnswer("www.example.com", .a, addresses: ["192.0.2.1"], ttl: 300)

@@ -223,6 +223,12 @@ public final class ResolverEngine: Sendable {
             metrics.singleFlightJoined.increment()
             return
         }
+        // The caller's cache lookup may have run just before a flight for this key stored its
+        // answer and ended: answer from that entry rather than start a second upstream query.
+        if settings.config.cacheEnable, let entry = cache.peek(key), !entry.isExpired(at: clock.now()) {
+            flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: clock.now(), source: .cache)))
+            return
+        }
         launch(key, settings: settings)
     }
 
