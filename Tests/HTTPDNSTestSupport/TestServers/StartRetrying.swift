@@ -1,7 +1,7 @@
 /// Starts a loopback test server, trying up to `attempts` times: a port picked by `freePort()`
 /// can be taken by someone else between the pick and the server's bind. Each attempt launches
 /// afresh (new port, new directory); one that never answers is stopped before the next.
-func startRetrying<Server>(
+public func startRetrying<Server>(
     _ name: String, attempts: Int = 3,
     launch: () async throws -> Server,
     ready: (Server) async throws -> Void,

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSTestSupport
 
 #if canImport(Glibc)
 import Glibc
@@ -34,10 +35,12 @@ final class LoopbackDNSServers {
         """
 
     /// Starts both servers, runs `body`, and stops them whatever happens.
+    /// A server that exits before it listens (its port taken between the pick and its bind) is
+    /// started again on new ports.
     static func with<T>(_ body: (LoopbackDNSServers) async throws -> T) async throws -> T {
-        let servers = try LoopbackDNSServers()
+        let servers = try await startRetrying(
+            "unbound and dnss", launch: { try LoopbackDNSServers() }, ready: { try await $0.start() }, stop: { $0.stop() })
         defer { servers.stop() }
-        try await servers.start()
         return try await body(servers)
     }
 
