@@ -14,13 +14,16 @@ let package = Package(
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CKnot", pkgConfig: "libknot", providers: [.apt(["libknot-dev"])]),
 
         .target(name: "HTTPDNSCore"),
         // Digests, MACs and AEAD from libcrypto, for signatures made (upstreams) and checked (clients).
         .target(name: "HTTPDNSCrypto", dependencies: ["COpenSSL"]),
-        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "CCurl", "CAres"]),
+        // DNS messages (RFC 1035) read and written by libknot, for RFC 8484 and the upstreams' replies.
+        .target(name: "HTTPDNSWire", dependencies: ["CKnot"]),
+        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CCurl", "CAres"]),
         .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"]),
-        .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "CMicroHTTPD"]),
+        .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD"]),
         .executableTarget(
             name: "httpdnsd",
             dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer"]
@@ -28,6 +31,7 @@ let package = Package(
 
         .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore"], path: "Tests/HTTPDNSTestSupport"),
         .testTarget(name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto"]),
+        .testTarget(name: "HTTPDNSWireTests", dependencies: ["HTTPDNSWire"]),
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),

@@ -11,6 +11,7 @@ PACKAGES=(
   libc-ares-dev
   libsqlite3-dev
   libssl-dev
+  libknot-dev
   pkg-config
   unbound
   dnss

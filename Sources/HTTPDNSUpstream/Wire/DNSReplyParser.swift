@@ -1,10 +1,12 @@
 import CAres
 import HTTPDNSCore
+import HTTPDNSWire
 
 /// Turns a DNS reply message into an ``UpstreamAnswer``: addresses and TTLs through c-ares
 /// (`ares_parse_a_reply` / `ares_parse_aaaa_reply` with addrttls, so the TTL is already the
 /// minimum over the CNAME chain), the RCODE from the header, and the negative TTL from an SOA in
-/// the authority section (which c-ares 1.18's `ares_parse_soa_reply` does not read). Pure.
+/// the authority section (which c-ares 1.18's `ares_parse_soa_reply` does not read) through
+/// libknot (`DNSReplySummary`). Pure.
 enum DNSReplyParser {
     /// At most this many addresses are read from one reply.
     static let maximumAddresses = 64
@@ -21,10 +23,10 @@ enum DNSReplyParser {
         case 0:
             break
         case 3:
-            guard let walk = DNSMessageWalker.negativeTTL(message) else {
-                return .failure(UpstreamError(.malformed, "NXDOMAIN reply does not parse"))
+            switch negativeTTL(message) {
+            case .success(let ttl): return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: ttl))
+            case .failure(let error): return .failure(UpstreamError(.malformed, "NXDOMAIN reply does not parse: \(error.message)"))
             }
-            return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: walk.ttl))
         default:
             return .failure(UpstreamError(.serverFailure, "DNS RCODE \(rcode)", underlying: rcode))
         }
@@ -37,12 +39,21 @@ enum DNSReplyParser {
         case ARES_SUCCESS where !parsed.addresses.isEmpty:
             return .success(UpstreamAnswer(addresses: parsed.addresses, ttl: parsed.ttl ?? 0))
         case ARES_SUCCESS, ARES_ENODATA:
-            guard let walk = DNSMessageWalker.negativeTTL(message) else {
-                return .failure(UpstreamError(.malformed, "NODATA reply does not parse"))
+            switch negativeTTL(message) {
+            case .success(let ttl): return .success(UpstreamAnswer(addresses: [], ttl: nil, negativeTTL: ttl))
+            case .failure(let error): return .failure(UpstreamError(.malformed, "NODATA reply does not parse: \(error.message)"))
             }
-            return .success(UpstreamAnswer(addresses: [], ttl: nil, negativeTTL: walk.ttl))
         default:
             return .failure(UpstreamError(.malformed, "DNS reply does not parse: " + String(cString: ares_strerror(parsed.status)), underlying: Int(parsed.status)))
+        }
+    }
+
+    /// min(TTL, MINIMUM) of the authority section's SOA (RFC 2308 §5), nil without one.
+    private static func negativeTTL(_ message: [UInt8]) -> Result<UInt32?, DNSMessageError> {
+        do throws(DNSMessageError) {
+            return .success(try DNSReplySummary.parse(message).negativeTTL)
+        } catch {
+            return .failure(error)
         }
     }
 
