@@ -21,6 +21,7 @@ PACKAGES=(
   python3-cryptography
   prometheus
   python3-yaml
+  python3-pip
   "$@"
 )
 
@@ -55,6 +56,21 @@ if ((${#missing[@]} > 0)); then
   "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: all Debian packages present"
+fi
+
+# Test-only PyPI packages: clients the integration tests use that nobody here wrote (dnspython's
+# RFC 8484 client in scripts/test/doh_client.py). For the python3 on PATH, which the tests run.
+PIP_PACKAGES=("dnspython[doh]>=2.4" httpx h2)
+if python3 -c 'import dns.query, httpx, h2' 2>/dev/null; then
+  echo "install-deps: test-only PyPI packages present"
+else
+  echo "install-deps: installing test-only PyPI packages: ${PIP_PACKAGES[*]}"
+  pip_flags=(--quiet)
+  # Debian's own python3 refuses pip installs (PEP 668) unless told; a pyenv or venv python does not.
+  if python3 -m pip install --help 2>/dev/null | grep -q -- --break-system-packages; then
+    pip_flags+=(--break-system-packages)
+  fi
+  python3 -m pip install "${pip_flags[@]}" "${PIP_PACKAGES[@]}"
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

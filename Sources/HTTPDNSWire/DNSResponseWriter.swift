@@ -75,7 +75,7 @@ public enum DNSResponseWriter {
     }
 
     /// Puts the OPT record (`knot_edns_init`), with the Client Subnet option when the query had one.
-    private static func putOPT(subnet: DNSQueryMessage.ClientSubnet?, scope: UInt8, into packet: KnotPacket) throws(DNSMessageError) {
+    static func putOPT(subnet: DNSQueryMessage.ClientSubnet?, scope: UInt8, into packet: KnotPacket) throws(DNSMessageError) {
         var opt = knot_rrset_t()
         try Knot.check(knot_edns_init(&opt, payloadSize, 0, 0, nil), "knot_edns_init")
         defer { knot_rrset_clear(&opt, nil) }
@@ -83,7 +83,7 @@ public enum DNSResponseWriter {
             var ecs = knot_edns_client_subnet_t()
             ecs.family = subnet.family
             ecs.source_len = subnet.sourcePrefixLength
-            ecs.scope_len = min(scope, subnet.sourcePrefixLength == 0 ? 0 : scope)
+            ecs.scope_len = scope
             withUnsafeMutableBytes(of: &ecs.address) { target in
                 for (index, byte) in subnet.address.prefix(target.count).enumerated() { target[index] = byte }
             }
@@ -105,9 +105,6 @@ extension DNSResponseWriter {
     /// query's ID (`knot_wire_set_id`; the upstream was asked with its own). `reply` must be at
     /// least a header (`DNSReplySummary.parse` checked it).
     public static func forwarded(_ reply: [UInt8], to query: DNSQueryMessage) -> [UInt8] {
-        var bytes = reply
-        guard bytes.count >= Int(KNOT_WIRE_HEADER_SIZE.rawValue) else { return bytes }
-        bytes.withUnsafeMutableBufferPointer { knot_wire_set_id($0.baseAddress, query.id) }
-        return bytes
+        DNSHeader.settingID(query.id, of: reply)
     }
 }

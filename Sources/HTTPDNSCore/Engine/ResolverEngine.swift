@@ -62,7 +62,7 @@ public final class ResolverEngine: Sendable {
     let cache: AnswerCache
     private let settings: ReadMostly<Settings>
     private let flights = SingleFlight<CacheKey, FamilyOutcome>()
-    private let clock: any Clock
+    let clock: any Clock
     private let persistence: (any CachePersistence)?
     private let makeChain: ChainFactory
     private let failureLog = LogThrottle(interval: 10)
@@ -103,7 +103,7 @@ public final class ResolverEngine: Sendable {
         refreshQueueBox.withLock { $0 = queue }
     }
 
-    private var current: Settings { settings.value }
+    var current: Settings { settings.value }
 
     public var config: AccountConfig { current.config }
 

@@ -47,18 +47,10 @@ extension HTTPDNSService {
         }
     }
 
-    /// `GET /dns-query`: the DoH JSON API when the client asks for it (`Accept:
-    /// application/dns-json`, as Cloudflare's endpoint has it); RFC 8484 is not served yet.
-    func dohJSONQuery(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
-        guard Self.acceptsDNSJSON(request.accept) else { return .response(dnsMessageNotServed()) }
-        return dohJSONResolve(request, engine: engine)
-    }
-
-    /// RFC 8484 (`application/dns-message`) at `/dns-query`: not served yet (issue 12, item 3).
-    func dnsMessageNotServed() -> HTTPResponse {
-        DoHJSONRendering.error(APIError(
-            .unsupportedMediaType,
-            "/dns-query serves only the DoH JSON API (GET with Accept: application/dns-json and name=, type=); RFC 8484 application/dns-message is not served yet"))
+    /// Whether a `GET /dns-query` is for the DoH JSON API (`Accept: application/dns-json`, as
+    /// Cloudflare's endpoint has it) rather than RFC 8484.
+    @Sendable static func asksForDNSJSON(_ request: HTTPRequest) -> Bool {
+        acceptsDNSJSON(request.accept)
     }
 
     /// Whether an `Accept` header lists `application/dns-json` (any case, any parameters).
@@ -162,6 +154,4 @@ extension HTTPDNSService {
 extension APIError.Code {
     /// DoH JSON API: a record type other than A and AAAA (DNS status 4, NOTIMP).
     static let unsupportedType = Self("UnsupportedType", status: 400)
-    /// `/dns-query` without `Accept: application/dns-json`: RFC 8484 is not served yet.
-    static let unsupportedMediaType = Self("UnsupportedMediaType", status: 415)
 }

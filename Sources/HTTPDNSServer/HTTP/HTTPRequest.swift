@@ -18,6 +18,8 @@ public struct HTTPRequest: Sendable {
     public var listener: Listener = .main
     /// The `Accept` header, if any (`/dns-query` serves the DoH JSON API for `application/dns-json`).
     public var accept: String?
+    /// The `Content-Type` header, if any (RFC 8484 POST bodies are `application/dns-message`).
+    public var contentType: String?
 
     public init(
         method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [],

@@ -258,6 +258,7 @@ public final class HTTPServer: @unchecked Sendable {
             forwardedFor: forwardedFor(connection))
         request.listener = options.listener
         request.accept = header(connection, "Accept")
+        request.contentType = header(connection, "Content-Type")
         switch handler(request) {
         case .response(let response):
             return queue(connection, response)

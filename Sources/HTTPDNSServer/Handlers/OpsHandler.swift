@@ -29,6 +29,7 @@ extension HTTPDNSService {
         text += MetricsExposition.family(
             "httpdns_ready", type: "gauge", help: "1 while /readyz answers 200 (the cache is loaded and the service is not stopping), else 0.",
             samples: [(labels: "", value: isReady ? 1 : 0)])
+        text += dnsMessages.exposition
         for source in metricsSources { text += source() }
         return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8)))
     }

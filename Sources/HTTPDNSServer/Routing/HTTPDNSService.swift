@@ -57,6 +57,8 @@ public final class HTTPDNSService: Sendable {
     let unknownAccountDurations = DurationHistograms(slots: EngineMetrics.requestDurationSlots)
     /// Which accounts had lookups since the last scrape (`metricsAccounts: active`).
     let metricsActivity = MetricsActivity()
+    /// RFC 8484: malformed messages and forwarded queries.
+    let dnsMessages = DNSMessageMetrics()
     /// Client buckets of the limit step (`checkLimits`, `fastPathAdmission`).
     let rateLimiter: ClientRateLimiter
     /// Requests to no known account refused by the client rate limit.
@@ -143,9 +145,12 @@ public final class HTTPDNSService: Sendable {
         let rows = RouteTable.standard.routes(for: segments).filter {
             $0.surface.serves(request.listener, separate: limits.separateOpsListener)
         }
-        guard let first = rows.first else {
+        guard !rows.isEmpty else {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
+        // The row that serves the request when its method is allowed (rows may share a method
+        // and tell requests apart by `Route.condition`): its account and format apply from here.
+        let first = rows.first { $0.method == request.method && $0.accepts(request) } ?? rows[0]
         routed.route = first
         var match = Route.Match(request: request)
         if let account = first.account(segments, request) {
@@ -162,8 +167,9 @@ public final class HTTPDNSService: Sendable {
         // The admin token is checked before the method, so the admin API's methods are not told
         // to whoever has no token.
         if first.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
-        guard let route = rows.first(where: { $0.method == request.method }) else {
-            return .response(first.format.response(methodNotAllowed(rows.map(\.method).joined(separator: ", "))))
+        guard let route = rows.first(where: { $0.method == request.method && $0.accepts(request) }) else {
+            let allowed = rows.map(\.method).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            return .response(first.format.response(methodNotAllowed(allowed.joined(separator: ", "))))
         }
         routed.route = route
         if routed.timed != nil { routed.timed = route }

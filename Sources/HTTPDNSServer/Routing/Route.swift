@@ -95,14 +95,23 @@ struct Route: Sendable {
     /// For a path without `{account}`: the query argument naming the account (the `default`
     /// account when absent), e.g. `uid` of the DoH JSON API.
     let accountArgument: String?
+    /// For a path without `{account}`: the account every request is for (RFC 8484's
+    /// `/dns-query` serves `default`).
+    let fixedAccount: String?
+    /// When set, the row serves only requests it accepts; another row of the same path and
+    /// method serves the rest (`/dns-query` by `Accept`).
+    let condition: (@Sendable (HTTPRequest) -> Bool)?
     let handler: Handler
 
     init(
         _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat = .v1,
-        accountArgument: String? = nil, _ handler: @escaping Handler
+        accountArgument: String? = nil, account fixedAccount: String? = nil, when condition: (@Sendable (HTTPRequest) -> Bool)? = nil,
+        _ handler: @escaping Handler
     ) {
         self.format = format
         self.accountArgument = accountArgument
+        self.fixedAccount = fixedAccount
+        self.condition = condition
         self.method = method
         self.path = path
         self.pattern = path.split(separator: "/").map { segment in
@@ -129,10 +138,15 @@ struct Route: Sendable {
     /// The index of the `{account}` segment, if the pattern has one.
     var accountIndex: Int? { pattern.firstIndex(of: .account) }
 
-    /// The account a request to this route names: its `{account}` segment, or its
-    /// `accountArgument` (`default` when the request has none); nil for routes without an account.
+    /// Whether this row serves `request` (its method aside): always, unless it has a `condition`.
+    func accepts(_ request: HTTPRequest) -> Bool { condition?(request) ?? true }
+
+    /// The account a request to this route names: its `{account}` segment, its `fixedAccount`,
+    /// or its `accountArgument` (`default` when the request has none); nil for routes without
+    /// an account.
     func account(_ segments: PathSegments, _ request: HTTPRequest) -> Substring? {
         if let index = accountIndex { return segments[index] }
+        if let fixedAccount { return Substring(fixedAccount) }
         return accountArgument.map { Substring(request.query[$0] ?? "default") }
     }
 

@@ -84,10 +84,22 @@ struct RouteTable: Sendable {
         Route("GET", "/resolve", .main, .dohJSON, format: .json, accountArgument: "uid") { service, match in
             service.dohJSONResolve(match.request, engine: match.engine!)
         },
-        Route("GET", "/dns-query", .main, .dohJSON, format: .json, accountArgument: "uid") { service, match in
-            service.dohJSONQuery(match.request, engine: match.engine!)
+        Route("GET", "/dns-query", .main, .dohJSON, format: .json, accountArgument: "uid", when: HTTPDNSService.asksForDNSJSON) {
+            service, match in service.dohJSONResolve(match.request, engine: match.engine!)
         },
-        Route("POST", "/dns-query", .main, .anyone, format: .json) { service, _ in .response(service.dnsMessageNotServed()) },
+        // RFC 8484 (docs/rfc8484.md): DNS messages, `/dns-query` for the default account.
+        Route("GET", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default") { service, match in
+            service.dnsMessage(match.request, engine: match.engine!)
+        },
+        Route("POST", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default") { service, match in
+            service.dnsMessage(match.request, engine: match.engine!)
+        },
+        Route("GET", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484) { service, match in
+            service.dnsMessage(match.request, engine: match.engine!)
+        },
+        Route("POST", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484) { service, match in
+            service.dnsMessage(match.request, engine: match.engine!)
+        },
     ])
 
     /// The rows of the one pattern that fits `segments`, in table order. Where several patterns

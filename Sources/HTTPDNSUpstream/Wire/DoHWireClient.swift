@@ -7,8 +7,8 @@ import HTTPDNSCrypto
 /// shared ``CurlEventLoop``; completions run on its thread.
 public struct DoHWireClient: UpstreamResolver {
     public let name: String
-    private let url: String
-    private let loop: CurlEventLoop
+    let url: String
+    let loop: CurlEventLoop
 
     /// - Parameters:
     ///   - url: the endpoint, e.g. `https://dns.alidns.com/dns-query`.

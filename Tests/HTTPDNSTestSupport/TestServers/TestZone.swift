@@ -43,6 +43,19 @@ public enum TestZone {
     public static let ttl3V4 = ["127.0.0.73"]
     public static let ttl3: UInt32 = 3
 
+    /// `text`: one TXT record (TTL 120), for the RFC 8484 forward path.
+    public static let txtName = "text.example.test"
+    public static let txtData = "\"httpdnsd test zone\""
+    public static let txtTTL: UInt32 = 120
+
+    /// The apex's MX record (TTL 600): `10 mail.example.test.`; `mail` has A 127.0.0.25.
+    public static let mxData = "10 mail.example.test."
+    public static let mxTTL: UInt32 = 600
+
+    /// `loop`: A 127.0.0.1 only, so a client that resolves it through httpdnsd reaches a
+    /// loopback server of the test (curl `--doh-url`).
+    public static let loopbackName = "loop.example.test"
+
     /// A fresh name under the TTL-2 wildcard, never asked before.
     public static func uniqueTTL2(_ label: String = "t") -> String {
         "\(label)-\(UInt64.random(in: 0...UInt64.max))".lowercased() + ".ttl2.example.test"
@@ -85,6 +98,10 @@ public enum TestZone {
             "@ 3600 IN SOA ns.example.test. hostmaster.example.test. 1 3600 1200 604800 \(soaMinimum)",
             "@ 3600 IN NS ns.example.test.",
             "ns 3600 IN A 127.0.0.53",
+            "@ 600 IN MX 10 mail.example.test.",
+            "mail 300 IN A 127.0.0.25",
+            "loop 300 IN A 127.0.0.1",
+            "text 120 IN TXT \"httpdnsd test zone\"",
             "www 300 IN A 127.0.0.11",
             "www 300 IN A 127.0.0.12",
             "www 300 IN AAAA ::1",

@@ -1,0 +1,20 @@
+import HTTPDNSCore
+
+/// RFC 8484 counters for `/metrics`: messages refused as malformed, and queries forwarded to
+/// the upstreams (types other than A and AAAA) by outcome.
+final class DNSMessageMetrics: Sendable {
+    let malformed = StripedCounter()
+    let forwarded = StripedCounter()
+    let forwardFailures = StripedCounter()
+
+    var exposition: String {
+        MetricsExposition.family(
+            "httpdns_dns_message_malformed_total", type: "counter",
+            help: "RFC 8484 requests refused with 400 because the DNS message did not parse or was not a query.",
+            samples: [(labels: "", value: malformed.value)])
+            + MetricsExposition.family(
+                "httpdns_dns_message_forwarded_total", type: "counter",
+                help: "RFC 8484 queries of types other than A and AAAA forwarded to the upstreams, by outcome.",
+                samples: [(labels: "outcome=\"answered\"", value: forwarded.value), (labels: "outcome=\"failed\"", value: forwardFailures.value)])
+    }
+}

@@ -1,0 +1,120 @@
+import HTTPDNSCore
+import HTTPDNSCrypto
+import HTTPDNSWire
+
+/// RFC 8484 DNS over HTTPS (`docs/rfc8484.md`) over the same engines, caches and statistics as
+/// API v1: `GET ...?dns=BASE64URL` and `POST` with an `application/dns-message` body, at
+/// `/dns-query` (the `default` account) and `/v1/{account}/dns-query`.
+extension HTTPDNSService {
+    /// One DNS query. An A or AAAA question (class IN) for a valid host name goes through the
+    /// engine (cache, single-flight, statistics; the query's Client Subnet chooses the network
+    /// of an `ispEnable` account); any other question is forwarded to the account's upstreams
+    /// and their reply passed on. A message that is not a query is 400 (counted).
+    func dnsMessage(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
+        let bytes: [UInt8]
+        switch Self.dnsMessageBytes(request) {
+        case .success(let value): bytes = value
+        case .failure(let error): return .response(error.response)
+        }
+        let query: DNSQueryMessage
+        do throws(DNSMessageError) {
+            query = try DNSQueryMessage.parse(bytes)
+        } catch {
+            dnsMessages.malformed.increment()
+            return .response(APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)").response)
+        }
+        let family: RecordFamily? = switch query.type {
+        case 1: .a
+        case 28: .aaaa
+        default: nil
+        }
+        guard query.questionClass == 1, let family, let host = HostName(query.name) else {
+            return forwardDNSMessage(query, engine: engine)
+        }
+        let options = engine.lookupOptions
+        var network = ""
+        var scope: UInt8 = 0
+        if options.ispEnable {
+            if let subnet = query.edns?.clientSubnet {
+                if subnet.sourcePrefixLength > 0,
+                   let address = IPAddress(family: subnet.family == 1 ? .a : .aaaa, bytes: subnet.address) {
+                    network = ClientNetwork.network(of: address)
+                    scope = UInt8(address.family == .a ? ClientNetwork.ipv4PrefixLength : ClientNetwork.ipv6PrefixLength)
+                }
+            } else {
+                network = clientNetwork(of: request)
+            }
+        }
+        let subnetScope = scope
+        return lookUp([host], [family], engine: engine, network: network) { results in
+            RFC8484Rendering.answer(results[0], family: family, query: query, subnetScope: subnetScope)
+        }
+    }
+
+    /// Forwards `query` through the engine (`ResolverEngine.forward`): the upstream's reply with
+    /// the query's ID, or SERVFAIL when no upstream gave a usable one. The connection is
+    /// suspended meanwhile.
+    private func forwardDNSMessage(_ query: DNSQueryMessage, engine: ResolverEngine) -> HandlerResult {
+        let metrics = dnsMessages
+        return .deferred { respond in
+            engine.forward(query.bytes) { result in
+                let response: HTTPResponse
+                switch result {
+                case .success(let reply):
+                    response = RFC8484Rendering.forwarded(reply, query: query)
+                case .failure:
+                    response = RFC8484Rendering.serverFailure(query)
+                }
+                if response.status == 200 && RFC8484Rendering.isAnswer(response) {
+                    metrics.forwarded.increment()
+                } else {
+                    metrics.forwardFailures.increment()
+                }
+                respond(response)
+            }
+        }
+    }
+
+    /// The DNS message of a request: the `dns` argument (base64url; padding tolerated) of a GET,
+    /// the body of a POST (`Content-Type: application/dns-message`, else 415).
+    static func dnsMessageBytes(_ request: HTTPRequest) -> Result<[UInt8], APIError> {
+        if request.method == "POST" {
+            let type = request.contentType?.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t").lowercased() }
+            guard type == dnsMessageType else {
+                return .failure(APIError(
+                    .unsupportedMediaType, "a POST to dns-query must have Content-Type: \(dnsMessageType), got '\(request.contentType ?? "")'"))
+            }
+            guard !request.body.isEmpty else { return .failure(APIError(.missingArgument, "the request body (a DNS message) is empty")) }
+            return .success(request.body)
+        }
+        guard let text = request.query["dns"], !text.isEmpty else {
+            return .failure(APIError(.missingArgument, "the 'dns' argument (a base64url DNS message) is required"))
+        }
+        var unpadded = Substring(text)
+        while unpadded.hasSuffix("=") { unpadded = unpadded.dropLast() }
+        guard let bytes = Base64URL.decode(unpadded) else {
+            return .failure(APIError(.invalidDNSMessage, "the 'dns' argument is not base64url (RFC 4648 §5)"))
+        }
+        return .success(bytes)
+    }
+
+    /// The media type of RFC 8484 bodies.
+    static let dnsMessageType = "application/dns-message"
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters(in set: String) -> Substring {
+        var text = self
+        while let first = text.first, set.contains(first) { text.removeFirst() }
+        while let last = text.last, set.contains(last) { text.removeLast() }
+        return text
+    }
+}
+
+extension APIError.Code {
+    /// RFC 8484: the request's DNS message does not parse, or is not a query (counted in
+    /// `httpdns_dns_message_malformed_total`).
+    static let invalidDNSMessage = Self("InvalidDNSMessage", status: 400)
+    /// RFC 8484: a POST body that is not `application/dns-message`.
+    static let unsupportedMediaType = Self("UnsupportedMediaType", status: 415)
+}
