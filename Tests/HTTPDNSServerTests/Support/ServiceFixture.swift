@@ -55,11 +55,12 @@ struct ServiceFixture {
     /// the deferred work and releasing every held upstream reply. `deferred` tells which it was.
     func send(
         _ method: String, _ path: String, query: [String: String] = [:], authorization: String? = nil,
-        body: [UInt8] = [], peer: String? = nil, forwardedFor: String? = nil, listener: Listener = .main
+        body: [UInt8] = [], peer: String? = nil, forwardedFor: String? = nil, listener: Listener = .main, contentType: String? = nil
     ) -> Exchange {
         var request = HTTPRequest(
             method: method, path: path, query: query, authorization: authorization, body: body, peer: peer, forwardedFor: forwardedFor)
         request.listener = listener
+        request.contentType = contentType
         return Exchange(service.handle(request), releasing: upstreams + [fallback])
     }
 
