@@ -13,7 +13,7 @@ quick runs (defaults are the issue's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9  which sections to run (1-3 always run, in the loop with 5-9)
+  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10  which sections to run (1-3 always run, in the loop with 5-10)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
@@ -77,8 +77,9 @@ SLOW_INFLIGHT = env_int("BENCH_SLOW_INFLIGHT", 200)
 PROFILE = os.environ.get("BENCH_PROFILE", "")
 HISTOGRAMS = os.environ.get("BENCH_HISTOGRAMS", "1").strip() not in ("0", "false", "off", "no")
 SIGNED = 9  # the number of the signed-request section
-SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9").split(",") if s.strip()}
-if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED}:
+RFC8484 = 10  # the number of the RFC 8484 hit section
+SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9,10").split(",") if s.strip()}
+if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED, RFC8484}:
     SECTIONS |= {1}  # every ratio is to (1)
 if 1 in SECTIONS:
     SECTIONS |= {2, 3}
@@ -605,7 +606,10 @@ def run(work, processes, results):
     hit_env = {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/bench/resolve?host="}
     peer_env = {"BENCH_LIST": queries_file, "BENCH_PREFIX": "/dns-query?dns=", "BENCH_ACCEPT": "application/dns-message"}
     limited_env = {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/limited/resolve?host="}
-    runs = {1: [], 2: [], 3: [], 8: []}
+    rfc8484_env = {"BENCH_LIST": queries_file, "BENCH_PREFIX": "/v1/bench/dns-query?dns=", "BENCH_ACCEPT": "application/dns-message"}
+    if RFC8484 in SECTIONS:
+        rfc8484_precheck(main, queries_file)
+    runs = {1: [], 2: [], 3: [], 8: [], RFC8484: []}
     splits = {1: [], 2: []}  # how each run's CPU fell on the HTTP worker threads
     hits_before = main.counter("httpdns_cache_hits_total", "bench")
     misses_before = main.counter("httpdns_cache_misses_total", "bench")
@@ -619,6 +623,8 @@ def run(work, processes, results):
                                           lambda: wrk(main.port, "cycle.lua", hit_env, label="(1) httpdnsd hits")))
         if 8 in SECTIONS:
             runs[8].append(wrk(main.port, "cycle.lua", limited_env, label="(8) httpdnsd hits, limiter on"))
+        if RFC8484 in SECTIONS:
+            runs[RFC8484].append(wrk(main.port, "cycle.lua", rfc8484_env, label=f"({RFC8484}) httpdnsd RFC 8484 hits"))
         if signed:
             signed.measure()
         runs[2].append(measure_with_split(baseline.pid, splits[2],
@@ -645,6 +651,8 @@ def run(work, processes, results):
     results["s3"] = summarize(runs[3])
     if runs[8]:
         results["s8"] = summarize(runs[8])
+    if runs[RFC8484]:
+        results[f"s{RFC8484}"] = summarize(runs[RFC8484])
     results["s3"]["check"] = f"unbound: {peer_queries:.0f} queries, {peer_cachemiss:.0f} cache misses"
     if slow:
         slow.finish(results)
@@ -690,6 +698,28 @@ def run(work, processes, results):
     if big:
         processes.stop(main.process)
         results["s6"] = big.finish()
+
+
+def rfc8484_precheck(main, queries_file):
+    """(10) asks `GET /v1/bench/dns-query?dns=` with the queries of (3): the first one must be
+    answered from the cache (the hit counter moves, the miss counter does not) as an
+    `application/dns-message` with the two addresses."""
+    with open(queries_file) as f:
+        first = f.readline().strip()
+    hits_before = main.counter("httpdns_cache_hits_total", "bench")
+    misses_before = main.counter("httpdns_cache_misses_total", "bench")
+    status, body, headers = http_get(main.port, f"/v1/bench/dns-query?dns={first}")
+    content_type = {k.lower(): v for k, v in headers.items()}.get("content-type")
+    if status != 200 or content_type != "application/dns-message" or len(body) < 12:
+        raise RuntimeError(f"RFC 8484 query not answered: {status} {content_type} {body!r}")
+    _, flags, _, ancount, _, _ = struct.unpack("!HHHHHH", body[:12])
+    if flags & 0xF != 0 or ancount != len(ADDRESSES):
+        raise RuntimeError(f"RFC 8484 answer has rcode {flags & 0xF} and {ancount} records, expected 0 and {len(ADDRESSES)}")
+    hits = main.counter("httpdns_cache_hits_total", "bench") - hits_before
+    misses = main.counter("httpdns_cache_misses_total", "bench") - misses_before
+    if hits != 1 or misses != 0:
+        raise RuntimeError(f"RFC 8484 query was not one cache hit: hit counter +{hits}, miss counter +{misses}")
+    log(f"RFC 8484 precheck: a cache hit, {len(body)}-byte answer with {ancount} records")
 
 
 class SignedSection:
@@ -1062,6 +1092,8 @@ def report(results):
         results.get("s8"))
     row(SIGNED, "  the same hits with signed requests (signature v1) on account `signed` (`requireSignedRequests`), "
         "in each repetition of (1)", results.get(f"s{SIGNED}"))
+    row(RFC8484, "  the same hits as RFC 8484 queries, `GET /v1/bench/dns-query?dns=` (the queries of (3)), "
+        "in each repetition of (1)", results.get(f"s{RFC8484}"))
     row(2, "baseline: C on libmicrohttpd, same pool settings, fixed body of the same size", s2)
     row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
     row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
@@ -1092,7 +1124,8 @@ def report(results):
             f"(in %): (1) {', '.join(splits[1])}; (2) {', '.join(splits[2])}. libmicrohttpd's workers race to "
             f"accept, so wrk's {CONNECTIONS} connections, opened at once, split between them at random, and a "
             "lopsided split caps that run; compare (1) and (2) on repetitions with similar splits")
-    for key, label in (("s1", "(1)"), ("s8", "(8)"), (f"s{SIGNED}", f"({SIGNED})"), ("s2", "(2)"), ("s3", "(3)"),
+    for key, label in (("s1", "(1)"), ("s8", "(8)"), (f"s{SIGNED}", f"({SIGNED})"), (f"s{RFC8484}", f"({RFC8484})"),
+                       ("s2", "(2)"), ("s3", "(3)"),
                        ("s4", "(4)"), ("s4_dnss", "(4u)"), ("s5", "(5)"), ("s5_misses", "(5m)")):
         s = results.get(key)
         if s:
@@ -1175,6 +1208,11 @@ def report(results):
         add(f"| hits with signed requests / baseline, ({SIGNED}) / (2) (issue 11) | — | "
             f"{s_signed['rps'] / s2['rps']:.3f} | — |")
         add(f"| hits with signed requests, p99 / (1)'s p99 | — | {s_signed['p99_ms'] / s1['p99_ms']:.2f} | — |")
+    s_rfc = results.get(f"s{RFC8484}")
+    if s1 and s2 and s_rfc:
+        target(f"RFC 8484 hit throughput / baseline, ({RFC8484}) / (2) (issue 12)", "≥ 0.85", s_rfc["rps"] / s2["rps"],
+               s_rfc["rps"] / s2["rps"] >= 0.85)
+        add(f"| RFC 8484 hits / v1 hits, ({RFC8484}) / (1) | — | {s_rfc['rps'] / s1['rps']:.3f} | — |")
     s5q = results.get("s5_quiet")
     if s5 and s5q:
         add(f"| (5) / (5q), the same-time reference (not the issue's figure) | — | {s5['rps'] / s5q['rps']:.2f} | — |")
@@ -1236,6 +1274,10 @@ def report(results):
   signed one a cache hit. Accounts with client keys are answered by the general request path
   (router, signature check, role check, handler), not by the fast path (1) takes: the ratio
   ({SIGNED}) / (1) is what signing costs a hit today, that path included.
+- ({RFC8484}) the names of (1), as the pre-encoded RFC 8484 queries of (3) (ID 0, RD, one A question),
+  `GET /v1/bench/dns-query?dns=` with `Accept: application/dns-message` against the same instance and
+  account `bench`: each is answered from the cache and written as a DNS message by libknot. Before
+  the loop one query must come back `application/dns-message`, RCODE 0, two records.
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
   authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
