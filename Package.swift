@@ -33,7 +33,7 @@ let package = Package(
         .testTarget(name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto"]),
         .testTarget(name: "HTTPDNSWireTests", dependencies: ["HTTPDNSWire"]),
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSTestSupport"]),
-        .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSServerTests", dependencies: ["HTTPDNSServer", "HTTPDNSCore", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPDNSTestSupport", "HTTPDNSWire"]),

@@ -83,6 +83,22 @@ struct RFC8484Tests {
         }
     }
 
+    /// An account whose upstream speaks only A and AAAA (the DoH JSON API) forwards the other
+    /// questions to its local DNS fallback (c-ares, `ares_send`).
+    @Test func withoutADoHUpstreamOtherTypesGoToTheLocalDNSFallback() async throws {
+        try await withService(upstreams: { [$0.json.upstreamSpec] }) { _, service in
+            let client = dnspython(service)
+            let txt = try await client.query(TestZone.txtName, type: "TXT", post: true)
+            #expect(txt.answer.map(\.data) == [TestZone.txtData], "\(txt)")
+            let v4 = try await client.query(TestZone.v4Only, type: "A", post: false)
+            #expect(v4.answer.map(\.data) == TestZone.v4OnlyV4, "\(v4)")
+        }
+        try await withService(upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false) { _, service in
+            let txt = try await dnspython(service).query(TestZone.txtName, type: "TXT", post: true)
+            #expect(txt.rcode == "SERVFAIL", "\(txt)")
+        }
+    }
+
     @Test func theIDIsEchoedAndCacheControlIsTheSmallestTTL() async throws {
         try await withService { _, service in
             let get = try await service.client.get("/dns-query?dns=\(try dnsArgument(TestZone.cnameChain, type: 1, id: 0xBEEF))",

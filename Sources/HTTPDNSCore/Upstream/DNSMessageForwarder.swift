@@ -24,7 +24,7 @@ extension UpstreamChain {
         if let fallback = fallback as? any DNSMessageForwarder { forwarders.append(fallback) }
         guard !forwarders.isEmpty else {
             completion(.failure(UpstreamError(
-                .badRequest, "no upstream of this account can forward DNS messages of other types than A and AAAA (a doh: upstream can)")))
+                .badRequest, "no upstream of this account can forward DNS messages of other types than A and AAAA (a doh: upstream or the local DNS fallback can)")))
             return
         }
         Self.forward(message, through: forwarders[...], timeoutMilliseconds: timeoutMilliseconds, lastError: nil, completion: completion)

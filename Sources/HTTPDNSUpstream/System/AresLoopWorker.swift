@@ -23,11 +23,25 @@ final class AresLoopWorker {
             self.pending = pending
         }
 
-        /// Calls the completion unless it was called already (deadline or callback).
+        /// Calls an address lookup's completion unless it was called already (deadline or callback).
         func complete(_ result: Result<UpstreamAnswer, UpstreamError>) {
+            guard !completed, case .address(_, let completion) = pending.request else { return }
+            completed = true
+            completion(result)
+        }
+
+        /// Calls a message lookup's completion unless it was called already.
+        func complete(_ result: Result<[UInt8], UpstreamError>) {
+            guard !completed, case .message(_, let completion) = pending.request else { return }
+            completed = true
+            completion(result)
+        }
+
+        /// Fails the lookup, whichever kind it is, unless it completed already.
+        func fail(_ error: UpstreamError) {
             guard !completed else { return }
             completed = true
-            pending.completion(result)
+            pending.fail(error)
         }
     }
 
@@ -94,27 +108,48 @@ final class AresLoopWorker {
     private func tearDown(failing batch: [PendingLookup]) {
         let leftover = shared.close()
         let error = UpstreamError(.transport, "the system resolver is shut down")
-        for pending in batch + leftover { pending.completion(.failure(error)) }
+        for pending in batch + leftover { pending.fail(error) }
         if let channel {
             ares_destroy(channel)  // calls outstanding callbacks with ARES_EDESTRUCTION
         }
         channel = nil
-        for lookup in running.values { lookup.complete(.failure(error)) }
+        for lookup in running.values { lookup.fail(error) }
         running.removeAll()
     }
 
     private func start(_ pending: PendingLookup) {
         guard let channel, setupError == nil else {
-            pending.completion(.failure(setupError ?? UpstreamError(.transport, "no c-ares channel")))
+            pending.fail(setupError ?? UpstreamError(.transport, "no c-ares channel"))
             return
         }
         let lookup = Lookup(pending)
         running[ObjectIdentifier(lookup)] = lookup
-        var hints = ares_addrinfo_hints()
-        hints.ai_family = pending.query.family == .a ? AF_INET : AF_INET6
-        hints.ai_flags = ARES_AI_NOSORT
         let context = Unmanaged.passRetained(LookupContext(worker: self, lookup: lookup)).toOpaque()
-        ares_getaddrinfo(channel, pending.query.host.value, nil, &hints, Self.callback, context)
+        switch pending.request {
+        case .address(let query, _):
+            var hints = ares_addrinfo_hints()
+            hints.ai_family = query.family == .a ? AF_INET : AF_INET6
+            hints.ai_flags = ARES_AI_NOSORT
+            ares_getaddrinfo(channel, query.host.value, nil, &hints, Self.callback, context)
+        case .message(let message, _):
+            ares_send(channel, message, Int32(clamping: message.count), Self.sendCallback, context)
+        }
+    }
+
+    private static let sendCallback: ares_callback = { argument, status, _, reply, length in
+        guard let argument else { return }
+        let context = Unmanaged<LookupContext>.fromOpaque(argument).takeRetainedValue()
+        context.worker.running.removeValue(forKey: ObjectIdentifier(context.lookup))
+        guard status == ARES_SUCCESS, let reply, length > 0 else {
+            let failed = AresStatus.result(status: status, addresses: [])
+            if case .failure(let error) = failed {
+                context.lookup.fail(error)
+            } else {
+                context.lookup.fail(UpstreamError(.malformed, "system resolver: \(AresStatus.message(status)) without a reply", underlying: Int(status)))
+            }
+            return
+        }
+        context.lookup.complete(DNSReplyCheck.checked(Array(UnsafeBufferPointer(start: reply, count: Int(length)))))
     }
 
     /// What the c-ares callback needs; retained for exactly one callback.
@@ -134,8 +169,11 @@ final class AresLoopWorker {
             return
         }
         let context = Unmanaged<LookupContext>.fromOpaque(argument).takeRetainedValue()
-        let family = context.lookup.pending.query.family
-        let addresses = status == ARES_SUCCESS ? AresLoopWorker.addresses(result, family: family) : []
+        guard case .address(let query, _) = context.lookup.pending.request else {
+            ares_freeaddrinfo(result)
+            return
+        }
+        let addresses = status == ARES_SUCCESS ? AresLoopWorker.addresses(result, family: query.family) : []
         ares_freeaddrinfo(result)
         context.worker.running.removeValue(forKey: ObjectIdentifier(context.lookup))
         context.lookup.complete(AresStatus.result(status: status, addresses: addresses))
@@ -214,8 +252,8 @@ final class AresLoopWorker {
         let now = MonotonicTime.now()
         for (key, lookup) in running where lookup.pending.deadline <= now {
             running.removeValue(forKey: key)
-            let milliseconds = lookup.pending.query.timeoutMilliseconds
-            lookup.complete(.failure(UpstreamError(.timeout, "system resolver: no answer within \(milliseconds) ms")))
+            let milliseconds = lookup.pending.timeoutMilliseconds
+            lookup.fail(UpstreamError(.timeout, "system resolver: no answer within \(milliseconds) ms"))
         }
     }
 }

@@ -38,9 +38,12 @@ public final class SystemResolver: UpstreamResolver {
     }
 
     public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void) {
-        let lookup = PendingLookup(query: query, deadline: MonotonicTime.now() + Double(max(1, query.timeoutMilliseconds)) / 1000, completion: completion)
+        enqueue(PendingLookup(.address(query, completion), timeoutMilliseconds: query.timeoutMilliseconds))
+    }
+
+    private func enqueue(_ lookup: PendingLookup) {
         guard shared.enqueue(lookup) else {
-            completion(.failure(UpstreamError(.transport, "the system resolver is shut down")))
+            lookup.fail(UpstreamError(.transport, "the system resolver is shut down"))
             return
         }
     }
@@ -52,12 +55,44 @@ public final class SystemResolver: UpstreamResolver {
     }
 }
 
+extension SystemResolver: DNSMessageForwarder {
+    /// Sends a client's query as it is to the servers (`ares_send`: UDP, TCP when truncated;
+    /// c-ares gives it an ID of its own and tries the next server on SERVFAIL, REFUSED or
+    /// NOTIMP). The reply must parse as a reply with RCODE NOERROR or NXDOMAIN.
+    public func forward(
+        _ message: [UInt8], timeoutMilliseconds: Int, completion: @escaping @Sendable (Result<[UInt8], UpstreamError>) -> Void
+    ) {
+        enqueue(PendingLookup(.message(message, completion), timeoutMilliseconds: timeoutMilliseconds))
+    }
+}
+
 /// A lookup waiting for the resolver thread.
 struct PendingLookup: Sendable {
-    var query: UpstreamQuery
+    enum Request: Sendable {
+        /// The addresses of a name and family (`ares_getaddrinfo`).
+        case address(UpstreamQuery, @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void)
+        /// A whole DNS query, answered with the whole reply (`ares_send`).
+        case message([UInt8], @Sendable (Result<[UInt8], UpstreamError>) -> Void)
+    }
+
+    var request: Request
+    var timeoutMilliseconds: Int
     /// `MonotonicTime` seconds by which the completion must have been called.
     var deadline: Double
-    var completion: @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void
+
+    init(_ request: Request, timeoutMilliseconds: Int) {
+        self.request = request
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.deadline = MonotonicTime.now() + Double(max(1, timeoutMilliseconds)) / 1000
+    }
+
+    /// Calls the completion with `error`, whichever kind of lookup this is.
+    func fail(_ error: UpstreamError) {
+        switch request {
+        case .address(_, let completion): completion(.failure(error))
+        case .message(_, let completion): completion(.failure(error))
+        }
+    }
 }
 
 /// The resolver thread's queue.

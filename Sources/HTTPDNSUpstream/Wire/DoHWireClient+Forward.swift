@@ -23,23 +23,9 @@ extension DoHWireClient: DNSMessageForwarder {
                 if let error = HTTPStatusError.error(for: response.status, body: response.body) {
                     completion(.failure(error))
                 } else {
-                    completion(Self.checkedReply(response.body))
+                    completion(DNSReplyCheck.checked(response.body))
                 }
             }
         }
-    }
-
-    /// `body` when it is a well-formed reply with RCODE 0 or 3.
-    static func checkedReply(_ body: [UInt8]) -> Result<[UInt8], UpstreamError> {
-        let summary: DNSReplySummary
-        do throws(DNSMessageError) {
-            summary = try DNSReplySummary.parse(body)
-        } catch {
-            return .failure(UpstreamError(.malformed, "DNS reply does not parse: \(error.message)", underlying: error.underlying.map(Int.init)))
-        }
-        guard summary.rcode == 0 || summary.rcode == 3 else {
-            return .failure(UpstreamError(.serverFailure, "DNS RCODE \(summary.rcode)", underlying: Int(summary.rcode)))
-        }
-        return .success(body)
     }
 }
