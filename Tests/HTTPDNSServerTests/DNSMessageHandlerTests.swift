@@ -103,6 +103,8 @@ import Testing
         let put = fixture.send("PUT", "/dns-query")
         #expect(put.status == 405)
         #expect(put.header("Allow") == "GET, POST")
+        // In API v1's error form (RFC 8484's), not the DoH JSON API's.
+        #expect(put.errorCode == "MethodNotAllowed")
         #expect(fixture.send("DELETE", "/v1/default/dns-query").header("Allow") == "GET, POST")
     }
 }

@@ -149,8 +149,9 @@ public final class HTTPDNSService: Sendable {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
         // The row that serves the request when its method is allowed (rows may share a method
-        // and tell requests apart by `Route.condition`): its account and format apply from here.
-        let first = rows.first { $0.method == request.method && $0.accepts(request) } ?? rows[0]
+        // and tell requests apart by `Route.condition`), else the first that would accept it:
+        // its account and format apply from here.
+        let first = rows.first { $0.method == request.method && $0.accepts(request) } ?? rows.first { $0.accepts(request) } ?? rows[0]
         routed.route = first
         var match = Route.Match(request: request)
         if let account = first.account(segments, request) {
