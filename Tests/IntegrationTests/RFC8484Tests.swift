@@ -99,6 +99,24 @@ struct RFC8484Tests {
         }
     }
 
+    /// The query's EDNS Client Subnet picks the per-network cache of an `ispEnable` account: it
+    /// reaches the (JSON) upstream as the client's network, and a second client of the same
+    /// network is a hit.
+    @Test func theClientSubnetFeedsThePerNetworkCache() async throws {
+        try await withService(upstreams: { [$0.json.upstreamSpec] }, configure: { servers, options in
+            options.config = ["accounts": ["default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec], ["ispEnable": true])]]
+        }) { servers, service in
+            let name = TestZone.unique("ecs")
+            let client = dnspython(service)
+            for subnet in ["198.51.100.77/24", "198.51.100.5/32", "203.0.113.9/24"] {
+                let reply = try await client.query(name, type: "A", post: true, ecs: subnet)
+                #expect(reply.answer.map(\.data) == TestZone.wildV4, "\(reply)")
+            }
+            let asked = try await servers.json.requests(for: name).map { $0.query["edns_client_subnet"] }
+            #expect(asked == ["198.51.100.0/24", "203.0.113.0/24"])
+        }
+    }
+
     @Test func theIDIsEchoedAndCacheControlIsTheSmallestTTL() async throws {
         try await withService { _, service in
             let get = try await service.client.get("/dns-query?dns=\(try dnsArgument(TestZone.cnameChain, type: 1, id: 0xBEEF))",
