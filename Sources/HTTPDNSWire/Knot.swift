@@ -10,9 +10,13 @@ enum Knot {
         throw DNSMessageError(malformed ? .malformed : .library, "\(call): \(text(result))", underlying: result)
     }
 
-    /// `pointer`, or a `.library` error naming `call` when it is NULL (libknot's allocation failure).
-    static func require<T>(_ pointer: T?, _ call: StaticString) throws(DNSMessageError) -> T {
-        guard let pointer else { throw DNSMessageError(.library, "\(call) returned NULL", underlying: KNOT_ENOMEM.rawValue) }
+    /// `pointer`, or an error naming `call` when it is NULL: `.malformed` when the call was
+    /// reading input (e.g. a name it cannot convert), else `.library` (allocation failure).
+    static func require<T>(_ pointer: T?, _ call: StaticString, malformed: Bool = false) throws(DNSMessageError) -> T {
+        guard let pointer else {
+            throw DNSMessageError(
+                malformed ? .malformed : .library, "\(call) returned NULL", underlying: malformed ? KNOT_EINVAL.rawValue : KNOT_ENOMEM.rawValue)
+        }
         return pointer
     }
 

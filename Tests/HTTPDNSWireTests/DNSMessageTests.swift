@@ -109,3 +109,25 @@ struct DNSMessageTests {
         #expect(forwarded.dropFirst(2) == Self.nxdomainReply.dropFirst(2))
     }
 }
+
+@Suite("DNS query writer")
+struct DNSQueryWriterTests {
+    @Test func aWrittenQueryReadsBackWithItsNameTypeIDAndSubnet() throws {
+        let subnet = DNSQueryMessage.ClientSubnet(family: 2, sourcePrefixLength: 56, scopePrefixLength: 0, address: [0x20, 0x01, 0x0d, 0xb8, 0, 0xaa, 0xbb] + [UInt8](repeating: 0, count: 9))
+        let query = try DNSQueryMessage.parse(try DNSQueryWriter.query(name: "Mail.Example.Test.", type: 15, id: 99, clientSubnet: subnet))
+        #expect(query.name == "mail.example.test")
+        #expect(query.type == 15)
+        #expect(query.id == 99)
+        #expect(query.edns?.clientSubnet == subnet)
+    }
+
+    @Test(arguments: ["a..b", "bad\u{0}name", String(repeating: "x", count: 64) + ".test"])
+    func namesLibknotCannotWriteAreMalformed(_ name: String) {
+        do {
+            _ = try DNSQueryWriter.query(name: name, type: 1)
+            Issue.record("wrote '\(name)'")
+        } catch {
+            #expect(error.code == .malformed)
+        }
+    }
+}
