@@ -47,7 +47,7 @@ extension HTTPDNSService {
         }
         let subnetScope = scope
         return lookUp([host], [family], engine: engine, network: network) { results in
-            RFC8484Rendering.answer(results[0], family: family, query: query, subnetScope: subnetScope)
+            RFC8484Rendering.answer(results[0], query: query, subnetScope: subnetScope)
         }
     }
 

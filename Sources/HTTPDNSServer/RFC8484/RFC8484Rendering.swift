@@ -9,7 +9,7 @@ enum RFC8484Rendering {
     /// question name (a CNAME chain is flattened; the TTL is the chain's smallest), NXDOMAIN as
     /// RCODE 3 and NODATA as an empty NOERROR (neither with an SOA: the engine keeps only its
     /// TTL, which `max-age` carries), SERVFAIL when nothing could be resolved.
-    static func answer(_ result: HostResult, family: RecordFamily, query: DNSQueryMessage, subnetScope: UInt8) -> HTTPResponse {
+    static func answer(_ result: HostResult, query: DNSQueryMessage, subnetScope: UInt8) -> HTTPResponse {
         guard let answer = result.answers.first?.1 else {
             return serverFailure(query)
         }
