@@ -6,6 +6,9 @@ final class DNSMessageMetrics: Sendable {
     let malformed = StripedCounter()
     let forwarded = StripedCounter()
     let forwardFailures = StripedCounter()
+    /// One log line per account every 10 s when forwarding fails (a dead upstream would else
+    /// write one per query).
+    let forwardFailureLog = LogThrottle(interval: 10)
 
     var exposition: String {
         MetricsExposition.family(

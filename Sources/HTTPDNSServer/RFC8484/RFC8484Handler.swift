@@ -62,8 +62,13 @@ extension HTTPDNSService {
                 switch result {
                 case .success(let reply):
                     response = RFC8484Rendering.forwarded(reply, query: query)
-                case .failure:
+                case .failure(let failure):
                     response = RFC8484Rendering.serverFailure(query)
+                    if let suppressed = metrics.forwardFailureLog.admit(engine.accountID, now: engine.now) {
+                        let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
+                        Log.warning(
+                            "RFC 8484: a type \(query.type) question of account '\(Log.escaped(engine.accountID))' could not be forwarded: \(failure.message)\(more)")
+                    }
                 }
                 if response.status == 200 && RFC8484Rendering.isAnswer(response) {
                     metrics.forwarded.increment()
