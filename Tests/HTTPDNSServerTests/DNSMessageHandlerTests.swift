@@ -60,6 +60,36 @@ import Testing
         #expect(fixture.upstream.calls("new.example.test", .aaaa) == 1)
     }
 
+    @Test func concurrentMissesShareOneUpstreamQueryWithEveryOtherPath() throws {
+        let fixture = fixture()
+        fixture.upstream.setAnswer("shared.example.test", .a, addresses: ["192.0.2.77"], ttl: 60)
+        fixture.upstream.holdReplies(true)
+        var boxes: [ResponseBox] = []
+        for id in UInt16(1)...3 {
+            var request = HTTPRequest(method: "POST", path: "/dns-query", body: try DNSQueryWriter.query(name: "shared.example.test", type: 1, id: id))
+            request.contentType = "application/dns-message"
+            guard case .deferred(let start) = fixture.handle(request) else { Issue.record("a miss was answered at once"); return }
+            let box = ResponseBox()
+            start { box.append($0) }
+            boxes.append(box)
+        }
+        // API v1 asks the same name meanwhile: it joins the same flight.
+        guard case .deferred(let start) = fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "shared.example.test", "type": "A"])) else {
+            Issue.record("a miss was answered at once")
+            return
+        }
+        let v1 = ResponseBox()
+        start { v1.append($0) }
+        #expect(fixture.upstream.releaseAll() == 1)
+        #expect(fixture.upstream.calls("shared.example.test", .a) == 1)
+        for (index, box) in boxes.enumerated() {
+            let reply = try DNSReplySummary.parse(box.first?.body ?? [])
+            #expect(reply.id == UInt16(index + 1))
+            #expect(reply.answerCount == 1)
+        }
+        #expect(v1.first?.bodyText.contains("192.0.2.77") == true)
+    }
+
     @Test func theClientSubnetChoosesTheNetworkOfAnISPEnabledAccountAndIsEchoedWithItsScope() throws {
         let fixture = fixture(ispEnable: true)
         fixture.upstream.setAnswer("other.example.test", .a, addresses: ["192.0.2.50"], ttl: 60)
