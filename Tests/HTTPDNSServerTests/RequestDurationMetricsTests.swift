@@ -38,13 +38,18 @@ import Testing
         // DoH JSON: a hit of the default account, an unknown uid.
         _ = fixture.get("/resolve", ["name": "www.example.test"])
         _ = fixture.get("/resolve", ["name": "www.example.test", "uid": "nosuch"])
-        // A method of a tenant path that names no account is timed under its own row.
+        // RFC 8484: a hit of the default account (www.example.test A), an unknown account, and a
+        // POST that is not a DNS message (a path that names no account, timed under its own row).
+        #expect(fixture.get("/dns-query", ["dns": "AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ"]).status == 200)
+        _ = fixture.get("/v1/nosuch/dns-query", ["dns": "AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ"])
         #expect(fixture.send("POST", "/dns-query").status == 415)
         let text = MetricsText(fixture.get("/metrics").text)
         #expect(text.problems.isEmpty, "\(text.problems)")
         #expect(text.types["httpdns_request_duration_seconds"] == "histogram")
-        #expect(counts(text, by: "protocol") == ["v1": 4, "emas": 3, "json": 3])
-        #expect(counts(text, by: "endpoint", ["protocol": "json"]) == ["/resolve": 2, "/dns-query": 1])
+        #expect(counts(text, by: "protocol") == ["v1": 4, "emas": 3, "json": 2, "rfc8484": 3])
+        #expect(counts(text, by: "endpoint", ["protocol": "json"]) == ["/resolve": 2])
+        #expect(counts(text, by: "endpoint", ["protocol": "rfc8484"]) == ["/dns-query": 2, "/v1/{account}/dns-query": 1])
+        #expect(counts(text, by: "source", ["protocol": "rfc8484"]) == ["cache": 1, "none": 2])
         #expect(counts(text, by: "source", ["protocol": "v1"]) == ["cache": 1, "upstream": 2, "none": 1])
         #expect(counts(text, by: "endpoint", ["protocol": "v1"]) == ["/v1/{account}/resolve": 3, "/v1/{account}/stats": 1])
         #expect(counts(text, by: "source", ["protocol": "emas"]) == ["cache": 1, "none": 2])

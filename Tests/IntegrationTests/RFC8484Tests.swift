@@ -49,7 +49,7 @@ struct RFC8484Tests {
             let v1 = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
             #expect(v1.json["source"]?.string == "cache", "\(v1)")
             let metrics = try await service.metrics()
-            #expect(metrics.sum("httpdns_api_requests_total", ["protocol": "rfc8484"]) == 4)
+            #expect(metrics.sum("httpdns_request_duration_seconds_count", ["protocol": "rfc8484"]) == 4)
         }
     }
 
@@ -197,7 +197,7 @@ struct RFC8484Tests {
             #expect(output.hasSuffix("200 127.0.0.1"), "\(output)")
             #expect(try await servers.json.requests().contains { $0.path == "/resolve" && $0.query["name"] == TestZone.www })
             let metrics = try await service.metrics()
-            #expect(metrics.sum("httpdns_api_requests_total", ["protocol": "rfc8484"]) >= 1)
+            #expect(metrics.sum("httpdns_request_duration_seconds_count", ["protocol": "rfc8484"]) >= 1)
             let tls = DoHTestClient(url: "https://127.0.0.1:\(tlsPort)/dns-query", caPath: certificates.caPath)
             for post in [false, true] {
                 let reply = try await tls.query(TestZone.v4Only, type: "A", post: post)
