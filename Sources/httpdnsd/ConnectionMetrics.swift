@@ -22,5 +22,9 @@ enum ConnectionMetrics {
                 "httpdns_connections_closed_slow_total", type: "counter",
                 help: "Connections shut down because a request did not arrive whole within requestReadTimeout.",
                 samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.closedSlow)) })
+            + MetricsExposition.family(
+                "httpdns_http_fast_path_total", type: "counter",
+                help: "Requests answered by the resolve fast path (cache hits of GET /v1/{account}/resolve, without routing).",
+                samples: listeners.map { (labels: "listener=\"\($0.name)\"", value: $0.server.fastPathAnswers) })
     }
 }

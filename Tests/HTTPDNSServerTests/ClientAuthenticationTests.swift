@@ -212,21 +212,91 @@ import Testing
     }
 }
 
-/// The fast path never answers for an account with client keys (`handle` checks them), and an
-/// open account's hits stay on it.
+/// The fast path answers a signed hit of an account with client keys through the general
+/// pipeline's own checks (`HTTPDNSService.admit`), and leaves every request they refuse to
+/// `handle`, which answers it; an open account's hits stay on it.
 @Suite(.serialized) struct FastPathAuthenticationTests {
-    private func keyedFixture() -> ServiceFixture {
+    private func keyedFixture(requireSigned: Bool = true) -> ServiceFixture {
         let fixture = ServiceFixture(config: .test {
-            $0.clientKeys = [ClientKey(id: "r1", secret: ClientAuthenticationTests.resolveSecret, role: .resolve)]
-            $0.requireSignedRequests = true
+            $0.clientKeys = [
+                ClientKey(id: "r1", secret: ClientAuthenticationTests.resolveSecret, role: .resolve),
+                ClientKey(id: "m1", secret: ClientAuthenticationTests.manageSecret, role: .manage),
+            ]
+            $0.requireSignedRequests = requireSigned
         })
         fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
         return fixture
     }
 
-    @Test func anAccountWithKeysIsLeftToTheGeneralPath() {
-        let keyed = keyedFixture()
-        #expect(keyed.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body == nil)
+    /// `GET /v1/default/resolve?host=...` signed with `secret` at expiry `t`, in the query or the header.
+    private func signedHead(
+        _ fixture: ServiceFixture, host: String = "www.example.test", kid: String = "r1",
+        secret: String = ClientAuthenticationTests.resolveSecret, offset: Double = 60, inHeader: Bool = false,
+        extra: [(String, String?)] = []
+    ) throws -> MemoryHead {
+        let t = String(Int(fixture.clock.now() + offset))
+        let canonical = try SignatureV1.canonicalString(
+            method: "GET", path: "/v1/default/resolve", arguments: [("host", host)], expiry: t, body: [])
+        let sign = try SignatureV1.signature(secret: secret, canonical: canonical)
+        if inHeader {
+            return MemoryHead("GET", "/v1/default/resolve", [("host", host)] + extra,
+                              authorization: "HTTPDNS-HMAC-SHA256 kid=\(kid),t=\(t),sign=\(sign)")
+        }
+        return MemoryHead("GET", "/v1/default/resolve", [("host", host), ("kid", kid), ("t", t), ("sign", sign)] + extra)
+    }
+
+    /// The fast path's body for `head`, and what `handle` answers for the same request.
+    private func bothPaths(_ fixture: ServiceFixture, _ head: MemoryHead) -> (fast: [UInt8]?, general: Exchange) {
+        let fast = fixture.service.fastResponse(head)?.body
+        return (fast, Exchange(fixture.handle(head.request()), releasing: fixture.upstreams + [fixture.fallback]))
+    }
+
+    @Test(arguments: [false, true]) func aSignedHitIsAnsweredFastWithTheGeneralPathsBody(inHeader: Bool) throws {
+        let fixture = keyedFixture()
+        for (kid, secret) in [("r1", ClientAuthenticationTests.resolveSecret), ("m1", ClientAuthenticationTests.manageSecret)] {
+            let (fast, general) = bothPaths(fixture, try signedHead(fixture, kid: kid, secret: secret, inHeader: inHeader))
+            let body = try #require(fast, "a signed hit (\(kid)) was left to the general path")
+            #expect(general.status == 200)
+            #expect(body == general.response?.body)
+        }
+    }
+
+    @Test func everyRefusedSignatureIsLeftToTheGeneralPathWhichAnswersIt() throws {
+        let fixture = keyedFixture()
+        let refused: [(String, MemoryHead, Int, String)] = [
+            ("unsigned", MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]), 401, "missing signature"),
+            ("expired", try signedHead(fixture, offset: -5), 401, "signature expired"),
+            ("too far ahead", try signedHead(fixture, offset: 700), 401, "signature expiry too far ahead"),
+            ("unknown key", try signedHead(fixture, kid: "nobody"), 401, "unknown key id"),
+            ("wrong secret", try signedHead(fixture, secret: "not-the-secret-0123456789"), 401, "bad signature"),
+            ("tampered", try signedHead(fixture, extra: [("type", "A")]), 401, "bad signature"),
+            ("repeated argument", try signedHead(fixture, extra: [("host", "x.test")]), 401, "malformed signature"),
+            ("malformed header", MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")],
+                                            authorization: "HTTPDNS-HMAC-SHA256 kid=r1"), 401, "malformed signature"),
+            ("control character", try signedHead(fixture, extra: [("x", "a\u{01}")]), 400, ""),
+        ]
+        for (label, head, status, message) in refused {
+            let hits = fixture.engine.metrics.cacheHits.value
+            let fast = fixture.service.fastResponse(head)?.body
+            // Nothing refused is counted as a hit.
+            #expect(fixture.engine.metrics.cacheHits.value == hits, "\(label): counted as a hit")
+            let general = Exchange(fixture.handle(head.request()), releasing: fixture.upstreams + [fixture.fallback])
+            #expect(fast == nil, "\(label): answered on the fast path")
+            #expect(general.status == status, "\(label): \(general.text)")
+            #expect(general.errorMessage?.hasPrefix(message) == true, "\(label): \(general.text)")
+        }
+    }
+
+    @Test func anUnsignedHitOfAnAccountThatDoesNotRequireSignaturesIsAnsweredFast() throws {
+        let fixture = keyedFixture(requireSigned: false)
+        #expect(fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body != nil)
+        // A bad signature is still refused when the account does not require one.
+        let (fast, general) = bothPaths(fixture, try signedHead(fixture, secret: "not-the-secret-0123456789"))
+        #expect(fast == nil)
+        #expect(general.status == 401)
+    }
+
+    @Test func anOpenAccountsHitIsAnsweredFast() {
         let open = ServiceFixture()
         open.seed([("www.example.test", .a, open.entry(["127.0.0.1"]))])
         #expect(open.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body != nil)

@@ -108,13 +108,13 @@ import Testing
         #expect(answered(fixture, head))
         // Out of tokens: the fast path leaves the request to the full path, which refuses it.
         #expect(!answered(fixture, head))
-        #expect(Exchange(fixture.handle(head.request)).status == 429)
+        #expect(Exchange(fixture.handle(head.request())).status == 429)
         // A miss takes no token on the fast path: the full path takes the only one.
         fixture.clock.advance(by: 1)
         let miss = MemoryHead("GET", "/v1/default/resolve", [("host", "miss.example.test")], peer: "192.0.2.50")
         #expect(!answered(fixture, miss))
         fixture.upstream.setAnswer("miss.example.test", addresses: ["192.0.2.2"], ttl: 60)
-        let exchange = Exchange(fixture.handle(miss.request), releasing: [fixture.upstream])
+        let exchange = Exchange(fixture.handle(miss.request()), releasing: [fixture.upstream])
         #expect(exchange.status == 200)
         #expect(!answered(fixture, head))
     }
@@ -124,7 +124,7 @@ import Testing
         let head = MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")], peer: "192.0.2.50")
         #expect(answered(fixture, head))
         #expect(!answered(fixture, head))
-        #expect(Exchange(fixture.handle(head.request)).status == 429)
+        #expect(Exchange(fixture.handle(head.request())).status == 429)
         #expect(fixture.engine.metrics.cacheHits.value == 1)
         #expect(fixture.engine.metrics.clientRateRefusals.value == 1)
     }

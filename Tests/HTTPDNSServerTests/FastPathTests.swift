@@ -12,9 +12,12 @@ final class MemoryHead: RequestHead {
     private(set) var path = UnsafeRawBufferPointer(start: nil, count: 0)
     private var arguments: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)] = []
     var peerAddress: PeerAddress?
+    /// The `Authorization` header (read only through `request()`, as on `ConnectionHead`).
+    let authorization: String?
 
-    init(_ method: String, _ path: String, _ arguments: [(String, String?)] = [], peer: String? = nil) {
+    init(_ method: String, _ path: String, _ arguments: [(String, String?)] = [], peer: String? = nil, authorization: String? = nil) {
         peerAddress = peer.flatMap(PeerAddress.init)
+        self.authorization = authorization
         self.method = copy(method)
         self.path = copy(path)
         self.arguments = arguments.map { (copy($0.0), $0.1.map(copy)) }
@@ -29,7 +32,9 @@ final class MemoryHead: RequestHead {
         return UnsafeRawBufferPointer(rebasing: buffer[..<text.utf8.count])
     }
 
-    func arguments(_ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString) -> RequestHeadArguments? {
+    func arguments(
+        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString, _ fifth: StaticString
+    ) -> RequestHeadArguments? {
         let firstName = UnsafeRawBufferPointer(start: first.utf8Start, count: first.utf8CodeUnitCount)
         var firstTaken = false
         for (name, value) in arguments {
@@ -39,7 +44,7 @@ final class MemoryHead: RequestHead {
             }
             if name.contains(where: DecodedArgument.isControl) || value?.contains(where: DecodedArgument.isControl) == true { return nil }
         }
-        return (argument(first), argument(second), argument(third), argument(fourth))
+        return (argument(first), argument(second), argument(third), argument(fourth), argument(fifth))
     }
 
     private func argument(_ name: StaticString) -> UnsafeRawBufferPointer? {
@@ -49,14 +54,14 @@ final class MemoryHead: RequestHead {
     }
 
     /// The same request as the full path sees it.
-    var request: HTTPRequest {
+    func request() -> HTTPRequest {
         var query = QueryArguments()
         for (name, value) in arguments {
             query.append(name: String(decoding: name, as: UTF8.self), value: value.map { String(decoding: $0, as: UTF8.self) } ?? "")
         }
         return HTTPRequest(
             method: String(decoding: method, as: UTF8.self), path: String(decoding: path, as: UTF8.self), query: query,
-            authorization: nil, body: [], peerAddress: peerAddress, forwardedFor: nil)
+            authorization: authorization, body: [], peerAddress: peerAddress, forwardedFor: nil)
     }
 }
 
@@ -87,7 +92,7 @@ final class MemoryHead: RequestHead {
 
     /// The full path's response to the same request (it must answer at once: a hit).
     private func fullResponse(_ fixture: ServiceFixture, _ head: MemoryHead) -> ServerResponse? {
-        guard case .response(let response) = fixture.service.handle(head.request) else { return nil }
+        guard case .response(let response) = fixture.service.handle(head.request()) else { return nil }
         return response
     }
 

@@ -246,8 +246,9 @@ private final class ReceivedResponse: Sendable {
     var value: HTTPResponse? { state.withLock { $0 } }
 }
 
-/// The resolve fast path never answers for an account with an `aesSecretKey`: its requests may
-/// be encrypted (to be opened and sealed) or, with `requireEncryption`, must be refused if plain.
+/// The resolve fast path runs the encryption step of the general pipeline for an account with
+/// an `aesSecretKey`: a plain hit it lets through is answered fast; an encrypted request (opened
+/// and sealed) and a plain one refused by `requireEncryption` are left to the general path.
 struct EncryptedFastPathTests {
     private func fixture(_ change: (inout AccountConfig) -> Void) -> ServiceFixture {
         let fixture = ServiceFixture(config: .test(change))
@@ -255,13 +256,21 @@ struct EncryptedFastPathTests {
         return fixture
     }
 
-    @Test func aCachedHitIsAnsweredFastOnlyForAnAccountWithoutKey() throws {
+    @Test func onlyAPlainHitThatTheAccountAcceptsIsAnsweredFast() throws {
         let head = MemoryHead("GET", "/v1/default/resolve", [("host", "two.example.test")])
         #expect(fixture { _ in }.service.fastResponse(head)?.body != nil)
         let key = String(repeating: "42", count: 32)
-        #expect(fixture { $0.aesSecretKey = key }.service.fastResponse(head)?.body == nil)
-        #expect(fixture { $0.aesSecretKey = key; $0.requireEncryption = true }.service.fastResponse(head)?.body == nil)
+        #expect(fixture { $0.aesSecretKey = key }.service.fastResponse(head)?.body != nil)
+        let required = fixture { $0.aesSecretKey = key; $0.requireEncryption = true }
+        #expect(required.service.fastResponse(head)?.body == nil)
+        #expect(Exchange(required.handle(head.request())).status == 403)
         let withEnc = MemoryHead("GET", "/v1/default/resolve", [("host", "two.example.test"), ("enc", "AAAA")])
-        #expect(fixture { $0.aesSecretKey = key }.service.fastResponse(withEnc)?.body == nil)
+        let keyed = fixture { $0.aesSecretKey = key }
+        #expect(keyed.service.fastResponse(withEnc)?.body == nil)
+        #expect(Exchange(keyed.handle(withEnc.request())).status == 400)
+        // `enc` to an account without a key is refused (400) by the general path, not answered fast.
+        let open = fixture { _ in }
+        #expect(open.service.fastResponse(withEnc)?.body == nil)
+        #expect(Exchange(open.handle(withEnc.request())).status == 400)
     }
 }

@@ -173,6 +173,46 @@ struct ClientSignatureTests {
         }
     }
 
+    /// Signed hits of a cached name are answered on the fast path (`httpdns_http_fast_path_total`
+    /// counts them), in the query and the header form; every refused signature for the same
+    /// cached name is left to the general path, which answers its usual 401.
+    @Test func signedHitsOfACachedNameTakeTheFastPathAndRefusalsDoNot() async throws {
+        try await withKeyedService { _, service in
+            let path = "/v1/shop/resolve"
+            let args = [("host", TestZone.www), ("type", "A")]
+            // The first request misses (general path): the name is cached from then on.
+            #expect(try await send(service, "GET", path, args, kid: "r1", secret: Self.resolveSecret).status == 200)
+            func fastAnswers() async throws -> Double {
+                try await service.metrics().sum("httpdns_http_fast_path_total", ["listener": "main"])
+            }
+            let before = try await fastAnswers()
+            let signers = [("r1", Self.resolveSecret, false), ("r1", Self.resolveSecret, true), ("m1", Self.manageSecret, false), ("m1", Self.manageSecret, true)]
+            for (index, (kid, secret, inHeader)) in signers.enumerated() {
+                let hit = try await send(service, "GET", path, args, kid: kid, secret: secret, offset: 121 + index, inHeader: inHeader)
+                #expect(hit.status == 200, "\(kid) header \(inHeader): \(hit)")
+                #expect(hit.text.contains(#""source":"cache""#), "\(hit)")
+            }
+            #expect(try await fastAnswers() == before + Double(signers.count), "signed hits were not answered on the fast path")
+
+            func call(kid: String = "r1", secret: String = Self.resolveSecret, offset: Int = 130, inHeader: Bool = false,
+                      tamper: ((inout String, inout String?) -> Void)? = nil) async throws -> HTTPClientResponse {
+                try await send(service, "GET", path, args, kid: kid, secret: secret, offset: offset, inHeader: inHeader, tamper: tamper)
+            }
+            for inHeader in [false, true] {
+                expectUnauthorized(try await call(offset: -5, inHeader: inHeader), "signature expired")
+                expectUnauthorized(try await call(offset: 700, inHeader: inHeader), "signature expiry too far ahead")
+                expectUnauthorized(try await call(kid: "nobody", inHeader: inHeader), "unknown key id 'nobody'")
+                expectUnauthorized(try await call(secret: "not-the-secret-0123456789", inHeader: inHeader), "bad signature")
+                expectUnauthorized(try await call(inHeader: inHeader, tamper: { query, _ in query += "&short=1" }), "bad signature")
+            }
+            expectUnauthorized(try await service.client.get("\(path)?host=\(TestZone.www)&type=A"), "missing signature")
+            expectUnauthorized(
+                try await service.client.get("\(path)?host=\(TestZone.www)&type=A", headers: ["Authorization": "HTTPDNS-HMAC-SHA256 kid=r1"]),
+                "malformed signature")
+            #expect(try await fastAnswers() == before + Double(signers.count), "a refused request was answered on the fast path")
+        }
+    }
+
     @Test func anOpenAccountBesideIsServedWithoutSignatures() async throws {
         try await withKeyedService { _, service in
             #expect(try await service.client.get("/v1/default/resolve?host=\(TestZone.www)").status == 200)

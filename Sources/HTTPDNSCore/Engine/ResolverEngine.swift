@@ -32,9 +32,9 @@ public final class ResolverEngine: Sendable {
         public let shortEnable: Bool
         public let schedulePrefetchEnable: Bool
         public let reuseExpiredIPEnabled: Bool
-        /// The account has `clientKeys`: requests may need a signature check (no fast path).
+        /// The account has `clientKeys`: requests may need a signature check.
         public let hasClientKeys: Bool
-        /// The account has an `aesSecretKey`: its requests may be encrypted (no fast path).
+        /// The account has an `aesSecretKey`: its requests may be encrypted.
         public let hasAESKey: Bool
         /// The account's `rateLimit` and `rateBurst` (nil: the service's defaults).
         public let rateLimit: Double?

@@ -8,7 +8,9 @@ import HTTPDNSCrypto
 /// decrypted arguments and body as if they had been sent in clear.
 enum RequestOpening {
     /// The query argument that carries an encrypted query string.
-    static let argument = "enc"
+    static let argument = argumentName.description
+    /// The same name as the resolve fast path compares it (`RequestHead.arguments`).
+    static let argumentName: StaticString = "enc"
     /// The signature's query arguments (signature v1), the only ones allowed beside `enc`.
     static var signatureArguments: Set<String> { SignatureV1.argumentNames }
 

@@ -26,6 +26,9 @@ public final class HTTPServer: @unchecked Sendable {
     private let inFlight = StripedCounter()
     /// `inFlight` as every request reaches it (no retain: `StripedCounter.Unretained`).
     private let inFlightCounter: StripedCounter.Unretained
+    /// Requests the fast handler answered (`fastPathAnswers`), counted without a retain.
+    private let fastAnswers = StripedCounter()
+    private let fastAnswersCounter: StripedCounter.Unretained
     /// Suspended connections by context identity; `nil` once the server stopped resuming.
     private let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
     public let metrics = HTTPMetrics()
@@ -40,6 +43,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.fastHandler = fastHandler
         self.handler = handler
         inFlightCounter = StripedCounter.Unretained(inFlight)
+        fastAnswersCounter = StripedCounter.Unretained(fastAnswers)
         tracker = ConnectionTracker(
             limits: .init(
                 connectionLimit: options.connectionLimit, perAddress: options.perIPConnectionLimit,
@@ -52,6 +56,10 @@ public final class HTTPServer: @unchecked Sendable {
     public var connectionStats: (open: Int, rejectedAtLimit: Int, rejectedPerAddress: Int, closedSlow: Int) {
         (tracker.openConnections, tracker.rejectedAtLimit, tracker.rejectedPerAddress, tracker.closedSlow)
     }
+
+    /// Requests answered by the fast handler (without an `HTTPRequest` or the router), for
+    /// `/metrics`: shows which path serves the hits.
+    public var fastPathAnswers: UInt64 { fastAnswers.value }
 
     /// Whether this listener serves HTTPS.
     public var isTLS: Bool { options.tls != nil }
@@ -199,7 +207,7 @@ public final class HTTPServer: @unchecked Sendable {
         guard let raw = conCls.pointee else {
             conCls.pointee = Self.noContext
             inFlightCounter.add(1)
-            if let length = header(connection, "Content-Length").flatMap({ Int($0) }), length > options.maxBodyBytes {
+            if let length = HTTPRequest.header(connection, "Content-Length").flatMap({ Int($0) }), length > options.maxBodyBytes {
                 return queue(connection, payloadTooLarge())
             }
             return .YES
@@ -211,6 +219,7 @@ public final class HTTPServer: @unchecked Sendable {
         }
         if raw == Self.noContext && uploadDataSize.pointee == 0 {
             if let url, let method, let response = fastHandler?(ConnectionHead(connection: connection, method: method, url: url)) {
+                fastAnswersCounter.increment()
                 return queue(connection, fast: response)
             }
             return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: nil)
@@ -248,17 +257,9 @@ public final class HTTPServer: @unchecked Sendable {
         _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: [UInt8],
         conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?
     ) -> MHD_Result {
-        var request = HTTPRequest(
-            method: method.map { String(cString: $0) } ?? "GET",
-            path: url.map { String(cString: $0) } ?? "/",
-            query: queryArguments(connection),
-            authorization: header(connection, "Authorization"),
-            body: body,
-            peerAddress: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init),
-            forwardedFor: forwardedFor(connection))
-        request.listener = options.listener
-        request.accept = header(connection, "Accept")
-        request.contentType = header(connection, "Content-Type")
+        let request = HTTPRequest(
+            connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
+            body: body, listener: options.listener)
         switch handler(request) {
         case .response(let response):
             return queue(connection, response)
@@ -334,48 +335,6 @@ public final class HTTPServer: @unchecked Sendable {
 
     private static func cString(_ text: StaticString) -> UnsafePointer<CChar> {
         UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
-    }
-
-    private func header(_ connection: OpaquePointer, _ name: String) -> String? {
-        MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
-    }
-
-    /// Every `X-Forwarded-For` field joined with `, `, or nil. The common case (no such header)
-    /// costs one lookup; only when there is one are the headers walked to find repeated fields.
-    private func forwardedFor(_ connection: OpaquePointer) -> String? {
-        guard let first = header(connection, "X-Forwarded-For") else { return nil }
-        final class Box { var values: [String] = [] }
-        let box = Box()
-        let iterator: MHD_KeyValueIterator = { cls, _, key, value in
-            guard let cls, let key, let value else { return .YES }
-            // Header names compare case-insensitively; strcasecmp avoids a String per header.
-            if strcasecmp(key, "X-Forwarded-For") == 0 {
-                Unmanaged<Box>.fromOpaque(cls).takeUnretainedValue().values.append(String(cString: value))
-            }
-            return .YES
-        }
-        _ = withExtendedLifetime(box) {
-            MHD_get_connection_values(connection, .HEADER_KIND, iterator, Unmanaged.passUnretained(box).toOpaque())
-        }
-        return box.values.count > 1 ? box.values.joined(separator: ", ") : first
-    }
-
-    /// Collects the query arguments (first value of each name) through an iterator callback,
-    /// into one buffer (see `QueryArguments`), with the decoded lengths libmicrohttpd gives
-    /// (`MHD_get_connection_values_n`): a value is never read up to a `%00` as a C string.
-    private func queryArguments(_ connection: OpaquePointer) -> QueryArguments {
-        var arguments = QueryArguments()
-        let iterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
-            guard let cls, let key else { return .YES }
-            cls.assumingMemoryBound(to: QueryArguments.self).pointee.append(
-                name: UnsafeRawBufferPointer(start: key, count: keySize),
-                value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) })
-            return .YES
-        }
-        _ = withUnsafeMutablePointer(to: &arguments) { pointer in
-            MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
-        }
-        return arguments
     }
 }
 

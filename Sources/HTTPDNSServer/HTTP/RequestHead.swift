@@ -14,20 +14,24 @@ public protocol RequestHead {
     var path: UnsafeRawBufferPointer { get }
     /// The TCP peer, nil when unknown (read only when a client rate limit applies).
     var peerAddress: PeerAddress? { get }
-    /// The first values of four query arguments, in the order asked, read together. For each:
+    /// The first values of five query arguments, in the order asked, read together. For each:
     /// the first value of that name (names compare exactly, values are the decoded bytes with
     /// their length, `%00` included), the empty value for a name given without `=`, nil when
     /// there is none: what `QueryArguments` gives. Nil for them all when any other argument's
     /// name or value holds a control character (`DecodedArgument`), which the full path refuses.
     /// The first name's value is not checked: the caller must refuse what it cannot take.
     func arguments(
-        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString
+        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString, _ fifth: StaticString
     ) -> RequestHeadArguments?
+    /// The request as the general path builds it (everything copied; no body, listener `.main`:
+    /// the fast path serves the main listeners only), for the steps of the general pipeline the
+    /// fast path runs on accounts with client keys or an `aesSecretKey`.
+    func request() -> HTTPRequest
 }
 
-/// What `RequestHead.arguments` found for each of its four names.
+/// What `RequestHead.arguments` found for each of its five names.
 public typealias RequestHeadArguments = (
-    UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?
+    UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?
 )
 
 /// The request head of a libmicrohttpd connection inside its access callback.
@@ -42,16 +46,22 @@ public struct ConnectionHead: RequestHead {
         self.path = UnsafeRawBufferPointer(start: url, count: strlen(url))
     }
 
+    public func request() -> HTTPRequest {
+        HTTPRequest(
+            connection: connection, method: String(decoding: method, as: UTF8.self), path: String(decoding: path, as: UTF8.self),
+            body: [], listener: .main)
+    }
+
     /// `MHD_CONNECTION_INFO_CLIENT_ADDRESS`, copied without an allocation.
     public var peerAddress: PeerAddress? { chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init) }
 
     /// One pass over libmicrohttpd's arguments (`MHD_get_connection_values_n`, which gives the
-    /// decoded lengths) for all four names: the resolve fast path reads four, and each pass walks
+    /// decoded lengths) for all five names: the resolve fast path reads five, and each pass walks
     /// the headers too.
     public func arguments(
-        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString
+        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString, _ fifth: StaticString
     ) -> RequestHeadArguments? {
-        var search = Search(wanted: (Wanted(first), Wanted(second), Wanted(third), Wanted(fourth)))
+        var search = Search(wanted: (Wanted(first), Wanted(second), Wanted(third), Wanted(fourth), Wanted(fifth)))
         let iterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
             guard let cls, let key else { return .YES }
             let search = cls.assumingMemoryBound(to: Search.self)
@@ -60,7 +70,7 @@ public struct ConnectionHead: RequestHead {
             // The first name's value is the caller's to check; every other byte is checked here.
             if search.pointee.wanted.0.offer(name, value: value) { return .YES }
             _ = search.pointee.wanted.1.offer(name, value: value) || search.pointee.wanted.2.offer(name, value: value)
-                || search.pointee.wanted.3.offer(name, value: value)
+                || search.pointee.wanted.3.offer(name, value: value) || search.pointee.wanted.4.offer(name, value: value)
             if DecodedArgument.firstControl(in: name) != nil || value.map({ DecodedArgument.firstControl(in: $0) != nil }) == true {
                 search.pointee.refused = true
             }
@@ -70,13 +80,13 @@ public struct ConnectionHead: RequestHead {
             MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
         }
         guard !search.refused else { return nil }
-        return (search.wanted.0.found, search.wanted.1.found, search.wanted.2.found, search.wanted.3.found)
+        return (search.wanted.0.found, search.wanted.1.found, search.wanted.2.found, search.wanted.3.found, search.wanted.4.found)
     }
 }
 
 /// What `ConnectionHead.arguments` looks for and found.
 private struct Search {
-    var wanted: (Wanted, Wanted, Wanted, Wanted)
+    var wanted: (Wanted, Wanted, Wanted, Wanted, Wanted)
     /// Some argument other than the first wanted value held a control character.
     var refused = false
 }

@@ -181,12 +181,14 @@ extension HTTPDNSService {
 
     /// The fast path of `resolve` for `HTTPServer`: `GET /v1/{account}/resolve` with one host and
     /// one family that the cache answers, read from the borrowed request (no `HTTPRequest`, no
-    /// router). It answers exactly what `handle` would, or returns nil and leaves the request to
-    /// `handle`: for anything else, any invalid parameter (so the full path writes the error),
-    /// a miss, accounts with `ispEnable` (their network needs the peer and its headers),
-    /// accounts with client keys (their requests may need a signature check: `handle` does it),
-    /// and accounts with an `aesSecretKey` (an `enc` request must be opened and its answer
-    /// sealed, a plain one may be refused by `requireEncryption`: `handle` does both).
+    /// router, for an open account). It answers exactly what `handle` would, or returns nil and
+    /// leaves the request to `handle`: for anything else, any invalid parameter (so the full path
+    /// writes the error), a miss, and accounts with `ispEnable` (their network needs the peer and
+    /// its headers). For accounts with client keys or an `aesSecretKey`, it runs the general
+    /// pipeline's own steps on a copy of the request (`fastPathAdmits`) and answers only what
+    /// they let through unchanged: a refused signature or role, an encrypted request (its answer
+    /// is sealed) and a plain one refused by `requireEncryption` are left to `handle`, which runs
+    /// the same steps again and writes the answer.
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         guard head.method.equals("GET"), let account = Self.resolveAccount(head.path) else { return nil }
         let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
@@ -202,22 +204,39 @@ extension HTTPDNSService {
 
     private func fastResponse<Head: RequestHead>(_ head: Head, account: UnsafeRawBufferPointer, engine: ResolverEngine) -> FastResponse? {
         let options = engine.lookupOptions
-        guard !options.ispEnable && !options.hasClientKeys && !options.hasAESKey else { return nil }
+        guard !options.ispEnable else { return nil }
         // nil: an argument with a control character, a 400 the full path writes. The host's bytes
-        // are checked by the lookup below (the cache holds valid names only) and `HostName`.
-        guard case let (host, type, clientIP, shortText)? = head.arguments("host", "type", "client_ip", "short") else { return nil }
+        // are checked by the lookup below (the cache holds valid names only) and `HostName`. An
+        // encrypted request (`enc`) is opened, or refused, by the general path only.
+        guard case let (host, type, clientIP, shortText, enc)? = head.arguments("host", "type", "client_ip", "short", RequestOpening.argumentName),
+              enc == nil else { return nil }
         guard let hostText = host,
               case .success(let parsed) = Self.parseOptions(
                   type: type.map(Self.string), clientIP: clientIP.map(Self.string), short: shortText.map(Self.string)),
               let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) else { return nil }
         let short = parsed.short ?? options.shortEnable
+        // The limits first, then the signature (as on the general path: a flood of bad signatures
+        // costs no HMAC beyond its rate), then the cache, so that only admitted hits are counted.
         let admission = fastPathAdmission(head, account: account, options: options)
         if case .toGeneralPath = admission { return nil }
-        guard let response = fastHit(hostText, family, short, parsed, engine, options) else {
+        guard !(options.hasClientKeys || options.hasAESKey) || fastPathAdmits(head, engine: engine),
+              let response = fastHit(hostText, family, short, parsed, engine, options) else {
             fastPathRefund(admission, account: account)
             return nil
         }
         return response
+    }
+
+    /// Whether the general pipeline's steps after the limits (`admit`: signature, role,
+    /// encryption), run on a copy of `head`'s request, let it through to the resolve handler as
+    /// it is. False for any refusal, for an argument the general path refuses, and for what
+    /// needs its answer sealed; `handle` then runs the same steps again and writes the answer,
+    /// so errors are written in one place only. (A request with `enc` never comes here.)
+    private func fastPathAdmits<Head: RequestHead>(_ head: Head, engine: ResolverEngine) -> Bool {
+        let request = head.request()
+        guard request.query.refusal == nil,
+              case .proceed(let admitted) = admit(fastPathRoute, Route.Match(request: request, engine: engine)) else { return false }
+        return admitted.encryption == nil
     }
 
     /// The fast path's cache lookup and rendering; nil on a miss (or a name to check on the

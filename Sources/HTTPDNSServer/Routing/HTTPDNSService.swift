@@ -53,6 +53,9 @@ public final class HTTPDNSService: Sendable {
     let recordsRequestDurations: Bool
     /// The request-duration slot of a fast-path hit (`RequestDurations`).
     let fastHitSlot: Int
+    /// `RouteTable.standard.fastPathRoute`, found once: the fast path runs its pipeline steps
+    /// (`admit`) for accounts with client keys or an `aesSecretKey`.
+    let fastPathRoute: Route
     /// Durations of tenant requests to no known account (in the totals only).
     let unknownAccountDurations = DurationHistograms(slots: EngineMetrics.requestDurationSlots)
     /// Which accounts had lookups since the last scrape (`metricsAccounts: active`).
@@ -77,7 +80,8 @@ public final class HTTPDNSService: Sendable {
         self.rateLimiter = ClientRateLimiter(clock: clock)
         self.recordsRequestDurations = limits.requestDurations
         precondition(RequestDurations.slotCount() <= EngineMetrics.requestDurationSlots, "more tenant routes than request-duration slots")
-        self.fastHitSlot = RequestDurations.slot(RouteTable.standard.fastPathRoute, source: .cache)
+        self.fastPathRoute = RouteTable.standard.fastPathRoute
+        self.fastHitSlot = RequestDurations.slot(fastPathRoute, source: .cache)
     }
 
     /// `/readyz` answers 200 only while this is true (after the warm load, until shutdown starts).
@@ -182,8 +186,18 @@ public final class HTTPDNSService: Sendable {
     /// refused first: nothing, not even a signature check, reads arguments that were not kept.
     private func run(_ route: Route, _ match: Route.Match) -> HandlerResult {
         if let refusal = match.request.query.refusal { return .response(route.format.response(refusal)) }
-        var match = match
         if let refusal = checkLimits(route, match) { return .response(route.format.response(refusal)) }
+        switch admit(route, match) {
+        case .proceed(let admitted): return sealResponse(route.handler(self, admitted), admitted)
+        case .answer(let response): return .response(response)
+        }
+    }
+
+    /// The steps between the limits and the handler: authenticate → authorise → open (the
+    /// encryption step). The resolve fast path runs them too, on a copy of the request, for
+    /// accounts with client keys or an `aesSecretKey`: one implementation of each check.
+    func admit(_ route: Route, _ match: Route.Match) -> Opening {
+        var match = match
         if let role = route.access.role(for: match.request), let engine = match.engine {
             let authenticated: Result<Authentication, APIError>
             switch route.access {
@@ -193,14 +207,10 @@ public final class HTTPDNSService: Sendable {
             }
             switch authenticated {
             case .success(let authentication): match.authentication = authentication
-            case .failure(let refusal): return .response(route.format.response(refusal))
+            case .failure(let refusal): return .answer(route.format.response(refusal))
             }
         }
-        switch openRequest(route, match) {
-        case .proceed(let opened): match = opened
-        case .answer(let response): return .response(response)
-        }
-        return sealResponse(route.handler(self, match), match)
+        return openRequest(route, match)
     }
 
     /// The limits step, before any authentication work is spent: 429 when the client of a
