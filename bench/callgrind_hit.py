@@ -1,6 +1,6 @@
 """Instructions per cache hit of GET /v1/default/resolve under valgrind's callgrind.
 
-    python3 bench/callgrind_hit.py PATH/TO/release/httpdnsd [N]
+    python3 bench/callgrind_hit.py PATH/TO/release/httpdnsd [N] [open|signed|signed-general]
 
 Starts the binary under callgrind (one HTTP thread) with a loopback DoH JSON upstream (this
 script, one fixed A record), warms one name, zeroes the counters, sends N (default 2000) hits on
@@ -9,11 +9,23 @@ one keep-alive connection, dumps, and prints the instructions of the whole proce
 fast path alone: `callgrind_annotate --inclusive=yes` on the dump it names, line `fastResponse`.
 Deterministic to about 0.1 %; compares two builds of the same machine, not machines.
 CALLGRIND_HISTOGRAMS=0 runs it with `metricsHistograms: false` (request durations not recorded).
+
+Modes: `open` (default) as above; `signed`: the account has client keys and
+`requireSignedRequests`, and every hit is signed (signature v1, query form, signed once by
+run.py's `sign_v1`); `signed-general`: the same signed hits on `/v1/default/resolve/` (trailing
+`/`), which the router serves but the fast path leaves to the general path, to compare the two
+paths in one build.
 """
 import http.server, json, os, socket, subprocess, sys, tempfile, threading, time, http.client, glob
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from run import sign_v1  # noqa: E402
+
 binary = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
+MODE = sys.argv[3] if len(sys.argv) > 3 else "open"
+assert MODE in ("open", "signed", "signed-general"), MODE
+SECRET = "callgrind-resolve-secret-0123456789"
 
 class JSONUpstream(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
@@ -32,6 +44,9 @@ config = {"listen": f"127.0.0.1:{port}", "db": os.path.join(work, "db.sqlite"), 
           "accounts": {"default": {"upstreams": [f"json:http://127.0.0.1:{up.server_address[1]}/resolve"], "localDNSFallback": False}}}
 if os.environ.get("CALLGRIND_HISTOGRAMS", "1") == "0":
     config["metricsHistograms"] = "false"
+if MODE != "open":
+    config["accounts"]["default"].update({"clientKeys": [{"id": "r1", "secret": SECRET, "role": "resolve"}],
+                                          "requireSignedRequests": True, "maxSignatureAge": 86400})
 open(os.path.join(work, "config.json"), "w").write(json.dumps(config))
 out = os.path.join(work, "callgrind.out")
 proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--config", os.path.join(work, "config.json")],
@@ -45,6 +60,10 @@ try:
         time.sleep(0.2)
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
     path = "/v1/default/resolve?host=www.example.test&type=A"
+    if MODE != "open":
+        route = "/v1/default/resolve" + ("/" if MODE == "signed-general" else "")
+        path = route + "?" + sign_v1("GET", route, {"host": "www.example.test", "type": "A"}, b"", "r1", SECRET,
+                                     int(time.time()) + 86400 - 60)
     c.request("GET", path); r = c.getresponse(); print("miss:", r.status, r.read().decode())
     for _ in range(200): c.request("GET", path); r = c.getresponse(); r.read()
     subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
@@ -61,4 +80,4 @@ for f in glob.glob(out + "*"):
     for line in open(f, errors="replace"):
         if line.startswith("summary:") or line.startswith("totals:"):
             total += int(line.split()[1]); break
-print(f"hits: {N}  instructions: {total}  per hit: {total / N:.0f}  (dump: {out}.*)")
+print(f"mode: {MODE}  hits: {N}  instructions: {total}  per hit: {total / N:.0f}  (dump: {out}.*)")

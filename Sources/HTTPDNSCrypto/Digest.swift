@@ -15,18 +15,24 @@ public enum Digest {
 
     /// HMAC-SHA256 of `message` under `key` (32 bytes).
     public static func hmacSHA256(key: some Collection<UInt8>, _ message: some Collection<UInt8>) throws(CryptoError) -> [UInt8] {
-        let key = Array(key), message = Array(message)
+        try hmacSHA256(key: Array(key), Array(message))
+    }
+
+    /// The same for arrays: what the client-signature check calls on every signed request (the
+    /// generic form, called across modules, is not specialised and copies both).
+    public static func hmacSHA256(key: [UInt8], _ message: [UInt8]) throws(CryptoError) -> [UInt8] {
         guard key.count <= Int(Int32.max) else { throw CryptoError("HMAC-SHA256", reason: "key longer than 2 GiB") }
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        let size = key.withUnsafeBytes { keyBytes in
-            message.withUnsafeBufferPointer { data in
-                output.withUnsafeMutableBufferPointer {
-                    chttpdns_hmac_sha256(keyBytes.baseAddress, Int32(keyBytes.count), data.baseAddress, data.count, $0.baseAddress)
+        var size: UInt32 = 0
+        let output = [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
+            size = key.withUnsafeBytes { keyBytes in
+                message.withUnsafeBufferPointer { data in
+                    chttpdns_hmac_sha256(keyBytes.baseAddress, Int32(keyBytes.count), data.baseAddress, data.count, buffer.baseAddress)
                 }
             }
+            count = min(Int(size), Int(EVP_MAX_MD_SIZE))
         }
         try CryptoError.check(size == 32, "HMAC-SHA256")
-        return Array(output.prefix(Int(size)))
+        return output
     }
 
     /// Lower-case hex SHA-256 of the UTF-8 bytes of `text`.
@@ -41,20 +47,32 @@ public enum Digest {
 
     /// Lower-case hex of `bytes`.
     public static func hex(_ bytes: some Collection<UInt8>) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(bytes.count * 2)
-        for byte in bytes {
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        hex(Array(bytes))
+    }
+
+    /// The same for an array, written in one pass into the string's own storage.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: bytes.count * 2) { text in
+            for (index, byte) in bytes.enumerated() {
+                text[2 * index] = hexDigit(byte >> 4)
+                text[2 * index + 1] = hexDigit(byte & 0x0F)
+            }
+            return bytes.count * 2
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
     }
 
     /// Whether `lhs` and `rhs` hold the same bytes, in time that depends on their lengths only
     /// (`CRYPTO_memcmp`): for comparing a received MAC or token with the expected one.
     public static func constantTimeEquals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
-        let lhs = Array(lhs), rhs = Array(rhs)
+        constantTimeEquals(Array(lhs), Array(rhs))
+    }
+
+    /// The same for arrays (no copies).
+    public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
         guard lhs.count == rhs.count else { return false }
         guard !lhs.isEmpty else { return true }
         return lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in CRYPTO_memcmp(left.baseAddress, right.baseAddress, left.count) == 0 } }

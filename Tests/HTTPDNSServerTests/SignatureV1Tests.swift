@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
 @testable import HTTPDNSServer
 import Testing
 
@@ -31,6 +32,25 @@ import Testing
         #expect(canonical.hasSuffix("\n\n1767225600\n5fa855a28ccc17ca720116fbb96b65114ceabd85c09b07bdc38f6a125e8691f6"))
         #expect(try SignatureV1.signature(secret: "example-secret-0123456789", canonical: canonical)
             == "3514b6a75c52c5a57cbf71c5da7bad2b5e849c41ecd64525d23504787a93943b")
+    }
+
+    @Test func theEmptyBodyHashIsTheSHA256OfNothing() throws {
+        #expect(SignatureV1.emptyBodyHash == Digest.hex(try Digest.sha256([UInt8]())))
+    }
+
+    /// The canonical string sorts by encoded names without encoding them: the order it finds is
+    /// the order of the encoded bytes, where escapes (`%` is 0x25) sort before digits and letters.
+    @Test func theOrderOfEncodedNamesIsFoundWithoutEncoding() {
+        let names = ["a:", "a0", "a", "", "a b", "a~", "é", "Z", "z", "%", "a%", "a-b", "ab", "~", "a/", "A"]
+        for lhs in names {
+            for rhs in names {
+                let byEncoding = Array(PercentEncoding.encode(lhs).utf8).lexicographicallyPrecedes(Array(PercentEncoding.encode(rhs).utf8))
+                #expect(PercentEncoding.encodedPrecedes(lhs, rhs) == byEncoding, "\(lhs) < \(rhs)")
+            }
+        }
+        var bytes: [UInt8] = Array("x".utf8)
+        PercentEncoding.append("a b/é", keepingSlash: true, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == "xa%20b/%C3%A9")
     }
 
     @Test func argumentsAreSortedByEncodedNameNotByPair() throws {

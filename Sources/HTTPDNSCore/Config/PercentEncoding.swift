@@ -5,19 +5,69 @@
 public enum PercentEncoding {
     /// `text` encoded; with `keepingSlash`, `/` stays too (for paths).
     public static func encode(_ text: String, keepingSlash: Bool = false) -> String {
-        let hex = Array("0123456789ABCDEF".utf8)
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count)
+        append(text, keepingSlash: keepingSlash, to: &output)
+        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Appends `text` encoded (the bytes of `encode(text)`) to `output`, without a string of its own.
+    public static func append(_ text: String, keepingSlash: Bool = false, to output: inout [UInt8]) {
         for byte in text.utf8 {
             if isUnreserved(byte) || (keepingSlash && byte == UInt8(ascii: "/")) {
                 output.append(byte)
             } else {
                 output.append(UInt8(ascii: "%"))
-                output.append(hex[Int(byte >> 4)])
-                output.append(hex[Int(byte & 0x0F)])
+                output.append(hexDigit(byte >> 4))
+                output.append(hexDigit(byte & 0x0F))
             }
         }
-        return String(decoding: output, as: UTF8.self)
+    }
+
+    /// Whether `encode(lhs)` sorts before `encode(rhs)` byte by byte, found without encoding
+    /// either (the order of encoded names is not the order of the names: `:` sorts after `0`,
+    /// `%3A` before it).
+    public static func encodedPrecedes(_ lhs: String, _ rhs: String) -> Bool {
+        var left = EncodedBytes(lhs.utf8.makeIterator()), right = EncodedBytes(rhs.utf8.makeIterator())
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil): return false
+            case (nil, _): return true
+            case (_, nil): return false
+            case let (l?, r?): if l != r { return l < r }
+            }
+        }
+    }
+
+    /// The bytes of `encode(text)` one at a time.
+    private struct EncodedBytes {
+        var base: String.UTF8View.Iterator
+        /// The hex digits of the last escaped byte (high, then low) and how many are still to give.
+        var pending: (UInt8, UInt8) = (0, 0)
+        var pendingCount = 0
+
+        init(_ base: String.UTF8View.Iterator) { self.base = base }
+
+        mutating func next() -> UInt8? {
+            if pendingCount == 2 {
+                pendingCount = 1
+                return pending.0
+            }
+            if pendingCount == 1 {
+                pendingCount = 0
+                return pending.1
+            }
+            guard let byte = base.next() else { return nil }
+            if isUnreserved(byte) { return byte }
+            pending = (hexDigit(byte >> 4), hexDigit(byte & 0x0F))
+            pendingCount = 2
+            return UInt8(ascii: "%")
+        }
+    }
+
+    /// The upper-case hex digit of `nibble` (0-15).
+    private static func hexDigit(_ nibble: UInt8) -> UInt8 {
+        nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "A") + nibble - 10
     }
 
     /// Whether `byte` is one of RFC 3986's unreserved characters.

@@ -59,14 +59,14 @@ struct ClientAuthenticator: Sendable {
             return .failure(Self.unauthorized(
                 "signature expiry too far ahead: t=\(credentials.expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
         }
-        let expected: String
+        let matches: Bool
         do {
-            expected = try SignatureV1.signature(secret: key.secret, canonical: try SignatureV1.canonicalString(of: request, expiry: credentials.expiry))
+            matches = try SignatureV1.verify(request, credentials, secret: key.secret)
         } catch {
             Log.error("client signature check: \(error)")
             return .failure(APIError(.internalError, "the signature could not be checked"))
         }
-        guard Digest.constantTimeEquals(Array(expected.utf8), Array(credentials.signature.utf8)) else {
+        guard matches else {
             return .failure(Self.unauthorized("bad signature: it does not match the request (signature v1, see docs/security.md)"))
         }
         return .success(.key(id: key.id, role: key.role))
