@@ -24,6 +24,26 @@ struct DigestTests {
             == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     }
 
+    /// A prepared key gives what the one-shot HMAC gives (RFC 4231 test case 2), for any number of
+    /// messages, from several threads at once.
+    @Test func aPreparedHMACKeyMatchesTheOneShotFromManyThreads() async throws {
+        let key = try HMACSHA256Key(Array("Jefe".utf8))
+        #expect(Digest.hex(try key.authenticationCode(Array("what do ya want for nothing?".utf8)))
+            == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        let secret = Array("client-secret-0123456789".utf8)
+        let prepared = try HMACSHA256Key(secret)
+        let messages = (0..<64).map { Array("GET\n/v1/a/resolve\nhost=h\($0).test".utf8) }
+        let expected = try messages.map { try Digest.hmacSHA256(key: secret, $0) }
+        let results = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for _ in 0..<4 {
+                group.addTask { try messages.indices.allSatisfy { try prepared.authenticationCode(messages[$0]) == expected[$0] } }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        #expect(results == [true, true, true, true])
+        #expect(try prepared.authenticationCode([]) == Digest.hmacSHA256(key: secret, [UInt8]()))
+    }
+
     @Test func constantTimeEqualsComparesContentAndLength() {
         #expect(Digest.constantTimeEquals(Array("secret-token".utf8), Array("secret-token".utf8)))
         #expect(!Digest.constantTimeEquals(Array("secret-token".utf8), Array("secret-tokeN".utf8)))

@@ -107,6 +107,11 @@ public final class ResolverEngine: Sendable {
 
     public var config: AccountConfig { current.config }
 
+    /// Runs `body` on the configuration without copying it (`ReadMostly.read`): the signature
+    /// check reads a few fields on every signed request, and a copy retains every string and
+    /// array of the configuration, atomic writes to memory all HTTP threads share.
+    public func withConfig<R>(_ body: (AccountConfig) -> R) -> R { settings.read { body($0.config) } }
+
     /// The options of the request path (no copy of the whole configuration).
     public var lookupOptions: LookupOptions { settings.read { $0.lookup } }
 

@@ -15,6 +15,8 @@ public enum Authentication: Sendable, Equatable {
 struct ClientAuthenticator: Sendable {
     let clock: any Clock
     let replays: ReplayGuard
+    /// The HMAC keys of the secrets signatures were checked with.
+    let preparedKeys = PreparedClientKeys()
 
     /// How many POST/DELETE signatures each account remembers (see `ReplayMemory`).
     static let replayCapacityPerAccount = 10_000
@@ -61,7 +63,7 @@ struct ClientAuthenticator: Sendable {
         }
         let matches: Bool
         do {
-            matches = try SignatureV1.verify(request, credentials, secret: key.secret)
+            matches = try SignatureV1.verify(request, credentials, key: try preparedKeys.key(for: key.secret))
         } catch {
             Log.error("client signature check: \(error)")
             return .failure(APIError(.internalError, "the signature could not be checked"))

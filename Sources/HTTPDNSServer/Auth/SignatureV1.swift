@@ -148,13 +148,13 @@ public enum SignatureV1 {
         Digest.hex(try Digest.hmacSHA256(key: Array(secret.utf8), Array(canonical.utf8)))
     }
 
-    /// Whether `credentials` sign `request` under `secret`: the MAC of its canonical string
-    /// compared in constant time with the signature sent (decoded from its hex, which
-    /// `presented` checked), with no hex string made of the expected MAC.
-    static func verify(_ request: HTTPRequest, _ credentials: Credentials, secret: String) throws(CryptoError) -> Bool {
+    /// Whether `credentials` sign `request` under `key` (the secret's prepared HMAC key): the MAC
+    /// of its canonical string compared in constant time with the signature sent (decoded from
+    /// its hex, which `presented` checked), with no hex string made of the expected MAC.
+    static func verify(_ request: HTTPRequest, _ credentials: Credentials, key: HMACSHA256Key) throws(CryptoError) -> Bool {
         let canonical = try canonicalBytes(
             method: request.method, path: request.path, arguments: request.query.pairs, expiry: credentials.expiry, body: request.body)
-        let expected = try Digest.hmacSHA256(key: Array(secret.utf8), canonical)
+        let expected = try key.authenticationCode(canonical)
         guard let sent = HexDigits.bytes(credentials.signature) else { return false }
         return Digest.constantTimeEquals(expected, sent)
     }

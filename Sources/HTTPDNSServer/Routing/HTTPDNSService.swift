@@ -227,7 +227,7 @@ public final class HTTPDNSService: Sendable {
     func authenticateClient(_ request: HTTPRequest, role: ClientKey.Role, engine: ResolverEngine) -> Result<Authentication, APIError> {
         guard engine.lookupOptions.hasClientKeys else { return .success(.anonymous) }
         let authentication: Authentication
-        switch authenticator.authenticate(request, config: engine.config) {
+        switch engine.withConfig({ authenticator.authenticate(request, config: $0) }) {
         case .success(let value): authentication = value
         case .failure(let refusal): return .failure(refusal)
         }
