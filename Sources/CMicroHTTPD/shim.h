@@ -121,12 +121,13 @@ static inline struct MHD_OptionItem chttpdns_mhd_option_pointer(enum MHD_OPTION 
 }
 
 /// Logger callback (MHD_OPTION_EXTERNAL_LOGGER takes a va_list printer): formats the message and
-/// hands it to `sink`, which travels as the logger's closure argument.
-typedef void (*chttpdns_mhd_log_sink)(const char *message);
+/// hands it to `sink`, which travels as the logger's closure argument, with the format string
+/// (one of libmicrohttpd's constants: what the message says, without its variable parts).
+typedef void (*chttpdns_mhd_log_sink)(const char *format, const char *message);
 static inline void chttpdns_mhd_logger(void *cls, const char *fmt, va_list ap) {
     char buffer[512];
     vsnprintf(buffer, sizeof buffer, fmt, ap);
-    if (cls) ((chttpdns_mhd_log_sink)cls)(buffer);
+    if (cls) ((chttpdns_mhd_log_sink)cls)(fmt, buffer);
 }
 static inline struct MHD_OptionItem chttpdns_mhd_option_logger(chttpdns_mhd_log_sink sink) {
     struct MHD_OptionItem item = { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)&chttpdns_mhd_logger, (void *)sink };

@@ -192,12 +192,21 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    private static let log: chttpdns_mhd_log_sink = { message in
-        guard let message else { return }
+    /// libmicrohttpd's own messages (`MHD_OPTION_EXTERNAL_LOGGER`): one line per kind of message
+    /// (its format string) every `LibraryLog.interval` seconds at most, with the count of those
+    /// held back, so that thousands of aborted connections write a few lines, not thousands.
+    private static let log: chttpdns_mhd_log_sink = { format, message in
+        guard let format, let message else { return }
+        guard let suppressed = libraryLog.admit(String(cString: format), now: SystemClock().now()) else { return }
         var text = String(cString: message)
         while text.hasSuffix("\n") { text.removeLast() }
-        Log.warning("libmicrohttpd: \(text)")
+        let more = suppressed > 0 ? " (\(suppressed) more like it in the last \(Int(libraryLog.interval)) s)" : ""
+        Log.warning("libmicrohttpd: \(text)\(more)")
     }
+
+    /// The throttle of `log`, shared by every listener: keys are libmicrohttpd's format strings,
+    /// a set fixed by the library, so the table stays small.
+    private static let libraryLog = LogThrottle(interval: 10)
 
     private func handle(
         _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
