@@ -98,6 +98,13 @@ static inline const struct sockaddr *chttpdns_mhd_client_address(struct MHD_Conn
     return info ? info->client_addr : NULL;
 }
 
+/// The size of the request's head as received (request line and header fields), or 0 when
+/// unknown (`MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE`).
+static inline size_t chttpdns_mhd_request_head_size(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return info ? info->header_size : 0;
+}
+
 /// The listening port the daemon bound (useful with port 0), or 0.
 static inline uint16_t chttpdns_mhd_bound_port(struct MHD_Daemon *d) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);

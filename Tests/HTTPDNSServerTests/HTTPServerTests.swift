@@ -1,6 +1,6 @@
 import Foundation
 import HTTPDNSCore
-import HTTPDNSServer
+@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
@@ -321,9 +321,42 @@ import Testing
         }
     }
 
-    /// Requests libmicrohttpd rejects before calling us (a header block over the connection
-    /// memory limit: 431) get its built-in HTML page, without a Content-Type: nothing in the
-    /// access handler can change that in libmicrohttpd 0.9.75.
+    /// A request-target or head over the service's own limits (`RequestHeadLimits`, under
+    /// libmicrohttpd's buffer) is refused with a JSON error, before any handler runs.
+    @Test func aLongTargetOrALargeHeadUnderTheBufferGetsAJSONError() throws {
+        try withServer { port, _, handler in
+            let long = try RawHTTPConnection(port: port).request("GET", "/text?x=" + String(repeating: "a", count: 10_000))
+            #expect(long.status == 414)
+            #expect(long.header("Content-Type") == ServerResponse.jsonType)
+            #expect(long.text.contains(#""code":"URITooLong""#), "\(long.text)")
+            expectFramed(long)
+            let connection = try RawHTTPConnection(port: port)
+            connection.write("GET /text HTTP/1.1\r\nHost: x\r\nX-Big: \(String(repeating: "a", count: 40_000))\r\n\r\n")
+            let large = try connection.readResponse()
+            #expect(large.status == 431)
+            #expect(large.header("Content-Type") == ServerResponse.jsonType)
+            #expect(large.text.contains(#""code":"HeaderTooLarge""#), "\(large.text)")
+            expectFramed(large)
+            #expect(handler.received.isEmpty)
+            // Just under both limits: served.
+            let fits = try RawHTTPConnection(port: port).request("GET", "/text?x=" + String(repeating: "a", count: 8000))
+            #expect(fits.status == 200)
+        }
+    }
+
+    @Test func theHeadLimitsShrinkWithASmallConnectionBuffer() {
+        let standard = RequestHeadLimits(connectionMemoryLimit: 65_536)
+        #expect(standard.targetBytes == 8192 && standard.headBytes == 32_768)
+        let small = RequestHeadLimits(connectionMemoryLimit: 4096)
+        #expect(small.targetBytes == 512 && small.headBytes == 2048)
+        #expect(small.refusal(targetLength: 512, headLength: 2048) == nil)
+        #expect(small.refusal(targetLength: 513, headLength: 600)?.code == .uriTooLong)
+        #expect(small.refusal(targetLength: 100, headLength: 2049)?.code == .headerTooLarge)
+    }
+
+    /// A head that does not fit libmicrohttpd's buffer at all (here 70 KB against the default
+    /// 64 KiB `connectionMemoryLimit`) never reaches the service: libmicrohttpd 0.9.75 answers
+    /// its built-in HTML page, without a Content-Type. README ("Errors") lists these answers.
     @Test func libmicrohttpdsOwnErrorPagesHaveNoContentType() throws {
         try withServer { port, _, handler in
             let connection = try RawHTTPConnection(port: port)

@@ -25,6 +25,8 @@ public struct APIError: Error, Sendable, Equatable {
         public static let notFound = Code("NotFound", status: 404)
         public static let methodNotAllowed = Code("MethodNotAllowed", status: 405)
         public static let payloadTooLarge = Code("PayloadTooLarge", status: 413)
+        public static let uriTooLong = Code("URITooLong", status: 414)
+        public static let headerTooLarge = Code("HeaderTooLarge", status: 431)
         public static let rateLimited = Code("RateLimited", status: 429)
         public static let internalError = Code("InternalError", status: 500)
         public static let upstreamFailed = Code("UpstreamFailed", status: 502)

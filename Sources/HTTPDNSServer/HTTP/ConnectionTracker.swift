@@ -154,18 +154,22 @@ final class ConnectionTracker: @unchecked Sendable {
         }
     }
 
-    /// The request arrived whole (head and body). Returns false when its `method` and `url` (and
-    /// `version`, as the access handler got them) are not the whole request line: a NUL cut it
-    /// short (`RawRequestURI`).
+    /// The request arrived whole (head and body). Returns its refusal, nil when it may be served:
+    /// `RawRequestURI.refusal` when its `method` and `url` (and `version`, as the access handler
+    /// got them) are not the whole request line (a NUL cut it short), else 414 or 431 when its
+    /// request-target or head is over `headLimits`.
     func requestReceived(
-        _ connection: OpaquePointer, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?
-    ) -> Bool {
-        var whole = true
+        _ connection: OpaquePointer, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
+        headLimits: RequestHeadLimits
+    ) -> APIError? {
+        var raw: RawRequestURI?
         Self.withRecord(connection) { record in
             record.enter(.handling, at: 0)
-            if let raw = record.rawURI, let method, let url, let version { whole = raw.isWhole(method: method, url: url, version: version) }
+            raw = record.rawURI
         }
-        return whole
+        guard let raw, let method, let url, let version else { return nil }
+        guard raw.isWhole(method: method, url: url, version: version) else { return RawRequestURI.refusal }
+        return headLimits.refusal(targetLength: raw.length, headLength: chttpdns_mhd_request_head_size(connection))
     }
 
     /// The response was sent (or the request ended otherwise); the connection waits for another.

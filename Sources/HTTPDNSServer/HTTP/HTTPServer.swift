@@ -34,6 +34,8 @@ public final class HTTPServer: @unchecked Sendable {
     public let metrics = HTTPMetrics()
     /// Connection limits and the request-read deadline (see `ConnectionTracker`).
     let tracker: ConnectionTracker
+    /// Our own request-target and head limits, under libmicrohttpd's buffer.
+    private let headLimits: RequestHeadLimits
 
     /// The GnuTLS priority string of HTTPS listeners: TLS 1.2 and 1.3 only.
     static let tlsPriorities: StaticString = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
@@ -42,6 +44,7 @@ public final class HTTPServer: @unchecked Sendable {
         self.options = options
         self.fastHandler = fastHandler
         self.handler = handler
+        headLimits = RequestHeadLimits(connectionMemoryLimit: options.connectionMemoryLimit)
         inFlightCounter = StripedCounter.Unretained(inFlight)
         fastAnswersCounter = StripedCounter.Unretained(fastAnswers)
         tracker = ConnectionTracker(
@@ -222,9 +225,11 @@ public final class HTTPServer: @unchecked Sendable {
             return .YES
         }
         // A call without body bytes after the first completes the request: it arrived whole. A
-        // target a NUL cut short is refused (`RawRequestURI`), on either path.
-        if uploadDataSize.pointee == 0 && !tracker.requestReceived(connection, method: method, url: url, version: version) {
-            return queue(connection, RawRequestURI.refusal.response)
+        // target a NUL cut short (`RawRequestURI`), or a target or head over our limits
+        // (`RequestHeadLimits`), is refused, on either path.
+        if uploadDataSize.pointee == 0,
+           let refusal = tracker.requestReceived(connection, method: method, url: url, version: version, headLimits: headLimits) {
+            return queue(connection, refusal.response)
         }
         if raw == Self.noContext && uploadDataSize.pointee == 0 {
             if let url, let method, let response = fastHandler?(ConnectionHead(connection: connection, method: method, url: url)) {
