@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The query arguments of a request (the first value of each name), kept as one byte buffer of
 /// `name NUL value NUL` pairs: building it costs one allocation and no hashing, and a lookup is a
 /// scan of a few dozen bytes, cheaper than a dictionary for the handful of arguments a request
@@ -69,7 +73,9 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     public subscript(name: String) -> String? {
         var name = name
         return name.withUTF8 { bytes in
-            find(UnsafeRawBufferPointer(bytes)).map { String(decoding: storage[$0], as: UTF8.self) }
+            find(UnsafeRawBufferPointer(bytes)).map { range in
+                storage.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+            }
         }
     }
 
@@ -77,28 +83,43 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
 
     /// Every (name, first value) pair, in the order received.
     public var pairs: [(name: String, value: String)] {
-        var result: [(name: String, value: String)] = []
-        var index = 0
-        while index < storage.count {
-            let nameEnd = storage[index...].firstIndex(of: 0)!
-            let valueEnd = storage[(nameEnd + 1)...].firstIndex(of: 0)!
-            result.append((String(decoding: storage[index..<nameEnd], as: UTF8.self), String(decoding: storage[(nameEnd + 1)..<valueEnd], as: UTF8.self)))
-            index = valueEnd + 1
+        storage.withUnsafeBufferPointer { buffer in
+            var result: [(name: String, value: String)] = []
+            Self.forEachPair(buffer) { name, value in
+                result.append((
+                    String(decoding: UnsafeBufferPointer(rebasing: buffer[name]), as: UTF8.self),
+                    String(decoding: UnsafeBufferPointer(rebasing: buffer[value]), as: UTF8.self)))
+                return true
+            }
+            return result
         }
-        return result
     }
 
     /// The range of the value of `name` in `storage`.
     private func find(_ name: UnsafeRawBufferPointer) -> Range<Int>? {
-        var index = 0
-        while index < storage.count {
-            let nameEnd = storage[index...].firstIndex(of: 0)!
-            let valueEnd = storage[(nameEnd + 1)...].firstIndex(of: 0)!
-            if nameEnd - index == name.count && storage[index..<nameEnd].elementsEqual(name) {
-                return (nameEnd + 1)..<valueEnd
+        storage.withUnsafeBufferPointer { buffer in
+            var found: Range<Int>?
+            Self.forEachPair(buffer) { nameRange, valueRange in
+                guard nameRange.count == name.count,
+                      name.isEmpty || memcmp(buffer.baseAddress! + nameRange.lowerBound, name.baseAddress!, name.count) == 0 else { return true }
+                found = valueRange
+                return false
             }
+            return found
+        }
+    }
+
+    /// Calls `body` with the ranges of each stored name and value (`memchr` for the NULs that end
+    /// them: the signature check reads the arguments several times per request) until it
+    /// returns false.
+    private static func forEachPair(_ buffer: UnsafeBufferPointer<UInt8>, _ body: (Range<Int>, Range<Int>) -> Bool) {
+        guard let base = buffer.baseAddress else { return }
+        var index = 0
+        while index < buffer.count {
+            let nameEnd = UnsafeRawPointer(memchr(base + index, 0, buffer.count - index)!) - UnsafeRawPointer(base)
+            let valueEnd = UnsafeRawPointer(memchr(base + nameEnd + 1, 0, buffer.count - nameEnd - 1)!) - UnsafeRawPointer(base)
+            guard body(index..<nameEnd, (nameEnd + 1)..<valueEnd) else { return }
             index = valueEnd + 1
         }
-        return nil
     }
 }
