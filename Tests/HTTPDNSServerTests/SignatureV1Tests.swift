@@ -34,6 +34,24 @@ import Testing
             == "3514b6a75c52c5a57cbf71c5da7bad2b5e849c41ecd64525d23504787a93943b")
     }
 
+    /// `verify` compares the MAC with the hex sent as bytes: the right signature passes, another
+    /// or one that is not hex does not.
+    @Test func verifyAcceptsOnlyTheRightSignature() throws {
+        let request = HTTPRequest(method: "GET", path: "/v1/shop/resolve", query: ["host": "a.test"])
+        let secret = "example-secret-0123456789"
+        let sign = try SignatureV1.signature(
+            secret: secret, canonical: try SignatureV1.canonicalString(of: request, expiry: "1767225600"))
+        let key = try HMACSHA256Key(Array(secret.utf8))
+        func verify(_ signature: String) throws -> Bool {
+            try SignatureV1.verify(request, .init(keyID: "k", expiry: "1767225600", signature: signature), key: key)
+        }
+        #expect(try verify(sign))
+        #expect(try !verify(String(sign.dropLast()) + (sign.hasSuffix("0") ? "1" : "0")))
+        #expect(try !verify(String(repeating: "z", count: 64)))
+        #expect(try !verify(String(sign.dropLast())))
+        #expect(try !SignatureV1.verify(request, .init(keyID: "k", expiry: "1767225601", signature: sign), key: key))
+    }
+
     @Test func theEmptyBodyHashIsTheSHA256OfNothing() throws {
         #expect(SignatureV1.emptyBodyHash == Digest.hex(try Digest.sha256([UInt8]())))
     }

@@ -83,7 +83,8 @@ public enum SignatureV1 {
         guard expiry.utf8.count <= 12, expiry.utf8.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else {
             return .malformed("the expiry (t) must be Unix seconds, digits only")
         }
-        guard signature.utf8.count == 64, signature.utf8.allSatisfy(isLowerHex) else {
+        var signatureText = signature
+        guard signatureText.withUTF8({ $0.count == 64 && $0.allSatisfy(isLowerHex) }) else {
             return .malformed("the signature (sign) must be 64 lower-case hex digits")
         }
         if request.query.hasRepeatedNames { return .malformed("a query argument is given more than once") }
@@ -155,8 +156,29 @@ public enum SignatureV1 {
         let canonical = try canonicalBytes(
             method: request.method, path: request.path, arguments: request.query.pairs, expiry: credentials.expiry, body: request.body)
         let expected = try key.authenticationCode(canonical)
-        guard let sent = HexDigits.bytes(credentials.signature) else { return false }
+        guard let sent = decodedSignature(credentials.signature) else { return false }
         return Digest.constantTimeEquals(expected, sent)
+    }
+
+    /// The bytes of a signature's hex digits, decoded without copying the text; nil when it is
+    /// not an even number of hex digits.
+    private static func decodedSignature(_ text: String) -> [UInt8]? {
+        var text = text
+        return text.withUTF8 { digits -> [UInt8]? in
+            guard digits.count % 2 == 0 else { return nil }
+            var valid = true
+            let bytes = [UInt8](unsafeUninitializedCapacity: digits.count / 2) { bytes, count in
+                for index in 0..<digits.count / 2 {
+                    guard let high = HexDigits.value(digits[2 * index]), let low = HexDigits.value(digits[2 * index + 1]) else {
+                        valid = false
+                        break
+                    }
+                    bytes[index] = high << 4 | low
+                    count = index + 1
+                }
+            }
+            return valid ? bytes : nil
+        }
     }
 
     /// `text` as the canonical string writes it (`PercentEncoding`: unreserved bytes as they are,
