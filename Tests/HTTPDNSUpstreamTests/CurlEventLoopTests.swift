@@ -82,7 +82,7 @@ struct CurlEventLoopTests {
         let request = HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 60_000)
         async let running = performTimed(loop, request)
         // Running, not queued: its connection to the silent server exists.
-        let connected = await TCPSocketTable.wait { !$0.filter { $0.remotePort == listener.port }.isEmpty }
+        let connected = await TCPSocketTable.wait { !$0.filter { $0.remotePort == listener.port && $0.state.isOpen }.isEmpty }
         #expect(connected, "the transfer never connected")
         loop.shutdown()
         let returnedAt = MonotonicTime.now()
@@ -231,7 +231,7 @@ struct CurlEventLoopManyTransfersTests {
             }
             // Every waiter is in flight (connected, or its SYN dropped by the full backlog and
             // retried) before the ready transfer is sent.
-            let inFlight = await TCPSocketTable.wait { $0.filter { $0.remotePort == silent.port }.count >= count }
+            let inFlight = await TCPSocketTable.wait { $0.filter { $0.remotePort == silent.port && $0.state.isOpen }.count >= count }
             #expect(inFlight, "the \(count) waiters never had their connections open at once")
 
             let fresh = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 60_000)

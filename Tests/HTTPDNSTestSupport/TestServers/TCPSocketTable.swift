@@ -23,6 +23,11 @@ public enum TCPSocketTable {
             default: self = .other(code)
             }
         }
+
+        /// Connecting or connected: a socket of a transfer still running, not one an earlier
+        /// test left closing (TIME_WAIT and the like, whose remote port a new listener may have
+        /// been given).
+        public var isOpen: Bool { self == .established || self == .synSent }
     }
 
     /// One row: local and remote address, state.
