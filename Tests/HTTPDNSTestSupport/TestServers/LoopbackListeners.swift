@@ -127,8 +127,10 @@ public final class LoopbackListener: Sendable {
         "127.\(Int.random(in: 100...199)).\(Int.random(in: 0...255)).\(Int.random(in: 1...254))"
     }
 
-    /// Connects to the listener until a connect no longer completes within 200 ms: the accept
-    /// queue is then full. Returns the connected sockets, which keep it full.
+    /// Connects to the listener until a connect is refused by the kernel's accept-queue check:
+    /// its SYN dropped, which the connecting socket shows by retransmitting it (a connect merely
+    /// slow on a loaded machine does not count as full). Returns the connected sockets, which
+    /// keep the queue full.
     private static func fillAcceptQueue(host: String, port: UInt16) throws -> [Int32] {
         guard let address = SocketAddress(host, port: port) else { throw HarnessError("'\(host)' is not an IP literal") }
         var connected: [Int32] = []
@@ -138,11 +140,16 @@ public final class LoopbackListener: Sendable {
             let status = address.withSockaddr { connect(fd, $0, $1) }
             var completed = status == 0
             if !completed, errno == EINPROGRESS {
-                var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                if poll(&descriptor, 1, 200) > 0 {
-                    var error: Int32 = 0
-                    var length = socklen_t(MemoryLayout<Int32>.size)
-                    completed = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0
+                // At most 30 s (a hang guard): a dropped SYN is retransmitted after about 1 s.
+                for _ in 0..<600 {
+                    var descriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    if poll(&descriptor, 1, 50) > 0 {
+                        var error: Int32 = 0
+                        var length = socklen_t(MemoryLayout<Int32>.size)
+                        completed = getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0
+                        break
+                    }
+                    if synRetransmitted(fd) { break }
                 }
             }
             guard completed else {
@@ -154,6 +161,14 @@ public final class LoopbackListener: Sendable {
         }
         connected.forEach { close($0) }
         throw HarnessError("could not fill the accept queue of \(host):\(port)")
+    }
+
+    /// True when the connecting socket `fd` has sent its SYN again (the first one was dropped).
+    private static func synRetransmitted(_ fd: Int32) -> Bool {
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return false }
+        return info.tcpi_total_retrans > 0 || info.tcpi_retransmits > 0
     }
 
     private static func localPort(_ fd: Int32) -> UInt16? {
