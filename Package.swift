@@ -28,6 +28,8 @@ let package = Package(
             name: "httpdnsd",
             dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer"]
         ),
+        // Issue 16's cache simulator: hit ratios of the eviction policies on synthetic workloads.
+        .executableTarget(name: "cachesim", dependencies: ["HTTPDNSCore"], path: "bench/cachesim"),
 
         .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore"], path: "Tests/HTTPDNSTestSupport"),
         .testTarget(name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto"]),

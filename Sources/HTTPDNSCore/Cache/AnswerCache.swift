@@ -1,8 +1,11 @@
 import Synchronization
 
-/// The cache of one account: LRU shards behind short `Mutex` critical sections. Small caches use
-/// one shard so that eviction order is exact LRU; large ones spread keys over 16 shards (each an
-/// LRU of its share of the limit) so that HTTP threads rarely contend.
+/// The cache of one account: shards behind short `Mutex` critical sections, each a
+/// `BoundedCache` with the S3-FIFO policy (`S3FIFOPolicy`): a name asked once (a flood of random
+/// names, a scan, a preload nobody asks for again) passes through a small probationary queue and
+/// does not push out the names in use, and a hit only raises a 2-bit count under the shard lock.
+/// Small caches use one shard so that the eviction order is exact; large ones spread keys over 16
+/// shards (each with its share of the limit) so that HTTP threads rarely contend.
 ///
 /// Beside each entry the cache keeps two flags the refresh rules need: whether the entry was
 /// requested since it was stored (the scheduled prefetch refreshes only those), and whether its
@@ -21,14 +24,17 @@ public final class AnswerCache: Sendable {
     /// A key that left the cache (evicted or removed) with its hits not yet in the statistics.
     public typealias Departure = (key: CacheKey, hits: UInt32)
 
-    /// One lock and the LRU it guards.
+    /// The map of a shard.
+    typealias Storage = BoundedCache<CacheKey, Slot, S3FIFOPolicy>
+
+    /// One lock and the cache it guards.
     fileprivate final class Shard: Sendable {
-        let lru: Mutex<LRUCache<CacheKey, Slot>>
+        let storage: Mutex<Storage>
 
-        init(capacity: Int) { lru = Mutex(LRUCache(capacity: capacity)) }
+        init(capacity: Int) { storage = Mutex(Storage(capacity: capacity)) }
 
-        func withLock<R>(_ body: (inout LRUCache<CacheKey, Slot>) -> R) -> R {
-            lru.withLock { body(&$0) }
+        func withLock<R>(_ body: (inout Storage) -> R) -> R {
+            storage.withLock { body(&$0) }
         }
     }
 
@@ -57,7 +63,7 @@ public final class AnswerCache: Sendable {
         limit / shards + (shard < limit % shards ? 1 : 0)
     }
 
-    /// The shard of a key's hash (its low bits; the LRU index uses the high ones).
+    /// The shard of a key's hash (its low bits; the shard's index uses the high ones).
     private func shardRef(_ hash: Int) -> Unmanaged<Shard> {
         shardRefs.count == 1 ? shardRefs[0] : shardRefs[Int(UInt(bitPattern: hash) % UInt(shardRefs.count))]
     }
@@ -66,7 +72,7 @@ public final class AnswerCache: Sendable {
 
     private func shard(_ key: CacheKey) -> Shard { shard(key.hashValue) }
 
-    /// A request's lookup: returns the entry (expired or not), marks it recently used and
+    /// A request's lookup: returns the entry (expired or not), counts a use of it, marks it
     /// requested, and counts a hit when it is fresh. With `refreshAhead`, the first request that
     /// finds the entry fresh but inside its refresh-ahead window
     /// (`CacheEntry.isInRefreshAheadWindow`) is told to start the refresh. The key is hashed once.
@@ -80,8 +86,8 @@ public final class AnswerCache: Sendable {
     }
 
     private func hit(hash: Int, matching matches: (CacheKey) -> Bool, at now: Timestamp, refreshAhead: Bool) -> Hit? {
-        shardRef(hash)._withUnsafeGuaranteedRef { shard in shard.withLock { lru in
-            lru.withValue(hash: hash, matching: matches, touch: true) { slot in
+        shardRef(hash)._withUnsafeGuaranteedRef { shard in shard.withLock { cache in
+            cache.withValue(hash: hash, matching: matches, touch: true) { slot in
                 slot.requested = true
                 var start = false
                 var overflow: UInt32 = 0
@@ -101,36 +107,40 @@ public final class AnswerCache: Sendable {
         } }
     }
 
-    /// The entry for `key`, expired or not, marking it recently used.
+    /// The entry for `key`, expired or not, counted as a use.
     public func get(_ key: CacheKey) -> CacheEntry? {
         shard(key).withLock { $0.value(for: key)?.entry }
     }
 
-    /// The entry for `key` without touching its recency.
+    /// The entry for `key`, not counted as a use.
     public func peek(_ key: CacheKey) -> CacheEntry? {
         shard(key).withLock { $0.peek(key)?.entry }
     }
 
     /// Stores an entry (not yet requested; a replaced entry's uncounted hits carry over) and
-    /// returns the keys evicted to stay within the limit.
+    /// returns the keys evicted to stay within the limit. Replacing an entry (a refresh) is not a
+    /// use: a prefetch of a long tail must not make the tail look hot. A new entry enters the
+    /// policy's probation like any other (a preloaded or warm-loaded one too: it is stored, and
+    /// stays if it is used); past the limit the oldest unused entries go first, so a warm load
+    /// larger than the limit keeps the entries loaded last.
     @discardableResult
     public func set(_ entry: CacheEntry, for key: CacheKey) -> [Departure] {
         let hash = key.hashValue
-        return shard(hash).withLock { lru in
-            let replaced: Void? = lru.withValue(for: key, hash: hash, touch: true) { slot in
+        return shard(hash).withLock { cache in
+            let replaced: Void? = cache.withValue(for: key, hash: hash, touch: false) { slot in
                 slot = Slot(entry: entry, pendingHits: slot.pendingHits)
             }
             if replaced != nil { return [] }
-            return lru.set(Slot(entry: entry), for: key, hash: hash).map { ($0.0, $0.1.pendingHits) }
+            return cache.set(Slot(entry: entry), for: key, hash: hash).map { ($0.0, $0.1.pendingHits) }
         }
     }
 
-    /// Changes the stored entry in place (recency and flags untouched) if it is still the entry
+    /// Changes the stored entry in place (use count and flags untouched) if it is still the entry
     /// stored at `storedAt`; returns whether it changed anything.
     @discardableResult
     public func modify(_ key: CacheKey, storedAt: Timestamp, _ change: (inout CacheEntry) -> Void) -> Bool {
-        shard(key).withLock { lru in
-            lru.withValue(for: key, touch: false) { slot -> Bool in
+        shard(key).withLock { cache in
+            cache.withValue(for: key, touch: false) { slot -> Bool in
                 guard slot.entry.storedAt == storedAt else { return false }
                 change(&slot.entry)
                 return true
@@ -192,7 +202,7 @@ public final class AnswerCache: Sendable {
         return result
     }
 
-    /// Where a listing of the cache stands: a shard and a slot in it (`LRUCache.forEachSlot`).
+    /// Where a listing of the cache stands: a shard and a slot in it (`BoundedCache.forEachSlot`).
     public struct Position: Sendable, Equatable {
         public var shard: Int
         public var slot: Int
@@ -225,14 +235,14 @@ public final class AnswerCache: Sendable {
             let left = limit - entries.count
             let budget = scanLimit - scanned
             if left <= 0 || budget <= 0 { return (entries, current) }
-            let (resume, looked) = shards[current.shard].withLock { lru -> (Int?, Int) in
+            let (resume, looked) = shards[current.shard].withLock { cache -> (Int?, Int) in
                 let start = max(0, current.slot)
-                let resume = lru.forEachSlot(
+                let resume = cache.forEachSlot(
                     from: start, limit: left, scanLimit: budget, where: { _, slot in !withPendingHits || slot.pendingHits > 0 }
                 ) { key, slot in
                     entries.append((key, slot.entry, slot.pendingHits))
                 }
-                return (resume, (resume ?? max(start, lru.slotEnd)) - start)
+                return (resume, (resume ?? max(start, cache.slotEnd)) - start)
             }
             scanned += looked
             if let resume {

@@ -1,59 +1,49 @@
-/// A bounded map that evicts the least recently used key. A value type with no lock: the owner
-/// guards it.
+/// A bounded map whose eviction order is its `Policy`'s (`LRUPolicy`, `S3FIFOPolicy`). A value
+/// type with no lock: the owner guards it.
 ///
-/// Layout, chosen for a cache of millions of entries: keys, values and the recency links live
-/// in parallel arrays indexed by slot, so that moving an entry to the front touches two 32-bit
-/// links and copies nothing; the index is an open-addressing table (linear probing,
-/// backward-shift deletion) whose buckets hold a slot number and the upper 32 bits of the
-/// key's mixed hash: a lookup compares those before it touches a key, and the table can be
-/// rebuilt and shifted without hashing any key again. That is 8 bytes a bucket where a
-/// `Dictionary<Key, Int>` would hold a second copy of every key.
+/// Layout, chosen for a cache of millions of entries: keys and values live in parallel arrays
+/// indexed by slot, and the policy keeps its own per-slot state (links, counts) in arrays indexed
+/// the same way, so that its bookkeeping touches no key; the index is an open-addressing table
+/// (linear probing, backward-shift deletion) whose buckets hold a slot number and the upper 32
+/// bits of the key's mixed hash: a lookup compares those before it touches a key, and the table
+/// can be rebuilt and shifted without hashing any key again. That is 8 bytes a bucket where a
+/// `Dictionary<Key, Int>` would hold a second copy of every key. A lookup is one probe of that
+/// index plus the policy's `accessed` (for S3-FIFO, one byte's increment).
 ///
 /// Both grow by half rather than double, since at a million entries the slack is what costs:
 /// the arrays never past `capacity`, the index to any size (a bucket is picked by multiplying
 /// the fingerprint by the table size, not by masking), kept between half and three quarters full.
-public struct LRUCache<Key: Hashable, Value> {
-    private struct Link {
-        var previous: Int32
-        var next: Int32
-    }
-
+public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
     public private(set) var capacity: Int
     public private(set) var count = 0
     private var keys: [Key?] = []
     private var values: [Value?] = []
-    private var links: [Link] = []
+    private var policy: Policy
     /// Slots freed by removals, reused before the arrays grow.
     private var free: [Int32] = []
     /// Open-addressing index: `fingerprint << 32 | (slot + 1)`, 0 for an empty bucket, where the
     /// fingerprint is the upper half of the key's mixed hash.
     private var table: [UInt64] = []
-    /// Most recently used.
-    private var head: Int32 = -1
-    /// Least recently used.
-    private var tail: Int32 = -1
 
     public init(capacity: Int) {
-        precondition(capacity >= 0, "an LRU cache cannot hold a negative number of entries")
-        precondition(capacity < Int(Int32.max), "an LRU cache holds fewer than 2^31 entries")
+        precondition(capacity >= 0, "a cache cannot hold a negative number of entries")
+        precondition(capacity < Int(Int32.max), "a cache holds fewer than 2^31 entries")
         self.capacity = capacity
+        policy = Policy(capacity: capacity)
     }
 
-    /// The upper 32 bits of a multiplicative mix of `hash`: bucket numbers are its top bits, so
-    /// callers that shard by the low bits of the same hash still spread over the whole table.
-    private static func fingerprint(_ hash: Int) -> UInt64 {
-        (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> 32
-    }
+    private static func fingerprint(_ hash: Int) -> UInt64 { cacheFingerprint(hash) }
 
-    /// The value for `key`, marking it most recently used.
+    /// The value for `key`, counted as a use (a hit, for the policy).
     public mutating func value(for key: Key) -> Value? {
-        guard let slot = find(key, hash: key.hashValue) else { return nil }
-        moveToFront(slot)
+        let hash = key.hashValue
+        guard let slot = find(key, hash: hash) else { return nil }
+        policy.accessed(slot, hash: hash)
         return values[Int(slot)]
     }
 
-    /// Runs `body` on the stored value for `key` in place, marking it most recently used when
-    /// `touch` is true. Nil when the key is absent.
+    /// Runs `body` on the stored value for `key` in place, counting a use when `touch` is true.
+    /// Nil when the key is absent.
     public mutating func withValue<R>(for key: Key, touch: Bool, _ body: (inout Value) -> R) -> R? {
         withValue(for: key, hash: key.hashValue, touch: touch, body)
     }
@@ -68,17 +58,18 @@ public struct LRUCache<Key: Hashable, Value> {
     public mutating func withValue<R>(hash: Int, matching matches: (Key) -> Bool, touch: Bool, _ body: (inout Value) -> R) -> R? {
         guard let bucket = findBucket(hash: hash, matching: matches) else { return nil }
         let slot = Int32(truncatingIfNeeded: table[bucket] & 0xFFFF_FFFF) - 1
-        if touch { moveToFront(slot) }
+        if touch { policy.accessed(slot, hash: hash) }
         return body(&values[Int(slot)]!)
     }
 
-    /// The value for `key` without touching its recency.
+    /// The value for `key`, not counted as a use.
     public func peek(_ key: Key) -> Value? {
         guard let slot = find(key, hash: key.hashValue) else { return nil }
         return values[Int(slot)]
     }
 
-    /// Stores `value` as most recently used and returns the entries evicted to make room.
+    /// Stores `value` (a replaced value counts as a use) and returns the entries evicted to make
+    /// room.
     @discardableResult
     public mutating func set(_ value: Value, for key: Key) -> [(Key, Value)] {
         set(value, for: key, hash: key.hashValue)
@@ -89,31 +80,27 @@ public struct LRUCache<Key: Hashable, Value> {
     public mutating func set(_ value: Value, for key: Key, hash: Int) -> [(Key, Value)] {
         if let slot = find(key, hash: hash) {
             values[Int(slot)] = value
-            moveToFront(slot)
+            policy.accessed(slot, hash: hash)
             return []
         }
         // A cache of capacity 0 (a shard whose share of a small limit is nothing) stores nothing.
         guard capacity > 0 else { return [(key, value)] }
         var evicted: [(Key, Value)] = []
-        while count >= capacity, let removed = removeLeastRecent() { evicted.append(removed) }
+        while count >= capacity, let removed = evictOne() { evicted.append(removed) }
         let slot: Int32
         if let reused = free.popLast() {
             slot = reused
             keys[Int(slot)] = key
             values[Int(slot)] = value
-            links[Int(slot)] = Link(previous: -1, next: head)
         } else {
             slot = Int32(keys.count)
             reserveSlotIfFull()
             keys.append(key)
             values.append(value)
-            links.append(Link(previous: -1, next: head))
         }
         if (count + 1) * 4 > table.count * 3 { rebuildTable(minimumCount: count + 1) }
         insertIntoTable(Self.fingerprint(hash) << 32 | UInt64(slot + 1))
-        if head >= 0 { links[Int(head)].previous = slot }
-        head = slot
-        if tail < 0 { tail = slot }
+        policy.inserted(slot, hash: hash)
         count += 1
         return evicted
     }
@@ -121,31 +108,33 @@ public struct LRUCache<Key: Hashable, Value> {
     @discardableResult
     public mutating func removeValue(for key: Key) -> Value? {
         guard let bucket = findBucket(key, hash: key.hashValue) else { return nil }
+        let slot = Int32(truncatingIfNeeded: table[bucket] & 0xFFFF_FFFF) - 1
+        policy.removed(slot)
         return remove(bucket: bucket).1
     }
 
     public mutating func removeAll() {
         keys.removeAll()
         values.removeAll()
-        links.removeAll()
+        policy.removeAll()
         free.removeAll()
         table.removeAll()
         count = 0
-        head = -1
-        tail = -1
     }
 
-    /// Changes the bound; evicts least recently used entries beyond it and returns them.
+    /// Changes the bound; evicts the policy's victims beyond it and returns them.
     public mutating func setCapacity(_ newCapacity: Int) -> [(Key, Value)] {
-        precondition(newCapacity >= 0, "an LRU cache cannot hold a negative number of entries")
-        precondition(newCapacity < Int(Int32.max), "an LRU cache holds fewer than 2^31 entries")
+        precondition(newCapacity >= 0, "a cache cannot hold a negative number of entries")
+        precondition(newCapacity < Int(Int32.max), "a cache holds fewer than 2^31 entries")
         capacity = newCapacity
+        policy.setCapacity(newCapacity)
         var evicted: [(Key, Value)] = []
-        while count > capacity, let removed = removeLeastRecent() { evicted.append(removed) }
+        while count > capacity, let removed = evictOne() { evicted.append(removed) }
         return evicted
     }
 
-    /// Keys and values from most to least recently used.
+    /// Keys and values in the policy's order (`EvictionPolicy.forEach`; for LRU, from most to
+    /// least recently used).
     public var entries: [(Key, Value)] {
         var result: [(Key, Value)] = []
         result.reserveCapacity(count)
@@ -153,18 +142,16 @@ public struct LRUCache<Key: Hashable, Value> {
         return result
     }
 
-    /// Calls `body` with every key and value, from most to least recently used, without copying
-    /// the whole cache first.
+    /// Calls `body` with every key and value in the policy's order, without copying the whole
+    /// cache first.
     public func forEach(_ body: (Key, Value) -> Void) {
-        var slot = head
-        while slot >= 0 {
+        policy.forEach { slot in
             if let key = keys[Int(slot)], let value = values[Int(slot)] { body(key, value) }
-            slot = links[Int(slot)].next
         }
     }
 
     /// Slot positions are how a listing pages through the cache without sorting it: an entry keeps
-    /// its slot from insertion to removal, so a walk by increasing slot sees every entry present
+    /// its slot from insertion to removal (policies order slots, they never move entries), so a walk by increasing slot sees every entry present
     /// for the whole walk exactly once. One past the last slot that may hold an entry.
     public var slotEnd: Int { keys.count }
 
@@ -191,18 +178,23 @@ public struct LRUCache<Key: Hashable, Value> {
         return nil
     }
 
-    // MARK: Recency list
+    // MARK: Slots
 
-    private mutating func removeLeastRecent() -> (Key, Value)? {
-        guard tail >= 0, let key = keys[Int(tail)], let bucket = findBucket(key, hash: key.hashValue) else { return nil }
-        return remove(bucket: bucket)
+    /// Removes the policy's victim.
+    private mutating func evictOne() -> (Key, Value)? {
+        guard let slot = policy.evict() else { return nil }
+        let key = keys[Int(slot)]!
+        let hash = key.hashValue
+        guard let bucket = findBucket(key, hash: hash) else { preconditionFailure("an evicted slot is not in the index") }
+        let removed = remove(bucket: bucket)
+        policy.evicted(slot, hash: hash)
+        return removed
     }
 
-    /// Removes the entry whose index bucket is `bucket`.
+    /// Removes the entry whose index bucket is `bucket` (the policy has forgotten its slot).
     private mutating func remove(bucket: Int) -> (Key, Value) {
         let slot = Int32(truncatingIfNeeded: table[bucket] & 0xFFFF_FFFF) - 1
         removeFromTable(bucket)
-        unlink(slot)
         let index = Int(slot)
         let key = keys[index]!
         let value = values[index]!
@@ -220,23 +212,7 @@ public struct LRUCache<Key: Hashable, Value> {
         let grown = min(capacity, max(16, keys.capacity + keys.capacity / 2))
         keys.reserveCapacity(grown)
         values.reserveCapacity(grown)
-        links.reserveCapacity(grown)
-    }
-
-    private mutating func moveToFront(_ slot: Int32) {
-        guard slot != head else { return }
-        unlink(slot)
-        links[Int(slot)] = Link(previous: -1, next: head)
-        if head >= 0 { links[Int(head)].previous = slot }
-        head = slot
-        if tail < 0 { tail = slot }
-    }
-
-    private mutating func unlink(_ slot: Int32) {
-        let link = links[Int(slot)]
-        if link.previous >= 0 { links[Int(link.previous)].next = link.next } else if head == slot { head = link.next }
-        if link.next >= 0 { links[Int(link.next)].previous = link.previous } else if tail == slot { tail = link.previous }
-        links[Int(slot)] = Link(previous: -1, next: -1)
+        policy.reserveSlots(grown)
     }
 
     // MARK: Index
@@ -311,4 +287,7 @@ public struct LRUCache<Key: Hashable, Value> {
     }
 }
 
-extension LRUCache: Sendable where Key: Sendable, Value: Sendable {}
+extension BoundedCache: Sendable where Key: Sendable, Value: Sendable, Policy: Sendable {}
+
+/// A bounded map that evicts the least recently used key.
+public typealias LRUCache<Key: Hashable, Value> = BoundedCache<Key, Value, LRUPolicy>

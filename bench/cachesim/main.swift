@@ -1,0 +1,229 @@
+// Cache simulator (issue 16): replays synthetic workloads through the service's own cache type,
+// `BoundedCache`, with each eviction policy, and prints hit ratios per policy and size.
+//
+//   swift build -c release --product cachesim --scratch-path bench/out/build && bench/out/build/release/cachesim
+//   cachesim [--names N] [--markdown]
+//
+// Deterministic: the requests come from a seeded generator, and the process re-runs itself with
+// SWIFT_DETERMINISTIC_HASHING=1 so that keys hash alike from run to run.
+
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPDNSCore
+
+if getenv("SWIFT_DETERMINISTIC_HASHING") == nil {
+    setenv("SWIFT_DETERMINISTIC_HASHING", "1", 1)
+    let arguments = CommandLine.arguments.map { strdup($0) } + [nil]
+    execv("/proc/self/exe", arguments)
+    fatalError("could not re-run with SWIFT_DETERMINISTIC_HASHING=1: errno \(errno)")
+}
+
+var names = 1_000_000
+var markdown = false
+var arguments = CommandLine.arguments.dropFirst().makeIterator()
+while let argument = arguments.next() {
+    switch argument {
+    case "--names": names = Int(arguments.next() ?? "") ?? names
+    case "--markdown": markdown = true
+    default:
+        print("usage: cachesim [--names N] [--markdown]")
+        exit(2)
+    }
+}
+
+let sizes = [1, 5, 10].map { (percent: $0, capacity: names * $0 / 100) }
+let warmUp = names
+let measured = 2 * names
+
+var rows: [Row] = []
+for size in sizes {
+    let capacity = size.capacity
+    var workloads: [Workload] = [0.8, 1.0, 1.2].map { Workload.zipf(exponent: $0, names: names, warmUp: warmUp, measured: measured) }
+    for ratio in [1, 10] { workloads.append(.flood(names: names, capacity: capacity, perRequest: ratio, warmUp: warmUp)) }
+    workloads.append(.scans(names: names, capacity: capacity, scanLength: 2 * capacity, every: 2 * capacity, warmUp: warmUp, measured: measured))
+    workloads.append(.scans(names: names, capacity: capacity, scanLength: 10 * capacity, every: capacity, warmUp: warmUp, measured: 5 * capacity))
+    workloads.append(.preload(names: names, preloaded: names / 10, warmUp: warmUp))
+    for workload in workloads {
+        let trace = workload.trace
+        let lru = replay(trace, LRUPolicy.self, capacity: capacity)
+        let s3fifo = replay(trace, S3FIFOPolicy.self, capacity: capacity)
+        let tinyLFU = replay(trace, TinyLFUPolicy.self, capacity: capacity)
+        let row = Row(workload: workload.name, percent: size.percent, lru: lru, s3fifo: s3fifo, tinyLFU: tinyLFU)
+        rows.append(row)
+        if !markdown { print(row.text) }
+        fflush(nil)
+    }
+}
+if markdown {
+    print("| workload | size | LRU | S3-FIFO | W-TinyLFU | S3-FIFO − LRU |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for row in rows { print(row.markdown) }
+}
+
+/// The hit ratio of one workload and policy.
+struct Row {
+    var workload: String
+    var percent: Int
+    var lru: Double
+    var s3fifo: Double
+    var tinyLFU: Double
+
+    private static func shown(_ ratio: Double) -> String {
+        let tenths = Int((ratio * 1000).rounded())
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
+    var text: String {
+        let name = workload.padding(toLength: 26, withPad: " ", startingAt: 0)
+        return "\(name) \(percent)%\tLRU \(Self.shown(lru))\tS3-FIFO \(Self.shown(s3fifo))\tW-TinyLFU \(Self.shown(tinyLFU))"
+    }
+
+    var markdown: String {
+        let gain = Int(((s3fifo - lru) * 1000).rounded())
+        let sign = gain < 0 ? "−" : "+"
+        return "| \(workload) | \(percent)% | \(Self.shown(lru)) | \(Self.shown(s3fifo)) | \(Self.shown(tinyLFU)) | \(sign)\(abs(gain) / 10).\(abs(gain) % 10) |"
+    }
+}
+
+/// Replays `trace` through a cache of `capacity` entries sharded as the answer cache shards
+/// (`AnswerCache`: 16 shards from 16 384 entries, split by the low bits of the hash): a lookup
+/// that misses stores the key. Returns the hit ratio of the counted requests.
+func replay<Policy: EvictionPolicy>(_ trace: Trace, _ policy: Policy.Type, capacity: Int) -> Double {
+    let shardCount = capacity >= 16_384 ? 16 : 1
+    var shards = (0..<shardCount).map { index in
+        BoundedCache<UInt64, Bool, Policy>(capacity: capacity / shardCount + (index < capacity % shardCount ? 1 : 0))
+    }
+    var hits = 0
+    for (position, key) in trace.keys.enumerated() {
+        let hash = key.hashValue
+        let shard = Int(UInt(bitPattern: hash) % UInt(shardCount))
+        if shards[shard].withValue(for: key, hash: hash, touch: true, { _ in }) != nil {
+            if trace.counted(position) { hits += 1 }
+        } else {
+            shards[shard].set(true, for: key, hash: hash)
+        }
+    }
+    return Double(hits) / Double(trace.countedTotal)
+}
+
+/// Requests, and which of them count towards the hit ratio.
+struct Trace {
+    var keys: [UInt64] = []
+    /// Per request, whether it is counted (the warm-up and the attack's own requests are not).
+    var countedFlags: [Bool] = []
+    var countedTotal = 0
+
+    mutating func append(_ key: UInt64, counted: Bool) {
+        keys.append(key)
+        countedFlags.append(counted)
+        if counted { countedTotal += 1 }
+    }
+
+    func counted(_ position: Int) -> Bool { countedFlags[position] }
+}
+
+/// The workloads of issue 16. Zipf ranks are keys 0..<names; the other requests use keys outside
+/// that range, each workload its own. Only Zipf requests after the warm-up are counted.
+enum Workload {
+    /// `warmUp` uncounted then `measured` counted Zipf requests.
+    case zipf(exponent: Double, names: Int, warmUp: Int, measured: Int)
+    /// A flood of 10 × capacity never-repeated random names, `perRequest` of them before each
+    /// counted Zipf(1.0) request: 1 (the attack sends as much as the clients) or 10 (about the
+    /// issue's attack, 3 000 random names a second against a hot set read at 200 a second).
+    case flood(names: Int, capacity: Int, perRequest: Int, warmUp: Int)
+    /// Zipf(1.0) with, after every `every` Zipf requests, a sequential scan of the same
+    /// `scanLength` names outside the Zipf names (a periodic job walking a long tail).
+    case scans(names: Int, capacity: Int, scanLength: Int, every: Int, warmUp: Int, measured: Int)
+    /// A preload of `preloaded` names nobody asks for again (stored as a preload stores them,
+    /// through a miss), one before each counted Zipf(1.0) request.
+    case preload(names: Int, preloaded: Int, warmUp: Int)
+
+    var name: String {
+        switch self {
+        case .zipf(let exponent, _, _, _): "Zipf \(exponent)"
+        case .flood(_, _, let perRequest, _): "flood \(perRequest):1"
+        case .scans(_, let capacity, let length, let every, _, _): "scans \(length / capacity)×C every \(every / capacity)×C"
+        case .preload(_, let preloaded, _): "preload \(preloaded / 1000)k 1:1"
+        }
+    }
+
+    var trace: Trace {
+        var generator = SplitMix64(seed: 16)
+        var trace = Trace()
+        switch self {
+        case .zipf(let exponent, let names, let warmUp, let measured):
+            let zipf = Zipf(names: names, exponent: exponent)
+            for _ in 0..<warmUp { trace.append(zipf.next(&generator), counted: false) }
+            for _ in 0..<measured { trace.append(zipf.next(&generator), counted: true) }
+        case .flood(let names, let capacity, let perRequest, let warmUp):
+            let zipf = Zipf(names: names, exponent: 1.0)
+            for _ in 0..<warmUp { trace.append(zipf.next(&generator), counted: false) }
+            for _ in 0..<(10 * capacity / perRequest) {
+                // Random 62-bit names above the Zipf range: never repeated in practice.
+                for _ in 0..<perRequest { trace.append((generator.next() | 1 << 62) & ~(1 << 63), counted: false) }
+                trace.append(zipf.next(&generator), counted: true)
+            }
+        case .scans(let names, _, let length, let every, let warmUp, let measured):
+            let zipf = Zipf(names: names, exponent: 1.0)
+            for _ in 0..<warmUp { trace.append(zipf.next(&generator), counted: false) }
+            var done = 0
+            while done < measured {
+                for _ in 0..<min(every, measured - done) { trace.append(zipf.next(&generator), counted: true) }
+                done += every
+                for index in 0..<length { trace.append(UInt64(1 << 40 + index), counted: false) }
+            }
+        case .preload(let names, let preloaded, let warmUp):
+            let zipf = Zipf(names: names, exponent: 1.0)
+            for _ in 0..<warmUp { trace.append(zipf.next(&generator), counted: false) }
+            for index in 0..<preloaded {
+                trace.append(UInt64(1 << 41 + index), counted: false)
+                trace.append(zipf.next(&generator), counted: true)
+            }
+        }
+        return trace
+    }
+}
+
+/// Zipf ranks 0..<names (rank 0 the most asked), P(rank k) ∝ 1 / (k + 1)^exponent, by binary
+/// search in the cumulative distribution.
+struct Zipf {
+    private var cumulative: [Double]
+
+    init(names: Int, exponent: Double) {
+        cumulative = []
+        cumulative.reserveCapacity(names)
+        var total = 0.0
+        for rank in 1...names {
+            total += 1 / pow(Double(rank), exponent)
+            cumulative.append(total)
+        }
+        for index in cumulative.indices { cumulative[index] /= total }
+    }
+
+    func next(_ generator: inout SplitMix64) -> UInt64 {
+        let target = Double(generator.next() >> 11) / Double(1 << 53)
+        var low = 0
+        var high = cumulative.count - 1
+        while low < high {
+            let middle = (low + high) / 2
+            if cumulative[middle] < target { low = middle + 1 } else { high = middle }
+        }
+        return UInt64(low)
+    }
+}
+
+/// SplitMix64 (Steele, Lea, Flood): a small seeded generator.
+struct SplitMix64 {
+    private var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
