@@ -1299,6 +1299,24 @@ def report(results):
     return "\n".join(lines)
 
 
+# A section of RESULTS.md that a run does not measure and keeps as it is (the cache simulator's
+# table, `bench/cachesim`, issue 16).
+KEPT_SECTION = "## Cache simulator"
+
+
+def kept_section(path):
+    try:
+        with open(path) as f:
+            text = f.read()
+    except OSError:
+        return ""
+    start = text.find("\n" + KEPT_SECTION)
+    if start < 0:
+        return ""
+    end = text.find("\n## ", start + 1)
+    return text[start + 1:] if end < 0 else text[start + 1:end + 1]
+
+
 def main():
     work = os.environ.get("BENCH_WORK") or tempfile.mkdtemp(prefix="httpdnsd-bench-")
     os.makedirs(work, exist_ok=True)
@@ -1324,6 +1342,9 @@ def main():
         text = report(results)
         if failed:
             text += f"\n**The run failed before it finished:** `{failed!r}`\n"
+        kept = kept_section(results_path)
+        if kept:
+            text = text.rstrip("\n") + "\n\n" + kept
         with open(results_path, "w") as f:
             f.write(text)
         print(text)
