@@ -37,7 +37,10 @@ public struct S3FIFOPolicy: EvictionPolicy, Sendable {
     /// The small queue's share: a tenth of the capacity, at least one entry.
     private var smallTarget: Int { max(1, capacity / 10) }
 
+    /// A new limit forgets the ghost (sized for the old one); the same limit (an account's
+    /// configuration updated otherwise) keeps it.
     public mutating func setCapacity(_ capacity: Int) {
+        guard capacity != self.capacity else { return }
         self.capacity = capacity
         ghost = []
     }
