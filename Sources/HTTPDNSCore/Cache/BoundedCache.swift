@@ -85,6 +85,7 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
         }
         // A cache of capacity 0 (a shard whose share of a small limit is nothing) stores nothing.
         guard capacity > 0 else { return [(key, value)] }
+        policy.admitting(hash: hash)
         var evicted: [(Key, Value)] = []
         while count >= capacity, let removed = evictOne() { evicted.append(removed) }
         let slot: Int32

@@ -14,7 +14,11 @@ public protocol EvictionPolicy {
     /// The cache's slot arrays grew to hold `slots` entries: the policy may reserve as much.
     mutating func reserveSlots(_ slots: Int)
 
-    /// A new key, whose `hashValue` is `hash`, was stored in `slot`.
+    /// A new key whose `hashValue` is `hash` is about to be stored, before the evictions that
+    /// make room for it (so that what they evict cannot change how the key is admitted).
+    mutating func admitting(hash: Int)
+
+    /// The new key announced by `admitting` was stored in `slot`.
     mutating func inserted(_ slot: Int32, hash: Int)
 
     /// A lookup found the entry in `slot` (a hit). This is the hit path: keep it to a few stores.
@@ -39,6 +43,8 @@ public protocol EvictionPolicy {
 }
 
 extension EvictionPolicy {
+    public mutating func admitting(hash: Int) {}
+
     public mutating func evicted(_ slot: Int32, hash: Int) {}
 }
 

@@ -26,6 +26,9 @@ public struct S3FIFOPolicy: EvictionPolicy, Sendable {
     private var capacity: Int
     /// Whether the last entry `evict` chose came from the small queue (it goes into the ghost).
     private var evictingFromSmall = false
+    /// Whether the key being admitted was in the ghost (looked up before the evictions made
+    /// for it, which could overwrite its bucket).
+    private var admittingToMain = false
 
     private static let countMask: UInt8 = 0b11
     private static let inMain: UInt8 = 0b100
@@ -50,16 +53,20 @@ public struct S3FIFOPolicy: EvictionPolicy, Sendable {
         marks.reserveCapacity(slots)
     }
 
-    public mutating func inserted(_ slot: Int32, hash: Int) {
-        var toMain = false
-        if !ghost.isEmpty {
-            let fingerprint = Self.ghostFingerprint(hash)
-            let bucket = ghostBucket(fingerprint)
-            if ghost[bucket] == fingerprint {
-                ghost[bucket] = 0
-                toMain = true
-            }
+    public mutating func admitting(hash: Int) {
+        admittingToMain = false
+        guard !ghost.isEmpty else { return }
+        let fingerprint = Self.ghostFingerprint(hash)
+        let bucket = ghostBucket(fingerprint)
+        if ghost[bucket] == fingerprint {
+            ghost[bucket] = 0
+            admittingToMain = true
         }
+    }
+
+    public mutating func inserted(_ slot: Int32, hash: Int) {
+        let toMain = admittingToMain
+        admittingToMain = false
         let mark = toMain ? Self.inMain : 0
         if Int(slot) == marks.count { marks.append(mark) } else { marks[Int(slot)] = mark }
         if toMain { links.push(slot, onto: &main) } else { links.push(slot, onto: &small) }
