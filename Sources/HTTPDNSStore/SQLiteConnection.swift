@@ -1,4 +1,5 @@
 import CSQLite
+import HTTPDNSCore
 
 /// One SQLite connection (`sqlite3 *`), opened with `SQLITE_OPEN_NOMUTEX`: it must be used by
 /// one thread (or serial queue) at a time. Not `Sendable`.
@@ -14,7 +15,8 @@ final class SQLiteConnection {
         let result = sqlite3_open_v2(path, &db, flags, nil)
         guard result == SQLITE_OK, let db else {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close_v2(db)
+            // A failed open still returns a handle to release; the open's error is the one thrown.
+            _ = sqlite3_close_v2(db)
             throw SQLiteConnection.error(result, message: "cannot open database '\(path)': \(message)", otherwise: .openFailed)
         }
         handle = db
@@ -35,11 +37,9 @@ final class SQLiteConnection {
         guard let handle else { throw StoreError(code: .closed, message: "database '\(path)' is closed") }
         var errorMessage: UnsafeMutablePointer<CChar>?
         let result = sqlite3_exec(handle, sql, nil, nil, &errorMessage)
-        if result != SQLITE_OK {
-            let message = errorMessage.map { String(cString: $0) } ?? lastMessage
-            sqlite3_free(errorMessage)
-            throw SQLiteConnection.error(result, message: "\(message) (in: \(SQLiteConnection.oneLine(sql)))", otherwise: code)
-        }
+        // `sqlite3_exec`'s own message is the same text `sqlite3_errmsg` gives.
+        sqlite3_free(errorMessage)
+        try Self.check(result, connection: handle, failure: code) { "in: \(Self.oneLine(sql))" }
     }
 
     /// Compiles `sql` (`sqlite3_prepare_v3`); `persistent` for statements kept for the
@@ -49,8 +49,9 @@ final class SQLiteConnection {
         var statement: OpaquePointer?
         let flags = persistent ? UInt32(SQLITE_PREPARE_PERSISTENT) : 0
         let result = sqlite3_prepare_v3(handle, sql, -1, flags, &statement, nil)
-        guard result == SQLITE_OK, let statement else {
-            throw SQLiteConnection.error(result, message: "\(lastMessage) (preparing: \(SQLiteConnection.oneLine(sql)))", otherwise: .prepare)
+        try Self.check(result, connection: handle, failure: .prepare) { "preparing: \(Self.oneLine(sql))" }
+        guard let statement else {
+            throw StoreError(code: .prepare, message: "no statement in: \(Self.oneLine(sql))")
         }
         return SQLiteStatement(handle: statement, connection: handle, sql: sql)
     }
@@ -64,9 +65,16 @@ final class SQLiteConnection {
     }
 
     /// Sets the busy timeout (`sqlite3_busy_timeout`).
-    func setBusyTimeout(milliseconds: Int32) {
-        guard let handle else { return }
-        sqlite3_busy_timeout(handle, milliseconds)
+    func setBusyTimeout(milliseconds: Int32) throws(StoreError) {
+        guard let handle else { throw StoreError(code: .closed, message: "database '\(path)' is closed") }
+        try Self.check(sqlite3_busy_timeout(handle, milliseconds), connection: handle, failure: .openFailed) { "setting the busy timeout" }
+    }
+
+    /// True outside a transaction (`sqlite3_get_autocommit`): SQLite rolls some failed
+    /// transactions back by itself (e.g. after `SQLITE_FULL`).
+    var isAutocommit: Bool {
+        guard let handle else { return true }
+        return sqlite3_get_autocommit(handle) != 0
     }
 
     /// Rows changed by the last statement (`sqlite3_changes`).
@@ -76,9 +84,14 @@ final class SQLiteConnection {
     }
 
     /// Closes the connection (`sqlite3_close_v2`); finalize statements first. Idempotent.
+    /// A failure (only API misuse can cause one) is logged: closing has no caller to tell.
     func close() {
         guard let handle else { return }
-        sqlite3_close_v2(handle)
+        do {
+            try Self.check(sqlite3_close_v2(handle), connection: handle, failure: .closed) { "closing '\(path)'" }
+        } catch {
+            Log.error("store: \(error)")
+        }
         self.handle = nil
     }
 
@@ -87,14 +100,29 @@ final class SQLiteConnection {
         sql.split(whereSeparator: \.isWhitespace).joined(separator: " ")
     }
 
-    /// Maps an SQLite result code to a `StoreError`: the codes that say what the file is
-    /// (`SQLITE_NOTADB`, `SQLITE_CANTOPEN`) get their own codes, the rest get `otherwise`.
+    /// The one place an SQLite result code is checked: returns for `SQLITE_OK`, else throws a
+    /// `StoreError` with the connection's message (`sqlite3_errmsg`, or `sqlite3_errstr` without
+    /// a connection) and `context()` (what was being done). Codes that say what happened to the
+    /// file get their own `StoreError.Code`; the rest get `failure`.
+    static func check(
+        _ result: Int32, connection: OpaquePointer?, failure: StoreError.Code, _ context: () -> String
+    ) throws(StoreError) {
+        guard result != SQLITE_OK else { return }
+        let message = connection.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(result))
+        throw error(result, message: "\(message) (\(context()))", otherwise: failure)
+    }
+
+    /// Maps an SQLite result code to a `StoreError`: the codes that say what the file is or what
+    /// befell it (`SQLITE_NOTADB`, `SQLITE_CANTOPEN`, `SQLITE_CORRUPT`, `SQLITE_FULL`) get their
+    /// own codes, the rest get `otherwise`.
     static func error(_ result: Int32, message: String, otherwise: StoreError.Code) -> StoreError {
         let primary = result & 0xff
         let code: StoreError.Code
         switch primary {
         case SQLITE_NOTADB: code = .notADatabase
         case SQLITE_CANTOPEN: code = .openFailed
+        case SQLITE_CORRUPT: code = .corrupt
+        case SQLITE_FULL: code = .full
         default: code = otherwise
         }
         return StoreError(code: code, message: message, sqliteResultCode: primary)

@@ -2,6 +2,7 @@ import CSQLite
 
 /// A prepared statement (`sqlite3_stmt *`) of a `SQLiteConnection`; same thread rules as its
 /// connection. Parameter and column indexes follow SQLite: parameters from 1, columns from 0.
+/// Every call that returns an SQLite result code goes through `SQLiteConnection.check`.
 final class SQLiteStatement {
     private var handle: OpaquePointer?
     private let connection: OpaquePointer
@@ -16,48 +17,67 @@ final class SQLiteStatement {
     deinit { finalize() }
 
     /// `sqlite3_bind_text` (copied by SQLite).
-    func bind(_ value: String, at index: Int32) {
-        _ = sqlite3_bind_text(handle, index, value, -1, chttpdns_sqlite_transient())
+    func bind(_ value: String, at index: Int32) throws(StoreError) {
+        try check(sqlite3_bind_text(handle, index, value, -1, chttpdns_sqlite_transient()), "binding parameter \(index)")
     }
 
     /// `sqlite3_bind_text`, or `sqlite3_bind_null` for nil.
-    func bind(_ value: String?, at index: Int32) {
-        if let value { bind(value, at: index) } else { _ = sqlite3_bind_null(handle, index) }
+    func bind(_ value: String?, at index: Int32) throws(StoreError) {
+        if let value {
+            try bind(value, at: index)
+        } else {
+            try check(sqlite3_bind_null(handle, index), "binding parameter \(index)")
+        }
     }
 
     /// `sqlite3_bind_int64`.
-    func bind(_ value: Int64, at index: Int32) {
-        _ = sqlite3_bind_int64(handle, index, value)
+    func bind(_ value: Int64, at index: Int32) throws(StoreError) {
+        try check(sqlite3_bind_int64(handle, index, value), "binding parameter \(index)")
     }
 
     /// `sqlite3_bind_double`.
-    func bind(_ value: Double, at index: Int32) {
-        _ = sqlite3_bind_double(handle, index, value)
+    func bind(_ value: Double, at index: Int32) throws(StoreError) {
+        try check(sqlite3_bind_double(handle, index, value), "binding parameter \(index)")
     }
 
     /// `sqlite3_step`: true when a row is ready, false when done. Errors get `failure` as code
-    /// (unless the result code says more, e.g. `notADatabase`).
+    /// (unless the result code says more, e.g. `notADatabase`, `corrupt`, `full`).
     func step(failure: StoreError.Code = .write) throws(StoreError) -> Bool {
         let result = sqlite3_step(handle)
         switch result {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
         default:
-            let message = String(cString: sqlite3_errmsg(connection))
-            throw SQLiteConnection.error(result, message: "\(message) (in: \(SQLiteConnection.oneLine(sql)))", otherwise: failure)
+            try check(result, "in", failure: failure)
+            return false  // not reached: `check` throws for every code but SQLITE_OK
         }
     }
 
-    /// Runs a statement that returns no rows.
+    /// Runs a statement that returns no rows, then resets it.
     func run() throws(StoreError) {
-        defer { reset() }
-        _ = try step()
+        do {
+            _ = try step()
+        } catch {
+            // After a failed step, `sqlite3_reset` returns that step's error again: it is the one
+            // thrown here, so the reset's own result adds nothing.
+            resetAfterFailure()
+            throw error
+        }
+        try reset()
     }
 
-    /// `sqlite3_reset` and `sqlite3_clear_bindings`, ready for the next use.
-    func reset() {
-        sqlite3_reset(handle)
-        sqlite3_clear_bindings(handle)
+    /// `sqlite3_reset` and `sqlite3_clear_bindings`, ready for the next use. Throws what the
+    /// reset reports (the error of the statement's last step, when that step failed).
+    func reset() throws(StoreError) {
+        try check(sqlite3_reset(handle), "resetting")
+        // `sqlite3_clear_bindings` always returns SQLITE_OK (documented); checked all the same.
+        try check(sqlite3_clear_bindings(handle), "clearing the bindings of")
+    }
+
+    /// Resets a statement whose step has failed and whose error the caller already throws.
+    func resetAfterFailure() {
+        _ = sqlite3_reset(handle)  // repeats the step's error, already reported
+        _ = sqlite3_clear_bindings(handle)  // always SQLITE_OK
     }
 
     /// `sqlite3_column_int64`.
@@ -82,11 +102,18 @@ final class SQLiteStatement {
         return body(UnsafeBufferPointer(start: bytes, count: Int(sqlite3_column_bytes(handle, column))))
     }
 
-    /// `sqlite3_finalize`. Idempotent.
+    /// `sqlite3_finalize`. Idempotent. Its result repeats the last step's error (already
+    /// reported by `step`), so it is not an error of its own.
     func finalize() {
         guard let handle else { return }
-        sqlite3_finalize(handle)
+        _ = sqlite3_finalize(handle)
         self.handle = nil
+    }
+
+    private func check(_ result: Int32, _ doing: String, failure: StoreError.Code = .write) throws(StoreError) {
+        try SQLiteConnection.check(result, connection: connection, failure: failure) {
+            "\(doing) \(SQLiteConnection.oneLine(sql))"
+        }
     }
 }
 

@@ -10,11 +10,17 @@ import Synchronization
 /// - Cache changes (`upsert`, `remove`, `removeAll`) only go into an in-memory batch under a
 ///   mutex, coalesced by key (the last change wins), and return at once: safe on the HTTP hot
 ///   path. The writer commits the batch in one transaction every `flushInterval` seconds, and
-///   sooner once it holds `earlyFlushThreshold` changes. A failed commit is logged to stderr,
-///   counted in `writeErrors` and retried with the next flush (dropped after three failures in
-///   a row).
-/// - Account calls (`saveAccount`, `deleteAccount`, `loadAccounts`) and `loadCache` wait for
-///   the writer queue; account writes are committed with `synchronous=FULL` before they return.
+///   sooner once it holds `earlyFlushThreshold` changes.
+/// - A failed commit puts its changes back under the newer ones and marks the store unhealthy
+///   (`health`; one log line per change of state); scheduled commits then wait 1, 2, 4 ... 30 s
+///   between attempts, and the store becomes healthy by itself with the first one that commits.
+///   Nothing is dropped while the store is open. When SQLite reports the file damaged
+///   (`SQLITE_CORRUPT`, `SQLITE_NOTADB`), the store sets the file aside (`<path>.corrupt-<time>`)
+///   and starts a new one holding the accounts read from the old (the cache starts cold).
+/// - `flush` tries a commit at once (whatever the backoff) and says whether everything queued
+///   before it is durable. Account writes (`saveAccount`, `deleteAccount`) run on the writer
+///   queue and complete there once committed with `synchronous=FULL`; `loadAccounts` and
+///   `loadCache` wait for the writer queue (start-up).
 /// - `close()` flushes and closes; call it at shutdown. Changes queued after it are dropped.
 public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked Sendable {
     /// The database file.
@@ -25,9 +31,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     private let timer: DispatchSourceTimer
     /// Only touched on `writerQueue`; nil once closed.
     private var writer: StoreWriter?
-    /// Only touched on `writerQueue`: commits that failed in a row.
-    private var consecutiveFailures = 0
     private let locked_state: Mutex<WriteBehindState>
+    /// Written on `writerQueue`, read by `health` from any thread.
+    private let locked_health = Mutex(StoreHealth())
 
     private let writesCommittedCounter = Atomic<Int>(0)
     private let flushesCounter = Atomic<Int>(0)
@@ -57,7 +63,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         timer.schedule(
             deadline: .now() + interval, repeating: interval,
             leeway: .milliseconds(Int(min(100, interval * 100))))
-        timer.setEventHandler { [weak self] in self?.flushOnWriter() }
+        timer.setEventHandler { [weak self] in _ = self?.flushOnWriter(scheduled: true) }
         timer.resume()
     }
 
@@ -72,7 +78,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     public var flushes: Int { flushesCounter.load(ordering: .relaxed) }
     /// Failed commits (cache batches and account writes) so far.
     public var writeErrors: Int { writeErrorsCounter.load(ordering: .relaxed) }
-    /// Cache changes given up after repeated failed commits.
+    /// Cache changes lost: queued but not committed when the store closed.
     public var droppedChanges: Int { droppedChangesCounter.load(ordering: .relaxed) }
     /// How long the last write-behind commit took, in seconds.
     public var lastFlushDurationSeconds: Double {
@@ -84,6 +90,14 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     public var discardedExpiredRows: Int { discardedExpiredRowsCounter.load(ordering: .relaxed) }
     /// Cache changes queued and not yet committed.
     public var pendingChanges: Int { locked_state.withLock { $0.batch.count } }
+
+    /// Whether writes succeed now, and why not (for `/readyz` and `/metrics`).
+    public var health: PersistenceHealth {
+        let state = locked_health.withLock { $0 }
+        return PersistenceHealth(
+            healthy: state.isHealthy, pendingChanges: pendingChanges, lastError: state.reason,
+            failingSince: state.failingSince)
+    }
 
     // MARK: CachePersistence (hot path: no I/O, no waiting)
 
@@ -105,27 +119,28 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         if early { scheduleEarlyFlush() }
     }
 
-    /// Commits everything queued before this call, then calls `completion` on the writer queue
-    /// (also when the commit failed: see `writeErrors`, or when the store is closed). Keep the
-    /// completion short (resume a continuation, signal a semaphore); store calls made from it
-    /// run inline on the writer queue.
-    public func flush(completion: @escaping @Sendable () -> Void) {
+    /// Tries to commit everything queued before this call (at once, whatever the backoff), then
+    /// calls `completion` on the writer queue with whether it is all durable: `.failed` when the
+    /// commit failed (the changes stay queued and are retried) or the store is closed. Keep the
+    /// completion short (resume a continuation, set a reply); store calls made from it run
+    /// inline on the writer queue.
+    public func flush(completion: @escaping @Sendable (FlushOutcome) -> Void) {
         writerQueue.async {
-            self.flushOnWriter()
-            completion()
+            completion(self.flushOnWriter(scheduled: false))
         }
     }
 
-    // MARK: AccountPersistence (synchronous, durable on return)
+    // MARK: AccountPersistence (on the writer queue, durable on completion)
 
-    /// Stores the account's JSON; committed (fsync'd) when this returns.
-    public func saveAccount(id: String, json: String) throws(StoreError) {
-        try writeAccount(id: id, json: json, deleted: false)
+    /// Stores the account's JSON on the writer queue; `completion` runs there once the row is
+    /// committed and synced (`synchronous=FULL`), or with the `StoreError`.
+    public func saveAccount(id: String, json: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        writeAccount(id: id, json: json, deleted: false, completion: completion)
     }
 
-    /// Records that the account was deleted; committed (fsync'd) when this returns.
-    public func deleteAccount(id: String) throws(StoreError) {
-        try writeAccount(id: id, json: nil, deleted: true)
+    /// Records on the writer queue that the account was deleted; completes like `saveAccount`.
+    public func deleteAccount(id: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        writeAccount(id: id, json: nil, deleted: true, completion: completion)
     }
 
     /// Runtime accounts: id → JSON, or nil for accounts deleted at run time.
@@ -147,9 +162,15 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     ) throws(StoreError) -> [(CacheKey, CacheEntry)] {
         let result = try onWriter { () throws(StoreError) -> WarmLoadResult in
             let writer = try self.openWriter()
-            self.flushOnWriter()
-            return try writer.loadCache(
-                account: account, now: now, window: max(0, discardExpiredOlderThan), keepExpired: keepExpired)
+            _ = self.flushOnWriter(scheduled: false)
+            do throws(StoreError) {
+                return try writer.loadCache(
+                    account: account, now: now, window: max(0, discardExpiredOlderThan), keepExpired: keepExpired)
+            } catch where Self.isDamage(error) {
+                // A damaged cache table is not read around: the file is set aside, the cache starts cold.
+                guard self.setDamagedFileAside(after: error) else { throw error }
+                return WarmLoadResult()
+            }
         }
         skippedInvalidRowsCounter.add(result.skippedInvalid, ordering: .relaxed)
         discardedExpiredRowsCounter.add(result.discardedExpired, ordering: .relaxed)
@@ -163,9 +184,14 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     /// to `removeAll` those of accounts that no longer exist. Waits for the writer queue.
     public func cachedAccounts() throws(StoreError) -> [String] {
         try onWriter { () throws(StoreError) -> [String] in
+            _ = self.flushOnWriter(scheduled: false)
             let writer = try self.openWriter()
-            self.flushOnWriter()
-            return try writer.cachedAccounts().sorted()
+            do throws(StoreError) {
+                return try writer.cachedAccounts().sorted()
+            } catch where Self.isDamage(error) {
+                guard self.setDamagedFileAside(after: error) else { throw error }
+                return []
+            }
         }
     }
 
@@ -175,11 +201,15 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     /// cache changes are dropped and account calls throw `StoreError.Code.closed`.
     public func close() {
         onWriter {
-            guard let writer = self.writer else { return }
+            guard self.writer != nil else { return }
             self.timer.cancel()
             self.locked_state.withLock { $0.close() }
-            self.flushOnWriter()
-            writer.close()
+            if case .failed(let reason) = self.flushOnWriter(scheduled: false) {
+                let lost = self.locked_state.withLock { $0.batch.count }
+                self.droppedChangesCounter.add(lost, ordering: .relaxed)
+                Log.error("store: closing with \(lost) cache changes not committed (\(reason)): they are lost")
+            }
+            self.writer?.close()
             self.writer = nil
         }
     }
@@ -204,49 +234,149 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     }
 
     private func scheduleEarlyFlush() {
-        writerQueue.async { self.flushOnWriter() }
+        writerQueue.async { _ = self.flushOnWriter(scheduled: true) }
     }
 
-    private func writeAccount(id: String, json: String?, deleted: Bool) throws(StoreError) {
+    private func writeAccount(
+        id: String, json: String?, deleted: Bool, completion: @escaping @Sendable (Result<Void, any Error>) -> Void
+    ) {
         let now = SystemClock().now()
-        do {
-            try onWriter { () throws(StoreError) in
+        writerQueue.async {
+            do throws(StoreError) {
                 try self.openWriter().saveAccount(id: id, json: json, deleted: deleted, now: now)
+                self.writesCommittedCounter.add(1, ordering: .relaxed)
+                self.logTransition(self.locked_health.withLock { $0.accountWriteSucceeded() })
+                completion(.success(()))
+            } catch {
+                if error.code != .closed {
+                    self.writeErrorsCounter.add(1, ordering: .relaxed)
+                    Log.error("store: saving account '\(id)' failed: \(error)")
+                    self.logTransition(self.locked_health.withLock {
+                        $0.accountWriteFailed(error, monotonicNow: Self.monotonicSeconds(), unixNow: now)
+                    })
+                }
+                completion(.failure(error))
             }
-            writesCommittedCounter.add(1, ordering: .relaxed)
-        } catch {
-            if error.code != .closed {
-                writeErrorsCounter.add(1, ordering: .relaxed)
-                Log.error("store: saving account '\(id)' failed: \(error)")
-            }
-            throw error
         }
     }
 
-    /// Commits the pending batch. Writer queue only.
-    private func flushOnWriter() {
+    /// Commits the pending batch and says whether everything queued so far is durable. Writer
+    /// queue only. A `scheduled` flush (timer, early flush) waits out the backoff after a failure.
+    private func flushOnWriter(scheduled: Bool) -> FlushOutcome {
+        if scheduled && locked_health.withLock({ $0.isBackingOff(at: Self.monotonicSeconds()) }) {
+            return .failed(reason: locked_health.withLock { $0.reason } ?? "retrying later")
+        }
         let batch = locked_state.withLock { $0.takeBatch() }
-        guard !batch.isEmpty, let writer else { return }
+        guard !batch.isEmpty else { return .durable }
+        guard let writer else {
+            // Closed (the batch was taken after `close()`): nothing more is written.
+            return .failed(reason: "\(StoreError.Code.closed)")
+        }
         let start = ContinuousClock.now
         do {
-            let written = try writer.apply(batch)
+            let written = try commit(batch, with: writer)
             let elapsed = start.duration(to: .now).components
             lastFlushNanoseconds.store(
                 Int(elapsed.seconds) * 1_000_000_000 + Int(elapsed.attoseconds / 1_000_000_000), ordering: .relaxed)
             writesCommittedCounter.add(written, ordering: .relaxed)
             flushesCounter.add(1, ordering: .relaxed)
-            consecutiveFailures = 0
+            logTransition(locked_health.withLock { $0.cacheCommitSucceeded() })
+            return .durable
         } catch {
             writeErrorsCounter.add(1, ordering: .relaxed)
-            consecutiveFailures += 1
-            if consecutiveFailures < 3 {
-                Log.error("store: committing \(batch.count) cache changes failed, will retry: \(error)")
-                locked_state.withLock { $0.requeue(batch) }
-            } else {
-                Log.error("store: committing \(batch.count) cache changes failed \(consecutiveFailures) times, dropping them: \(error)")
-                droppedChangesCounter.add(batch.count, ordering: .relaxed)
-                consecutiveFailures = 0
+            locked_state.withLock { $0.requeue(batch) }
+            let transition = locked_health.withLock {
+                $0.cacheCommitFailed(error, monotonicNow: Self.monotonicSeconds(), unixNow: SystemClock().now())
             }
+            logTransition(transition)
+            return .failed(reason: StoreHealth.reason(error))
         }
+    }
+
+    /// Applies `batch`; when the file turns out damaged, sets it aside and applies the batch to
+    /// the new file once.
+    private func commit(_ batch: PendingBatch, with writer: StoreWriter) throws(StoreError) -> Int {
+        do throws(StoreError) {
+            return try writer.apply(batch)
+        } catch where Self.isDamage(error) {
+            guard setDamagedFileAside(after: error), let fresh = self.writer else { throw error }
+            return try fresh.apply(batch)
+        }
+    }
+
+    /// True for the errors that say the file itself is damaged.
+    private static func isDamage(_ error: StoreError) -> Bool {
+        error.code == .corrupt || error.code == .notADatabase
+    }
+
+    /// Reads the accounts from the damaged file, moves it (and its `-wal` and `-shm`) to
+    /// `<path>.corrupt-<unix time>`, opens a new file and writes the accounts back. At most once
+    /// per unhealthy spell; false (the store keeps failing and says so) when the accounts cannot
+    /// be read or the new file cannot be made. Writer queue only.
+    private func setDamagedFileAside(after damage: StoreError) -> Bool {
+        guard let writer else { return false }
+        let alreadyTried = locked_health.withLock { health -> Bool in
+            defer { health.rebuiltThisSpell = true }
+            return health.rebuiltThisSpell
+        }
+        guard !alreadyTried else { return false }
+        let accounts: [String: String?]
+        do {
+            accounts = try writer.loadAccounts()
+        } catch {
+            Log.error("store: the database '\(path)' is damaged (\(damage)) and its accounts cannot be read (\(error)); it is left as it is: move it away and restart to start a new one")
+            return false
+        }
+        let aside = "\(path).corrupt-\(Int(SystemClock().now()))"
+        writer.close()
+        self.writer = nil
+        do {
+            try FileMoves.move(path, to: aside)
+            for suffix in ["-wal", "-shm"] { try FileMoves.moveIfPresent(path + suffix, to: aside + suffix) }
+            let fresh = try StoreWriter(path: path)
+            let now = SystemClock().now()
+            for (id, json) in accounts.sorted(by: { $0.key < $1.key }) {
+                try fresh.saveAccount(id: id, json: json, deleted: json == nil, now: now)
+            }
+            self.writer = fresh
+            Log.error("store: the database '\(path)' was damaged (\(StoreHealth.reason(damage))): moved to '\(aside)', started a new one with the \(accounts.count) stored accounts (the persisted cache starts empty)")
+            return true
+        } catch {
+            Log.error("store: could not replace the damaged database '\(path)': \(error); writes keep failing until it is fixed")
+            // Reopen what is there so that the store keeps trying (and reporting) rather than closing.
+            do {
+                self.writer = try StoreWriter(path: path)
+            } catch {
+                Log.error("store: cannot reopen '\(path)' either: \(error); cache changes stay queued in memory")
+            }
+            return false
+        }
+    }
+
+    /// One log line per change of health.
+    private func logTransition(_ transition: StoreHealth.Transition) {
+        switch transition {
+        case .none: break
+        case .becameUnhealthy(let reason):
+            Log.error("store: writes to '\(path)' fail (\(reason)): degraded, answering from memory; changes stay queued and are retried with backoff (1 s up to 30 s)")
+        case .recovered(let failures):
+            Log.info("store: writes to '\(path)' succeed again after \(failures) failed attempts; queued changes committed")
+        }
+    }
+
+    private static let startInstant = ContinuousClock.now
+
+    /// Seconds on the monotonic clock (for the backoff).
+    private static func monotonicSeconds() -> Double {
+        let elapsed = startInstant.duration(to: .now).components
+        return Double(elapsed.seconds) + Double(elapsed.attoseconds) / 1e18
+    }
+
+    // MARK: Testing
+
+    /// Runs `sql` on the store's own connection, on the writer queue (e.g. `PRAGMA max_page_count`
+    /// to make SQLite report a full database). For tests.
+    func executeOnWriter(_ sql: String) throws(StoreError) {
+        try onWriter { () throws(StoreError) in try self.openWriter().connection.execute(sql) }
     }
 }

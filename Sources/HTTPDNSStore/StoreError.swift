@@ -19,6 +19,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let write = Code("write")
         /// Reading failed.
         public static let read = Code("read")
+        /// The database file is damaged (`SQLITE_CORRUPT`).
+        public static let corrupt = Code("corrupt")
+        /// The disk (or the database's size limit) is full (`SQLITE_FULL`).
+        public static let full = Code("full")
         /// The store was closed.
         public static let closed = Code("closed")
 

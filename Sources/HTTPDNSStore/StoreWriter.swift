@@ -20,7 +20,7 @@ final class StoreWriter {
     init(path: String) throws(StoreError) {
         do {
             connection = try SQLiteConnection(path: path)
-            connection.setBusyTimeout(milliseconds: 5_000)
+            try connection.setBusyTimeout(milliseconds: 5_000)
             try connection.execute("PRAGMA journal_mode=WAL")
             try connection.execute("PRAGMA synchronous=NORMAL")
             // Truncate the WAL back to 64 MiB after a checkpoint (a huge batch can grow it).
@@ -69,9 +69,31 @@ final class StoreWriter {
             try commit.run()
             return value
         } catch {
-            try? connection.execute("ROLLBACK")
+            rollBack(after: error)
             throw error
         }
+    }
+
+    /// Ends a failed transaction, unless SQLite already did (it rolls back by itself after some
+    /// errors, e.g. `SQLITE_FULL`). A failed rollback is logged: `error` is what the caller throws.
+    private func rollBack(after error: StoreError) {
+        guard !connection.isAutocommit else { return }
+        do {
+            try connection.execute("ROLLBACK")
+        } catch let rollbackError {
+            Log.error("store: rolling back after '\(error)' failed too: \(rollbackError)")
+        }
+    }
+
+    /// Steps `statement` through every row, calling `row` for each, then resets it.
+    private func forEachRow(of statement: SQLiteStatement, _ row: () -> Void) throws(StoreError) {
+        do {
+            while try statement.step(failure: .read) { row() }
+        } catch {
+            statement.resetAfterFailure()
+            throw error
+        }
+        try statement.reset()
     }
 
     /// Writes `batch` in one transaction; returns the number of writes committed.
@@ -82,7 +104,7 @@ final class StoreWriter {
             // a million-change batch commits several times faster than in hash order.
             for (account, pending) in batch.accounts.sorted(by: { $0.key < $1.key }) {
                 if pending.removesAll {
-                    deleteAccountEntries.bind(account, at: 1)
+                    try deleteAccountEntries.bind(account, at: 1)
                     try deleteAccountEntries.run()
                     written += 1
                 }
@@ -93,15 +115,15 @@ final class StoreWriter {
                 for (key, change) in ordered {
                     switch change {
                     case .upsert(let entry):
-                        upsertEntry.bind(account, at: 1)
-                        upsertEntry.bind(key.host.value, at: 2)
-                        upsertEntry.bind(Int64(key.family.rawValue), at: 3)
-                        upsertEntry.bind(key.network, at: 4)
-                        upsertEntry.bind(entry.addresses.joined(separator: ","), at: 5)
-                        upsertEntry.bind(Int64(entry.originTTL), at: 6)
-                        upsertEntry.bind(entry.storedAt, at: 7)
-                        upsertEntry.bind(Int64(entry.nxdomain ? 1 : 0), at: 8)
-                        upsertEntry.bind(entry.origin.rawValue, at: 9)
+                        try upsertEntry.bind(account, at: 1)
+                        try upsertEntry.bind(key.host.value, at: 2)
+                        try upsertEntry.bind(Int64(key.family.rawValue), at: 3)
+                        try upsertEntry.bind(key.network, at: 4)
+                        try upsertEntry.bind(entry.addresses.joined(separator: ","), at: 5)
+                        try upsertEntry.bind(Int64(entry.originTTL), at: 6)
+                        try upsertEntry.bind(entry.storedAt, at: 7)
+                        try upsertEntry.bind(Int64(entry.nxdomain ? 1 : 0), at: 8)
+                        try upsertEntry.bind(entry.origin.rawValue, at: 9)
                         try upsertEntry.run()
                     case .remove:
                         try deleteRow(account: account, host: key.host.value, family: Int64(key.family.rawValue), network: key.network)
@@ -114,10 +136,10 @@ final class StoreWriter {
     }
 
     private func deleteRow(account: String, host: String, family: Int64, network: String) throws(StoreError) {
-        deleteEntry.bind(account, at: 1)
-        deleteEntry.bind(host, at: 2)
-        deleteEntry.bind(family, at: 3)
-        deleteEntry.bind(network, at: 4)
+        try deleteEntry.bind(account, at: 1)
+        try deleteEntry.bind(host, at: 2)
+        try deleteEntry.bind(family, at: 3)
+        try deleteEntry.bind(network, at: 4)
         try deleteEntry.run()
     }
 
@@ -125,21 +147,27 @@ final class StoreWriter {
     /// `synchronous=FULL` so the commit is on disk (not only in the WAL's page cache) on return.
     func saveAccount(id: String, json: String?, deleted: Bool, now: Timestamp) throws(StoreError) {
         try connection.execute("PRAGMA synchronous=FULL")
-        defer { try? connection.execute("PRAGMA synchronous=NORMAL") }
+        defer {
+            // The account's fate is decided by then; a connection left at FULL is only slower.
+            do {
+                try connection.execute("PRAGMA synchronous=NORMAL")
+            } catch {
+                Log.error("store: could not set synchronous=NORMAL back: \(error)")
+            }
+        }
         try inTransaction { () throws(StoreError) in
-            upsertAccount.bind(id, at: 1)
-            upsertAccount.bind(json, at: 2)
-            upsertAccount.bind(Int64(deleted ? 1 : 0), at: 3)
-            upsertAccount.bind(now, at: 4)
+            try upsertAccount.bind(id, at: 1)
+            try upsertAccount.bind(json, at: 2)
+            try upsertAccount.bind(Int64(deleted ? 1 : 0), at: 3)
+            try upsertAccount.bind(now, at: 4)
             try upsertAccount.run()
         }
     }
 
     /// All account rows: id → JSON, or nil for a deleted account.
     func loadAccounts() throws(StoreError) -> [String: String?] {
-        defer { selectAccounts.reset() }
         var accounts: [String: String?] = [:]
-        while try selectAccounts.step(failure: .read) {
+        try forEachRow(of: selectAccounts) {
             let id = selectAccounts.text(at: 0)
             if selectAccounts.int64(at: 2) != 0 || selectAccounts.isNull(at: 1) {
                 accounts.updateValue(nil, forKey: id)
@@ -152,11 +180,8 @@ final class StoreWriter {
 
     /// The accounts that have rows in `cache_entries`.
     func cachedAccounts() throws(StoreError) -> [String] {
-        defer { selectCachedAccounts.reset() }
         var accounts: [String] = []
-        while try selectCachedAccounts.step(failure: .read) {
-            accounts.append(selectCachedAccounts.text(at: 0))
-        }
+        try forEachRow(of: selectCachedAccounts) { accounts.append(selectCachedAccounts.text(at: 0)) }
         return accounts
     }
 
@@ -168,13 +193,12 @@ final class StoreWriter {
             var result = WarmLoadResult()
             var invalid: [(host: String, family: Int64, network: String)] = []
             let rows = selectAccountEntries
-            rows.bind(account, at: 1)
-            defer { rows.reset() }
-            while try rows.step(failure: .read) {
+            try rows.bind(account, at: 1)
+            try forEachRow(of: rows) {
                 let ttl = rows.int64(at: 4)
                 let storedAt = rows.double(at: 5)
                 let expiresAt = storedAt + Double(ttl)
-                if now >= expiresAt && (!keepExpired || now - expiresAt > window) { continue }
+                if now >= expiresAt && (!keepExpired || now - expiresAt > window) { return }
                 let hostText = rows.text(at: 0)
                 let familyRaw = rows.int64(at: 1)
                 guard let host = HostName(hostText),
@@ -183,7 +207,7 @@ final class StoreWriter {
                     let originTTL = UInt32(exactly: ttl)
                 else {
                     invalid.append((hostText, familyRaw, rows.text(at: 2)))
-                    continue
+                    return
                 }
                 // Read as bytes: splitting a String of addresses was a seventh of a warm load.
                 let entry = CacheEntry(
@@ -194,11 +218,10 @@ final class StoreWriter {
                     origin: AnswerSource(rawValue: rows.text(at: 7)) ?? .upstream)
                 result.entries.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
             }
-            rows.reset()
-            deleteExpiredEntries.bind(account, at: 1)
-            deleteExpiredEntries.bind(now, at: 2)
-            deleteExpiredEntries.bind(Int64(keepExpired ? 1 : 0), at: 3)
-            deleteExpiredEntries.bind(window, at: 4)
+            try deleteExpiredEntries.bind(account, at: 1)
+            try deleteExpiredEntries.bind(now, at: 2)
+            try deleteExpiredEntries.bind(Int64(keepExpired ? 1 : 0), at: 3)
+            try deleteExpiredEntries.bind(window, at: 4)
             try deleteExpiredEntries.run()
             result.discardedExpired = connection.changes
             for row in invalid {

@@ -97,6 +97,7 @@ enum HTTPDNSD {
                 metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms))
         service.addMetricsSource { StoreMetrics.render(store) }
         service.addMetricsSource { ProcessMetrics.render() }
+        service.setStoreHealth { store.health }
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let server = HTTPServer(
             options: serverOptions(config, main, .main, tls: certificates),

@@ -12,6 +12,7 @@ enum StoreMetrics {
             + MetricsExposition.family("httpdns_store_flushes_total", type: "counter", help: "Write-behind transactions committed.", samples: [(labels: "", value: UInt64(store.flushes))])
             + MetricsExposition.family("httpdns_store_write_errors_total", type: "counter", help: "Failed SQLite writes.", samples: [(labels: "", value: UInt64(store.writeErrors))])
             + MetricsExposition.family("httpdns_store_pending_changes", type: "gauge", help: "Changes waiting in the write-behind queue.", samples: [(labels: "", value: UInt64(store.pendingChanges))])
+            + MetricsExposition.family("httpdns_store_healthy", type: "gauge", help: "1 while SQLite writes succeed, 0 while they fail and are retried (the cache still serves).", samples: [(labels: "", value: store.health.healthy ? 1 : 0)])
             + MetricsExposition.family("httpdns_store_database_bytes", type: "gauge", help: "Size of the SQLite database file and its write-ahead log.", samples: databaseBytes(store.path).map { [(labels: "", value: $0)] } ?? [])
     }
 

@@ -12,13 +12,13 @@ import Testing
         return config
     }
 
-    @Test func redactedJSONHidesSecretsButKeepsTheKeyID() {
+    @Test func redactedJSONHidesSecretsButKeepsTheKeyID() throws {
         let object = withSecrets().jsonObject(redacted: true)
         #expect(object["accessKeyId"] as? String == "AKID-visible")
         #expect(object["accessKeySecret"] as? String == "***")
         #expect(object["secretKey"] as? String == "***")
 
-        let text = withSecrets().jsonText(redacted: true)
+        let text = try withSecrets().jsonText(redacted: true)
         #expect(!text.contains("very-secret-value"))
         #expect(!text.contains("another-secret-value"))
         #expect(text.contains("AKID-visible"))
@@ -51,7 +51,7 @@ import Testing
         config.rateBurst = 30
         config.upstreamQPS = 40
 
-        let text = config.jsonText(redacted: false)
+        let text = try config.jsonText(redacted: false)
         #expect(text.contains("http://127.0.0.1:8053/dns-query"))  // slashes not escaped
         let object = try parseJSONObject(Data(text.utf8), key: "test")
         #expect(Set(object.keys) == AccountConfig.keys)

@@ -73,7 +73,7 @@ import Testing
         config.speedPort = 8443
         config.minCacheTTL = 5
         config.scheme = .http
-        let data = Data(config.jsonText(redacted: false).utf8)
+        let data = Data(try config.jsonText(redacted: false).utf8)
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect(try AccountConfig(json: object, path: "x") == config)
     }

@@ -140,7 +140,10 @@ import Testing
         let persistence = RecordingCachePersistence()
         let fixture = fixture(persistence: persistence, hosts: [])
         let box = OutcomeBox()
-        fixture.engine.persisted { box.append(.failure(ResolveFailure(timedOut: false, message: "flushed"))) }
+        fixture.engine.persisted { outcome in
+            #expect(outcome == .durable)
+            box.append(.failure(ResolveFailure(timedOut: false, message: "flushed")))
+        }
         #expect(box.values.count == 1)
         #expect(persistence.flushCount == 1)
     }

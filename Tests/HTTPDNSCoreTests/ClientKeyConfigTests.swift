@@ -68,11 +68,11 @@ import Testing
 
     @Test func secretsAreRedactedInEveryOutput() throws {
         let config = try parse(keys([["id": "k1", "secret": secretA, "role": "manage"]]))
-        let text = config.jsonText(redacted: true)
+        let text = try config.jsonText(redacted: true)
         #expect(!text.contains(secretA))
         #expect(text.contains(#""id":"k1""#))
         #expect(text.contains(#""secret":"***""#))
-        #expect(config.jsonText(redacted: false).contains(secretA))
+        #expect(try config.jsonText(redacted: false).contains(secretA))
     }
 
     @Test func aRedactedSecretSentBackKeepsTheStoredOneByKeyID() throws {
@@ -98,7 +98,7 @@ import Testing
         let config = try parse([
             "clientKeys": [["id": "k1", "secret": secretA, "role": "resolve"]], "requireSignedRequests": true, "maxSignatureAge": 30,
         ])
-        let object = try JSONSerialization.jsonObject(with: Data(config.jsonText(redacted: false).utf8)) as! [String: Any]
+        let object = try JSONSerialization.jsonObject(with: Data(try config.jsonText(redacted: false).utf8)) as! [String: Any]
         let read = try parse(object)
         #expect(read.clientKeys == config.clientKeys)
         #expect(read.requireSignedRequests && read.maxSignatureAge == 30)

@@ -25,6 +25,26 @@ import Testing
         #expect(fixture.get("/readyz").status == 503)
     }
 
+    @Test func readyzStaysReadyWithAFailingStoreAndSaysWhyInItsBody() throws {
+        let fixture = ServiceFixture()
+        fixture.service.isReady = true
+        let failing = PersistenceHealth(healthy: false, pendingChanges: 12, lastError: "full (SQLite result code 13)", failingSince: 1_700_000_000)
+        fixture.service.setStoreHealth { failing }
+        let degraded = fixture.get("/readyz")
+        #expect(degraded.status == 200)
+        #expect(degraded.object["status"] as? String == "degraded")
+        let store = try #require(degraded.object["store"] as? [String: Any])
+        #expect(store["healthy"] as? Bool == false)
+        #expect(number(store["pendingChanges"]) == 12)
+        #expect(store["error"] as? String == "full (SQLite result code 13)")
+        #expect(number(store["failingSince"]) == 1_700_000_000)
+
+        fixture.service.setStoreHealth { PersistenceHealth(healthy: true) }
+        let ready = fixture.get("/readyz")
+        #expect(ready.object["status"] as? String == "ready")
+        #expect((ready.object["store"] as? [String: Any])?["healthy"] as? Bool == true)
+    }
+
     @Test func metricsIsPrometheusTextWithHelpAndTypeBeforeEverySample() {
         let fixture = ServiceFixture()
         fixture.registry.upsert("other", config: .test())

@@ -38,6 +38,46 @@ import Testing
         #expect(number(exchange.object["failed"]) == 0)
     }
 
+    @Test func aStoreThatCannotCommitIsReportedPerHostAndForTheRequestWhileAnsweringFromMemory() throws {
+        let persistence = ControlledFlushPersistence()
+        let fixture = ServiceFixture(persistence: persistence)
+        fixture.upstream.setAnswer("a.example.test", addresses: ["127.0.0.1"], ttl: 60)
+        fixture.upstream.setFailure("down.example.test", .a, .transport)
+        fixture.fallback.setFailure("down.example.test", .a, .transport)
+        let result = fixture.handle(HTTPRequest(
+            method: "POST", path: Self.path, body: Array(#"{"hosts":["a.example.test","down.example.test"],"type":"A"}"#.utf8)))
+        guard case .deferred(let start) = result else {
+            Issue.record("preload answered before the flush")
+            return
+        }
+        let box = ResponseBox()
+        start { box.append($0) }
+        persistence.completeFlushes(.failed(reason: "full (SQLite result code 13)"))
+        let exchange = Exchange(.response(try #require(box.first)))
+        #expect(exchange.status == 200)
+        #expect(exchange.object["durable"] as? Bool == false)
+        #expect(exchange.object["store_error"] as? String == "full (SQLite result code 13)")
+        let results = try #require(exchange.object["results"] as? [[String: Any]])
+        #expect(results.map { $0["persisted"] as? Bool } == [false, false])
+        #expect(results.first?["ips"] as? [String] == ["127.0.0.1"])  // answered from memory
+        #expect(fixture.get("/v1/default/resolve", ["host": "a.example.test", "type": "A"]).object["source"] as? String == "cache")
+    }
+
+    @Test func aCommittedPreloadSaysDurableAndPersistedForEveryCachedHostOnly() throws {
+        let fixture = ServiceFixture(persistence: RecordingCachePersistence())
+        fixture.upstream.setAnswer("a.example.test", addresses: ["127.0.0.1"], ttl: 60)
+        fixture.upstream.setAnswer("zero.example.test", addresses: ["127.0.0.3"], ttl: 0)
+        fixture.upstream.setFailure("down.example.test", .a, .transport)
+        fixture.fallback.setFailure("down.example.test", .a, .transport)
+        let exchange = fixture.send(
+            "POST", Self.path, body: Array(#"{"hosts":["a.example.test","zero.example.test","down.example.test"],"type":"A"}"#.utf8))
+        #expect(exchange.object["durable"] as? Bool == true)
+        #expect(exchange.object["store_error"] == nil)
+        let results = try #require(exchange.object["results"] as? [[String: Any]])
+        // A TTL of 0 is not cached, so not persisted; a failed host has nothing to persist.
+        #expect(results.map { $0["persisted"] as? Bool } == [true, false, false])
+    }
+
     @Test func answersAlreadyCachedStillWaitForTheFlush() {
         let persistence = ControlledFlushPersistence()
         let fixture = ServiceFixture(persistence: persistence)

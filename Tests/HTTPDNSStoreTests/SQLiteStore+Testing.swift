@@ -2,10 +2,25 @@ import HTTPDNSCore
 import HTTPDNSStore
 
 extension SQLiteStore {
-    /// Waits until everything queued so far is committed.
-    func flushed() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            flush { continuation.resume() }
+    /// Tries to commit everything queued so far; says whether it is durable.
+    @discardableResult
+    func flushed() async -> FlushOutcome {
+        await withCheckedContinuation { (continuation: CheckedContinuation<FlushOutcome, Never>) in
+            flush { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// `saveAccount`, waiting for its completion.
+    func saveAccount(id: String, json: String) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            saveAccount(id: id, json: json) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// `deleteAccount`, waiting for its completion.
+    func deleteAccount(id: String) async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+            deleteAccount(id: id) { continuation.resume(with: $0) }
         }
     }
 }

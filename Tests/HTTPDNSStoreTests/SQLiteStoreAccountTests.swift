@@ -5,10 +5,10 @@ import Testing
     @Test func savedAccountsAndDeletionMarkersLoadBackAfterReopen() async throws {
         try await TemporaryDatabase.with { database in
             let store = try SQLiteStore(path: database.path)
-            try store.saveAccount(id: "a", json: #"{"id":"a"}"#)
-            try store.saveAccount(id: "b", json: #"{"id":"b"}"#)
-            try store.deleteAccount(id: "b")
-            try store.deleteAccount(id: "file-declared")
+            try await store.saveAccount(id: "a", json: #"{"id":"a"}"#)
+            try await store.saveAccount(id: "b", json: #"{"id":"b"}"#)
+            try await store.deleteAccount(id: "b")
+            try await store.deleteAccount(id: "file-declared")
             let expected: [String: String?] = ["a": #"{"id":"a"}"#, "b": String?.none, "file-declared": String?.none]
             #expect(try store.loadAccounts() == expected)
             store.close()
@@ -23,10 +23,10 @@ import Testing
         try await TemporaryDatabase.with { database in
             let store = try SQLiteStore(path: database.path)
             defer { store.close() }
-            try store.saveAccount(id: "a", json: #"{"v":1}"#)
-            try store.saveAccount(id: "a", json: #"{"v":2}"#)
-            try store.deleteAccount(id: "b")
-            try store.saveAccount(id: "b", json: #"{"v":3}"#)
+            try await store.saveAccount(id: "a", json: #"{"v":1}"#)
+            try await store.saveAccount(id: "a", json: #"{"v":2}"#)
+            try await store.deleteAccount(id: "b")
+            try await store.saveAccount(id: "b", json: #"{"v":3}"#)
             #expect(try store.loadAccounts() == ["a": #"{"v":2}"#, "b": #"{"v":3}"#])
         }
     }
@@ -36,10 +36,10 @@ import Testing
             let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
             defer { store.close() }
             let reader = try IndependentConnection(path: database.path)
-            try store.saveAccount(id: "a", json: #"{"id":"a"}"#)
+            try await store.saveAccount(id: "a", json: #"{"id":"a"}"#)
             // No flush, no close: the row is already committed for another connection.
             #expect(try reader.rows("SELECT id, json, deleted FROM accounts") == [["a", #"{"id":"a"}"#, "0"]])
-            try store.deleteAccount(id: "a")
+            try await store.deleteAccount(id: "a")
             #expect(try reader.rows("SELECT id, json, deleted FROM accounts") == [["a", nil, "1"]])
             #expect(store.writesCommitted == 2)
         }

@@ -14,7 +14,7 @@ import Testing
     @Test func crashChildWritesThenKillsItself() async throws {
         guard let path = ProcessInfo.processInfo.environment[Self.childEnvironmentKey] else { return }
         let store = try SQLiteStore(path: path, flushInterval: 3_600)
-        try store.saveAccount(id: "runtime", json: #"{"id":"runtime"}"#)
+        try await store.saveAccount(id: "runtime", json: #"{"id":"runtime"}"#)
         store.upsert(account: "acct", key: Sample.key("flushed.example"), entry: Sample.entry(["192.0.2.1"]))
         await store.flushed()
         store.upsert(account: "acct", key: Sample.key("queued.example"), entry: Sample.entry(["192.0.2.2"]))

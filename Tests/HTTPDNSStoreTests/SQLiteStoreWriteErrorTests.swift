@@ -1,32 +1,82 @@
+import Foundation
 import HTTPDNSCore
 @testable import HTTPDNSStore
 import Testing
 
+/// Write failures are real SQLite errors on the store's own connection: `PRAGMA max_page_count`
+/// makes SQLite answer `SQLITE_FULL` as on a full disk, `PRAGMA query_only` makes every write fail.
 @Suite struct SQLiteStoreWriteErrorTests {
-    @Test func aFailedCommitIsCountedKeptForTheNextFlushAndDroppedAfterThreeFailures() async throws {
+    private func fill(_ store: SQLiteStore, from first: Int, count: Int) {
+        for index in first..<(first + count) {
+            store.upsert(
+                account: "acct", key: Sample.key("host-\(index).example"),
+                entry: Sample.entry(["192.0.2.\(index % 250 + 1)", "198.51.100.\(index % 250 + 1)"]))
+        }
+    }
+
+    @Test func aFullDatabaseFailsTheFlushKeepsEveryChangeAndRecoversWhenSpaceReturns() async throws {
         try await TemporaryDatabase.with { database in
             let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
             defer { store.close() }
-            let other = try IndependentConnection(path: database.path)
-            try other.execute("DROP TABLE cache_entries")
+            let reader = try IndependentConnection(path: database.path)
+            let pages = try reader.integer("PRAGMA page_count")
+            try store.executeOnWriter("PRAGMA max_page_count = \(pages)")
 
+            fill(store, from: 0, count: 2_000)
+            let failed = await store.flushed()
+            guard case .failed(let reason) = failed else {
+                Issue.record("a flush into a full database said \(failed)")
+                return
+            }
+            #expect(reason.contains("full"))
+            #expect(store.health.healthy == false)
+            #expect(store.health.lastError?.contains("SQLite result code 13") == true)
+            #expect(store.health.failingSince != nil)
+            #expect(store.pendingChanges == 2_000)  // nothing dropped
+            #expect(store.writeErrors == 1)
+            #expect(try reader.integer("SELECT count(*) FROM cache_entries") == 0)
+
+            fill(store, from: 2_000, count: 10)
+            try store.executeOnWriter("PRAGMA max_page_count = 1073741823")
+            #expect(await store.flushed() == .durable)
+            #expect(store.health == PersistenceHealth(healthy: true))
+            #expect(store.droppedChanges == 0)
+            #expect(try reader.integer("SELECT count(*) FROM cache_entries") == 2_010)
+        }
+    }
+
+    @Test func aFailedAccountWriteCompletesWithTheErrorAndMarksTheStoreUnhealthyUntilAWriteSucceeds() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
+            defer { store.close() }
+            try store.executeOnWriter("PRAGMA query_only = 1")
+            await #expect(throws: StoreError.self) { try await store.saveAccount(id: "a", json: #"{"id":"a"}"#) }
+            #expect(store.health.healthy == false)
+            #expect(try store.loadAccounts().isEmpty)
+
+            try store.executeOnWriter("PRAGMA query_only = 0")
             store.upsert(account: "acct", key: Sample.key("a.example"), entry: Sample.entry(["192.0.2.1"]))
-            await store.flushed()
-            #expect(store.writeErrors == 1)
-            #expect(store.pendingChanges == 1)  // put back for the next flush
+            #expect(await store.flushed() == .durable)
+            #expect(store.health.healthy)
+        }
+    }
 
-            try other.execute(StoreSchema.migrations[0])
-            await store.flushed()
-            #expect(store.writeErrors == 1)
-            #expect(store.pendingChanges == 0)
-            #expect(try other.rows("SELECT host FROM cache_entries") == [["a.example"]])
+    @Test func changesQueuedWhileFailingAreCommittedWithTheFirstFlushThatSucceeds() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
+            defer { store.close() }
+            try store.executeOnWriter("PRAGMA query_only = 1")
+            store.upsert(account: "acct", key: Sample.key("a.example"), entry: Sample.entry(["192.0.2.1"]))
+            for _ in 0..<5 { #expect(await store.flushed() != .durable) }
+            store.upsert(account: "acct", key: Sample.key("a.example"), entry: Sample.entry(["192.0.2.9"]))
+            store.remove(account: "acct", key: Sample.key("gone.example"))
+            #expect(store.writeErrors == 5)
+            #expect(store.droppedChanges == 0)
 
-            try other.execute("DROP TABLE cache_entries")
-            store.upsert(account: "acct", key: Sample.key("b.example"), entry: Sample.entry(["192.0.2.2"]))
-            for _ in 0..<3 { await store.flushed() }
-            #expect(store.writeErrors == 4)
-            #expect(store.droppedChanges == 1)
-            #expect(store.pendingChanges == 0)
+            try store.executeOnWriter("PRAGMA query_only = 0")
+            #expect(await store.flushed() == .durable)
+            let reader = try IndependentConnection(path: database.path)
+            #expect(try reader.rows("SELECT host, addresses FROM cache_entries") == [["a.example", "192.0.2.9"]])
         }
     }
 }

@@ -53,8 +53,8 @@ public final class RecordingCachePersistence: CachePersistence {
         }
     }
 
-    public func flush(completion: @escaping @Sendable () -> Void) {
+    public func flush(completion: @escaping @Sendable (FlushOutcome) -> Void) {
         state.withLock { $0.flushes += 1 }
-        completion()
+        completion(.durable)
     }
 }

@@ -319,9 +319,18 @@ public struct AccountConfig: Sendable, Equatable {
         return config
     }
 
-    /// `jsonObject` serialised with sorted keys.
-    public func jsonText(redacted: Bool) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: jsonObject(redacted: redacted), options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
+    /// `jsonObject` serialised with sorted keys. Throws rather than give a stand-in: this text is
+    /// what the database keeps, and an empty object there would be a different account.
+    public func jsonText(redacted: Bool) throws(ConfigError) -> String {
+        let object = jsonObject(redacted: redacted)
+        guard JSONSerialization.isValidJSONObject(object) else {
+            throw ConfigError(key: "", "the account's configuration cannot be written as JSON")
+        }
+        do {
+            let data = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+            return String(decoding: data, as: UTF8.self)
+        } catch {
+            throw ConfigError(key: "", "the account's configuration cannot be written as JSON: \(error)")
+        }
     }
 }

@@ -470,8 +470,17 @@ public final class ResolverEngine: Sendable {
 
     public var now: Timestamp { clock.now() }
 
-    /// Calls `completion` once every cache change made so far is durable (at once without a store).
-    public func persisted(completion: @escaping @Sendable () -> Void) {
-        if let persistence { persistence.flush(completion: completion) } else { completion() }
+    /// Asks the store to commit every cache change made so far; `completion` says whether they
+    /// are durable (at once, `.durable`, without a store). Never waits for a failing store's retries.
+    public func persisted(completion: @escaping @Sendable (FlushOutcome) -> Void) {
+        if let persistence { persistence.flush(completion: completion) } else { completion(.durable) }
+    }
+
+    /// True when an answer the engine just gave for this account was written to its store (so
+    /// it is durable once `persisted` says `.durable`): the account caches and persists, and the
+    /// answer was cached (a TTL above 0) or came from the cache.
+    public func persists(_ answer: ResolvedAnswer) -> Bool {
+        let config = current.config
+        return persistence != nil && config.cacheEnable && config.persistentCacheIPEnabled && answer.originTTL > 0
     }
 }

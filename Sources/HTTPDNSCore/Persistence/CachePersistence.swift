@@ -4,18 +4,54 @@ public protocol CachePersistence: Sendable {
     func upsert(account: String, key: CacheKey, entry: CacheEntry)
     func remove(account: String, key: CacheKey)
     func removeAll(account: String)
-    /// Calls `completion` once every change queued before this call is durable.
-    func flush(completion: @escaping @Sendable () -> Void)
+    /// Tries to commit every change queued before this call, then calls `completion` once with
+    /// whether they are durable. A store that cannot commit says so (`.failed`) at once rather
+    /// than waiting for its retries: the caller answers from memory and tells its client.
+    func flush(completion: @escaping @Sendable (FlushOutcome) -> Void)
 }
 
-/// Durable storage of accounts changed at run time through the admin API. Calls are synchronous:
-/// when `save` returns the change is on disk, so the API only acknowledges what survives a crash.
+/// Whether the changes a `flush` covered are durable.
+public enum FlushOutcome: Sendable, Equatable {
+    /// Committed: they survive a crash.
+    case durable
+    /// Not committed (the store keeps them queued and retries); `reason` says why, for logs
+    /// and replies.
+    case failed(reason: String)
+
+    public var isDurable: Bool { self == .durable }
+}
+
+/// Durable storage of accounts changed at run time through the admin API. A save or a deletion
+/// runs on the store's own thread and completes once the change is on disk (or failed), so the
+/// API acknowledges only what survives a crash without blocking an HTTP thread on the disk.
 public protocol AccountPersistence: Sendable {
     /// Stores the account's configuration as a JSON object (secrets included: the database is the
-    /// service's own, like the config file).
-    func saveAccount(id: String, json: String) throws
-    /// Remembers that the account was deleted, so a file-declared account stays deleted.
-    func deleteAccount(id: String) throws
-    /// Runtime accounts: id → JSON, or nil for accounts deleted at run time.
+    /// service's own, like the config file). `completion` runs once, on the store's thread, when
+    /// the row is committed and synced (`.success`) or could not be (`.failure`); changes
+    /// complete in the order they were asked for.
+    func saveAccount(id: String, json: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    /// Remembers that the account was deleted, so a file-declared account stays deleted. Same
+    /// completion rules as `saveAccount`.
+    func deleteAccount(id: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
+    /// Runtime accounts: id → JSON, or nil for accounts deleted at run time. Waits (start-up).
     func loadAccounts() throws -> [String: String?]
+}
+
+/// The state of the service's store, as `/readyz` and `/metrics` show it.
+public struct PersistenceHealth: Sendable, Equatable {
+    /// False while writes fail (they are retried with backoff; the cache keeps serving).
+    public var healthy: Bool
+    /// Changes queued and not yet committed.
+    public var pendingChanges: Int
+    /// Why the last write failed, while unhealthy.
+    public var lastError: String?
+    /// Unix time of the first failure of the current unhealthy spell.
+    public var failingSince: Timestamp?
+
+    public init(healthy: Bool, pendingChanges: Int = 0, lastError: String? = nil, failingSince: Timestamp? = nil) {
+        self.healthy = healthy
+        self.pendingChanges = pendingChanges
+        self.lastError = lastError
+        self.failingSince = failingSince
+    }
 }

@@ -79,97 +79,143 @@ extension HTTPDNSService {
         return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
     }
 
-    private func accountJSON(_ id: String, _ config: AccountConfig) -> String {
+    /// `{"id":...,"config":{...}}` with the secrets redacted.
+    private func accountJSON(_ id: String, _ config: AccountConfig) throws(ConfigError) -> String {
         var writer = JSONWriter()
         writer.raw("{")
         writer.key("id")
         writer.string(id)
         writer.comma()
         writer.key("config")
-        writer.raw(config.jsonText(redacted: true))
+        writer.raw(try config.jsonText(redacted: true))
         writer.raw("}")
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
+    /// `accountJSON` as a 2xx response, or a 500 (logged) when the configuration cannot be written.
+    private func accountResponse(_ status: Int, _ id: String, _ config: AccountConfig) -> HTTPResponse {
+        do {
+            return HTTPResponse(status: status, body: Array(try accountJSON(id, config).utf8))
+        } catch {
+            Log.error("account \(id): \(error)")
+            return APIError(.internalError, "could not write the account's configuration").response
+        }
+    }
+
     func listAccounts() -> HandlerResult {
-        let items = registry.all.map { accountJSON($0.accountID, $0.config) }
-        return .response(HTTPResponse(status: 200, body: Array("{\"accounts\":[\(items.joined(separator: ","))]}".utf8)))
+        do {
+            let items = try registry.all.map { (engine) throws(ConfigError) -> String in try accountJSON(engine.accountID, engine.config) }
+            return .response(HTTPResponse(status: 200, body: Array("{\"accounts\":[\(items.joined(separator: ","))]}".utf8)))
+        } catch {
+            Log.error("listing accounts: \(error)")
+            return .response(APIError(.internalError, "could not write an account's configuration").response)
+        }
     }
 
     func getAccount(_ id: String) -> HTTPResponse {
         guard let engine = registry.engine(id) else { return APIError(.unknownAccount, "no account '\(id)'").response }
-        return HTTPResponse(status: 200, body: Array(accountJSON(id, engine.config).utf8))
+        return accountResponse(200, id, engine.config)
     }
 
-    /// Creates or replaces an account. The change is durable before the reply (when a store is
-    /// configured); keys not given take their defaults. Leaves an audit line.
-    func putAccount(_ id: String, request: HTTPRequest) -> HTTPResponse {
+    /// Creates or replaces an account. With a store, the row is written on the store's thread
+    /// (committed and synced) while the connection is suspended, and only then does the change
+    /// take effect and the reply go out; keys not given take their defaults. Leaves an audit line.
+    func putAccount(_ id: String, request: HTTPRequest) -> HandlerResult {
         let existing = registry.engine(id)?.config
-        var stored: AccountConfig?
-        let response = putAccount(id, body: request.body, stored: &stored)
-        let detail = response.status < 300 ? Self.changeSummary(from: existing, to: stored) : ""
-        let result = response.status == 201 ? "created" : response.status == 200 ? "updated" : "refused \(response.status)"
-        audit(request, result: result, detail: detail)
-        return response
+        let config: AccountConfig
+        do throws(APIError) {
+            config = try validatedAccount(id, body: request.body)
+        } catch {
+            audit(request, result: "refused \(error.code.status)", detail: "")
+            return .response(error.response)
+        }
+        let apply: @Sendable () -> HTTPResponse = { [self] in
+            let created = registry.upsert(id, config: config)
+            audit(request, result: created ? "created" : "updated", detail: Self.changeSummary(from: existing, to: config))
+            return accountResponse(created ? 201 : 200, id, config)
+        }
+        guard let accountStore else { return .response(apply()) }
+        let json: String
+        do {
+            json = try config.jsonText(redacted: false)
+        } catch {
+            Log.error("account \(id): could not save: \(error)")
+            audit(request, result: "refused 500", detail: "")
+            return .response(APIError(.internalError, "could not store the account").response)
+        }
+        let slot = ReplySlot()
+        accountStore.saveAccount(id: id, json: json) { [self] result in
+            switch result {
+            case .success:
+                slot.set(apply())
+            case .failure(let error):
+                Log.error("account \(id): could not save: \(error)")
+                audit(request, result: "refused 500", detail: "")
+                slot.set(APIError(.internalError, "could not store the account").response)
+            }
+        }
+        return slot.result
     }
 
-    private func putAccount(_ id: String, body: [UInt8], stored: inout AccountConfig?) -> HTTPResponse {
+    /// The account configuration a PUT body describes; throws the 4xx that refuses it.
+    private func validatedAccount(_ id: String, body: [UInt8]) throws(APIError) -> AccountConfig {
         guard ServiceConfig.isValidAccountID(id) else {
-            return APIError(.invalidParameter, ServiceConfig.accountIDRule).response
+            throw APIError(.invalidParameter, ServiceConfig.accountIDRule)
         }
         let object: [String: Any]
         do {
             guard let parsed = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-                return APIError(.invalidBody, "the body must be a JSON object of account options").response
+                throw APIError(.invalidBody, "the body must be a JSON object of account options")
             }
             object = parsed
         } catch {
-            return APIError(.invalidBody, "the body is not valid JSON").response
+            throw APIError(.invalidBody, "the body is not valid JSON")
         }
         var config: AccountConfig
         do {
             config = try AccountConfig(json: object, path: "", allowingRedacted: true)
         } catch {
-            return APIError(.invalidParameter, error.description).response
+            throw APIError(.invalidParameter, error.description)
         }
         // A configuration read back with GET carries "***" for its secrets: keep the stored ones.
         do {
             config = try config.keepingSecrets(of: registry.engine(id)?.config)
         } catch {
-            return APIError(.invalidParameter, "account \(id): \(error.description)").response
+            throw APIError(.invalidParameter, "account \(id): \(error.description)")
         }
-        do {
-            try accountStore?.saveAccount(id: id, json: config.jsonText(redacted: false))
-        } catch {
-            Log.error("account \(id): could not save: \(error)")
-            return APIError(.internalError, "could not store the account").response
-        }
-        let created = registry.upsert(id, config: config)
-        stored = config
-        return HTTPResponse(status: created ? 201 : 200, body: Array(accountJSON(id, config).utf8))
+        return config
     }
 
-    /// Deletes an account and its cache. Leaves an audit line.
-    func deleteAccount(_ id: String, request: HTTPRequest) -> HTTPResponse {
-        let response = deleteAccount(id)
-        audit(request, result: response.status == 200 ? "deleted" : "refused \(response.status)", detail: "")
-        return response
-    }
-
-    private func deleteAccount(_ id: String) -> HTTPResponse {
-        guard registry.engine(id) != nil else { return APIError(.unknownAccount, "no account '\(id)'").response }
-        do {
-            try accountStore?.deleteAccount(id: id)
-        } catch {
-            Log.error("account \(id): could not delete: \(error)")
-            return APIError(.internalError, "could not store the deletion").response
+    /// Deletes an account and its cache. With a store, the deletion is recorded on the store's
+    /// thread first (the connection suspended meanwhile); the account goes once it is durable.
+    /// Leaves an audit line.
+    func deleteAccount(_ id: String, request: HTTPRequest) -> HandlerResult {
+        guard registry.engine(id) != nil else {
+            audit(request, result: "refused 404", detail: "")
+            return .response(APIError(.unknownAccount, "no account '\(id)'").response)
         }
-        if let engine = registry.remove(id) { _ = engine.evictAll() }
-        var writer = JSONWriter()
-        writer.raw("{")
-        writer.key("deleted")
-        writer.string(id)
-        writer.raw("}")
-        return .json(200, writer)
+        let apply: @Sendable () -> HTTPResponse = { [self] in
+            if let engine = registry.remove(id) { _ = engine.evictAll() }
+            audit(request, result: "deleted", detail: "")
+            var writer = JSONWriter()
+            writer.raw("{")
+            writer.key("deleted")
+            writer.string(id)
+            writer.raw("}")
+            return .json(200, writer)
+        }
+        guard let accountStore else { return .response(apply()) }
+        let slot = ReplySlot()
+        accountStore.deleteAccount(id: id) { [self] result in
+            switch result {
+            case .success:
+                slot.set(apply())
+            case .failure(let error):
+                Log.error("account \(id): could not delete: \(error)")
+                audit(request, result: "refused 500", detail: "")
+                slot.set(APIError(.internalError, "could not store the deletion").response)
+            }
+        }
+        return slot.result
     }
 }

@@ -5,9 +5,40 @@ extension HTTPDNSService {
         .response(HTTPResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8)))
     }
 
+    /// 200 once the cache is loaded, 503 before and while stopping. A store whose writes fail
+    /// does not make the service unready (the cache still answers): the body says `"degraded"`
+    /// and why, under `store`.
     func readyz() -> HandlerResult {
-        if isReady { return .response(HTTPResponse(status: 200, body: Array(#"{"status":"ready"}"#.utf8))) }
-        return .response(APIError(.serviceUnavailable, "not ready (loading the cache or shutting down)").response)
+        guard isReady else {
+            return .response(APIError(.serviceUnavailable, "not ready (loading the cache or shutting down)").response)
+        }
+        guard let health = storeHealth else {
+            return .response(HTTPResponse(status: 200, body: Array(#"{"status":"ready"}"#.utf8)))
+        }
+        var writer = JSONWriter()
+        writer.raw("{")
+        writer.key("status")
+        writer.string(health.healthy ? "ready" : "degraded")
+        writer.comma()
+        writer.key("store")
+        writer.raw("{")
+        writer.key("healthy")
+        writer.bool(health.healthy)
+        writer.comma()
+        writer.key("pendingChanges")
+        writer.number(health.pendingChanges)
+        if let error = health.lastError {
+            writer.comma()
+            writer.key("error")
+            writer.string(error)
+        }
+        if let since = health.failingSince {
+            writer.comma()
+            writer.key("failingSince")
+            writer.number(Int(since))
+        }
+        writer.raw("}}")
+        return .response(.json(200, writer))
     }
 
     /// `/metrics`. Totals on every listener; series per account only on the operations listener

@@ -3,7 +3,10 @@ import HTTPDNSCore
 
 extension HTTPDNSService {
     /// `POST /v1/{account}/preload` with `{"hosts":[...],"type":"auto"}`: resolves every host with
-    /// bounded concurrency and answers, once the results are durable, with each host's outcome.
+    /// bounded concurrency, asks the store to commit the answers and then answers with each host's
+    /// outcome and whether it is durable (`persisted` per host, `durable` for the whole request).
+    /// A store that cannot commit does not hold the reply back: it is answered from memory with
+    /// `"durable":false`.
     /// Any invalid host rejects the whole request before anything is resolved. For accounts with
     /// `ispEnable` the answers are for the requester's client network (`client_ip` or the peer).
     func preload(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
@@ -55,15 +58,20 @@ extension HTTPDNSService {
         ) { outcomes in
             let elapsed = MonotonicClock.nanoseconds() &- started
             engine.metrics.preloadDurations.withLock { $0.record(nanoseconds: elapsed) }
-            engine.persisted {
-                slot.set(Self.preloadResponse(outcomes))
+            engine.persisted { flushed in
+                slot.set(Self.preloadResponse(outcomes, flushed: flushed, persists: engine.persists))
                 MemoryTrim.afterBulkWork()
             }
         }
         return slot.result
     }
 
-    static func preloadResponse(_ outcomes: [PreloadOutcome]) -> HTTPResponse {
+    /// The reply: per host its outcome and `persisted` (its answers are in the database: the
+    /// store committed and `persists` says the engine wrote them), then `resolved`, `failed`,
+    /// `durable` (everything the preload wrote is committed) and, when not, `store_error`.
+    static func preloadResponse(
+        _ outcomes: [PreloadOutcome], flushed: FlushOutcome, persists: (ResolvedAnswer) -> Bool
+    ) -> HTTPResponse {
         var writer = JSONWriter(capacity: 96 * outcomes.count + 64)
         var resolved = 0
         writer.raw("{")
@@ -93,6 +101,11 @@ extension HTTPDNSService {
                 writer.key("error")
                 APIError(failure, host: outcome.host).write(to: &writer)
             }
+            writer.comma()
+            writer.key("persisted")
+            writer.bool(outcome.ok && flushed.isDurable && outcome.results.allSatisfy {
+                if case .success(let answer) = $0.1 { persists(answer) } else { false }
+            })
             writer.raw("}")
         }
         writer.raw("]")
@@ -102,6 +115,14 @@ extension HTTPDNSService {
         writer.comma()
         writer.key("failed")
         writer.number(outcomes.count - resolved)
+        writer.comma()
+        writer.key("durable")
+        writer.bool(flushed.isDurable)
+        if case .failed(let reason) = flushed {
+            writer.comma()
+            writer.key("store_error")
+            writer.string(reason)
+        }
         writer.raw("}")
         return .json(200, writer)
     }

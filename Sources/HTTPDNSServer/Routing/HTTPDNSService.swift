@@ -48,6 +48,7 @@ public final class HTTPDNSService: Sendable {
     let authenticator: ClientAuthenticator
     private let readyFlag = Atomic<Bool>(false)
     private let extraMetrics: Mutex<[@Sendable () -> String]> = Mutex([])
+    private let storeHealthSource: Mutex<(@Sendable () -> PersistenceHealth)?> = Mutex(nil)
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
     /// `limits.requestDurations`, read on every request.
     let recordsRequestDurations: Bool
@@ -94,6 +95,14 @@ public final class HTTPDNSService: Sendable {
     public func addMetricsSource(_ source: @escaping @Sendable () -> String) {
         extraMetrics.withLock { $0.append(source) }
     }
+
+    /// Lets `/readyz` report the store's state in its body.
+    public func setStoreHealth(_ source: @escaping @Sendable () -> PersistenceHealth) {
+        storeHealthSource.withLock { $0 = source }
+    }
+
+    /// The store's state now; nil without a store.
+    var storeHealth: PersistenceHealth? { storeHealthSource.withLock { $0 }?() }
 
     /// Lets `/metrics` report responses by status.
     public func attach(_ metrics: HTTPMetrics) {

@@ -47,9 +47,9 @@ struct RouteTable: Sendable {
         Route("GET", "/v1/accounts", .ops, .admin) { service, _ in service.listAccounts() },
         Route("GET", "/v1/accounts/{id}", .ops, .admin) { service, match in .response(service.getAccount(match.id!)) },
         Route("PUT", "/v1/accounts/{id}", .ops, .admin) { service, match in
-            .response(service.putAccount(match.id!, request: match.request))
+            service.putAccount(match.id!, request: match.request)
         },
-        Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { service, match in .response(service.deleteAccount(match.id!, request: match.request)) },
+        Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { service, match in service.deleteAccount(match.id!, request: match.request) },
         Route("GET", "/v1/{account}/resolve", .main, .client(.resolve)) { service, match in
             service.resolve(match.request, engine: match.engine!)
         },

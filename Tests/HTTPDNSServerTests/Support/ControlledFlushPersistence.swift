@@ -6,7 +6,7 @@ import Synchronization
 final class ControlledFlushPersistence: CachePersistence {
     private struct State {
         var upserts: [CacheKey] = []
-        var pendingFlushes: [@Sendable () -> Void] = []
+        var pendingFlushes: [@Sendable (FlushOutcome) -> Void] = []
         var flushRequests = 0
     }
 
@@ -22,14 +22,14 @@ final class ControlledFlushPersistence: CachePersistence {
 
     var flushRequests: Int { state.withLock { $0.flushRequests } }
 
-    /// Completes every pending flush (outside the lock); returns how many.
+    /// Completes every pending flush with `outcome` (outside the lock); returns how many.
     @discardableResult
-    func completeFlushes() -> Int {
-        let pending = state.withLock { state -> [@Sendable () -> Void] in
+    func completeFlushes(_ outcome: FlushOutcome = .durable) -> Int {
+        let pending = state.withLock { state -> [@Sendable (FlushOutcome) -> Void] in
             defer { state.pendingFlushes.removeAll() }
             return state.pendingFlushes
         }
-        for completion in pending { completion() }
+        for completion in pending { completion(outcome) }
         return pending.count
     }
 
@@ -41,7 +41,7 @@ final class ControlledFlushPersistence: CachePersistence {
 
     func removeAll(account: String) {}
 
-    func flush(completion: @escaping @Sendable () -> Void) {
+    func flush(completion: @escaping @Sendable (FlushOutcome) -> Void) {
         state.withLock {
             $0.flushRequests += 1
             $0.pendingFlushes.append(completion)

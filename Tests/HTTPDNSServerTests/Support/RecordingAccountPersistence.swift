@@ -37,12 +37,12 @@ final class RecordingAccountPersistence: AccountPersistence {
 
     struct Failure: Error {}
 
-    func saveAccount(id: String, json: String) throws {
-        try record(Call(kind: .save, id: id, json: json))
+    func saveAccount(id: String, json: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        completion(Result { try record(Call(kind: .save, id: id, json: json)) })
     }
 
-    func deleteAccount(id: String) throws {
-        try record(Call(kind: .delete, id: id, json: nil))
+    func deleteAccount(id: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
+        completion(Result { try record(Call(kind: .delete, id: id, json: nil)) })
     }
 
     func loadAccounts() throws -> [String: String?] { [:] }
