@@ -216,6 +216,36 @@ import Testing
         #expect(strings(saved["upstreams"]) == ["doh:http://127.0.0.1:8053/dns-query"])
     }
 
+    @Test func theHTTPThreadIsReleasedWhileTheStoreWritesAndTheReplyFollowsTheWrite() throws {
+        let fixture = ServiceFixture(adminToken: Self.token)
+        fixture.accountStore.setHolding(true)
+        var request = HTTPRequest(method: "PUT", path: "/v1/accounts/shop", authorization: Self.bearer, body: Array(Self.accountBody.utf8))
+        request.listener = .main
+        guard case .deferred(let start) = fixture.handle(request) else {
+            Issue.record("the admin PUT answered before its write was durable")
+            return
+        }
+        let box = ResponseBox()
+        start { box.append($0) }
+        #expect(box.count == 0)
+        #expect(fixture.registry.engine("shop") == nil, "the account took effect before it was saved")
+        #expect(fixture.accountStore.releaseHeld() == 1)
+        #expect(box.first?.status == 201)
+        #expect(fixture.registry.engine("shop") != nil)
+
+        let delete = HTTPRequest(method: "DELETE", path: "/v1/accounts/shop", authorization: Self.bearer)
+        guard case .deferred(let startDelete) = fixture.handle(delete) else {
+            Issue.record("the admin DELETE answered before its write was durable")
+            return
+        }
+        let deleted = ResponseBox()
+        startDelete { deleted.append($0) }
+        #expect(fixture.registry.engine("shop") != nil)
+        fixture.accountStore.releaseHeld()
+        #expect(deleted.first?.status == 200)
+        #expect(fixture.registry.engine("shop") == nil)
+    }
+
     @Test func aFailedSaveIs500AndTheAccountIsNotChanged() {
         let fixture = ServiceFixture(adminToken: Self.token)
         fixture.accountStore.setFailing(true)

@@ -17,6 +17,8 @@ final class RecordingAccountPersistence: AccountPersistence {
     private struct State {
         var calls: [Call] = []
         var failing = false
+        var holding = false
+        var held: [@Sendable () -> Void] = []
         var registry: AccountRegistry?
     }
 
@@ -35,14 +37,37 @@ final class RecordingAccountPersistence: AccountPersistence {
 
     var calls: [Call] { state.withLock { $0.calls } }
 
+    /// While true, completions are held (as a store thread busy with the disk would) until
+    /// `releaseHeld()`.
+    func setHolding(_ holding: Bool) { state.withLock { $0.holding = holding } }
+
+    /// Runs the held writes and their completions, in order; returns how many.
+    @discardableResult
+    func releaseHeld() -> Int {
+        let held = state.withLock { state -> [@Sendable () -> Void] in
+            defer { state.held.removeAll() }
+            return state.held
+        }
+        for write in held { write() }
+        return held.count
+    }
+
     struct Failure: Error {}
 
     func saveAccount(id: String, json: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        completion(Result { try record(Call(kind: .save, id: id, json: json)) })
+        write { completion(Result { try self.record(Call(kind: .save, id: id, json: json)) }) }
     }
 
     func deleteAccount(id: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
-        completion(Result { try record(Call(kind: .delete, id: id, json: nil)) })
+        write { completion(Result { try self.record(Call(kind: .delete, id: id, json: nil)) }) }
+    }
+
+    private func write(_ body: @escaping @Sendable () -> Void) {
+        let run = state.withLock { state -> Bool in
+            if state.holding { state.held.append(body) }
+            return !state.holding
+        }
+        if run { body() }
     }
 
     func loadAccounts() throws -> [String: String?] { [:] }
