@@ -29,10 +29,16 @@ public final class CurlEventLoop: Sendable {
         guard let multi = curl_multi_init() else {
             fatalError("curl_multi_init failed (out of memory)")
         }
-        _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost)
-        _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections)
-        _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxCachedConnections)
-        _ = chttpdns_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        // Options this libcurl does not take mean a build the service cannot run on: stop here,
+        // naming the option, rather than run with curl's defaults.
+        do throws(LoopCall.Failure) {
+            try LoopCall.multi(chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost), "curl_multi_setopt(CURLMOPT_MAX_HOST_CONNECTIONS)")
+            try LoopCall.multi(chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections), "curl_multi_setopt(CURLMOPT_MAX_TOTAL_CONNECTIONS)")
+            try LoopCall.multi(chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxCachedConnections), "curl_multi_setopt(CURLMOPT_MAXCONNECTS)")
+            try LoopCall.multi(chttpdns_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)), "curl_multi_setopt(CURLMOPT_PIPELINING)")
+        } catch {
+            fatalError("curl event loop: \(error)")
+        }
         let shared = CurlLoopShared(multi: multi)
         self.shared = shared
         shared.queue.startThread(named: "httpdns-curl") { CurlLoopWorker(shared: shared).run() }

@@ -32,23 +32,32 @@ final class CurlLoopWorker {
     /// When curl wants `CURL_SOCKET_TIMEOUT` next (monotonic milliseconds), nil for never.
     private var timerDeadline: Int64?
 
+    /// Creates the epoll set and watches the wake-up pipe. Without them the loop cannot run at
+    /// all: a failure stops the process with the call named.
     init(shared: CurlLoopShared) {
         self.shared = shared
-        epollFD = epoll_create1(Int32(EPOLL_CLOEXEC))
-        precondition(epollFD >= 0, "epoll_create1 failed: errno \(errno)")
-        var event = epoll_event()
-        event.events = EPOLLIN.rawValue
-        event.data.fd = shared.queue.wake.readDescriptor
-        precondition(epoll_ctl(epollFD, EPOLL_CTL_ADD, event.data.fd, &event) == 0, "epoll_ctl(wake pipe) failed: errno \(errno)")
+        do throws(LoopCall.Failure) {
+            epollFD = try LoopCall.system("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
+            var event = epoll_event()
+            event.events = EPOLLIN.rawValue
+            event.data.fd = shared.queue.wake.readDescriptor
+            try LoopCall.system("epoll_ctl(ADD, wake pipe)") { [epollFD] in epoll_ctl(epollFD, EPOLL_CTL_ADD, event.data.fd, &event) }
+        } catch {
+            fatalError("curl event loop: \(error)")
+        }
     }
 
     /// Runs until `shutdown()`; then fails what is left and cleans the multi handle up.
     func run() {
         let context = Unmanaged.passUnretained(self).toOpaque()
-        _ = chttpdns_curl_multi_socketfunction(multi, Self.socketCallback)
-        _ = chttpdns_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, context)
-        _ = chttpdns_curl_multi_timerfunction(multi, Self.timerCallback)
-        _ = chttpdns_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, context)
+        do throws(LoopCall.Failure) {
+            try LoopCall.multi(chttpdns_curl_multi_socketfunction(multi, Self.socketCallback), "curl_multi_setopt(CURLMOPT_SOCKETFUNCTION)")
+            try LoopCall.multi(chttpdns_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, context), "curl_multi_setopt(CURLMOPT_SOCKETDATA)")
+            try LoopCall.multi(chttpdns_curl_multi_timerfunction(multi, Self.timerCallback), "curl_multi_setopt(CURLMOPT_TIMERFUNCTION)")
+            try LoopCall.multi(chttpdns_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, context), "curl_multi_setopt(CURLMOPT_TIMERDATA)")
+        } catch {
+            fatalError("curl event loop: \(error)")
+        }
         var events = [epoll_event](repeating: epoll_event(), count: 256)
         // The queue is looked at only after a wake-up (callers append under the lock, then
         // wake): taking the lock on every turn of the loop made callers contend with it.
@@ -68,13 +77,22 @@ final class CurlLoopWorker {
             // Adding a transfer sets curl's timer to 0: run what is due before waiting.
             if let deadline = timerDeadline, deadline <= Self.nowMilliseconds() {
                 timerDeadline = nil
-                var running: Int32 = 0
-                curl_multi_socket_action(multi, chttpdns_curl_socket_timeout(), 0, &running)
+                socketAction(chttpdns_curl_socket_timeout(), mask: 0)
                 collectFinished()
                 continue
             }
             let wait = timerDeadline.map { Int32(clamping: max(0, $0 - Self.nowMilliseconds())) }.map { min($0, 1000) } ?? 1000
-            let count = events.withUnsafeMutableBufferPointer { epoll_wait(epollFD, $0.baseAddress, Int32($0.count), wait) }
+            let count: Int32
+            do throws(LoopCall.Failure) {
+                count = try events.withUnsafeMutableBufferPointer { (buffer) throws(LoopCall.Failure) -> Int32 in
+                    try LoopCall.system("epoll_wait") { epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), wait) }
+                }
+            } catch {
+                // Only a broken epoll set fails here (EBADF, EINVAL): report it; curl's own
+                // timeouts still end the transfers through the timer.
+                LoopCall.report(error)
+                continue
+            }
             guard count > 0 else { continue }
             for index in 0..<Int(count) {
                 let fd = events[index].data.fd
@@ -88,10 +106,32 @@ final class CurlLoopWorker {
                 if ready & EPOLLIN.rawValue != 0 { mask |= CURL_CSELECT_IN }
                 if ready & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
                 if ready & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_ERR }
-                var running: Int32 = 0
-                curl_multi_socket_action(multi, fd, mask, &running)
+                socketAction(fd, mask: mask)
             }
             collectFinished()
+        }
+    }
+
+    /// `curl_multi_socket_action` for a ready socket or the timer. A refusal (only curl's own
+    /// trouble: out of memory, a bad socket) is reported; the transfers concerned end with their
+    /// own errors or timeouts.
+    private func socketAction(_ fd: curl_socket_t, mask: Int32) {
+        var running: Int32 = 0
+        do throws(LoopCall.Failure) {
+            try LoopCall.multi(curl_multi_socket_action(multi, fd, mask, &running), "curl_multi_socket_action")
+        } catch {
+            LoopCall.report(error)
+        }
+    }
+
+    /// `curl_multi_remove_handle`, reported when curl refuses (the handle is not reused then).
+    private func remove(_ handle: UnsafeMutableRawPointer) -> Bool {
+        do throws(LoopCall.Failure) {
+            try LoopCall.multi(curl_multi_remove_handle(multi, handle), "curl_multi_remove_handle")
+            return true
+        } catch {
+            LoopCall.report(error)
+            return false
         }
     }
 
@@ -108,9 +148,10 @@ final class CurlLoopWorker {
             let code = chttpdns_curl_msg_result(message)
             let result: Result<HTTPResponse, UpstreamError> =
                 code == CURLE_OK ? .success(easy.response()) : .failure(easy.error(for: code))
-            curl_multi_remove_handle(multi, handle)
+            let removed = remove(handle)
             easy.completion = nil
-            done.append((easy, completion, result))
+            // A handle curl would not let go of is not reused for another transfer.
+            done.append((removed ? easy : nil, completion, result))
         }
         complete(done)
     }
@@ -128,13 +169,17 @@ final class CurlLoopWorker {
         let error = UpstreamError(.transport, "the curl event loop is shut down")
         for transfer in batch + leftover { transfer.completion(.failure(error)) }
         for (_, easy) in active {
-            curl_multi_remove_handle(multi, easy.handle)
+            _ = remove(easy.handle)
             easy.completion?(.failure(error))
         }
         active.removeAll()
         idle.removeAll()
-        curl_multi_cleanup(multi)
-        close(epollFD)
+        do throws(LoopCall.Failure) {
+            try LoopCall.multi(curl_multi_cleanup(multi), "curl_multi_cleanup")
+            try LoopCall.system("close(epoll)") { close(epollFD) }
+        } catch {
+            LoopCall.report(error)
+        }
     }
 
     /// Adds one transfer to the multi handle; returns an error when it could not start.
@@ -148,9 +193,11 @@ final class CurlLoopWorker {
             return EasyHandle.error(for: code, detail: "bad request options: " + String(cString: curl_easy_strerror(code)))
         }
         let added = curl_multi_add_handle(multi, easy.handle)
-        guard added == CURLM_OK else {
+        do throws(LoopCall.Failure) {
+            try LoopCall.multi(added, "curl_multi_add_handle")
+        } catch {
             easy.completion = nil
-            return UpstreamError(.transport, "curl_multi_add_handle: " + String(cString: curl_multi_strerror(added)), underlying: Int(added.rawValue))
+            return UpstreamError(.transport, error.description, underlying: Int(added.rawValue))
         }
         active[easy.handle] = easy
         return nil
@@ -160,20 +207,37 @@ final class CurlLoopWorker {
 
     /// Watches `fd` for what curl asks (`CURL_POLL_IN`/`OUT`/`INOUT`), or stops (`CURL_POLL_REMOVE`).
     private func watch(_ fd: Int32, what: Int32) {
+        let epollFD = epollFD
         if what == CURL_POLL_REMOVE {
-            if watched.remove(fd) != nil { _ = epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
+            guard watched.remove(fd) != nil else { return }
+            do throws(LoopCall.Failure) {
+                try LoopCall.system("epoll_ctl(DEL)") { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
+            } catch where error.errorNumber == EBADF || error.errorNumber == ENOENT {
+                // curl closed the socket before saying REMOVE: closing took it out of the set.
+            } catch {
+                LoopCall.report(error)
+            }
             return
         }
         var event = epoll_event()
         event.events = (what & CURL_POLL_IN != 0 ? EPOLLIN.rawValue : 0) | (what & CURL_POLL_OUT != 0 ? EPOLLOUT.rawValue : 0)
         event.data.fd = fd
         // A number in `watched` may belong to a socket closed without a REMOVE (it left the set
-        // when it closed); a number not in it may still be in the set: try the other operation.
+        // when it closed); a number not in it may still be in the set: on ENOENT or EEXIST, the
+        // other operation is the right one.
         let first = watched.contains(fd) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD
-        if epoll_ctl(epollFD, first, fd, &event) != 0 {
-            _ = epoll_ctl(epollFD, first == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, fd, &event)
+        do throws(LoopCall.Failure) {
+            do throws(LoopCall.Failure) {
+                try LoopCall.system("epoll_ctl") { epoll_ctl(epollFD, first, fd, &event) }
+            } catch where error.errorNumber == ENOENT || error.errorNumber == EEXIST {
+                let other = first == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
+                try LoopCall.system("epoll_ctl") { epoll_ctl(epollFD, other, fd, &event) }
+            }
+            watched.insert(fd)
+        } catch {
+            // The socket is not watched: its transfer ends by its timeout rather than hang.
+            LoopCall.report(error)
         }
-        watched.insert(fd)
     }
 
     private static let socketCallback: curl_socket_callback = { _, fd, what, context, _ in

@@ -228,7 +228,13 @@ final class AresLoopWorker {
                 waitMilliseconds = min(waitMilliseconds, Double(next.pointee.tv_sec) * 1000 + Double(next.pointee.tv_usec) / 1000)
             }
         }
-        let ready = poll(&descriptors, nfds_t(descriptors.count), Int32(waitMilliseconds.rounded(.up)))
+        var ready: Int32 = 0
+        do throws(LoopCall.Failure) {
+            ready = try LoopCall.system("poll (c-ares)") { poll(&descriptors, nfds_t(descriptors.count), Int32(waitMilliseconds.rounded(.up))) }
+        } catch {
+            // Only bad arguments fail here (EFAULT, EINVAL, ENOMEM): report it; deadlines still expire.
+            LoopCall.report(error)
+        }
         if ready > 0, descriptors[0].revents != 0 {
             shared.wake.drain()
         }
