@@ -102,6 +102,8 @@ struct LifecycleTests {
                     "/v1/default/preload", json: ["hosts": .array(hosts.map { .string($0) }), "type": "A"])
                 #expect(preload.status == 200)
                 #expect(preload.json["resolved"]?.int == hosts.count)
+                #expect(preload.json["durable"]?.bool == true)
+                #expect(preload.json["results"]?.array?.allSatisfy { $0["persisted"]?.bool == true } == true)
                 await first.kill()  // no graceful flush: the preload reply promised durability
                 #expect(first.exitedBySignal)
                 return first.databasePath

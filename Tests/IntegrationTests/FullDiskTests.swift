@@ -1,0 +1,125 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// A small tmpfs mounted for one test (needs root and a kernel that lets this process mount).
+struct SmallDisk {
+    let directory: URL
+
+    /// True when `mount -t tmpfs` works here; probed once by mounting and unmounting 64 KiB.
+    static let canMount: Bool = {
+        guard let probe = try? SmallDisk(kilobytes: 64) else { return false }
+        probe.unmount()
+        return true
+    }()
+
+    init(kilobytes: Int) throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("httpdnsd-small-disk-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        guard Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kilobytes)k", "tmpfs", directory.path]) == 0 else {
+            try? FileManager.default.removeItem(at: directory)
+            throw HarnessError("mount -t tmpfs failed on \(directory.path)")
+        }
+    }
+
+    var databasePath: String { directory.appendingPathComponent("httpdnsd.sqlite").path }
+    private var fillerPath: String { directory.appendingPathComponent("filler").path }
+
+    /// Writes a file that takes every byte left (until ENOSPC).
+    func fill() throws {
+        guard FileManager.default.createFile(atPath: fillerPath, contents: nil) else {
+            throw HarnessError("cannot create \(fillerPath)")
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: fillerPath))
+        defer { try? handle.close() }
+        let chunk = Data(repeating: 0x55, count: 4096)
+        while (try? handle.write(contentsOf: chunk)) != nil {}
+    }
+
+    /// Gives the space back.
+    func free() throws { try FileManager.default.removeItem(atPath: fillerPath) }
+
+    func unmount() {
+        _ = Self.run("/bin/umount", [directory.path])
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func run(_ tool: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        do { try process.run() } catch { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
+
+/// The database on a real full disk (a small tmpfs): a preload says it is not durable and is
+/// answered from memory, `/readyz` and `/metrics` show the store degraded, the store recovers by
+/// itself when space returns, and after a SIGKILL every name a reply called durable is there.
+@Suite("Full disk", .serialized)
+struct FullDiskTests {
+    @Test(.enabled(if: SmallDisk.canMount, "skipped: this sandbox does not allow mount -t tmpfs (needs root)"))
+    func aFullDiskIsReportedThenRecoversAndNothingAcknowledgedIsLostToASIGKILL() async throws {
+        let disk = try SmallDisk(kilobytes: 2048)
+        defer { disk.unmount() }
+        let firstBatch = (0..<1500).map { _ in TestZone.unique("full") }
+        let secondBatch = (0..<50).map { _ in TestZone.unique("after") }
+
+        try await withTestServers { servers in
+            var options = servers.options()
+            options.databasePath = disk.databasePath
+            try await withHTTPDNSD(options) { service in
+                try disk.fill()
+                let preload = try await service.client.post(
+                    "/v1/default/preload", json: ["hosts": .array(firstBatch.map { .string($0) }), "type": "A"])
+                #expect(preload.status == 200)
+                #expect(preload.json["durable"]?.bool == false, "\(preload.text.prefix(300))")
+                #expect(preload.json["store_error"]?.string?.contains("full") == true)
+                #expect(preload.json["resolved"]?.int == firstBatch.count)
+                let results = preload.json["results"]?.array ?? []
+                #expect(results.allSatisfy { $0["persisted"]?.bool == false })
+                #expect(results.first?["ips"]?.strings == TestZone.wildV4)  // answered from memory
+
+                let degraded = try await service.client.get("/readyz")
+                #expect(degraded.status == 200)
+                #expect(degraded.json["status"]?.string == "degraded", "\(degraded)")
+                #expect(degraded.json["store"]?["healthy"]?.bool == false)
+                #expect((degraded.json["store"]?["pendingChanges"]?.int ?? 0) >= firstBatch.count)
+                #expect(try await service.metrics().sum("httpdns_store_healthy") == 0)
+                let hit = try await service.client.get("/v1/default/resolve?host=\(firstBatch[7])&type=A")
+                #expect(hit.json["source"]?.string == "cache")
+
+                try disk.free()
+                let recovered = try await poll(for: 90, every: .milliseconds(200)) { () async throws -> Bool? in
+                    let ready = try await service.client.get("/readyz")
+                    return ready.json["store"]?["healthy"]?.bool == true ? true : nil
+                }
+                #expect(recovered == true, "the store did not recover after space came back: \(service.log().suffix(2000))")
+                #expect(try await service.metrics().sum("httpdns_store_healthy") == 1)
+                #expect(service.log().contains("fail (full (SQLite result code 13))"))
+                #expect(service.log().contains("succeed again"))
+
+                let second = try await service.client.post(
+                    "/v1/default/preload", json: ["hosts": .array(secondBatch.map { .string($0) }), "type": "A"])
+                #expect(second.json["durable"]?.bool == true, "\(second.text.prefix(300))")
+                #expect(second.json["results"]?.array?.allSatisfy { $0["persisted"]?.bool == true } == true)
+                await service.kill()  // no graceful flush
+                #expect(service.exitedBySignal)
+            }
+        }
+
+        let options = HTTPDNSDOptions(
+            upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"], localDNSServers: ["127.0.0.1:\(deadPort())"],
+            localDNSFallback: false, databasePath: disk.databasePath)
+        try await withHTTPDNSD(options) { restarted in
+            // Both batches: the second was acknowledged durable; the first was committed on recovery.
+            for host in secondBatch + firstBatch.prefix(50) {
+                let response = try await restarted.client.get("/v1/default/resolve?host=\(host)&type=A")
+                #expect(response.json["source"]?.string == "cache", "\(host): \(response)")
+            }
+        }
+    }
+}
