@@ -12,6 +12,7 @@
 #include <libknot/packet/pkt.h>
 #include <libknot/packet/wire.h>
 #include <libknot/rrtype/opt.h>
+#include <libknot/rrtype/rdname.h>
 #include <libknot/rrtype/soa.h>
 
 /// A packet of at most `capacity` bytes holding a copy of `bytes` (`knot_pkt_new` with its own

@@ -16,6 +16,15 @@ public struct DNSReplySummary: Sendable, Equatable {
     public var questionType: UInt16?
     /// The question name, wire form, lower-case.
     public var questionName: [UInt8]?
+    /// The CNAME records of the answer section, in order (`knot_cname_name`).
+    public var aliases: [Alias] = []
+
+    /// One CNAME record: its owner and target as text (`knot_dname_to_str`), and its TTL.
+    public struct Alias: Sendable, Equatable {
+        public var owner: String
+        public var target: String
+        public var ttl: UInt32
+    }
 
     /// Reads a reply. `.malformed` when libknot cannot parse it, `.unexpected` when it is a query.
     public static func parse(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSReplySummary {
@@ -31,6 +40,11 @@ public struct DNSReplySummary: Sendable, Equatable {
             for rrset in packet.rrsets(section) {
                 let type = rrset.pointee.type
                 if section == KNOT_ANSWER { summary.answerCount += Int(rrset.pointee.rrs.count) }
+                if section == KNOT_ANSWER, type == UInt16(KNOT_RRTYPE_CNAME.rawValue), rrset.pointee.rrs.count > 0,
+                   let owner = text(rrset.pointee.owner),
+                   let target = text(knot_cname_name(chttpdns_knot_rdata_at(rrset, 0))) {
+                    summary.aliases.append(Alias(owner: owner, target: target, ttl: rrset.pointee.ttl))
+                }
                 guard type != UInt16(KNOT_RRTYPE_OPT.rawValue), type != UInt16(KNOT_RRTYPE_TSIG.rawValue), rrset.pointee.rrs.count > 0 else {
                     continue
                 }
@@ -43,5 +57,13 @@ public struct DNSReplySummary: Sendable, Equatable {
             }
         }
         return summary
+    }
+
+    /// A name as text (`knot_dname_to_str`), nil when libknot cannot write it.
+    private static func text(_ name: UnsafePointer<knot_dname_t>?) -> String? {
+        guard let name else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(KNOT_DNAME_TXT_MAXLEN) + 1)
+        guard knot_dname_to_str(&buffer, name, buffer.count) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -39,6 +39,30 @@ struct DNSReplyParserTests {
         #expect(answer.ttl == 60)
     }
 
+    @Test func aReplyEndingInACNAMEWithoutAddressesNamesTheTargetAndTheChainsMinimumTTL() throws {
+        var message = DNSTestMessage()
+        message.question.name = "api.example.test"
+        message.answers = [
+            ("api.example.test", 5, 60, DNSTestMessage.name("mid.example.test")),
+            ("mid.example.test", 5, 30, DNSTestMessage.name("www.example.test")),
+        ]
+        let answer = try DNSReplyParser.parse(message.bytes, family: .a).get()
+        #expect(answer.addresses.isEmpty && !answer.nxdomain)
+        #expect(answer.cnameTarget == HostName("www.example.test"))
+        #expect(answer.ttl == 30)
+    }
+
+    @Test func aCNAMEThatLoopsInsideTheReplyStillNamesATargetForTheEngineToCatch() throws {
+        var message = DNSTestMessage()
+        message.question.name = "loop1.example.test"
+        message.answers = [
+            ("loop1.example.test", 5, 60, DNSTestMessage.name("loop2.example.test")),
+            ("loop2.example.test", 5, 60, DNSTestMessage.name("loop1.example.test")),
+        ]
+        let answer = try DNSReplyParser.parse(message.bytes, family: .a).get()
+        #expect(answer.cnameTarget == HostName("loop2.example.test"))
+    }
+
     /// Captured from unbound 1.17 (auth-zone): api.example.test A, with name compression.
     @Test func capturedCompressedCNAMEReplyParses() throws {
         let bytes = hexBytes(

@@ -41,6 +41,23 @@ struct DoHJSONParserTests {
         #expect(result.ttl == 30)
     }
 
+    @Test func aChainEndingInACNAMEWithoutAddressesNamesItsTargetAndMinimumTTL() throws {
+        let body = """
+            {"Status":0,"Question":[{"name":"api.example.test.","type":1}],
+            "Answer":[{"name":"api.example.test.","type":5,"TTL":60,"data":"mid.example.test."},
+            {"name":"mid.example.test.","type":5,"TTL":120,"data":"www.example.test."}]}
+            """
+        let result = try answer(body)
+        #expect(result.addresses.isEmpty && !result.nxdomain)
+        #expect(result.cnameTarget == HostName("www.example.test"))
+        #expect(result.ttl == 60)
+    }
+
+    @Test func aNoDataReplyWithoutCNAMEHasNoTarget() throws {
+        let result = try answer(#"{"Status":0,"Answer":[]}"#)
+        #expect(result.cnameTarget == nil)
+    }
+
     @Test func stringStatusTypeAndTTLAreAccepted() throws {
         let body = """
             {"Status":"0","Answer":[{"name":"a.example.","type":"28","TTL":"77","data":"2001:DB8::1"}]}

@@ -296,9 +296,8 @@ public final class ResolverEngine: Sendable {
             host: key.host, family: key.family, timeoutMilliseconds: config.timeoutMilliseconds,
             clientSubnet: key.network.isEmpty ? nil : key.network)
         let started = clock.now()
-        settings.chain.resolve(query, clock: clock, report: { [self] event in
-            record(event, statsKey: statsKey)
-        }, completion: { [self] outcome in
+        let report: @Sendable (ChainEvent) -> Void = { [self] event in record(event, statsKey: statsKey) }
+        let finish: @Sendable (ChainOutcome) -> Void = { [self] outcome in
             let result: FamilyOutcome
             let now = clock.now()
             switch outcome {
@@ -330,7 +329,31 @@ public final class ResolverEngine: Sendable {
                 }
             }
             flights.complete(key, with: result)
-        })
+        }
+        settings.chain.resolve(query, clock: clock, report: report) { [self] outcome in
+            // A reply that ends in a CNAME without addresses: resolve where it points.
+            guard case .answered(let answer, let source) = outcome, CNAMEFollower.isDangling(answer) else {
+                finish(outcome)
+                return
+            }
+            CNAMEFollower.follow(answer, source: source, query: query, chain: settings.chain, clock: clock, report: report) {
+                [self] followed, stop in
+                if let stop { logCut(stop, of: key) }
+                finish(followed)
+            }
+        }
+    }
+
+    /// One warning per host every 10 s at most for a CNAME chain cut short (answered NODATA).
+    private func logCut(_ stop: CNAMEFollower.Stop, of key: CacheKey) {
+        guard let suppressed = failureLog.admit("cname:\(key.host.value)", now: clock.now()) else { return }
+        let why: String
+        switch stop {
+        case .loop(let name): why = "loops back to \(name.value)"
+        case .tooLong: why = "is longer than \(CNAMEFollower.maximumLinks) links"
+        }
+        let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
+        Log.warning("account \(accountID): the CNAME chain of \(key.host.value) \(key.family.typeName) \(why): answered as no data\(more)")
     }
 
     /// The outcome of a query the upstream budget refused: the cached answer if it may be served

@@ -94,6 +94,10 @@ extension HTTPDNSService {
                     writer.comma()
                     writer.key("nxdomain")
                     writer.bool(true)
+                } else if AnswerRendering.isNoData(answers.map(\.1)) {
+                    writer.comma()
+                    writer.key("nodata")
+                    writer.bool(true)
                 }
             } else {
                 let failure = outcome.results.compactMap { if case .failure(let f) = $0.1 { f } else { nil } }.first!

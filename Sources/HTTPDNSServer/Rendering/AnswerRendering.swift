@@ -50,7 +50,7 @@ enum AnswerRendering {
         writeLifetime(
             ttl: answers.map(\.1.ttl).min() ?? 0, originTTL: answers.map(\.1.originTTL).min() ?? 0,
             source: combinedSource(answers.map(\.1.source)), stale: answers.contains { $0.1.stale },
-            nxdomain: answers.contains { $0.1.nxdomain }, to: &writer)
+            nxdomain: answers.contains { $0.1.nxdomain }, nodata: isNoData(answers.map(\.1)), to: &writer)
     }
 
     /// `{"host":..,"ips":[..],"ipsv6":[..]` from the answers of each family: the opening every
@@ -79,10 +79,17 @@ enum AnswerRendering {
         writeAddresses(ipv6, to: &sink)
     }
 
-    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true]}`: the end of a v1
-    /// answer object.
+    /// True when the name exists but has no address of any family asked (NODATA): said in the
+    /// answer as `"nodata":true`, so an empty answer is never unexplained.
+    static func isNoData(_ answers: [ResolvedAnswer]) -> Bool {
+        !answers.isEmpty && answers.allSatisfy { $0.addressList.isEmpty && !$0.nxdomain }
+    }
+
+    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true|,"nodata":true]}`: the
+    /// end of a v1 answer object.
     static func writeLifetime<Sink: JSONSink>(
-        ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool, nxdomain: Bool, to sink: inout Sink
+        ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool, nxdomain: Bool, nodata: Bool = false,
+        to sink: inout Sink
     ) {
         sink.put(#","ttl":"#)
         sink.decimal(ttl)
@@ -96,7 +103,11 @@ enum AnswerRendering {
         case .localdns: sink.put("localdns")
         }
         sink.put(stale ? #"","stale":true"# : #"","stale":false"#)
-        if nxdomain { sink.put(#","nxdomain":true"#) }
+        if nxdomain {
+            sink.put(#","nxdomain":true"#)
+        } else if nodata {
+            sink.put(#","nodata":true"#)
+        }
         sink.put("}")
     }
 
@@ -200,7 +211,7 @@ enum AnswerRendering {
             to: &sink)
         writeLifetime(
             ttl: answer.ttl, originTTL: answer.originTTL, source: answer.source, stale: answer.stale, nxdomain: answer.nxdomain,
-            to: &sink)
+            nodata: answer.addressList.isEmpty && !answer.nxdomain, to: &sink)
     }
 
     /// The response to a resolve (or cache lookup) of `results`: one object, a batch, or a short array.

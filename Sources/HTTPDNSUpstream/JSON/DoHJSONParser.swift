@@ -59,6 +59,7 @@ enum DoHJSONParser {
         }
         var addresses: [String] = []
         var chainTTL: UInt32?
+        var chain = CNAMEChain()
         if let answers = object["Answer"] {
             guard let records = answers as? [Any] else {
                 return .failure(UpstreamError(.malformed, "Answer is not an array: \(snippet(body))"))
@@ -73,11 +74,19 @@ enum DoHJSONParser {
                     addresses.append(address.description)
                 } else if type != 5 {
                     continue  // RRSIG, DNAME, ...: not part of the chain to the addresses
+                } else if let owner = (record["name"] as? String).flatMap(HostName.init),
+                          let target = (record["data"] as? String).flatMap(HostName.init) {
+                    chain.add(owner: owner, target: target, ttl: ttl)
                 }
                 if let ttl { chainTTL = min(chainTTL ?? ttl, ttl) }
             }
         }
         if addresses.isEmpty {
+            // The chain starts at the asked name (`Question`), else at the first CNAME's owner.
+            let asked = ((object["Question"] as? [Any])?.first as? [String: Any])?["name"] as? String
+            if let start = asked.flatMap(HostName.init) ?? chain.firstOwner, let end = chain.end(from: start) {
+                return .success(UpstreamAnswer(addresses: [], ttl: end.ttl, negativeTTL: negativeTTL(object), cnameTarget: end.target))
+            }
             return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: false, negativeTTL: negativeTTL(object)))
         }
         // No TTL on any record: nil, so the engine applies its default rather than expiring at once.

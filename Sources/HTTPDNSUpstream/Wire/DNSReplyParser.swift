@@ -39,13 +39,31 @@ enum DNSReplyParser {
         case ARES_SUCCESS where !parsed.addresses.isEmpty:
             return .success(UpstreamAnswer(addresses: parsed.addresses, ttl: parsed.ttl ?? 0))
         case ARES_SUCCESS, ARES_ENODATA:
-            switch negativeTTL(message) {
-            case .success(let ttl): return .success(UpstreamAnswer(addresses: [], ttl: nil, negativeTTL: ttl))
-            case .failure(let error): return .failure(UpstreamError(.malformed, "NODATA reply does not parse: \(error.message)"))
+            let summary: DNSReplySummary
+            do throws(DNSMessageError) {
+                summary = try DNSReplySummary.parse(message)
+            } catch {
+                return .failure(UpstreamError(.malformed, "NODATA reply does not parse: \(error.message)"))
             }
+            // A reply that ends in a CNAME without addresses: say where it points, for the engine.
+            if let end = cnameChain(summary) {
+                return .success(UpstreamAnswer(addresses: [], ttl: end.ttl ?? 0, negativeTTL: summary.negativeTTL, cnameTarget: end.target))
+            }
+            return .success(UpstreamAnswer(addresses: [], ttl: nil, negativeTTL: summary.negativeTTL))
         default:
             return .failure(UpstreamError(.malformed, "DNS reply does not parse: " + String(cString: ares_strerror(parsed.status)), underlying: Int(parsed.status)))
         }
+    }
+
+    /// Where the answer section's CNAMEs lead from the first one's owner (the asked name), and
+    /// the minimum TTL over the links taken; nil without a CNAME.
+    static func cnameChain(_ summary: DNSReplySummary) -> (target: HostName, ttl: UInt32?)? {
+        var chain = CNAMEChain()
+        for alias in summary.aliases {
+            guard let owner = HostName(alias.owner), let target = HostName(alias.target) else { return nil }
+            chain.add(owner: owner, target: target, ttl: alias.ttl)
+        }
+        return chain.firstOwner.flatMap { chain.end(from: $0) }
     }
 
     /// min(TTL, MINIMUM) of the authority section's SOA (RFC 2308 §5), nil without one.

@@ -91,6 +91,30 @@ public enum TestZone {
     public static func bulkV4(_ index: Int) -> String { "127.1.\(index / 250).\(index % 250 + 1)" }
 
     /// The zone file text.
+    /// `cname.test.`, an unbound `local-zone static` (as in the README's trial setup): each
+    /// CNAME is answered alone. `api` → `www` (60 s, then 300 s), a loop, a chain of 12 links,
+    /// and a CNAME to a name that does not exist.
+    public static let staticCNAME = "api.cname.test"
+    public static let staticCNAMETarget = "www.cname.test"
+    public static let staticCNAMEV4 = ["127.0.0.81"]
+    public static let staticCNAMETTL: UInt32 = 60
+    public static let staticLoop = "loop1.cname.test"
+    public static let staticLongChain = "c0.cname.test"
+    public static let staticToNowhere = "dangling.cname.test"
+
+    static func staticCNAMEData() -> [String] {
+        var data = [
+            "api.cname.test. 60 IN CNAME www.cname.test.",
+            "www.cname.test. 300 IN A 127.0.0.81",
+            "loop1.cname.test. 60 IN CNAME loop2.cname.test.",
+            "loop2.cname.test. 60 IN CNAME loop1.cname.test.",
+            "dangling.cname.test. 60 IN CNAME nowhere.cname.test.",
+            "c12.cname.test. 60 IN A 127.0.0.82",
+        ]
+        for index in 0..<12 { data.append("c\(index).cname.test. 60 IN CNAME c\(index + 1).cname.test.") }
+        return data
+    }
+
     static func zoneFile() -> String {
         var lines = [
             "$ORIGIN example.test.",
