@@ -11,8 +11,10 @@ public struct StoreError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let openFailed = Code("openFailed")
         /// The file exists but is not an SQLite database (`SQLITE_NOTADB`).
         public static let notADatabase = Code("notADatabase")
-        /// The file's schema is newer than this build knows, or a migration failed.
+        /// A migration failed.
         public static let schema = Code("schema")
+        /// The file was written by a newer build (its schema version is above this build's).
+        public static let newerSchema = Code("newerSchema")
         /// A statement could not be prepared.
         public static let prepare = Code("prepare")
         /// Writing (or committing) failed.

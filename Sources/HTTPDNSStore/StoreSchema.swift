@@ -34,7 +34,7 @@ enum StoreSchema {
         let version = try connection.userVersion()
         guard version <= currentVersion else {
             throw StoreError(
-                code: .schema,
+                code: .newerSchema,
                 message: "schema version \(version) is newer than this build's \(currentVersion)")
         }
         for index in Int(version)..<migrations.count {
