@@ -161,8 +161,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         account: String, now: Timestamp, discardExpiredOlderThan: Double, keepExpired: Bool
     ) throws(StoreError) -> [(CacheKey, CacheEntry)] {
         let result = try onWriter { () throws(StoreError) -> WarmLoadResult in
-            let writer = try self.openWriter()
+            // Flush first: a commit that finds the file damaged replaces the writer.
             _ = self.flushOnWriter(scheduled: false)
+            let writer = try self.openWriter()
             do throws(StoreError) {
                 return try writer.loadCache(
                     account: account, now: now, window: max(0, discardExpiredOlderThan), keepExpired: keepExpired)
