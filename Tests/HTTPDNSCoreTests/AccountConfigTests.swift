@@ -102,3 +102,12 @@ import Testing
         #expect(try UpstreamSpec(parsing: "doh:http://127.0.0.1:8053/dns-query", key: "k") == UpstreamSpec(kind: .doh, url: "http://127.0.0.1:8053/dns-query"))
     }
 }
+
+/// The JSON text the database keeps is never a stand-in for a configuration it could not write.
+@Suite struct AccountConfigJSONTextTests {
+    @Test func aConfigurationThatCannotBeWrittenAsJSONThrowsInsteadOfGivingAnEmptyObject() {
+        var config = AccountConfig()
+        config.maxStaleAge = .infinity  // not representable in JSON
+        #expect(throws: ConfigError.self) { try config.jsonText(redacted: false) }
+    }
+}
