@@ -26,7 +26,7 @@ enum LoopCall {
 
     /// Runs a system call that returns -1 and sets `errno` on failure; retries on `EINTR`.
     @discardableResult
-    static func system(_ call: StaticString, _ body: () -> Int32) throws(Failure) -> Int32 {
+    static func system<Result: FixedWidthInteger & SignedInteger>(_ call: StaticString, _ body: () -> Result) throws(Failure) -> Result {
         while true {
             let result = body()
             if result != -1 { return result }

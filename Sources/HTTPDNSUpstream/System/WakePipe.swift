@@ -3,38 +3,59 @@ import Glibc
 #endif
 
 /// A non-blocking pipe used to wake a `poll(2)` loop from other threads. The descriptors stay
-/// open for the life of the object.
+/// open for the life of the object. System call results go through `LoopCall`.
 final class WakePipe: Sendable {
     let readDescriptor: Int32
     let writeDescriptor: Int32
 
+    /// Creates the pipe; without it no loop can run, so a failure stops the process naming the call.
     init() {
         var fds: [Int32] = [-1, -1]
-        if pipe(&fds) != 0 {
-            fatalError("pipe failed: errno \(errno)")
-        }
-        for fd in fds {
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        do throws(LoopCall.Failure) {
+            try LoopCall.system("pipe") { pipe(&fds) }
+            for fd in fds {
+                let flags = try LoopCall.system("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+                try LoopCall.system("fcntl(F_SETFL, O_NONBLOCK)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+                try LoopCall.system("fcntl(F_SETFD, FD_CLOEXEC)") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            }
+        } catch {
+            fatalError("wake pipe: \(error)")
         }
         readDescriptor = fds[0]
         writeDescriptor = fds[1]
     }
 
     deinit {
-        close(readDescriptor)
-        close(writeDescriptor)
+        for fd in [readDescriptor, writeDescriptor] {
+            do throws(LoopCall.Failure) {
+                try LoopCall.system("close(wake pipe)") { close(fd) }
+            } catch {
+                LoopCall.report(error)
+            }
+        }
     }
 
-    /// Wakes the reader (a full pipe already means a wake-up is pending).
+    /// Wakes the reader (a full pipe, EAGAIN, already means a wake-up is pending).
     func signal() {
         var byte: UInt8 = 1
-        _ = write(writeDescriptor, &byte, 1)
+        do throws(LoopCall.Failure) {
+            try LoopCall.system("write(wake pipe)") { write(writeDescriptor, &byte, 1) }
+        } catch where error.errorNumber == EAGAIN {
+            // A wake-up is pending already.
+        } catch {
+            LoopCall.report(error)
+        }
     }
 
-    /// Empties the pipe after a wake-up.
+    /// Empties the pipe after a wake-up (until EAGAIN: nothing left).
     func drain() {
         var buffer = [UInt8](repeating: 0, count: 64)
-        while read(readDescriptor, &buffer, buffer.count) > 0 {}
+        do throws(LoopCall.Failure) {
+            while try LoopCall.system("read(wake pipe)", { read(readDescriptor, &buffer, buffer.count) }) > 0 {}
+        } catch where error.errorNumber == EAGAIN {
+            // Empty.
+        } catch {
+            LoopCall.report(error)
+        }
     }
 }
