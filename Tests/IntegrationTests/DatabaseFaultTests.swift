@@ -27,6 +27,8 @@ struct DatabaseFaultTests {
         #expect(output.contains("written by a newer httpdnsd"), "\(output)")
         #expect(output.contains("schema version 99"), "\(output)")
         try python("import sqlite3,sys; v=sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0]; sys.exit(0 if v==99 else 1)", [path])
+        let (_, help) = try await HTTPDNSDProcess.runOnce(arguments: ["--help"])
+        #expect(help.contains("3 when the database was written by a newer httpdnsd"))
     }
 
     @Test func aDamagedCacheTableIsSetAsideAtStartKeepingTheAccounts() async throws {

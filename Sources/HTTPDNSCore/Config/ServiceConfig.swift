@@ -455,6 +455,9 @@ public struct ServiceConfig: Sendable, Equatable {
             "  " + AccountConfig.keys.sorted().joined(separator: ", "),
             "Without a file there is one account, \"default\", whose upstreams are Alibaba Public DNS",
             "(json:https://223.5.5.5/resolve, json:https://223.6.6.6/resolve) with the system resolver as fallback.",
+            "",
+            "Exit codes: 0 after a clean stop (SIGTERM, SIGINT); 1 when the database cannot be opened or an",
+            "address cannot be bound; 2 for a bad configuration; 3 when the database was written by a newer httpdnsd.",
         ]
         return lines.joined(separator: "\n")
     }
