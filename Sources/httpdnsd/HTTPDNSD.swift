@@ -30,7 +30,7 @@ enum HTTPDNSD {
                 environment: ProcessInfo.processInfo.environment,
                 readFile: { try Data(contentsOf: URL(fileURLWithPath: $0)) })
             {
-            case .help(let text):
+            case .help(let text), .version(let text):
                 print(text)
                 exit(0)
             case .run(let loaded):

@@ -70,11 +70,14 @@ import Testing
         #expect(config.upstreams == base.upstreams)
     }
 
-    @Test func nullSecretClearsIt() throws {
+    @Test func nullIsRefusedNamingTheKeyEvenForASecret() throws {
         var base = AccountConfig.test()
         base.secretKey = "old"
-        let config = try AccountConfig(json: ["secretKey": NSNull()], base: base, path: "accounts.x")
-        #expect(config.secretKey == nil)
+        for key in ["secretKey", "timeout", "upstreams", "clientKeys"] {
+            #expect(throws: ConfigError(key: "accounts.x.\(key)", "is null: give a value, or leave the key out for its default")) {
+                try AccountConfig(json: [key: NSNull()], base: base, path: "accounts.x")
+            }
+        }
     }
 
     @Test func timeoutIsRoundedToWholeMilliseconds() {
@@ -87,8 +90,11 @@ import Testing
 
     @Test func localDNSServersAreTrimmedAndChecked() throws {
         #expect(try AccountConfig.validateServers([" 127.0.0.1:53 ", "[::1]:5353", "127.0.0.2"], key: "k") == ["127.0.0.1:53", "[::1]:5353", "127.0.0.2"])
-        #expect(throws: ConfigError(key: "k[1]", "'' is not host:port")) {
+        #expect(throws: ConfigError(key: "k[1]", "'' is not an IP address with an optional port (127.0.0.1, 127.0.0.1:53, ::1, [::1]:53)")) {
             try AccountConfig.validateServers(["127.0.0.1:53", ""], key: "k")
+        }
+        for bad in ["not-an-address", "resolver.example:53", "127.0.0.1:0", "127.0.0.1:65536", "[127.0.0.1]:53", "::1:53x", "[::1]"] {
+            #expect(throws: ConfigError.self, "\(bad)") { try AccountConfig.validateServers([bad], key: "k") }
         }
         #expect(throws: ConfigError.self) { try AccountConfig.validateServers(["udp://127.0.0.1"], key: "k") }
         #expect(throws: ConfigError.self) { try AccountConfig.validateServers(["127.0.0.1 53"], key: "k") }

@@ -168,6 +168,13 @@ import Testing
         ("json:ftp://127.0.0.1/resolve", "must start with http:// or https://"),
         ("json:http:///resolve", "has no host"),
         ("json:https://", "has no host"),
+        ("doh:http://a b/x", "holds a space"),
+        ("doh:http://127.0.0.1/dns query", "holds a space"),
+        ("doh:http://127.0.0.1/x{y}", "holds '{'"),
+        ("json:http://bad_host!/resolve", "is not a host name or IP address"),
+        ("json:http://127.0.0.1:99999/resolve", "is not a host name or IP address with an optional port"),
+        ("json:http://127.0.0.1:/resolve", "with an optional port"),
+        ("json:http://[127.0.0.1]/resolve", "with an optional port"),
     ])
     func badUpstreamSpecIsRejectedWithItsIndex(_ spec: String, _ message: String) throws {
         let error = try #require(ConfigLoading.fileError(#"{"accounts": {"shop": {"upstreams": ["json:http://127.0.0.1:1/resolve", "\#(spec)"]}}}"#))

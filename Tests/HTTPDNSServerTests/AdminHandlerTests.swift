@@ -42,6 +42,26 @@ import Testing
         #expect(fixture.accountStore.calls.isEmpty)
     }
 
+    /// A bad value, `null`, a key given twice or a body that does not parse: a 400 naming the
+    /// key (or the line and column), and nothing stored.
+    @Test(arguments: [
+        (#"{"localDNSServers":["not-an-address"]}"#, "InvalidParameter", "localDNSServers[0]"),
+        (#"{"upstreams":["doh:http://a b/x"]}"#, "InvalidParameter", "upstreams[0]"),
+        (#"{"ispEnable":null}"#, "InvalidParameter", "ispEnable: is null"),
+        (#"{"maxCacheTTL":60,"maxCacheTTL":90}"#, "InvalidBody", "maxCacheTTL: is given twice"),
+        ("{\"maxCacheTTL\":60,\n\"timeout\" 1}", "InvalidBody", "line 2, column 11"),
+    ])
+    func aBadBodyIsRefusedNamingTheKeyAndChangesNothing(body: String, code: String, named: String) throws {
+        let fixture = ServiceFixture(adminToken: Self.token)
+        let exchange = fixture.send("PUT", "/v1/accounts/shop", authorization: Self.bearer, body: Array(body.utf8))
+        #expect(exchange.status == 400)
+        #expect(exchange.errorCode == code)
+        let message = try #require((exchange.object["error"] as? [String: Any])?["message"] as? String)
+        #expect(message.contains(named), "\(message)")
+        #expect(fixture.registry.ids == ["default"])
+        #expect(fixture.accountStore.calls.isEmpty)
+    }
+
     @Test func putCreatesWith201ThenUpdatesWith200() throws {
         let fixture = ServiceFixture(adminToken: Self.token)
         let created = fixture.send("PUT", "/v1/accounts/shop", authorization: Self.bearer, body: Array(Self.accountBody.utf8))

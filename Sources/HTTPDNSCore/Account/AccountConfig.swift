@@ -140,7 +140,7 @@ public struct AccountConfig: Sendable, Equatable {
     ) throws(ConfigError) {
         self = base
         let reader = JSONObjectReader(object, path: path)
-        try reader.rejectUnknownKeys(Self.keys)
+        try reader.checkKeys(Self.keys)
         if let list = try reader.strings("upstreams") {
             var specs: [UpstreamSpec] = []
             for (index, text) in list.enumerated() {
@@ -222,15 +222,34 @@ public struct AccountConfig: Sendable, Equatable {
         }
     }
 
-    /// Checks a list of `host:port` / `[v6]:port` / `host` entries for the fallback resolver.
+    /// Checks a list of fallback resolver addresses: `IPv4`, `IPv4:port`, `IPv6` or `[IPv6]:port`
+    /// (port 1-65535). The resolver takes addresses only: a host name would need a resolver itself.
     public static func validateServers(_ list: [String], key: String) throws(ConfigError) -> [String] {
         for (index, server) in list.enumerated() {
             let trimmed = server.trimmingCharacters(in: .whitespaces)
-            guard !trimmed.isEmpty, !trimmed.contains(" "), !trimmed.contains("/") else {
-                throw ConfigError(key: "\(key)[\(index)]", "'\(server)' is not host:port")
+            guard isServerAddress(trimmed) else {
+                throw ConfigError(
+                    key: "\(key)[\(index)]", "'\(Log.escaped(server))' is not an IP address with an optional port (127.0.0.1, 127.0.0.1:53, ::1, [::1]:53)")
             }
         }
         return list.map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
+    private static func isServerAddress(_ text: String) -> Bool {
+        if IPAddress(text) != nil { return true }
+        let host: Substring, port: Substring
+        if text.hasPrefix("[") {
+            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return false }
+            host = text[text.index(after: text.startIndex)..<close]
+            port = text[text.index(close, offsetBy: 2)...]
+            guard IPAddress(String(host))?.family == .aaaa else { return false }
+        } else {
+            guard let colon = text.lastIndex(of: ":") else { return false }
+            host = text[..<colon]
+            port = text[text.index(after: colon)...]
+            guard IPAddress(String(host))?.family == .a else { return false }
+        }
+        return port.allSatisfy(\.isASCII) && (UInt16(port) ?? 0) > 0
     }
 
     /// True when `host` is a `staleExcludeHosts` entry or a subdomain of one.

@@ -54,7 +54,7 @@ public struct ClientKey: Sendable, Equatable {
             let path = "\(key)[\(index)]"
             guard let object = item as? [String: Any] else { throw ConfigError(key: path, "must be an object {\"id\",\"secret\",\"role\"}") }
             let reader = JSONObjectReader(object, path: path)
-            try reader.rejectUnknownKeys(["id", "secret", "role"])
+            try reader.checkKeys(["id", "secret", "role"])
             guard let id = try reader.string("id") else { throw ConfigError(key: "\(path).id", "is required") }
             guard isValidID(id) else { throw ConfigError(key: "\(path).id", "must be 1-64 letters, digits, '-', '_' or '.'") }
             guard seen.insert(id).inserted else { throw ConfigError(key: "\(path).id", "'\(id)' is given twice") }

@@ -13,10 +13,14 @@ struct JSONObjectReader {
 
     func keyPath(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
 
-    /// Fails on the first key not in `known`.
-    func rejectUnknownKeys(_ known: Set<String>) throws(ConfigError) {
+    /// Fails on the first key not in `known`, and on a key whose value is `null`: a key is
+    /// either given a value or left out (its default), never set to nothing.
+    func checkKeys(_ known: Set<String>) throws(ConfigError) {
         for key in object.keys.sorted() where !known.contains(key) {
             throw ConfigError(key: keyPath(key), "unknown key (known keys: \(known.sorted().joined(separator: ", ")))")
+        }
+        for key in object.keys.sorted() where object[key] is NSNull {
+            throw ConfigError(key: keyPath(key), "is null: give a value, or leave the key out for its default")
         }
     }
 
@@ -83,8 +87,16 @@ struct JSONObjectReader {
     }
 }
 
-/// Parses JSON text into an object, naming `key` when it is not a JSON object.
-func parseJSONObject(_ data: Data, key: String) throws(ConfigError) -> [String: Any] {
+/// Parses JSON text into an object. Invalid JSON names `key` (the file, or `body`) with the
+/// line and column of the fault; a key given twice in one object is refused, named by its path
+/// (`JSONTextCheck`); so is text that is not a JSON object.
+public func parseJSONObject(_ data: Data, key: String) throws(ConfigError) -> [String: Any] {
+    if let problem = JSONTextCheck.problem(in: Array(data)) {
+        if let duplicate = problem.key {
+            throw ConfigError(key: duplicate, "\(problem.message) (\(key), line \(problem.line), column \(problem.column))")
+        }
+        throw ConfigError(key: key, "is not valid JSON: line \(problem.line), column \(problem.column): \(problem.message)")
+    }
     let value: Any
     do {
         value = try JSONSerialization.jsonObject(with: data, options: [])

@@ -230,7 +230,7 @@ public struct ServiceConfig: Sendable, Equatable {
             for part in parts { specs.append(try UpstreamSpec(parsing: part, key: name)) }
             config.accounts["default", default: AccountConfig()].upstreams = specs
         },
-        Setting(key: "localDNSServers", env: "HTTPDNS_LOCALDNS_SERVERS", flag: "--localdns-servers", help: "comma-separated host:port servers of the fallback resolver (default: /etc/resolv.conf)") { config, value, name throws(ConfigError) in
+        Setting(key: "localDNSServers", env: "HTTPDNS_LOCALDNS_SERVERS", flag: "--localdns-servers", help: "comma-separated IP[:port] servers of the fallback resolver (default: /etc/resolv.conf)") { config, value, name throws(ConfigError) in
             let parts = value.split(separator: ",").map { String($0) }
             config.accounts["default", default: AccountConfig()].localDNSServers = try AccountConfig.validateServers(parts, key: name)
         },
@@ -247,6 +247,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public enum Invocation: Sendable, Equatable {
         case run(ServiceConfig)
         case help(String)
+        /// `--version`: the line to print.
+        case version(String)
     }
 
     /// Builds the configuration from `arguments` (without the program name), `environment` and
@@ -261,6 +263,7 @@ public struct ServiceConfig: Sendable, Equatable {
         while index < arguments.count {
             let argument = arguments[index]
             if argument == "--help" || argument == "-h" { return .help(helpText) }
+            if argument == "--version" { return .version(BuildInfo.versionLine) }
             var name = argument
             var value: String?
             if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
@@ -340,7 +343,7 @@ public struct ServiceConfig: Sendable, Equatable {
     /// The service configuration from a decoded config file.
     public init(json object: [String: Any]) throws(ConfigError) {
         let reader = JSONObjectReader(object, path: "")
-        try reader.rejectUnknownKeys(Set(Self.settings.map(\.key)).union(["accounts"]))
+        try reader.checkKeys(Set(Self.settings.map(\.key)).union(["accounts"]))
         for setting in Self.settings {
             guard let raw = object[setting.key] else { continue }
             let text: String
@@ -449,6 +452,7 @@ public struct ServiceConfig: Sendable, Equatable {
             lines.append(line("\(setting.flag) VALUE", setting.help + " (env \(setting.env))"))
         }
         lines += [
+            line("--version", "print the version and exit"),
             line("-h, --help", "this text"),
             "",
             "Accounts are declared under \"accounts\" in the file; keys of an account:",

@@ -37,9 +37,19 @@ public struct UpstreamSpec: Sendable, Hashable, CustomStringConvertible {
         guard let first = rest.first, first != "/", !parts.hostPort.isEmpty else {
             throw ConfigError(key: key, "upstream URL '\(parts.redacted)' has no host")
         }
+        if let bad = url.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value >= 0x7F || Self.notInURLs.contains($0) }) {
+            let shown = bad == " " ? "a space" : bad.value < 0x20 || bad.value == 0x7F ? "a control character" : "'\(bad)'"
+            throw ConfigError(key: key, "upstream URL '\(Log.escaped(parts.redacted))' holds \(shown), which a URL cannot (percent-encode it)")
+        }
+        guard parts.hostAndPort != nil else {
+            throw ConfigError(key: key, "upstream URL '\(parts.redacted)': '\(parts.hostPort)' is not a host name or IP address with an optional port (1-65535)")
+        }
         self.kind = kind
         self.url = url
     }
+
+    /// Characters RFC 3986 allows nowhere in a URL (besides spaces and controls).
+    static let notInURLs: Set<Unicode.Scalar> = ["\"", "<", ">", "\\", "^", "`", "{", "|", "}"]
 
     /// `KIND:scheme://host[:port]/path`: no user information, query or fragment. For logs and
     /// metric labels.
@@ -91,6 +101,30 @@ struct URLParts {
             rest = rest[..<question]
         }
         path = rest
+    }
+
+    /// The host (an IP address, `[IPv6]` without brackets, or a host name) and the port (nil when
+    /// not given); nil when either is not valid.
+    var hostAndPort: (host: String, port: UInt16?)? {
+        var host = hostPort
+        var port: Substring?
+        if host.hasPrefix("[") {
+            guard let close = host.firstIndex(of: "]") else { return nil }
+            let after = host[host.index(after: close)...]
+            guard after.isEmpty || after.hasPrefix(":") else { return nil }
+            if after.hasPrefix(":") { port = after.dropFirst() }
+            host = host[host.index(after: host.startIndex)..<close]
+            guard IPAddress(String(host))?.family == .aaaa else { return nil }
+        } else if let colon = host.lastIndex(of: ":") {
+            port = host[host.index(after: colon)...]
+            host = host[..<colon]
+            guard IPAddress(String(host)) != nil || HostName(String(host)) != nil else { return nil }
+        } else {
+            guard IPAddress(String(host)) != nil || HostName(String(host)) != nil else { return nil }
+        }
+        guard let port else { return (String(host), nil) }
+        guard port.allSatisfy(\.isASCII), let number = UInt16(port), number > 0 else { return nil }
+        return (String(host), number)
     }
 
     /// `scheme://host[:port]/path`.

@@ -164,12 +164,9 @@ extension HTTPDNSService {
         }
         let object: [String: Any]
         do {
-            guard let parsed = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any] else {
-                throw APIError(.invalidBody, "the body must be a JSON object of account options")
-            }
-            object = parsed
+            object = try parseJSONObject(Data(body), key: "body")
         } catch {
-            throw APIError(.invalidBody, "the body is not valid JSON")
+            throw APIError(.invalidBody, "\(error.description) (a JSON object of account options)")
         }
         var config: AccountConfig
         do {

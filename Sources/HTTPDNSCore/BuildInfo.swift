@@ -1,0 +1,21 @@
+/// What this build is: `httpdnsd --version` prints it.
+public enum BuildInfo {
+    /// The release this source tree is (the API version of `openapi.yaml` follows it).
+    public static let version = "1.0.0"
+
+    /// The Swift compiler that built it (`6.3`).
+    public static var swift: String {
+        #if compiler(>=6.3)
+        "6.3"
+        #elseif compiler(>=6.2)
+        "6.2"
+        #elseif compiler(>=6.1)
+        "6.1"
+        #else
+        "6.0"
+        #endif
+    }
+
+    /// One line: `httpdnsd 1.0.0 (Swift 6.3)`.
+    public static var versionLine: String { "httpdnsd \(version) (Swift \(swift))" }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+
+@testable import HTTPDNSCore
+
+/// Every value is checked where it is set (file, environment, flag, admin body), and the error
+/// names the key: bad addresses, `null`, a key given twice, JSON that does not parse.
+@Suite("Config validation")
+struct ConfigValidationTests {
+    @Test func localDNSServersThatAreNotAddressesAreNamedInEverySource() throws {
+        let file = try #require(ConfigLoading.fileError(#"{"accounts": {"shop": {"localDNSServers": ["127.0.0.1:53", "not-an-address"]}}}"#))
+        #expect(file.key == "accounts.shop.localDNSServers[1]")
+        #expect(file.message.contains("'not-an-address' is not an IP address"))
+        let upstreams = "doh:http://127.0.0.1:1/dns-query"
+        #expect(ConfigLoading().error(env: ["HTTPDNS_UPSTREAMS": upstreams, "HTTPDNS_LOCALDNS_SERVERS": "not-an-address"])?.key == "HTTPDNS_LOCALDNS_SERVERS[0]")
+        #expect(ConfigLoading().error(["--upstreams", upstreams, "--localdns-servers", "127.0.0.1,x:y"])?.key == "--localdns-servers[1]")
+    }
+
+    @Test func nullIsRefusedForServiceAndAccountKeys() {
+        #expect(ConfigLoading.fileError(#"{"threads": null}"#) == ConfigError(key: "threads", "is null: give a value, or leave the key out for its default"))
+        #expect(ConfigLoading.fileError(#"{"trustedProxies": null}"#)?.key == "trustedProxies")
+        #expect(ConfigLoading.fileError(#"{"accounts": {"shop": {"maxCacheTTL": null}}}"#)?.key == "accounts.shop.maxCacheTTL")
+        #expect(ConfigLoading.fileError(#"{"accounts": {"shop": {"clientKeys": [{"id": "k", "secret": null, "role": "resolve"}]}}}"#)?.key == "accounts.shop.clientKeys[0].secret")
+    }
+
+    @Test func aKeyGivenTwiceIsRefusedWithItsPathAndPosition() throws {
+        let json = """
+            {"listen": "127.0.0.1:1",
+             "accounts": {"shop": {"timeout": 1,
+                                   "timeout": 2}}}
+            """
+        let error = try #require(ConfigLoading.fileError(json))
+        #expect(error.key == "accounts.shop.timeout")
+        #expect(error.message == "is given twice in the same object (/etc/httpdnsd.json, line 3, column 24)")
+        #expect(ConfigLoading.fileError(#"{"threads": 1, "threads": 2}"#)?.key == "threads")
+        // The same key in two different objects is fine.
+        #expect(ConfigLoading.fileError(#"{"accounts": {"a": {"timeout": 1}, "b": {"timeout": 1}}}"#) == nil)
+        // Keys are compared decoded: an escape does not hide a repetition.
+        #expect(ConfigLoading.fileError(#"{"threads": 1, "thre\u0061ds": 2}"#)?.key == "threads")
+    }
+
+    @Test(arguments: [
+        ("{\"threads\": 1,\n \"listen\" \"127.0.0.1:1\"}", 2, 11, "expected ':' after the key"),
+        ("{\"threads\": 1,}", 1, 15, "expected a key in double quotes"),
+        ("{\"threads\": 01}", 1, 14, "expected ',' or '}'"),
+        ("{\"threads\": tru}", 1, 13, "expected a JSON value"),
+        ("{\"listen\": \"127.0.0.1:1}", 1, 25, "a string is not closed"),
+        ("{}\n{}", 2, 1, "unexpected text after the JSON value"),
+        ("{\"é\": \"x\" x}", 1, 11, "expected ',' or '}'"),
+    ])
+    func invalidJSONIsReportedWithLineAndColumn(_ json: String, _ line: Int, _ column: Int, _ message: String) throws {
+        let error = try #require(ConfigLoading.fileError(json))
+        #expect(error.key == "/etc/httpdnsd.json")
+        #expect(error.message.hasPrefix("is not valid JSON: line \(line), column \(column): \(message)"), "\(error)")
+    }
+
+    @Test func wellFormedJSONPassesTheTextCheck() {
+        let texts = [
+            #"{"a": [1, -2.5e+3, 0, true, false, null, "x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"], "b": {}, "c": []}"#,
+            "  {\"a\" : { \"b\" : [ [ ] ] } }\n",
+        ]
+        for text in texts { #expect(JSONTextCheck.problem(in: Array(text.utf8)) == nil, "\(text)") }
+    }
+
+    @Test func versionFlagReportsTheBuild() throws {
+        let invocation = try ServiceConfig.load(arguments: ["--threads", "2", "--version"], environment: [:]) { _ in Data() }
+        #expect(invocation == .version(BuildInfo.versionLine))
+        #expect(BuildInfo.versionLine.hasPrefix("httpdnsd \(BuildInfo.version) (Swift 6."))
+        #expect(ServiceConfig.helpText.contains("--version"))
+    }
+}

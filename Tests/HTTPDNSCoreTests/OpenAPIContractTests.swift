@@ -1,0 +1,44 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+@testable import HTTPDNSCore
+
+/// `openapi.yaml` describes the account keys the service knows, no more and no fewer: a client
+/// generated from the spec would otherwise drop a key on a GET→PUT round trip (reset it to its
+/// default).
+@Suite("OpenAPI contract")
+struct OpenAPIContractTests {
+    @Test func specAccountConfigPropertiesAreTheKeysTheServiceKnows() throws {
+        let spec = TestPaths.packageRoot.appendingPathComponent("openapi.yaml").path
+        let script = """
+            import json, sys, yaml
+            spec = yaml.safe_load(open(sys.argv[1]))
+            schema = spec["components"]["schemas"]["AccountConfig"]
+            print(json.dumps({"properties": sorted(schema["properties"]), "additional": schema.get("additionalProperties", True)}))
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", script, spec]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "python3 with PyYAML (Debian python3-yaml) reads openapi.yaml")
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let properties = Set(try #require(object["properties"] as? [String]))
+        #expect(properties.subtracting(AccountConfig.keys).isEmpty, "in the spec, unknown to the service")
+        #expect(AccountConfig.keys.subtracting(properties).isEmpty, "known to the service, missing from the spec")
+        #expect(object["additional"] as? Bool == false)
+        // Every key the admin API shows is one the spec names.
+        var full = AccountConfig()
+        full.rateLimit = 1
+        full.rateBurst = 1
+        full.accessKeyId = "a"
+        full.accessKeySecret = "b"
+        full.secretKey = "c"
+        full.aesSecretKey = String(repeating: "0", count: 64)
+        #expect(Set(full.jsonObject(redacted: true).keys) == properties)
+    }
+}
