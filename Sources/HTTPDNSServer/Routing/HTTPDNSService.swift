@@ -197,7 +197,13 @@ public final class HTTPDNSService: Sendable {
         if let refusal = match.request.query.refusal { return .response(route.format.response(refusal)) }
         if let refusal = checkLimits(route, match) { return .response(route.format.response(refusal)) }
         switch admit(route, match) {
-        case .proceed(let admitted): return sealResponse(route.handler(self, admitted), admitted)
+        case .proceed(let admitted):
+            // An argument the route does not read is refused, not ignored (`RouteArguments`).
+            if let arguments = route.arguments,
+               let refusal = RouteArguments.refusal(admitted.request.query, arguments, method: route.method, path: admitted.request.path) {
+                return sealResponse(.response(route.format.response(refusal)), admitted)
+            }
+            return sealResponse(route.handler(self, admitted), admitted)
         case .answer(let response): return .response(response)
         }
     }

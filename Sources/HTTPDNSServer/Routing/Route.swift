@@ -101,6 +101,8 @@ struct Route: Sendable {
     /// When set, the row serves only requests it accepts; another row of the same path and
     /// method serves the rest (`/dns-query` by `Accept`).
     let condition: (@Sendable (HTTPRequest) -> Bool)?
+    /// The query arguments the route reads, any other refused; nil: not checked (`RouteArguments`).
+    let arguments: RouteArguments.Allowed?
     let handler: Handler
 
     init(
@@ -114,6 +116,7 @@ struct Route: Sendable {
         self.condition = condition
         self.method = method
         self.path = path
+        self.arguments = RouteArguments.table["\(method) \(path)"]
         self.pattern = path.split(separator: "/").map { segment in
             switch segment {
             case "{account}": .account

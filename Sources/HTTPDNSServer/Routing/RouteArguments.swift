@@ -1,0 +1,52 @@
+import HTTPDNSCore
+
+/// The query arguments each endpoint of the management and admin APIs reads: any other is a 400
+/// naming it, so a mistyped or unsupported argument (`type=MX` on the cache list, `limt=5`) is
+/// never silently ignored. The signature v1 arguments are allowed everywhere. Resolve endpoints
+/// and the compatibility APIs (EMAS, DoH JSON), whose SDKs add arguments of their own, are not
+/// listed here and read what they know.
+enum RouteArguments {
+    /// What one route accepts: the same set always, or (`GET /cache`) a set chosen by the request.
+    enum Allowed: Sendable {
+        case always(Set<String>)
+        /// `GET /v1/{account}/cache`: a host lookup with `host`, a listing without.
+        case byArgument(String, with: Set<String>, without: Set<String>)
+
+        func names(for query: QueryArguments) -> Set<String> {
+            switch self {
+            case .always(let names): names
+            case .byArgument(let argument, let with, let without): query[argument] != nil ? with : without
+            }
+        }
+    }
+
+    /// `METHOD path pattern` → what the route accepts; routes not listed are not checked.
+    static let table: [String: Allowed] = [
+        "GET /v1/{account}/cache": .byArgument("host", with: ["host", "type", "client_ip", "short", "expired"], without: ["limit", "cursor"]),
+        "DELETE /v1/{account}/cache": .always(["host"]),
+        "POST /v1/{account}/preload": .always(["client_ip"]),
+        "GET /v1/{account}/stats": .always(["limit", "cursor", "domain"]),
+        "POST /v1/{account}/cache/refresh": .always([]),
+        "GET /v1/accounts": .always([]),
+        "GET /v1/accounts/{id}": .always([]),
+        "PUT /v1/accounts/{id}": .always([]),
+        "DELETE /v1/accounts/{id}": .always([]),
+    ]
+
+    /// The 400 for the first argument of `query` that `allowed` does not read (nil when all are
+    /// read), listing what the endpoint takes.
+    static func refusal(_ query: QueryArguments, _ allowed: Allowed, method: String, path: String) -> APIError? {
+        let names = allowed.names(for: query)
+        for (name, _) in query.pairs where !names.contains(name) && !SignatureV1.argumentNames.contains(name) {
+            let takes = names.isEmpty ? "no query arguments" : names.sorted().joined(separator: ", ")
+            var detail = ""
+            if case .byArgument(let argument, let with, _) = allowed, with.contains(name), query[argument] == nil {
+                detail = " without \(argument)"
+            }
+            return APIError(
+                .invalidParameter,
+                "\(method) \(path)\(detail) does not take the argument '\(DecodedArgument.shown(name.utf8))' (it takes \(takes))")
+        }
+        return nil
+    }
+}
