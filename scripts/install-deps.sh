@@ -22,6 +22,7 @@ PACKAGES=(
   prometheus
   python3-yaml
   python3-pip
+  iproute2
   "$@"
 )
 
@@ -60,8 +61,11 @@ fi
 
 # Test-only PyPI packages: clients the integration tests use that nobody here wrote (dnspython's
 # RFC 8484 client in scripts/test/doh_client.py). For the python3 on PATH, which the tests run.
-PIP_PACKAGES=("dnspython[doh]>=2.4" httpx h2)
-if python3 -c 'import dns.query, httpx, h2' 2>/dev/null; then
+# schemathesis checks the service against openapi.yaml (IntegrationTests/ContractTests) and
+# kubernetes-validate checks deploy/kubernetes.yaml (IntegrationTests/DeployTests).
+PIP_PACKAGES=("dnspython[doh]>=2.4" httpx h2 schemathesis kubernetes-validate)
+if python3 -c 'import dns.query, httpx, h2' 2>/dev/null && command -v schemathesis >/dev/null 2>&1 \
+  && command -v kubernetes-validate >/dev/null 2>&1; then
   echo "install-deps: test-only PyPI packages present"
 else
   echo "install-deps: installing test-only PyPI packages: ${PIP_PACKAGES[*]}"
@@ -83,3 +87,4 @@ if ! command -v swift >/dev/null 2>&1; then
     exit 1
   fi
 fi
+

@@ -33,6 +33,9 @@ import Testing
 
     @Test(arguments: [
         ([["id": "k1", "secret": "short-secret", "role": "resolve"]], "accounts.x.clientKeys[0].secret"),
+        // 15 characters are refused even when their bytes are more than 16; 257 are too many.
+        ([["id": "k1", "secret": String(repeating: "é", count: 15), "role": "resolve"]], "accounts.x.clientKeys[0].secret"),
+        ([["id": "k1", "secret": String(repeating: "s", count: 257), "role": "resolve"]], "accounts.x.clientKeys[0].secret"),
         ([["id": "k1", "secret": "client-secret-aaaa-0001", "role": "resolve"], ["id": "k1", "secret": "client-secret-bbbb-0002", "role": "manage"]],
          "accounts.x.clientKeys[1].id"),
         ([["id": "k1", "secret": "client-secret-aaaa-0001", "role": "resolve"], ["id": "bad id", "secret": "client-secret-bbbb-0002", "role": "manage"]],

@@ -19,7 +19,9 @@ public struct ClientKey: Sendable, Equatable {
 
     /// Names the key in a signature (`kid`): 1-64 letters, digits, `-`, `_` or `.`.
     public var id: String
-    /// The HMAC key (its UTF-8 bytes), at least `minimumSecretBytes` long; `***` in every output.
+    /// The HMAC key (its UTF-8 bytes): `secretLengths` characters (Unicode code points, as JSON
+    /// Schema's `minLength`/`maxLength` count them, so the spec states the rule exactly; 16 code
+    /// points are at least 16 bytes); `***` in every output.
     public var secret: String
     public var role: Role
 
@@ -29,8 +31,8 @@ public struct ClientKey: Sendable, Equatable {
         self.role = role
     }
 
-    public static let minimumSecretBytes = 16
-    public static let maximumSecretBytes = 1024
+    /// How many characters (code points) a secret has.
+    public static let secretLengths = 16...256
 
     /// Whether `id` is 1-64 letters, digits, `-`, `_` or `.` (it travels in URLs and headers).
     public static func isValidID(_ id: String) -> Bool {
@@ -60,11 +62,9 @@ public struct ClientKey: Sendable, Equatable {
             guard seen.insert(id).inserted else { throw ConfigError(key: "\(path).id", "'\(id)' is given twice") }
             guard let secret = try reader.string("secret") else { throw ConfigError(key: "\(path).secret", "is required") }
             if !(allowingRedacted && secret == AccountConfig.redactedSecret) {
-                guard secret.utf8.count >= minimumSecretBytes else {
-                    throw ConfigError(key: "\(path).secret", "must be at least \(minimumSecretBytes) bytes")
-                }
-                guard secret.utf8.count <= maximumSecretBytes else {
-                    throw ConfigError(key: "\(path).secret", "must be at most \(maximumSecretBytes) bytes")
+                guard secretLengths.contains(secret.unicodeScalars.count) else {
+                    throw ConfigError(
+                        key: "\(path).secret", "must be \(secretLengths.lowerBound)-\(secretLengths.upperBound) characters, got \(secret.unicodeScalars.count)")
                 }
             }
             guard let roleText = try reader.string("role") else { throw ConfigError(key: "\(path).role", "is required") }

@@ -111,8 +111,8 @@ public final class HTTPDNSService: Sendable {
 
     var metricsSources: [@Sendable () -> String] { extraMetrics.withLock { $0 } }
 
-    /// Routes one request through the route table: path (404), listener (404), account (404),
-    /// method (405 with `Allow`), then the pipeline (`run`): limits → authenticate → authorise →
+    /// Routes one request through the route table: path (404), listener (404), admin token,
+    /// method (405 with `Allow`), account (404), then the pipeline (`run`): limits → authenticate → authorise →
     /// handler.
     public func handle(_ request: HTTPRequest) -> HandlerResult {
         let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
@@ -164,24 +164,30 @@ public final class HTTPDNSService: Sendable {
         // The row that serves the request when its method is allowed (rows may share a method
         // and tell requests apart by `Route.condition`), else the first that would accept it:
         // its account and format apply from here.
-        let first = rows.first { $0.method == request.method && $0.accepts(request) } ?? rows.first { $0.accepts(request) } ?? rows[0]
+        let served = rows.first { $0.method == request.method && $0.accepts(request) }
+        let first = served ?? rows.first { $0.accepts(request) } ?? rows[0]
         routed.route = first
         var match = Route.Match(request: request)
-        if let account = first.account(segments, request) {
-            routed.timed = first
-            guard let engine = registry.engine(account) else {
-                // Guessing account ids is limited too: such requests share one bucket per client.
-                if let refusal = rateLimitRejection(for: request, engine: nil) { return .response(first.format.response(refusal)) }
-                return .response(first.format.response(APIError(.unknownAccount, "no account '\(account)'")))
-            }
-            match.engine = engine
-            routed.engine = engine
-        }
-        if let index = first.idIndex { match.id = String(segments[index]) }
         // The admin token is checked before the method, so the admin API's methods are not told
         // to whoever has no token.
         if first.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
-        guard let route = rows.first(where: { $0.method == request.method && $0.accepts(request) }) else {
+        if let account = first.account(segments, request) {
+            routed.timed = first
+            let engine = registry.engine(account)
+            routed.engine = engine
+            // A method the path does not serve is a 405 whatever the account (`TRACE /resolve`
+            // is 405, whichever `uid` it names).
+            if served != nil {
+                guard let engine else {
+                    // Guessing account ids is limited too: such requests share one bucket per client.
+                    if let refusal = rateLimitRejection(for: request, engine: nil) { return .response(first.format.response(refusal)) }
+                    return .response(first.format.response(APIError(.unknownAccount, "no account '\(account)'")))
+                }
+                match.engine = engine
+            }
+        }
+        if let index = first.idIndex { match.id = String(segments[index]) }
+        guard let route = served else {
             let allowed = rows.map(\.method).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             return .response(first.format.response(methodNotAllowed(allowed.joined(separator: ", "))))
         }
