@@ -39,6 +39,9 @@ enum HTTPDNSD {
         } catch {
             fail("configuration error: \(error)", code: 2)
         }
+        Log.configure(level: config.logLevel, format: config.logFormat)
+        // From here on lines go through the log's own thread (no HTTP thread waits on stderr).
+        LogSink.shared.start()
         if let arenas = MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
             Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")
         }
@@ -151,6 +154,7 @@ enum HTTPDNSD {
         MemoryTrim.afterBulkWork()
         let prefetch = PrefetchScheduler(registry: registry)
         service.isReady = true
+        SystemdNotify.send("READY=1")
 
         var received: Int32 = 0
         while true {
@@ -162,8 +166,13 @@ enum HTTPDNSD {
                 Log.info("received SIGHUP: no TLS certificate to reload")
             }
         }
-        Log.info("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): stopping (no new connections, finishing requests in flight)")
+        // Not ready at once, still serving for the drain, so load balancers take the instance out
+        // before a connection is refused; a second SIGTERM/SIGINT ends the drain early.
         service.isReady = false
+        SystemdNotify.send("STOPPING=1")
+        Log.info("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): /readyz answers 503; still serving for \(config.shutdownDrain) s (shutdownDrain)")
+        drain(seconds: config.shutdownDrain, signals: stopSignals)
+        Log.info("stopping: no new connections, finishing requests in flight")
         prefetch.stop()
         certificates?.stopWatching()
         for (_, listener) in servers { listener.quiesce() }
@@ -171,7 +180,22 @@ enum HTTPDNSD {
         store.close()
         wiring.shutdown()
         Log.info("stopped cleanly (cache flushed to \(config.databasePath))")
+        LogSink.shared.stop()
         exit(0)
+    }
+
+    /// Waits `seconds` (the drain), or until SIGTERM or SIGINT comes again; SIGHUP is ignored then.
+    static func drain(seconds: Double, signals: sigset_t) {
+        var signals = signals
+        let deadline = DrainDeadline(seconds: seconds)
+        while let remaining = deadline.remaining() {
+            var timeout = timespec(tv_sec: Int(remaining), tv_nsec: Int((remaining - remaining.rounded(.down)) * 1e9))
+            let signal = sigtimedwait(&signals, nil, &timeout)
+            if signal == SIGTERM || signal == SIGINT {
+                Log.info("received \(signal == SIGTERM ? "SIGTERM" : "SIGINT") again: ending the drain")
+                return
+            }
+        }
     }
 
     /// Puts each persistent account's stored cache back, dropping entries expired for longer than
@@ -219,6 +243,7 @@ enum HTTPDNSD {
         options.requestReadTimeout = config.requestReadTimeout
         options.trustedProxies = config.trustedProxies
         options.tls = tls
+        options.accessLog = config.accessLog
         return options
     }
 
@@ -239,6 +264,26 @@ enum HTTPDNSD {
 
     static func fail(_ message: String, code: Int32) -> Never {
         Log.error(message)
+        LogSink.shared.stop()
         exit(code)
+    }
+
+    /// A monotonic deadline `seconds` from now.
+    struct DrainDeadline {
+        let end: Double
+
+        init(seconds: Double) { end = Self.now() + seconds }
+
+        /// Seconds left, nil once passed.
+        func remaining() -> Double? {
+            let left = end - Self.now()
+            return left > 0 ? left : nil
+        }
+
+        static func now() -> Double {
+            var time = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &time)
+            return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+        }
     }
 }

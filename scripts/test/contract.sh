@@ -30,7 +30,7 @@ work=$(mktemp -d)
 token="contract-admin-token-$$"
 port=18080
 "$binary" --listen "127.0.0.1:$port" --db "$work/httpdnsd.sqlite" --admin-token "$token" \
-  --upstreams "doh:http://127.0.0.1:9/dns-query" --localdns-servers "127.0.0.1:9" --localdns-fallback false \
+  --upstreams "doh:http://127.0.0.1:9/dns-query" --localdns-servers "127.0.0.1:9" --localdns-fallback false --shutdown-drain 0 \
   >"$work/httpdnsd.log" 2>&1 &
 pid=$!
 cleanup() {

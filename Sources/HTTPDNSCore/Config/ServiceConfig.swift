@@ -48,6 +48,16 @@ public struct ServiceConfig: Sendable, Equatable {
     public var metricsAccounts = MetricsAccounts.all
     /// Whether tenant request durations are recorded (`httpdns_request_duration_seconds`).
     public var metricsHistograms = true
+    /// Line format of the log on standard error.
+    public var logFormat: Log.Format = .text
+    /// Lowest level written.
+    public var logLevel: Log.Level = .info
+    /// One log line per request (method, path without secrets, status, duration, account,
+    /// source, bytes, peer, request id); off by default.
+    public var accessLog = false
+    /// Seconds between SIGTERM and closing the listeners: `/readyz` answers 503 at once while
+    /// connections are still accepted, so load balancers stop sending before anything is refused.
+    public var shutdownDrain: Double = 5
     /// Account id → configuration.
     public var accounts: [String: AccountConfig] = ["default": AccountConfig()]
 
@@ -64,6 +74,8 @@ public struct ServiceConfig: Sendable, Equatable {
         let flag: String
         let help: String
         let apply: @Sendable (inout ServiceConfig, String, String) throws(ConfigError) -> Void
+        /// The setting takes `true`/`false` in the config file as well as strings.
+        var acceptsBool = false
         /// How a JSON array in the config file is applied (the elements and the key); nil when
         /// the setting takes a string or a number only.
         var applyList: (@Sendable (inout ServiceConfig, [Any], String) throws(ConfigError) -> Void)? = nil
@@ -171,6 +183,25 @@ public struct ServiceConfig: Sendable, Equatable {
             }
             config.rateLimit = number
         },
+        Setting(key: "logFormat", env: "HTTPDNS_LOG_FORMAT", flag: "--log-format", help: "text (TIME LEVEL message key=value) or json (one object a line: time, level, msg, fields) (default text)") { config, value, name throws(ConfigError) in
+            guard let format = Log.Format(rawValue: value.lowercased()) else { throw ConfigError(key: name, "must be text or json, got '\(Log.escaped(value))'") }
+            config.logFormat = format
+        },
+        Setting(key: "logLevel", env: "HTTPDNS_LOG_LEVEL", flag: "--log-level", help: "lowest level logged: debug, info, warning or error (default info)") { config, value, name throws(ConfigError) in
+            guard let level = Log.Level(rawValue: value.lowercased()) else {
+                throw ConfigError(key: name, "must be debug, info, warning or error, got '\(Log.escaped(value))'")
+            }
+            config.logLevel = level
+        },
+        Setting(key: "accessLog", env: "HTTPDNS_ACCESS_LOG", flag: "--access-log", help: "true/false: one log line per request, with its request id (X-Request-Id) (default false)", apply: { config, value, name throws(ConfigError) in
+            config.accessLog = try parseBool(value, key: name)
+        }, acceptsBool: true),
+        Setting(key: "shutdownDrain", env: "HTTPDNS_SHUTDOWN_DRAIN", flag: "--shutdown-drain", help: "seconds after SIGTERM during which /readyz is 503 and connections are still accepted, before the listeners close (default 5)") { config, value, name throws(ConfigError) in
+            guard let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds.isFinite, (0...300).contains(seconds) else {
+                throw ConfigError(key: name, "must be a number of seconds between 0 and 300, got '\(Log.escaped(value))'")
+            }
+            config.shutdownDrain = seconds
+        },
         Setting(key: "rateBurst", env: "HTTPDNS_RATE_BURST", flag: "--rate-burst", help: "requests a client may make at once before rateLimit applies (default 0 = twice rateLimit)") { config, value, name throws(ConfigError) in
             config.rateBurst = try parseInt(value, key: name, range: 0...10_000_000)
         },
@@ -235,11 +266,7 @@ public struct ServiceConfig: Sendable, Equatable {
             config.accounts["default", default: AccountConfig()].localDNSServers = try AccountConfig.validateServers(parts, key: name)
         },
         Setting(key: "localDNSFallback", env: "HTTPDNS_LOCALDNS_FALLBACK", flag: "--localdns-fallback", help: "true/false: ask the system resolver when every upstream failed (default true)") { config, value, name throws(ConfigError) in
-            switch value.lowercased() {
-            case "true", "1", "yes", "on": config.accounts["default", default: AccountConfig()].localDNSFallback = true
-            case "false", "0", "no", "off": config.accounts["default", default: AccountConfig()].localDNSFallback = false
-            default: throw ConfigError(key: name, "must be true or false")
-            }
+            config.accounts["default", default: AccountConfig()].localDNSFallback = try parseBool(value, key: name)
         },
     ]
 
@@ -355,6 +382,8 @@ public struct ServiceConfig: Sendable, Equatable {
             } else if setting.applyList == nil, let number = raw as? NSNumber, String(cString: number.objCType) != "c" {
                 // JSONSerialization decodes true/false as NSNumber of ObjC type "c": not a number here.
                 text = number.stringValue
+            } else if setting.acceptsBool, let number = raw as? NSNumber, String(cString: number.objCType) == "c" {
+                text = number.boolValue ? "true" : "false"
             } else {
                 throw ConfigError(key: setting.key, setting.applyList == nil ? "must be a string or a number" : "must be an array of strings or a comma-separated string")
             }
@@ -397,6 +426,15 @@ public struct ServiceConfig: Sendable, Equatable {
         !id.isEmpty && !reservedAccountIDs.contains(String(id)) && id.utf8.count <= 64 && id.utf8.allSatisfy { byte in
             (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
                 || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
+    }
+
+    /// `true`/`false` (also `1`/`0`, `yes`/`no`, `on`/`off`, any case).
+    static func parseBool(_ text: String, key: String) throws(ConfigError) -> Bool {
+        switch text.lowercased() {
+        case "true", "1", "yes", "on": return true
+        case "false", "0", "no", "off": return false
+        default: throw ConfigError(key: key, "must be true or false")
         }
     }
 

@@ -3,41 +3,142 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import Synchronization
 
-/// One-line logs on standard error: `2026-11-29T21:30:00Z level message`. Secrets are never
-/// passed here (callers log account ids and upstream names, not credentials; upstream names
-/// are `UpstreamSpec.description`, which holds no credentials).
+/// One line per event on standard error, as text (`2026-11-29T21:30:00.123Z info message k=v`)
+/// or JSON (`{"time":"2026-11-29T21:30:00.123Z","level":"info","msg":"message","k":"v"}`, one
+/// object a line), at or above the configured level (`logFormat`, `logLevel`). Secrets are never
+/// passed here (callers log account ids and upstream names, not credentials; upstream names are
+/// `UpstreamSpec.description`, which holds no credentials).
 ///
-/// Every message is escaped here, the one funnel all log text passes through: text from a
-/// request (account ids, host names, a peer's header) cannot end the line or start a forged
-/// one. Control characters, DEL, the C1 controls and the Unicode line and paragraph separators
-/// become `\n`, `\r`, `\t` or `\u{XX}`; a backslash becomes `\\`, so an escape in the log
-/// always means an escaped character.
+/// Every message and field is escaped here, the one funnel all log text passes through: text
+/// from a request (account ids, host names, a peer's header) cannot end the line or start a
+/// forged one. Control characters, DEL, the C1 controls and the Unicode line and paragraph
+/// separators become `\n`, `\r`, `\t` or `\u{XX}` in text (`\u00XX` in JSON); a backslash
+/// becomes `\\`, so an escape in the log always means an escaped character.
 public enum Log {
-    public enum Level: String, Sendable {
+    public enum Level: String, Sendable, CaseIterable, Comparable {
+        case debug
         case info
         case warning
         case error
+
+        var rank: UInt8 {
+            switch self {
+            case .debug: 0
+            case .info: 1
+            case .warning: 2
+            case .error: 3
+            }
+        }
+
+        public static func < (lhs: Level, rhs: Level) -> Bool { lhs.rank < rhs.rank }
     }
 
-    public static func info(_ message: @autoclosure () -> String) { write(.info, message()) }
-    public static func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
-    public static func error(_ message: @autoclosure () -> String) { write(.error, message()) }
+    public enum Format: String, Sendable, CaseIterable {
+        case text
+        case json
+    }
 
-    public static func write(_ level: Level, _ message: String) {
-        var now = time(nil)
+    private static let minimumRank = Atomic<UInt8>(Level.info.rank)
+    private static let jsonFormat = Atomic<Bool>(false)
+
+    /// Sets the lowest level written and the line format (at start-up, before other threads log).
+    public static func configure(level: Level, format: Format) {
+        minimumRank.store(level.rank, ordering: .releasing)
+        jsonFormat.store(format == .json, ordering: .releasing)
+    }
+
+    /// Whether a line at `level` is written: callers with costly fields check it first.
+    public static func isEnabled(_ level: Level) -> Bool { level.rank >= minimumRank.load(ordering: .relaxed) }
+
+    public static var format: Format { jsonFormat.load(ordering: .relaxed) ? .json : .text }
+
+    public static func debug(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, String)] = []) {
+        guard isEnabled(.debug) else { return }
+        write(.debug, message(), fields: fields())
+    }
+
+    public static func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, String)] = []) {
+        guard isEnabled(.info) else { return }
+        write(.info, message(), fields: fields())
+    }
+
+    public static func warning(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, String)] = []) {
+        guard isEnabled(.warning) else { return }
+        write(.warning, message(), fields: fields())
+    }
+
+    public static func error(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, String)] = []) {
+        write(.error, message(), fields: fields())
+    }
+
+    /// Writes one line (if `level` is enabled) through `LogSink`: at once before the sink's
+    /// writer thread runs, else handed to it.
+    public static func write(_ level: Level, _ message: String, fields: [(String, String)] = []) {
+        guard isEnabled(level) else { return }
+        LogSink.shared.append(line(level, message, fields: fields, format: format, time: timestamp()))
+    }
+
+    /// The bytes of one line, newline included.
+    public static func line(_ level: Level, _ message: String, fields: [(String, String)], format: Format, time: String) -> [UInt8] {
+        var line = ""
+        line.reserveCapacity(message.utf8.count + 48 + fields.count * 24)
+        switch format {
+        case .text:
+            line += time
+            line += " "
+            line += level.rawValue
+            line += " "
+            line += escaped(message)
+            for (key, value) in fields {
+                line += " "
+                line += key
+                line += "="
+                let shown = escaped(value)
+                if shown.isEmpty || shown.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) {
+                    line += "\""
+                    line += shown.replacing("\"", with: "\\\"")
+                    line += "\""
+                } else {
+                    line += shown
+                }
+            }
+        case .json:
+            line += #"{"time":""#
+            line += time
+            line += #"","level":""#
+            line += level.rawValue
+            line += #"","msg":"#
+            appendJSONString(message, to: &line)
+            for (key, value) in fields {
+                line += ","
+                appendJSONString(key, to: &line)
+                line += ":"
+                appendJSONString(value, to: &line)
+            }
+            line += "}"
+        }
+        line += "\n"
+        return Array(line.utf8)
+    }
+
+    /// Now as RFC 3339 UTC with milliseconds: `2026-11-29T21:30:00.123Z`.
+    public static func timestamp() -> String {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var seconds = now.tv_sec
         var parts = tm()
-        gmtime_r(&now, &parts)
+        gmtime_r(&seconds, &parts)
         var buffer = [UInt8](repeating: 0, count: 32)
         let length = buffer.withUnsafeMutableBufferPointer { pointer in
             pointer.baseAddress!.withMemoryRebound(to: CChar.self, capacity: 32) {
-                strftime($0, 32, "%Y-%m-%dT%H:%M:%SZ", &parts)
+                strftime($0, 32, "%Y-%m-%dT%H:%M:%S", &parts)
             }
         }
-        let line = "\(String(decoding: buffer[..<length], as: UTF8.self)) \(level.rawValue) \(escaped(message))\n"
-        // One write(2) per line keeps lines whole when several threads log at once.
-        var bytes = Array(line.utf8)
-        _ = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress, $0.count) }
+        let milliseconds = Int(now.tv_nsec / 1_000_000)
+        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        return "\(String(decoding: buffer[..<length], as: UTF8.self)).\(fraction)Z"
     }
 
     /// `text` with every character that could break or fake a log line escaped (see above).
@@ -60,6 +161,34 @@ public enum Log {
             }
         }
         return result
+    }
+
+    /// `text` as a JSON string (quotes included): the same characters as `escaped`, plus `"`,
+    /// in JSON's escapes.
+    static func appendJSONString(_ text: String, to line: inout String) {
+        line += "\""
+        guard text.unicodeScalars.contains(where: { needsEscaping($0) || $0 == "\"" }) else {
+            line += text
+            line += "\""
+            return
+        }
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": line += "\\\""
+            case "\\": line += "\\\\"
+            case "\n": line += "\\n"
+            case "\r": line += "\\r"
+            case "\t": line += "\\t"
+            default:
+                if needsEscaping(scalar) {
+                    let hex = String(scalar.value, radix: 16, uppercase: true)
+                    line += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    line.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        line += "\""
     }
 
     private static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {

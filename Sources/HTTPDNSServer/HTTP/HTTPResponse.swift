@@ -12,6 +12,8 @@ public struct HTTPResponse: Sendable, Equatable {
     /// The route's endpoint (`RouteTable.endpoints`), set by the router: the `endpoint` label of
     /// `httpdns_http_requests_total`.
     var endpoint = RouteTable.otherEndpoint
+    /// The account the request was for, for the access log. Not sent.
+    public var logAccount: String?
 
     public static let jsonType = jsonTypeLiteral.description
     /// The same as a C string for libmicrohttpd.

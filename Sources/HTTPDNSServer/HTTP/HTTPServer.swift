@@ -217,33 +217,45 @@ public final class HTTPServer: @unchecked Sendable {
         conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
     ) -> MHD_Result {
         guard let raw = conCls.pointee else {
-            conCls.pointee = Self.noContext
             inFlightCounter.add(1)
+            var logged: RequestContext?
+            if options.accessLog {
+                // The access log needs the start time and the request id: a context for every request.
+                let context = RequestContext()
+                context.startedAt = AccessLog.now()
+                context.requestID = AccessLog.requestID(from: MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"))
+                conCls.pointee = Unmanaged.passRetained(context).toOpaque()
+                logged = context
+            } else {
+                conCls.pointee = Self.noContext
+            }
             if let length = HTTPRequest.header(connection, "Content-Length").flatMap({ Int($0) }), length > options.maxBodyBytes {
-                return queue(connection, payloadTooLarge())
+                return queue(connection, payloadTooLarge(), method: method, url: url, context: logged)
             }
             return .YES
         }
+        let existing = raw == Self.noContext ? nil : Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         // A call without body bytes after the first completes the request: it arrived whole. A
         // target a NUL cut short (`RawRequestURI`), or a target or head over our limits
         // (`RequestHeadLimits`), is refused, on either path.
         if uploadDataSize.pointee == 0,
            let refusal = tracker.requestReceived(connection, method: method, url: url, version: version, headLimits: headLimits) {
-            return queue(connection, refusal.response)
+            return queue(connection, refusal.response, method: method, url: url, context: existing)
         }
-        if raw == Self.noContext && uploadDataSize.pointee == 0 {
+        // No body and not dispatched yet (an access-log context alone does not count).
+        if uploadDataSize.pointee == 0 && (existing.map { !$0.dispatched && $0.body.isEmpty && !$0.tooLarge } ?? true) {
             if let url, let method, let response = fastHandler?(ConnectionHead(connection: connection, method: method, url: url)) {
                 fastAnswersCounter.increment()
-                return queue(connection, fast: response)
+                return queue(connection, fast: response, method: method, url: url, context: existing)
             }
-            return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: nil)
+            return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: existing)
         }
         let context: RequestContext
-        if raw == Self.noContext {
+        if let existing {
+            context = existing
+        } else {
             context = RequestContext()
             conCls.pointee = Unmanaged.passRetained(context).toOpaque()
-        } else {
-            context = Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
         }
         if uploadDataSize.pointee > 0 {
             let size = uploadDataSize.pointee
@@ -260,8 +272,8 @@ public final class HTTPServer: @unchecked Sendable {
             uploadDataSize.pointee = 0
             return .YES
         }
-        if let response = context.takeResponse() { return queue(connection, response) }
-        if context.tooLarge { return queue(connection, payloadTooLarge()) }
+        if let response = context.takeResponse() { return queue(connection, response, method: method, url: url, context: context) }
+        if context.tooLarge { return queue(connection, payloadTooLarge(), method: method, url: url, context: context) }
         return dispatch(connection, url: url, method: method, body: context.body, conCls: conCls, context: context)
     }
 
@@ -274,9 +286,10 @@ public final class HTTPServer: @unchecked Sendable {
         let request = HTTPRequest(
             connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
             body: body, listener: options.listener)
+        existing?.dispatched = true
         switch handler(request) {
         case .response(let response):
-            return queue(connection, response)
+            return queue(connection, response, method: method, url: url, context: existing)
         case .deferred(let start):
             let context: RequestContext
             if let existing {
@@ -295,8 +308,9 @@ public final class HTTPServer: @unchecked Sendable {
                 table![key] = suspended
                 return true
             }
+            context.dispatched = true
             guard registered else {
-                return queue(connection, APIError(.serviceUnavailable, "the service is shutting down").response)
+                return queue(connection, APIError(.serviceUnavailable, "the service is shutting down").response, method: method, url: url, context: context)
             }
             start { [self] response in
                 guard context.fulfil(response) else { return }
@@ -311,6 +325,22 @@ public final class HTTPServer: @unchecked Sendable {
 
     private func payloadTooLarge() -> HTTPResponse {
         APIError(.payloadTooLarge, "request body larger than \(options.maxBodyBytes) bytes").response
+    }
+
+    /// Queues `response`; with the access log on (`context` holds its start and id), adds
+    /// `X-Request-Id` and writes the request's line.
+    private func queue(
+        _ connection: OpaquePointer, _ response: HTTPResponse, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
+        context: RequestContext?
+    ) -> MHD_Result {
+        var response = response
+        if let context, let id = context.requestID {
+            response.headers.append(("X-Request-Id", id))
+            AccessLog.write(
+                connection, method: method, path: url, status: response.status, bytes: response.body.count, context: context,
+                account: response.logAccount, source: response.source?.rawValue)
+        }
+        return queue(connection, response)
     }
 
     private func queue(_ connection: OpaquePointer, _ response: HTTPResponse) -> MHD_Result {
@@ -332,8 +362,12 @@ public final class HTTPServer: @unchecked Sendable {
         return result
     }
 
-    /// A fast-path response: its memory goes to libmicrohttpd, which frees it once sent.
-    private func queue(_ connection: OpaquePointer, fast response: consuming FastResponse) -> MHD_Result {
+    /// A fast-path response: its memory goes to libmicrohttpd, which frees it once sent. The
+    /// fast path answers `/v1/{account}/resolve` from the cache only.
+    private func queue(
+        _ connection: OpaquePointer, fast response: consuming FastResponse, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
+        context: RequestContext?
+    ) -> MHD_Result {
         metrics.recordFastHit()
         let count = response.count
         let body = response.take()
@@ -342,6 +376,12 @@ public final class HTTPServer: @unchecked Sendable {
             return .NO
         }
         _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
+        if let context, let id = context.requestID {
+            _ = MHD_add_response_header(mhdResponse, Self.cString("X-Request-Id"), id)
+            AccessLog.write(
+                connection, method: method, path: url, status: 200, bytes: count, context: context,
+                account: AccessLog.resolveAccount(url), source: "cache")
+        }
         let result = MHD_queue_response(connection, UInt32(MHD_HTTP_OK), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result

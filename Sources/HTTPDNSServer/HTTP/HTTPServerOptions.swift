@@ -29,6 +29,8 @@ public struct HTTPServerOptions: Sendable {
     public var maxBodyBytes: Int
     /// What this listener serves (see `Listener`); set on every request it receives.
     public var listener: Listener = .main
+    /// One access-log line per request, and `X-Request-Id` on every response (`AccessLog`).
+    public var accessLog = false
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 0, connectionLimit: Int = 4096,

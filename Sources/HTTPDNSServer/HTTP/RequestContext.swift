@@ -7,6 +7,11 @@ import Synchronization
 final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
     var tooLarge = false
+    /// The access log's: when the request's first callback came (`AccessLog.now`), its id,
+    /// and whether it went to the handler already (a deferred one is resumed with its answer).
+    var startedAt: Double = 0
+    var requestID: String?
+    var dispatched = false
     private let locked_response = Mutex<HTTPResponse?>(nil)
     private let locked_answered = Atomic<Bool>(false)
 

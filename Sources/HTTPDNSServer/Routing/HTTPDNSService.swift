@@ -136,11 +136,13 @@ public final class HTTPDNSService: Sendable {
         var engine: ResolverEngine?
     }
 
-    /// Labels a response with its endpoint and records the duration of a tenant request.
+    /// Labels a response with its endpoint (and, for the access log, its account) and records
+    /// the duration of a tenant request.
     private func finish(_ response: HTTPResponse, _ routed: Routed, started: UInt64) -> HTTPResponse {
         guard let route = routed.route else { return response }
         var response = response
         response.endpoint = route.endpoint
+        response.logAccount = routed.engine?.accountID
         if let timed = routed.timed, recordsRequestDurations {
             let elapsed = MonotonicClock.nanoseconds() &- started
             let slot = RequestDurations.slot(timed, source: response.source)

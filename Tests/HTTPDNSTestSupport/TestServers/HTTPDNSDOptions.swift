@@ -18,6 +18,9 @@ public struct HTTPDNSDOptions: Sendable {
     public var arguments: [String]
     /// More environment variables (`HTTPDNS_*`), checked like the config.
     public var environment: [String: String]
+    /// `shutdownDrain` in seconds: 0 unless a test measures the drain, so that every test's stop
+    /// does not wait the default 5 s.
+    public var shutdownDrain: Double = 0
     /// Pass listen, db, upstreams, localDNSServers and localDNSFallback as `HTTPDNS_*`
     /// environment variables instead of flags (what `make run` does).
     public var viaEnvironment = false

@@ -49,6 +49,7 @@ public final class HTTPDNSDProcess: Sendable {
                 ("--upstreams", "HTTPDNS_UPSTREAMS", options.upstreams.joined(separator: ",")),
                 ("--localdns-servers", "HTTPDNS_LOCALDNS_SERVERS", options.localDNSServers.joined(separator: ",")),
                 ("--localdns-fallback", "HTTPDNS_LOCALDNS_FALLBACK", options.localDNSFallback ? "true" : "false"),
+                ("--shutdown-drain", "HTTPDNS_SHUTDOWN_DRAIN", "\(options.shutdownDrain)"),
             ] + (options.adminToken.map { [("--admin-token", "HTTPDNS_ADMIN_TOKEN", $0)] } ?? [])
             var environment = options.environment
             for setting in settings {
@@ -88,6 +89,7 @@ public final class HTTPDNSDProcess: Sendable {
             "HTTPDNS_DB": directory.appendingPathComponent("once.sqlite").path,
             "HTTPDNS_UPSTREAMS": "doh:http://127.0.0.1:\(deadPort())/dns-query",
             "HTTPDNS_LOCALDNS_SERVERS": "127.0.0.1:\(deadPort())",
+            "HTTPDNS_SHUTDOWN_DRAIN": "0",
         ]
         safe.merge(environment) { _, new in new }
         let process = try await ChildProcess.launch(
