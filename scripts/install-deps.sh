@@ -23,6 +23,7 @@ PACKAGES=(
   python3-yaml
   python3-pip
   iproute2
+  systemd
   "$@"
 )
 
