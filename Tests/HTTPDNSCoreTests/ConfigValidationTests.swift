@@ -62,6 +62,26 @@ struct ConfigValidationTests {
         for text in texts { #expect(JSONTextCheck.problem(in: Array(text.utf8)) == nil, "\(text)") }
     }
 
+    @Test func logAndDrainSettingsComeFromFileEnvironmentAndFlags() throws {
+        let file = ConfigLoading.file(#"{"logFormat": "json", "logLevel": "warning", "accessLog": true, "shutdownDrain": 2.5}"#)
+        let config = try #require(try file.config(["--config", "/etc/httpdnsd.json"]))
+        #expect(config.logFormat == .json && config.logLevel == .warning && config.accessLog && config.shutdownDrain == 2.5)
+        let flagged = try #require(try file.config(
+            ["--config", "/etc/httpdnsd.json", "--log-format=text", "--access-log", "false", "--shutdown-drain", "0"],
+            env: ["HTTPDNS_LOG_LEVEL": "debug"]))
+        #expect(flagged.logFormat == .text && flagged.logLevel == .debug && !flagged.accessLog && flagged.shutdownDrain == 0)
+        let defaults = try #require(try ConfigLoading().config())
+        #expect(defaults.logFormat == .text && defaults.logLevel == .info && !defaults.accessLog && defaults.shutdownDrain == 5)
+    }
+
+    @Test func badLogAndDrainValuesAreNamed() {
+        #expect(ConfigLoading.fileError(#"{"logFormat": "xml"}"#) == ConfigError(key: "logFormat", "must be text or json, got 'xml'"))
+        #expect(ConfigLoading().error(env: ["HTTPDNS_LOG_LEVEL": "verbose"])?.key == "HTTPDNS_LOG_LEVEL")
+        #expect(ConfigLoading().error(["--access-log", "maybe"])?.key == "--access-log")
+        #expect(ConfigLoading().error(["--shutdown-drain", "301"])?.key == "--shutdown-drain")
+        #expect(ConfigLoading.fileError(#"{"shutdownDrain": true}"#)?.key == "shutdownDrain")
+    }
+
     @Test func versionFlagReportsTheBuild() throws {
         let invocation = try ServiceConfig.load(arguments: ["--threads", "2", "--version"], environment: [:]) { _ in Data() }
         #expect(invocation == .version(BuildInfo.versionLine))
