@@ -40,7 +40,7 @@ enum HTTPDNSD {
             fail("configuration error: \(error)", code: 2)
         }
         Log.configure(level: config.logLevel, format: config.logFormat)
-        // From here on lines go through the log's own thread (no HTTP thread waits on stderr).
+        // From here on access-log lines go through the log's own thread (no HTTP thread waits on stderr).
         LogSink.shared.start()
         if let arenas = MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
             Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")

@@ -73,11 +73,13 @@ public enum Log {
         write(.error, message(), fields: fields())
     }
 
-    /// Writes one line (if `level` is enabled) through `LogSink`: at once before the sink's
-    /// writer thread runs, else handed to it.
-    public static func write(_ level: Level, _ message: String, fields: [(String, String)] = []) {
+    /// Writes one line (if `level` is enabled) on standard error through `LogSink`: at once, or
+    /// with `buffered` handed to the sink's writer thread (the access log: a line per request,
+    /// from HTTP threads that must not wait on the output).
+    public static func write(_ level: Level, _ message: String, fields: [(String, String)] = [], buffered: Bool = false) {
         guard isEnabled(level) else { return }
-        LogSink.shared.append(line(level, message, fields: fields, format: format, time: timestamp()))
+        let bytes = line(level, message, fields: fields, format: format, time: timestamp())
+        if buffered { LogSink.shared.append(bytes) } else { LogSink.shared.write(bytes) }
     }
 
     /// The bytes of one line, newline included.

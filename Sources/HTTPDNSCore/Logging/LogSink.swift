@@ -4,12 +4,14 @@ import Foundation
 import Glibc
 #endif
 
-/// Where log lines go: standard error, written by one background thread from a bounded buffer
-/// once `start` ran, so a thread that logs (an HTTP thread writing an access-log line) never
-/// waits for the disk or a slow reader of the pipe, only for a short lock. Before `start` and
-/// after `stop`, lines are written at once (start-up and exit messages). One writer keeps lines
-/// whole and in order. When the buffer is full, lines are dropped and counted, and a line says
-/// how many once there is room.
+/// Where log lines go: standard error. `write` writes a line at once (events: rare, and written
+/// before the request that caused them is answered); `append` hands it to one background thread
+/// through a bounded buffer, so a thread that logs every request (an HTTP thread writing an
+/// access-log line) never waits for the disk or a slow reader of the pipe, only for a short
+/// lock. Before `start` and after `stop`, `append` writes at once too. The writer writes whole
+/// lines in pieces of at most `PIPE_BUF` bytes, each one write(2), so its lines never mix with
+/// the ones written at once. When the buffer is full, lines are dropped and counted, and a line
+/// says how many once there is room.
 public final class LogSink: @unchecked Sendable {
     public static let shared = LogSink(fileDescriptor: 2, capacity: 4 << 20)
 
@@ -65,6 +67,9 @@ public final class LogSink: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// Writes one line (newline included) at once, from the calling thread.
+    public func write(_ line: [UInt8]) { writeAll(line) }
+
     /// Hands one line (newline included) to the writer, or writes it at once when none runs.
     public func append(_ line: [UInt8]) {
         condition.lock()
@@ -93,7 +98,7 @@ public final class LogSink: @unchecked Sendable {
             let stopping = locked_stopping
             locked_writing = true
             condition.unlock()
-            writeAll(batch)
+            writeLines(batch)
             if dropped > 0 {
                 writeAll(Log.line(.warning, "log: \(dropped) lines dropped (standard error is not read fast enough)", fields: [], format: Log.format, time: Log.timestamp()))
             }
@@ -106,6 +111,25 @@ public final class LogSink: @unchecked Sendable {
                 return
             }
             condition.unlock()
+        }
+    }
+
+    /// Writes `bytes` (whole lines) in pieces of at most `PIPE_BUF` bytes ending at a line's end
+    /// (a longer line goes alone): each piece is one atomic write(2) on a pipe.
+    private func writeLines(_ bytes: [UInt8]) {
+        let limit = Int(PIPE_BUF)
+        var start = 0
+        while start < bytes.count {
+            var end = min(start + limit, bytes.count)
+            if end < bytes.count {
+                if let newline = bytes[start..<end].lastIndex(of: UInt8(ascii: "\n")) {
+                    end = newline + 1
+                } else {
+                    end = (bytes[end...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.count - 1) + 1
+                }
+            }
+            writeAll(Array(bytes[start..<end]))
+            start = end
         }
     }
 

@@ -85,11 +85,11 @@ enum AccessLog {
         let peer = chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init)?.text ?? "-"
         let methodText = method.map { String(cString: $0) } ?? "-"
         let target = Self.target(connection, path: path)
-        Log.info("access \(methodText) \(target) \(status)", [
+        Log.write(.info, "access \(methodText) \(target) \(status)", fields: [
             ("method", methodText), ("path", target), ("status", String(status)),
             ("duration_ms", String(Double(Int(milliseconds * 1000)) / 1000)), ("account", account ?? "-"),
             ("source", source ?? "-"), ("bytes", String(bytes)), ("peer", peer), ("request_id", context.requestID ?? "-"),
-        ])
+        ], buffered: true)
     }
 
     /// The account of a `/v1/{account}/resolve` path (what the fast path serves).
