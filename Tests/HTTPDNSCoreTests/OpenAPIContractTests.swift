@@ -15,7 +15,8 @@ struct OpenAPIContractTests {
             import json, sys, yaml
             spec = yaml.safe_load(open(sys.argv[1]))
             schema = spec["components"]["schemas"]["AccountConfig"]
-            print(json.dumps({"properties": sorted(schema["properties"]), "additional": schema.get("additionalProperties", True)}))
+            print(json.dumps({"properties": sorted(schema["properties"]), "additional": schema.get("additionalProperties", True),
+                              "version": spec["info"]["version"]}))
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
@@ -31,6 +32,7 @@ struct OpenAPIContractTests {
         #expect(properties.subtracting(AccountConfig.keys).isEmpty, "in the spec, unknown to the service")
         #expect(AccountConfig.keys.subtracting(properties).isEmpty, "known to the service, missing from the spec")
         #expect(object["additional"] as? Bool == false)
+        #expect(object["version"] as? String == BuildInfo.version, "openapi.yaml's info.version is the release --version prints")
         // Every key the admin API shows is one the spec names.
         var full = AccountConfig()
         full.rateLimit = 1
