@@ -1,11 +1,13 @@
-/// What this build is: `httpdnsd --version` prints it.
+/// What this build is: `httpdnsd --version` prints it, `httpdns_build_info` labels it.
 public enum BuildInfo {
     /// The release this source tree is (the API version of `openapi.yaml` follows it).
     public static let version = "1.0.0"
 
     /// The Swift compiler that built it (`6.3`).
     public static var swift: String {
-        #if compiler(>=6.3)
+        #if compiler(>=6.4)
+        "6.4+"
+        #elseif compiler(>=6.3)
         "6.3"
         #elseif compiler(>=6.2)
         "6.2"

@@ -1,26 +1,17 @@
 import Foundation
+import HTTPDNSCore
 import HTTPDNSServer
 
 /// `httpdns_build_info` and the standard `process_*` metrics of this process, read from
 /// `getrusage`, `getrlimit` and `/proc` at scrape time. A value that cannot be read is left out
 /// (and logged once), never shown as 0.
 enum ProcessMetrics {
-    /// The release this binary is (bumped with releases).
-    static let version = "0.1.0"
+    /// The release this binary is: what `--version` prints (`BuildInfo`).
+    static let version = BuildInfo.version
     /// The git revision it was built from: not known to a plain `swift build`.
     static let revision = "unknown"
     /// The Swift compiler it was built with (major.minor).
-    static let swift: String = {
-        #if compiler(>=6.4)
-        "6.4+"
-        #elseif compiler(>=6.3)
-        "6.3"
-        #elseif compiler(>=6.2)
-        "6.2"
-        #else
-        "6.1-"
-        #endif
-    }()
+    static let swift = BuildInfo.swift
 
     static func render() -> String {
         var text = MetricsExposition.family(
