@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The contract run of `make test` (IntegrationTests/ContractTests): schemathesis (fixed seed,
 # bounded examples, every phase including the stateful one) against the real httpdnsd binary,
-# with the admin token, checking every answer against openapi.yaml. `POST /dns-query` (always
-# 415 until RFC 8484 is served) is left out: no valid request to it can be answered.
+# with the admin token, checking every answer against openapi.yaml. The RFC 8484 operations
+# (tag rfc8484: /dns-query, /v1/{accountId}/dns-query) are left out: their input is a binary
+# DNS message, which schemathesis cannot draw from the schema (a hook making queries with
+# dnspython would bring them in); the DoH JSON answers of GET /dns-query are those of /resolve.
 #
 # Generated accounts may name any upstream, the public default ones included, so the whole run
 # happens in a new network namespace (unshare --user --net) whose only interface is loopback:
@@ -52,7 +54,7 @@ PYTHONPATH="$root/scripts/test${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=co
   schemathesis run "$root/openapi.yaml" --url "http://127.0.0.1:$port" \
   --header "Authorization: Bearer $token" \
   --seed 20261202 --max-examples "$examples" --phases examples,coverage,fuzzing,stateful \
-  --exclude-operation-id dnsMessageNotServed \
+  --exclude-tag rfc8484 \
   --exclude-checks not_a_server_error --workers 1 --no-shrink --request-timeout 10 \
   --warnings off || status=$?
 
