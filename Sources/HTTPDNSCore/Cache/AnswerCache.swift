@@ -195,6 +195,9 @@ public final class AnswerCache: Sendable {
 
     public var count: Int { shards.reduce(0) { $0 + $1.withLock { $0.count } } }
 
+    /// Slots allocated over all shards (`BoundedCache.allocatedSlots`): 0 while the cache is empty.
+    public var allocatedSlots: Int { shards.reduce(0) { $0 + $1.withLock { $0.allocatedSlots } } }
+
     /// A snapshot of every entry (for listing), in no particular order across shards.
     public func snapshot() -> [(CacheKey, CacheEntry)] {
         var result: [(CacheKey, CacheEntry)] = []

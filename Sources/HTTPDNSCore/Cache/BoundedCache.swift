@@ -34,6 +34,10 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
 
     private static func fingerprint(_ hash: Int) -> UInt64 { cacheFingerprint(hash) }
 
+    /// Slots the arrays have room for: 0 until the first entry (a cache costs what it holds,
+    /// not its `capacity`), then growing by half as entries come.
+    public var allocatedSlots: Int { keys.capacity }
+
     /// The value for `key`, counted as a use (a hit, for the policy).
     public mutating func value(for key: Key) -> Value? {
         let hash = key.hashValue

@@ -62,4 +62,15 @@ public final class ReadMostly<Value: Sendable>: @unchecked Sendable {
 
     /// Replaced values still kept (within their grace period).
     public var retiredCount: Int { boxes.withLock { $0.retired.count } }
+
+    /// `size` summed over the replaced values still kept: what the grace period costs.
+    public func retiredSize(_ size: (Value) -> Int) -> Int {
+        boxes.withLock { $0.retired.reduce(0) { $0 + size($1.box.value) } }
+    }
+
+    /// Releases the replaced values whose grace period is over, as the next `update` would.
+    public func reclaim() {
+        let now = ContinuousClock.now
+        boxes.withLock { $0.retired.removeAll { $0.at.duration(to: now) > Self.gracePeriod } }
+    }
 }
