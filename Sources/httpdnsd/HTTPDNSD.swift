@@ -85,8 +85,8 @@ enum HTTPDNSD {
                 accountID: id, config: account, clock: SystemClock(), persistence: store, speedTester: wiring.speedTester,
                 makeChain: wiring.chain)
         }
+        registry.upsert(contentsOf: accounts.map { (id: $0.key, config: $0.value) })
         for (id, account) in accounts.sorted(by: { $0.key < $1.key }) {
-            registry.upsert(id, config: account)
             let fallback = account.localDNSFallback
                 ? (account.localDNSServers.isEmpty ? "system resolver (/etc/resolv.conf)" : account.localDNSServers.joined(separator: ","))
                 : "off"

@@ -62,3 +62,23 @@ import Testing
         #expect(harness.registry.retiredEntries <= 20 * count, "\(harness.registry.retiredEntries) entries kept")
     }
 }
+
+extension IdleAccountMemoryTests {
+    /// A start loads every stored account at once: each shard of the table is published once, so
+    /// no copy holding accounts is kept; an account already there takes its new configuration.
+    @Test func loadingManyAccountsAtOnceKeepsNoReplacedTableEntries() throws {
+        let harness = AccountRegistryTests.Harness()
+        harness.registry.upsert("acct-0", config: .test())
+        let first = try #require(harness.registry.engine("acct-0"))
+        let retiredBefore = harness.registry.retiredEntries
+        let accounts = (0..<2_000).map { (id: "acct-\($0)", config: AccountConfig.test { $0.maxCacheTTL = 77 }) }
+        harness.registry.upsert(contentsOf: accounts)
+        #expect(harness.registry.count == 2_000)
+        #expect(harness.registry.engine("acct-0") === first)
+        #expect(first.config.maxCacheTTL == 77)
+        #expect(harness.registry.engine("acct-1999")?.config.maxCacheTTL == 77)
+        // Only the one shard that held acct-0 (and the byte-compared list) was replaced with an entry.
+        #expect(harness.registry.retiredEntries - retiredBefore <= 2)
+        #expect(harness.made.value.count == 2_000)
+    }
+}

@@ -32,8 +32,12 @@ public final class AccountRegistry: Sendable {
         small = ReadMostly(Small(list: []))
     }
 
+    private func shardIndex(_ id: String) -> Int {
+        Int(UInt(bitPattern: id.hashValue) % UInt(Self.shardCount))
+    }
+
     private func shard(_ id: String) -> ReadMostly<[String: ResolverEngine]> {
-        shards[Int(UInt(bitPattern: id.hashValue) % UInt(Self.shardCount))]
+        shards[shardIndex(id)]
     }
 
     public func engine(_ id: String) -> ResolverEngine? {
@@ -99,6 +103,42 @@ public final class AccountRegistry: Sendable {
         // Another caller created the account meanwhile: this call's configuration still applies.
         winner?.update(config: config)
         return winner == nil
+    }
+
+    /// `upsert` for many accounts (a start loads every stored one), publishing each shard once
+    /// rather than once per account. An id given twice takes its last configuration.
+    public func upsert(contentsOf accounts: [(id: String, config: AccountConfig)]) {
+        var fresh: [Int: [String: ResolverEngine]] = [:]
+        var configs: [String: AccountConfig] = [:]
+        for (id, config) in accounts { configs[id] = config }
+        for (id, config) in configs {
+            if let existing = engine(id) {
+                existing.update(config: config)
+            } else {
+                fresh[shardIndex(id), default: [:]][id] = makeEngine(id, config)
+            }
+        }
+        let raced: [ResolverEngine] = writer.withLock { total in
+            var raced: [ResolverEngine] = []
+            for (index, engines) in fresh {
+                shards[index].update { table in
+                    var table = table
+                    for (id, engine) in engines {
+                        if let existing = table[id] {
+                            raced.append(existing)
+                        } else {
+                            table[id] = engine
+                            total += 1
+                        }
+                    }
+                    return (table, ())
+                }
+            }
+            publishSmall(total)
+            return raced
+        }
+        // Created by another caller meanwhile: this call's configuration still applies.
+        for engine in raced { configs[engine.accountID].map(engine.update(config:)) }
     }
 
     /// Removes the account; returns its engine (so the caller can drop its cache), nil if unknown.
