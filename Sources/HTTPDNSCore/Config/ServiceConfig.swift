@@ -24,7 +24,7 @@ public struct ServiceConfig: Sendable, Equatable {
     /// The operations listener: `/metrics` and the admin API only there, probes everywhere.
     public var opsListen: ListenAddress?
     /// Bytes of buffer per connection (headers and body chunks).
-    public var connectionMemoryLimit = 65_536
+    public var connectionMemoryLimit = 16_384
     /// Largest request body accepted; 413 beyond.
     public var maxBodyBytes = 1 << 20
     /// Hosts one preload request may carry.
@@ -155,7 +155,7 @@ public struct ServiceConfig: Sendable, Equatable {
             let (host, port) = try parseListen(value, key: name)
             config.opsListen = ListenAddress(host: host, port: port)
         },
-        Setting(key: "connectionMemoryLimit", env: "HTTPDNS_CONNECTION_MEMORY_LIMIT", flag: "--connection-memory-limit", help: "buffer bytes per connection (default 65536)") { config, value, name throws(ConfigError) in
+        Setting(key: "connectionMemoryLimit", env: "HTTPDNS_CONNECTION_MEMORY_LIMIT", flag: "--connection-memory-limit", help: "buffer bytes per connection: request head, parsed fields, response head (default 16384; serves the longest API request, about 7 KB, twice over)") { config, value, name throws(ConfigError) in
             config.connectionMemoryLimit = try parseInt(value, key: name, range: 4096...16_777_216)
         },
         Setting(key: "maxBodyBytes", env: "HTTPDNS_MAX_BODY_BYTES", flag: "--max-body-bytes", help: "largest request body; 413 beyond (default 1048576)") { config, value, name throws(ConfigError) in

@@ -34,7 +34,7 @@ public struct HTTPServerOptions: Sendable {
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 0, connectionLimit: Int = 4096,
-        perIPConnectionLimit: Int = 0, connectionTimeout: Int = 30, connectionMemoryLimit: Int = 65_536,
+        perIPConnectionLimit: Int = 0, connectionTimeout: Int = 30, connectionMemoryLimit: Int = 16_384,
         maxBodyBytes: Int = 1 << 20
     ) {
         self.host = host
