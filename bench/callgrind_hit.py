@@ -15,6 +15,7 @@ Modes: `open` (default) as above; `signed`: the account has client keys and
 run.py's `sign_v1`); `signed-general`: the same signed hits on `/v1/default/resolve/` (trailing
 `/`), which the router serves but the fast path leaves to the general path, to compare the two
 paths in one build.
+CALLGRIND_CONNECTION_MEMORY_LIMIT=N sets `connectionMemoryLimit` (the binary's default otherwise).
 """
 import http.server, json, os, socket, subprocess, sys, tempfile, threading, time, http.client, glob
 
@@ -47,6 +48,8 @@ if os.environ.get("CALLGRIND_HISTOGRAMS", "1") == "0":
 if MODE != "open":
     config["accounts"]["default"].update({"clientKeys": [{"id": "r1", "secret": SECRET, "role": "resolve"}],
                                           "requireSignedRequests": True, "maxSignatureAge": 86400})
+if os.environ.get("CALLGRIND_CONNECTION_MEMORY_LIMIT"):
+    config["connectionMemoryLimit"] = int(os.environ["CALLGRIND_CONNECTION_MEMORY_LIMIT"])
 open(os.path.join(work, "config.json"), "w").write(json.dumps(config))
 out = os.path.join(work, "callgrind.out")
 proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--config", os.path.join(work, "config.json")],
