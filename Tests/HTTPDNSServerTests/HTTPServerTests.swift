@@ -9,10 +9,12 @@ import Testing
 @Suite(.serialized) struct HTTPServerTests {
     /// Starts a server on an ephemeral port, runs `body`, and always stops the server.
     func withServer(
-        maxBodyBytes: Int = 1024, threads: Int = 2, handler: ScriptedHandler = ScriptedHandler(),
+        maxBodyBytes: Int = 1024, threads: Int = 2, connectionMemoryLimit: Int = 16_384, handler: ScriptedHandler = ScriptedHandler(),
         _ body: (UInt16, HTTPServer, ScriptedHandler) throws -> Void
     ) throws {
-        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: threads, connectionTimeout: 10, maxBodyBytes: maxBodyBytes)) {
+        let server = HTTPServer(options: HTTPServerOptions(
+            host: "127.0.0.1", port: 0, threads: threads, connectionTimeout: 10, connectionMemoryLimit: connectionMemoryLimit,
+            maxBodyBytes: maxBodyBytes)) {
             handler.handle($0)
         }
         let port = try server.start()
@@ -322,9 +324,10 @@ import Testing
     }
 
     /// A request-target or head over the service's own limits (`RequestHeadLimits`, under
-    /// libmicrohttpd's buffer) is refused with a JSON error, before any handler runs.
+    /// libmicrohttpd's buffer) is refused with a JSON error, before any handler runs (with a 64 KiB
+    /// buffer, where the limits are 8 KiB and 32 KiB).
     @Test func aLongTargetOrALargeHeadUnderTheBufferGetsAJSONError() throws {
-        try withServer { port, _, handler in
+        try withServer(connectionMemoryLimit: 65_536) { port, _, handler in
             let long = try RawHTTPConnection(port: port).request("GET", "/text?x=" + String(repeating: "a", count: 10_000))
             #expect(long.status == 414)
             #expect(long.header("Content-Type") == ServerResponse.jsonType)
@@ -347,15 +350,17 @@ import Testing
     @Test func theHeadLimitsShrinkWithASmallConnectionBuffer() {
         let standard = RequestHeadLimits(connectionMemoryLimit: 65_536)
         #expect(standard.targetBytes == 8192 && standard.headBytes == 32_768)
+        let standard16 = RequestHeadLimits(connectionMemoryLimit: 16_384)
+        #expect(standard16.targetBytes == 8192 && standard16.headBytes == 12_288)
         let small = RequestHeadLimits(connectionMemoryLimit: 4096)
-        #expect(small.targetBytes == 512 && small.headBytes == 2048)
-        #expect(small.refusal(targetLength: 512, headLength: 2048) == nil)
-        #expect(small.refusal(targetLength: 513, headLength: 600)?.code == .uriTooLong)
-        #expect(small.refusal(targetLength: 100, headLength: 2049)?.code == .headerTooLarge)
+        #expect(small.targetBytes == 2048 && small.headBytes == 3072)
+        #expect(small.refusal(targetLength: 2048, headLength: 3072) == nil)
+        #expect(small.refusal(targetLength: 2049, headLength: 2100)?.code == .uriTooLong)
+        #expect(small.refusal(targetLength: 100, headLength: 3073)?.code == .headerTooLarge)
     }
 
     /// A head that does not fit libmicrohttpd's buffer at all (here 70 KB against the default
-    /// 64 KiB `connectionMemoryLimit`) never reaches the service: libmicrohttpd 0.9.75 answers
+    /// 16 KiB `connectionMemoryLimit`) never reaches the service: libmicrohttpd 0.9.75 answers
     /// its built-in HTML page, without a Content-Type. README ("Errors") lists these answers.
     @Test func libmicrohttpdsOwnErrorPagesHaveNoContentType() throws {
         try withServer { port, _, handler in
