@@ -11,7 +11,7 @@ import Testing
 @Suite struct IdleEngineHeapTests {
     /// 1 000 engines with the default configuration (a loopback upstream never asked). Tests
     /// running beside this one allocate too; the least of three rounds is kept (noise only adds).
-    @Test func anIdleEngineHoldsAtMost8KBOfHeap() {
+    @Test func anIdleEngineHoldsAtMost6KBOfHeap() {
         var config = AccountConfig()
         config.upstreams = [UpstreamSpec(kind: .json, url: "http://127.0.0.1:9/resolve")]
         config.localDNSFallback = false
