@@ -39,6 +39,15 @@ let package = Package(
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSServerTests", dependencies: ["HTTPDNSServer", "HTTPDNSCore", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPDNSTestSupport", "HTTPDNSWire"]),
+
+        // Fuzzing (docs/fuzzing.md): the parsers' entry points, shared by the libFuzzer binary of
+        // `make fuzz` and by FuzzCorpusTests, which replays every seed corpus in `make test`.
+        .target(
+            name: "HTTPDNSFuzzEntries",
+            dependencies: ["HTTPDNSCore", "HTTPDNSServer", "HTTPDNSStore", "HTTPDNSUpstream", "HTTPDNSWire"],
+            path: "fuzz/Sources/HTTPDNSFuzzEntries"),
+        .executableTarget(name: "httpdnsd-fuzz", dependencies: ["HTTPDNSFuzzEntries"], path: "fuzz/Sources/httpdnsd-fuzz"),
+        .testTarget(name: "FuzzCorpusTests", dependencies: ["HTTPDNSFuzzEntries"]),
     ],
     swiftLanguageModes: [.v6]
 )
