@@ -17,7 +17,7 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run clean deps bench
+.PHONY: all build test run clean deps bench fuzz sanitize
 
 all: build
 
@@ -43,6 +43,27 @@ run: deps build
 bench:
 	./bench/deps.sh
 	BENCH_SCRATCH="$${BENCH_SCRATCH:-$(CURDIR)/bench/out/build}" python3 bench/run.py
+
+# Fuzzing (docs/fuzzing.md, not part of `make test`, which replays the seed corpora as
+# FuzzCorpusTests): builds the libFuzzer binary with ASan in .build-fuzz, runs each target in turn.
+# make fuzz FUZZ_SECONDS=180 FUZZ_TARGETS="host-name doh-json"
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) $(if $(FUZZ_TARGETS),FUZZ_TARGETS='$(FUZZ_TARGETS)') ./fuzz/run.sh
+
+# The integration suite against an AddressSanitizer build of httpdnsd (docs/sanitizers.md): the
+# binary is built in its own scratch path, the tests as `make test` builds them. A sanitizer report
+# is written under $(SANITIZE_SCRATCH)/reports and fails the target.
+SANITIZE_SCRATCH ?= $(CURDIR)/.build-sanitize
+SANITIZE_FILTER ?= IntegrationTests
+sanitize: deps
+	$(SWIFT) build --scratch-path $(SANITIZE_SCRATCH) --product httpdnsd -Xswiftc -sanitize=address
+	rm -rf $(SANITIZE_SCRATCH)/reports && mkdir -p $(SANITIZE_SCRATCH)/reports
+	ASAN_OPTIONS="$${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1}:log_path=$(SANITIZE_SCRATCH)/reports/asan" \
+	HTTPDNSD_BIN="$$($(SWIFT) build --scratch-path $(SANITIZE_SCRATCH) --show-bin-path)/httpdnsd" \
+	$(SWIFT) test --disable-xctest $(SWIFTFLAGS) --filter '$(SANITIZE_FILTER)'
+	@if ls $(SANITIZE_SCRATCH)/reports/asan.* >/dev/null 2>&1; then cat $(SANITIZE_SCRATCH)/reports/asan.*; exit 1; fi
+	@echo "sanitize: no AddressSanitizer report"
 
 clean:
 	$(SWIFT) package clean $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH))
