@@ -71,6 +71,8 @@ public enum TestPaths {
         var environment: [String: String] = ["PATH": current["PATH"] ?? "/usr/bin:/bin:/usr/sbin:/sbin"]
         if let home = current["HOME"] { environment["HOME"] = home }
         environment["LANG"] = "C.UTF-8"
+        // `make sanitize` (docs/sanitizers.md) sets these for the binary under test.
+        for name in ["ASAN_OPTIONS", "TSAN_OPTIONS"] { environment[name] = current[name] }
         environment.merge(extra) { _, new in new }
         return environment
     }
