@@ -18,6 +18,15 @@ struct DoHJSONParserTests {
         return nil
     }
 
+    @Test func numbersBeyondIntRangeAreNotNumbersInsteadOfATrap() throws {
+        #expect(DoHJSONParser.integer(1e40 as Double) == nil)
+        #expect(DoHJSONParser.integer(-1e300 as Double) == nil)
+        #expect(DoHJSONParser.integer(300.9 as Double) == 300)
+        #expect(errorCode(#"{"Status":1e40,"Answer":[]}"#) == .malformed)
+        let result = try answer(#"{"Status":0,"Answer":[{"type":1,"TTL":1e40,"data":"192.0.2.1"}]}"#)
+        #expect(result.addresses == ["192.0.2.1"])
+    }
+
     @Test func plainAnswerGivesAddressesAndMinimumTTL() throws {
         let body = """
             {"Status":0,"TC":false,"RD":true,"RA":true,"AD":false,"CD":false,

@@ -9,6 +9,12 @@ struct HTTPDNSAPITests {
         HTTPDNSAPIParser.parse(Array(text.utf8), family: family)
     }
 
+    @Test func aTTLBeyondIntRangeIsIgnoredInsteadOfATrap() throws {
+        let result = try HTTPDNSAPIParser.parse(Array(#"{"host":"a.test","ips":["192.0.2.1"],"ttl":1e40}"#.utf8), family: .a).get()
+        #expect(result.addresses == ["192.0.2.1"])
+        #expect(result.ttl == nil)
+    }
+
     @Test func answerGivesAddressesOfFamilyWithTTL() throws {
         let body = #"{"host":"www.aliyun.com","ips":["192.0.2.1","192.0.2.2"],"ipsv6":["2001:db8::1"],"ttl":60,"origin_ttl":60,"client_ip":"198.51.100.7"}"#
         let a = try parse(body).get()

@@ -109,11 +109,13 @@ enum DoHJSONParser {
         return nil
     }
 
-    /// A number, or a string holding one.
+    /// A number, or a string holding one; nil for a number beyond `Int`'s range (`1e40`, which
+    /// JSONSerialization reads as a Double: converting it with `Int(_:)` trapped, found by the
+    /// `doh-json` fuzz target).
     static func integer(_ value: Any) -> Int? {
         if let text = value as? String { return Int(text.trimmingCharacters(in: .whitespaces)) }
         if let number = value as? Int { return number }
-        if let number = value as? Double, number.isFinite { return Int(number) }
+        if let number = value as? Double, number.isFinite { return Int(exactly: number.rounded(.towardZero)) }
         return nil
     }
 
