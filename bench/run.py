@@ -13,7 +13,7 @@ quick runs (defaults are the issue's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10  which sections to run (1-3 always run, in the loop with 5-10)
+  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10,11,12  which sections to run (1-3 always run, in the loop with 5-12)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
@@ -78,8 +78,10 @@ PROFILE = os.environ.get("BENCH_PROFILE", "")
 HISTOGRAMS = os.environ.get("BENCH_HISTOGRAMS", "1").strip() not in ("0", "false", "off", "no")
 SIGNED = 9  # the number of the signed-request section
 RFC8484 = 10  # the number of the RFC 8484 hit section
-SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9,10").split(",") if s.strip()}
-if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED, RFC8484}:
+EMAS = 11  # the EMAS HTTPDNS hit section
+DOHJSON = 12  # the DoH JSON hit section
+SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9,10,11,12").split(",") if s.strip()}
+if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED, RFC8484, EMAS, DOHJSON}:
     SECTIONS |= {1}  # every ratio is to (1)
 if 1 in SECTIONS:
     SECTIONS |= {2, 3}
@@ -607,9 +609,16 @@ def run(work, processes, results):
     peer_env = {"BENCH_LIST": queries_file, "BENCH_PREFIX": "/dns-query?dns=", "BENCH_ACCEPT": "application/dns-message"}
     limited_env = {"BENCH_LIST": names_file, "BENCH_PREFIX": "/v1/limited/resolve?host="}
     rfc8484_env = {"BENCH_LIST": queries_file, "BENCH_PREFIX": "/v1/bench/dns-query?dns=", "BENCH_ACCEPT": "application/dns-message"}
+    # The JSON wire APIs, same names, same account: each name a cache hit written by that API's writer.
+    json_formats = [(number, env) for number, env in (
+        (EMAS, {"BENCH_LIST": names_file, "BENCH_PREFIX": "/bench/d?host="}),
+        (DOHJSON, {"BENCH_LIST": names_file, "BENCH_PREFIX": "/resolve?uid=bench&name="}),
+    ) if number in SECTIONS]
     if RFC8484 in SECTIONS:
         rfc8484_precheck(main, queries_file)
-    runs = {1: [], 2: [], 3: [], 8: [], RFC8484: []}
+    for number, env in json_formats:
+        json_hit_precheck(main, number, env["BENCH_PREFIX"] + names[0])
+    runs = {1: [], 2: [], 3: [], 8: [], RFC8484: [], EMAS: [], DOHJSON: []}
     splits = {1: [], 2: []}  # how each run's CPU fell on the HTTP worker threads
     hits_before = main.counter("httpdns_cache_hits_total", "bench")
     misses_before = main.counter("httpdns_cache_misses_total", "bench")
@@ -625,6 +634,8 @@ def run(work, processes, results):
             runs[8].append(wrk(main.port, "cycle.lua", limited_env, label="(8) httpdnsd hits, limiter on"))
         if RFC8484 in SECTIONS:
             runs[RFC8484].append(wrk(main.port, "cycle.lua", rfc8484_env, label=f"({RFC8484}) httpdnsd RFC 8484 hits"))
+        for number, env in json_formats:
+            runs[number].append(wrk(main.port, "cycle.lua", env, label=f"({number}) httpdnsd {FORMAT_NAMES[number]} hits"))
         if signed:
             signed.measure()
         runs[2].append(measure_with_split(baseline.pid, splits[2],
@@ -651,8 +662,9 @@ def run(work, processes, results):
     results["s3"] = summarize(runs[3])
     if runs[8]:
         results["s8"] = summarize(runs[8])
-    if runs[RFC8484]:
-        results[f"s{RFC8484}"] = summarize(runs[RFC8484])
+    for number in (RFC8484, EMAS, DOHJSON):
+        if runs[number]:
+            results[f"s{number}"] = summarize(runs[number])
     results["s3"]["check"] = f"unbound: {peer_queries:.0f} queries, {peer_cachemiss:.0f} cache misses"
     if slow:
         slow.finish(results)
@@ -698,6 +710,26 @@ def run(work, processes, results):
     if big:
         processes.stop(main.process)
         results["s6"] = big.finish()
+
+
+FORMAT_NAMES = {RFC8484: "RFC 8484", EMAS: "EMAS HTTPDNS", DOHJSON: "DoH JSON"}
+
+
+def json_hit_precheck(main, number, path):
+    """(11) and (12): the first name through that API must be one cache hit, a JSON answer that
+    carries the two addresses."""
+    hits_before = main.counter("httpdns_cache_hits_total", "bench")
+    misses_before = main.counter("httpdns_cache_misses_total", "bench")
+    status, body, _ = http_get(main.port, path)
+    text = body.decode("utf-8", "replace")
+    if status != 200 or not all(address in text for address in ADDRESSES):
+        raise RuntimeError(f"({number}) {path} not answered with the addresses: {status} {text[:200]}")
+    json.loads(text)
+    hits = main.counter("httpdns_cache_hits_total", "bench") - hits_before
+    misses = main.counter("httpdns_cache_misses_total", "bench") - misses_before
+    if hits != 1 or misses != 0:
+        raise RuntimeError(f"({number}) {path} was not one cache hit: hit counter +{hits}, miss counter +{misses}")
+    log(f"({number}) {FORMAT_NAMES[number]} precheck: a cache hit, {len(body)}-byte answer")
 
 
 def rfc8484_precheck(main, queries_file):
@@ -1094,6 +1126,10 @@ def report(results):
         "in each repetition of (1)", results.get(f"s{SIGNED}"))
     row(RFC8484, "  the same hits as RFC 8484 queries, `GET /v1/bench/dns-query?dns=` (the queries of (3)), "
         "in each repetition of (1)", results.get(f"s{RFC8484}"))
+    row(EMAS, "  the same hits through the EMAS HTTPDNS API, `GET /bench/d?host=`, in each repetition of (1)",
+        results.get(f"s{EMAS}"))
+    row(DOHJSON, "  the same hits through the DoH JSON API, `GET /resolve?uid=bench&name=`, in each repetition of (1)",
+        results.get(f"s{DOHJSON}"))
     row(2, "baseline: C on libmicrohttpd, same pool settings, fixed body of the same size", s2)
     row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
     row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
@@ -1125,6 +1161,7 @@ def report(results):
             f"accept, so wrk's {CONNECTIONS} connections, opened at once, split between them at random, and a "
             "lopsided split caps that run; compare (1) and (2) on repetitions with similar splits")
     for key, label in (("s1", "(1)"), ("s8", "(8)"), (f"s{SIGNED}", f"({SIGNED})"), (f"s{RFC8484}", f"({RFC8484})"),
+                       (f"s{EMAS}", f"({EMAS})"), (f"s{DOHJSON}", f"({DOHJSON})"),
                        ("s2", "(2)"), ("s3", "(3)"),
                        ("s4", "(4)"), ("s4_dnss", "(4u)"), ("s5", "(5)"), ("s5_misses", "(5m)")):
         s = results.get(key)
@@ -1213,6 +1250,13 @@ def report(results):
         target(f"RFC 8484 hit throughput / baseline, ({RFC8484}) / (2) (issue 12)", "≥ 0.85", s_rfc["rps"] / s2["rps"],
                s_rfc["rps"] / s2["rps"] >= 0.85)
         add(f"| RFC 8484 hits / v1 hits, ({RFC8484}) / (1) | — | {s_rfc['rps'] / s1['rps']:.3f} | — |")
+    for number in (EMAS, DOHJSON):
+        s_format = results.get(f"s{number}")
+        if s1 and s2 and s_format:
+            ratio = s_format["rps"] / s2["rps"]
+            target(f"{FORMAT_NAMES[number]} hit throughput / baseline, ({number}) / (2) (issue 12)", "≥ 0.85", ratio,
+                   ratio >= 0.85)
+            add(f"| {FORMAT_NAMES[number]} hits / v1 hits, ({number}) / (1) | — | {s_format['rps'] / s1['rps']:.3f} | — |")
     s5q = results.get("s5_quiet")
     if s5 and s5q:
         add(f"| (5) / (5q), the same-time reference (not the issue's figure) | — | {s5['rps'] / s5q['rps']:.2f} | — |")
@@ -1278,6 +1322,10 @@ def report(results):
   `GET /v1/bench/dns-query?dns=` with `Accept: application/dns-message` against the same instance and
   account `bench`: each is answered from the cache and written as a DNS message by libknot. Before
   the loop one query must come back `application/dns-message`, RCODE 0, two records.
+- ({EMAS}) and ({DOHJSON}) the names of (1) through the EMAS HTTPDNS API (`GET /bench/d?host=NAME`) and
+  the DoH JSON API (`GET /resolve?uid=bench&name=NAME`), same instance and account: cache hits
+  written by each API's own answer writer, through the general request path. Before the loop the
+  first name must be one cache hit whose JSON answer carries the two addresses.
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
   authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
