@@ -18,15 +18,9 @@ struct OpenAPIContractTests {
             print(json.dumps({"properties": sorted(schema["properties"]), "additional": schema.get("additionalProperties", True),
                               "version": spec["info"]["version"]}))
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script, spec]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "python3 with PyYAML (Debian python3-yaml) reads openapi.yaml")
+        let run = try CommandRun.run("/usr/bin/python3", ["-c", script, spec], mergingStandardError: false)
+        let data = run.output
+        #expect(run.status == 0, "python3 with PyYAML (Debian python3-yaml) reads openapi.yaml")
         let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         let properties = Set(try #require(object["properties"] as? [String]))
         #expect(properties.subtracting(AccountConfig.keys).isEmpty, "in the spec, unknown to the service")

@@ -211,17 +211,8 @@ import Glibc
     }()
 
     private static func runUnshare(_ command: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        process.arguments = ["-rn"] + command
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let run = try CommandRun.run("/usr/bin/unshare", ["-rn"] + command)
+        return (run.status, run.text)
     }
 
     /// ``runUnshare(_:environment:)`` without blocking a thread of the cooperative pool while the

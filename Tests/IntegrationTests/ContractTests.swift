@@ -9,19 +9,9 @@ import Testing
 struct ContractTests {
     @Test func schemathesisFindsNoDepartureFromTheSpec() async throws {
         let script = TestPaths.packageRoot.appendingPathComponent("scripts/test/contract.sh").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: script)
-        process.arguments = [TestPaths.httpdnsdBinary, "8"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read before waiting: the run prints more than a pipe holds.
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        #expect(process.terminationStatus == 0, "contract.sh failed:\n\(text.suffix(12_000))")
+        let run = try CommandRun.run(script, [TestPaths.httpdnsdBinary, "8"])
+        let text = run.text
+        #expect(run.status == 0, "contract.sh failed:\n\(text.suffix(12_000))")
         #expect(text.contains("No issues found"), "\(text.suffix(4000))")
     }
 }

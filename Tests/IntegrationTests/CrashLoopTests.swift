@@ -19,15 +19,10 @@ struct CrashLoopTests {
     static let cycles = 3
 
     private static func integrityCheck(_ path: String) throws -> String {
-        let process = Process()
-        let output = Pipe()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])", path]
-        process.standardOutput = output
-        try process.run()
-        process.waitUntilExit()
-        return String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        try CommandRun.run(
+            "python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])", path],
+            mergingStandardError: false
+        ).text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     @Test func nothingAcknowledgedIsLostToSIGKILLsAtRandomMoments() async throws {

@@ -12,17 +12,8 @@ struct DeployTests {
 
     /// Runs `executable` with `arguments`; returns its status and output (stdout and stderr).
     static func run(_ executable: String, _ arguments: [String]) throws -> (Int32, String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [executable] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        let run = try CommandRun.run(executable, arguments)
+        return (run.status, run.text)
     }
 
     static var kubernetesManifests: [String] {
@@ -36,8 +27,8 @@ struct DeployTests {
         #expect(!manifests.isEmpty)
         let (status, output) = try Self.run("kubernetes-validate", ["--strict", "--quiet"] + manifests)
         #expect(status == 0, "\(output)")
+        let (_, listed) = try Self.run("kubernetes-validate", ["--strict"] + manifests)
         for kind in ["statefulset", "poddisruptionbudget", "horizontalpodautoscaler", "networkpolicy"] {
-            let (_, listed) = try Self.run("kubernetes-validate", ["--strict"] + manifests)
             #expect(listed.contains("passed for resource \(kind)/"), "no \(kind) in deploy/: \(listed)")
         }
     }

@@ -101,14 +101,10 @@ struct EMASAPITests {
             #expect(ss.json["service_ipv6"]?.array?.compactMap(\.string) == ["[::1]:8080"])
             // HTTP/1.0, and an h2c upgrade offer that is answered over HTTP/1.1 (curl, not our client).
             for flag in ["--http1.0", "--http2"] {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-                process.arguments = ["-sS", "-i", flag, "http://127.0.0.1:\(service.port)/default/d?host=\(TestZone.www)"]
-                let output = Pipe()
-                process.standardOutput = output
-                try process.run()
-                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                process.waitUntilExit()
+                let text = try CommandRun.run(
+                    "/usr/bin/curl", ["-sS", "-i", flag, "http://127.0.0.1:\(service.port)/default/d?host=\(TestZone.www)"],
+                    mergingStandardError: false
+                ).text
                 // libmicrohttpd answers an HTTP/1.0 request with an HTTP/1.1 status line, as RFC 9110 §2.5 allows.
                 #expect(text.hasPrefix("HTTP/1.1 200"), "\(flag): \(text)")
                 #expect(text.contains(#""host":"\#(TestZone.www)""#), "\(flag): \(text)")

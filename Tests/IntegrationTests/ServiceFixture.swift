@@ -81,13 +81,8 @@ func withSignedAccountService(
 /// Lower-case hex digest of `text`'s UTF-8 by python3's hashlib (`algorithm`: md5, sha256, ...):
 /// expected signatures computed apart from the server's code.
 func pythonHexDigest(_ algorithm: String, _ text: String) throws -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-    process.arguments = ["-c", "import hashlib, sys; print(hashlib.new(sys.argv[1], sys.argv[2].encode()).hexdigest())", algorithm, text]
-    let output = Pipe()
-    process.standardOutput = output
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    try CommandRun.run(
+        "/usr/bin/python3", ["-c", "import hashlib, sys; print(hashlib.new(sys.argv[1], sys.argv[2].encode()).hexdigest())", algorithm, text],
+        mergingStandardError: false
+    ).text.trimmingCharacters(in: .whitespacesAndNewlines)
 }

@@ -43,15 +43,9 @@ print(json.dumps({"canonical": canonical, "sign": sign, "query": query}))
             "body": .string(body.map { String(format: "%02x", $0) }.joined()),
             "args": .array(args.map { .array([.string($0.0), .string($0.1)]) }),
         ]).encoded()
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = ["-c", script, input]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let result = try? TestJSON(parsing: Array(data)),
+        let run = try CommandRun.run("/usr/bin/python3", ["-c", script, input], mergingStandardError: false)
+        let data = run.output
+        guard run.status == 0, let result = try? TestJSON(parsing: Array(data)),
               let canonical = result["canonical"]?.string, let sign = result["sign"]?.string, let query = result["query"]?.string else {
             throw HarnessError("python3 signer failed: \(String(decoding: data, as: UTF8.self))")
         }
