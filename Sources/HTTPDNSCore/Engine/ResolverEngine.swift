@@ -230,8 +230,9 @@ public final class ResolverEngine: Sendable {
         }
         // The caller's cache lookup may have run just before a flight for this key stored its
         // answer and ended: answer from that entry rather than start a second upstream query.
-        if settings.config.cacheEnable, let entry = cache.peek(key), !entry.isExpired(at: clock.now()) {
-            flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: clock.now(), source: .cache)))
+        let now = clock.now()
+        if settings.config.cacheEnable, let entry = cache.peek(key), !entry.isExpired(at: now) {
+            flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .cache)))
             return
         }
         launch(key, settings: settings)
