@@ -15,18 +15,26 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CKnot", pkgConfig: "libknot", providers: [.apt(["libknot-dev"])]),
+        // sys/epoll.h for the event loops (Glibc's module lacks it).
+        .systemLibrary(name: "CEpoll"),
+        // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM prohibits (the headers are in /usr/include).
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         .target(name: "HTTPDNSCore"),
         // Digests, MACs and AEAD from libcrypto, for signatures made (upstreams) and checked (clients).
         .target(name: "HTTPDNSCrypto", dependencies: ["COpenSSL"]),
         // DNS messages (RFC 1035) read and written by libknot, for RFC 8484 and the upstreams' replies.
         .target(name: "HTTPDNSWire", dependencies: ["CKnot"]),
-        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CCurl", "CAres"]),
+        // What every event-loop thread shares: its work queue, wake-up pipe, epoll set and system-call checks.
+        .target(name: "HTTPDNSLoop", dependencies: ["HTTPDNSCore", "CEpoll"]),
+        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CCurl", "CAres"]),
+        // Redis (issue 15, docs/redis.md): hiredis connections on their own event loops, and the shared answer tier.
+        .target(name: "HTTPDNSRedis", dependencies: ["HTTPDNSCore", "HTTPDNSLoop", "CHiredis"]),
         .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"]),
         .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD"]),
         .executableTarget(
             name: "httpdnsd",
-            dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer"]
+            dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis"]
         ),
         // Issue 16's cache simulator: hit ratios of the eviction policies on synthetic workloads.
         .executableTarget(name: "cachesim", dependencies: ["HTTPDNSCore"], path: "bench/cachesim"),
@@ -35,7 +43,8 @@ let package = Package(
         .testTarget(name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto"]),
         .testTarget(name: "HTTPDNSWireTests", dependencies: ["HTTPDNSWire"]),
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSTestSupport"]),
-        .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSWire", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSLoop", "HTTPDNSWire", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSCore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSServerTests", dependencies: ["HTTPDNSServer", "HTTPDNSCore", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPDNSTestSupport", "HTTPDNSWire"]),

@@ -12,6 +12,9 @@ PACKAGES=(
   libsqlite3-dev
   libssl-dev
   libknot-dev
+  libhiredis-dev
+  redis-server
+  haproxy
   pkg-config
   unbound
   dnss

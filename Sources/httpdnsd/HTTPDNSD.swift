@@ -1,5 +1,6 @@
 import Foundation
 import HTTPDNSCore
+import HTTPDNSRedis
 import HTTPDNSServer
 import HTTPDNSStore
 import HTTPDNSUpstream
@@ -80,6 +81,10 @@ enum HTTPDNSD {
         }
 
         let wiring = UpstreamWiring()
+        // Redis (docs/redis.md): only when `redis` is set; its connections are made on first use.
+        let redis = config.redis.map {
+            RedisClient(url: $0, prefix: config.redisPrefix, timeoutMilliseconds: config.redisTimeoutMilliseconds)
+        }
         let registry = AccountRegistry { id, account in
             ResolverEngine(
                 accountID: id, config: account, clock: SystemClock(), persistence: store, speedTester: wiring.speedTester,
@@ -103,6 +108,7 @@ enum HTTPDNSD {
                 metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms))
         service.addMetricsSource { StoreMetrics.render(store) }
         service.addMetricsSource { ProcessMetrics.render() }
+        if let redis { service.addMetricsSource { RedisMetricsText.render(redis.metrics) } }
         service.setStoreHealth { store.health }
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let server = HTTPServer(
@@ -179,6 +185,7 @@ enum HTTPDNSD {
         for (_, listener) in servers { listener.stop(grace: 10) }
         store.close()
         wiring.shutdown()
+        redis?.shutdown()
         Log.info("stopped cleanly (cache flushed to \(config.databasePath))")
         LogSink.shared.stop()
         exit(0)

@@ -4,6 +4,7 @@ import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
+import HTTPDNSLoop
 @testable import HTTPDNSUpstream
 
 /// `loop.perform(request)`, with the monotonic time at which the loop thread called the

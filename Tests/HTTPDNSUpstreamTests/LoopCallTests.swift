@@ -2,6 +2,7 @@ import CCurl
 #if canImport(Glibc)
 import Glibc
 #endif
+import HTTPDNSLoop
 @testable import HTTPDNSUpstream
 import Testing
 

@@ -3,6 +3,7 @@ import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
 
+import HTTPDNSLoop
 @testable import HTTPDNSUpstream
 
 #if canImport(Glibc)

@@ -58,6 +58,12 @@ public struct ServiceConfig: Sendable, Equatable {
     /// Seconds between SIGTERM and closing the listeners: `/readyz` answers 503 at once while
     /// connections are still accepted, so load balancers stop sending before anything is refused.
     public var shutdownDrain: Double = 5
+    /// The shared Redis of a fleet of replicas (issue 15, docs/redis.md); nil: none, nothing connects.
+    public var redis: RedisURL?
+    /// Prefix of every Redis key and channel, so several clusters can share one Redis.
+    public var redisPrefix = "httpdnsd:"
+    /// Milliseconds any Redis command may take before the caller goes on without it.
+    public var redisTimeoutMilliseconds = 50
     /// Account id → configuration.
     public var accounts: [String: AccountConfig] = ["default": AccountConfig()]
 
@@ -218,7 +224,28 @@ public struct ServiceConfig: Sendable, Equatable {
             default: throw ConfigError(key: name, "must be true or false, got '\(value)'")
             }
         },
+        Setting(key: "redis", env: "HTTPDNS_REDIS", flag: "--redis", help: "redis://[user:password@]host:port[/db] of the Redis replicas share accounts and answers through (default none: nothing shared, nothing connects)") { config, value, name throws(ConfigError) in
+            config.redis = try RedisURL(parsing: value.trimmingCharacters(in: .whitespaces), key: name)
+        },
+        Setting(key: "redisPrefix", env: "HTTPDNS_REDIS_PREFIX", flag: "--redis-prefix", help: "prefix of every Redis key and channel, so several clusters can share one Redis: 1-64 letters, digits or -_.:{} (default httpdnsd:)") { config, value, name throws(ConfigError) in
+            config.redisPrefix = try parseRedisPrefix(value, key: name)
+        },
+        Setting(key: "redisTimeout", env: "HTTPDNS_REDIS_TIMEOUT", flag: "--redis-timeout", help: "milliseconds a Redis command may take before the request goes on without it (default 50)") { config, value, name throws(ConfigError) in
+            config.redisTimeoutMilliseconds = try parseInt(value, key: name, range: 1...10_000)
+        },
     ]
+
+    /// A Redis key prefix: 1-64 of letters, digits and `-_.:{}` (braces allow a cluster hash tag).
+    static func parseRedisPrefix(_ text: String, key: String) throws(ConfigError) -> String {
+        let allowed = text.utf8.allSatisfy { byte in
+            (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                || "-_.:{}".utf8.contains(byte)
+        }
+        guard !text.isEmpty, text.utf8.count <= 64, allowed else {
+            throw ConfigError(key: key, "must be 1-64 letters, digits or -_.:{}, got '\(Log.escaped(text))'")
+        }
+        return text
+    }
 
     /// The addresses `/ss` gives: `advertisedAddresses`, else the listen address unless it is a
     /// wildcard (`0.0.0.0`, `::`), which no client can use.

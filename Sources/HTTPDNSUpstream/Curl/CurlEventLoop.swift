@@ -4,6 +4,7 @@ import Foundation
 import Glibc
 #endif
 import HTTPDNSCore
+import HTTPDNSLoop
 import Synchronization
 
 /// One thread driving one curl multi handle: every upstream HTTP request of the process goes

@@ -3,6 +3,7 @@ import CCurl
 import Glibc
 #endif
 import HTTPDNSCore
+import HTTPDNSLoop
 
 /// The loop thread's side of ``CurlEventLoop``: adds queued transfers to the multi handle,
 /// drives it with curl's multi_socket interface over one epoll set, and completes finished
@@ -25,10 +26,7 @@ final class CurlLoopWorker {
     /// Idle easy handles kept for the next transfers.
     private var idle: [EasyHandle] = []
     private let maximumIdle = 64
-    private let epollFD: Int32
-    /// Sockets in the epoll set (a closed socket leaves the set by itself; its number may come
-    /// back for a new socket, which `watch` handles).
-    private var watched: Set<Int32> = []
+    private let sockets: EpollSet
     /// When curl wants `CURL_SOCKET_TIMEOUT` next (monotonic milliseconds), nil for never.
     private var timerDeadline: Int64?
 
@@ -36,15 +34,7 @@ final class CurlLoopWorker {
     /// all: a failure stops the process with the call named.
     init(shared: CurlLoopShared) {
         self.shared = shared
-        do throws(LoopCall.Failure) {
-            epollFD = try LoopCall.system("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
-            var event = epoll_event()
-            event.events = EPOLLIN.rawValue
-            event.data.fd = shared.queue.wake.readDescriptor
-            try LoopCall.system("epoll_ctl(ADD, wake pipe)") { [epollFD] in epoll_ctl(epollFD, EPOLL_CTL_ADD, event.data.fd, &event) }
-        } catch {
-            fatalError("curl event loop: \(error)")
-        }
+        sockets = EpollSet(wake: shared.queue.wake, name: "curl")
     }
 
     /// Runs until `shutdown()`; then fails what is left and cleans the multi handle up.
@@ -58,7 +48,6 @@ final class CurlLoopWorker {
         } catch {
             fatalError("curl event loop: \(error)")
         }
-        var events = [epoll_event](repeating: epoll_event(), count: 256)
         // The queue is looked at only after a wake-up (callers append under the lock, then
         // wake): taking the lock on every turn of the loop made callers contend with it.
         var woken = true
@@ -82,32 +71,16 @@ final class CurlLoopWorker {
                 continue
             }
             let wait = timerDeadline.map { Int32(clamping: max(0, $0 - Self.nowMilliseconds())) }.map { min($0, 1000) } ?? 1000
-            let count: Int32
-            do throws(LoopCall.Failure) {
-                count = try events.withUnsafeMutableBufferPointer { (buffer) throws(LoopCall.Failure) -> Int32 in
-                    try LoopCall.system("epoll_wait") { epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), wait) }
-                }
-            } catch {
-                // Only a broken epoll set fails here (EBADF, EINVAL): report it; curl's own
-                // timeouts still end the transfers through the timer.
-                LoopCall.report(error)
-                continue
-            }
-            guard count > 0 else { continue }
-            for index in 0..<Int(count) {
-                let fd = events[index].data.fd
-                if fd == shared.queue.wake.readDescriptor {
-                    shared.queue.wake.drain()
-                    woken = true
-                    continue
-                }
-                let ready = events[index].events
+            // A broken epoll set (EBADF, EINVAL) is reported by `wait`; curl's own timeouts still
+            // end the transfers through the timer.
+            woken = sockets.wait(milliseconds: wait) { ready in
                 var mask: Int32 = 0
-                if ready & EPOLLIN.rawValue != 0 { mask |= CURL_CSELECT_IN }
-                if ready & EPOLLOUT.rawValue != 0 { mask |= CURL_CSELECT_OUT }
-                if ready & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0 { mask |= CURL_CSELECT_ERR }
-                socketAction(fd, mask: mask)
+                if ready.readable { mask |= CURL_CSELECT_IN }
+                if ready.writable { mask |= CURL_CSELECT_OUT }
+                if ready.failed { mask |= CURL_CSELECT_ERR }
+                socketAction(ready.fd, mask: mask)
             }
+            if woken { shared.queue.wake.drain() }
             collectFinished()
         }
     }
@@ -176,10 +149,10 @@ final class CurlLoopWorker {
         idle.removeAll()
         do throws(LoopCall.Failure) {
             try LoopCall.multi(curl_multi_cleanup(multi), "curl_multi_cleanup")
-            try LoopCall.system("close(epoll)") { close(epollFD) }
         } catch {
             LoopCall.report(error)
         }
+        sockets.close()
     }
 
     /// Adds one transfer to the multi handle; returns an error when it could not start.
@@ -207,37 +180,11 @@ final class CurlLoopWorker {
 
     /// Watches `fd` for what curl asks (`CURL_POLL_IN`/`OUT`/`INOUT`), or stops (`CURL_POLL_REMOVE`).
     private func watch(_ fd: Int32, what: Int32) {
-        let epollFD = epollFD
-        if what == CURL_POLL_REMOVE {
-            guard watched.remove(fd) != nil else { return }
-            do throws(LoopCall.Failure) {
-                try LoopCall.system("epoll_ctl(DEL)") { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
-            } catch where error.errorNumber == EBADF || error.errorNumber == ENOENT {
-                // curl closed the socket before saying REMOVE: closing took it out of the set.
-            } catch {
-                LoopCall.report(error)
-            }
+        guard what != CURL_POLL_REMOVE else {
+            sockets.watch(fd, readable: false, writable: false)
             return
         }
-        var event = epoll_event()
-        event.events = (what & CURL_POLL_IN != 0 ? EPOLLIN.rawValue : 0) | (what & CURL_POLL_OUT != 0 ? EPOLLOUT.rawValue : 0)
-        event.data.fd = fd
-        // A number in `watched` may belong to a socket closed without a REMOVE (it left the set
-        // when it closed); a number not in it may still be in the set: on ENOENT or EEXIST, the
-        // other operation is the right one.
-        let first = watched.contains(fd) ? EPOLL_CTL_MOD : EPOLL_CTL_ADD
-        do throws(LoopCall.Failure) {
-            do throws(LoopCall.Failure) {
-                try LoopCall.system("epoll_ctl") { epoll_ctl(epollFD, first, fd, &event) }
-            } catch where error.errorNumber == ENOENT || error.errorNumber == EEXIST {
-                let other = first == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
-                try LoopCall.system("epoll_ctl") { epoll_ctl(epollFD, other, fd, &event) }
-            }
-            watched.insert(fd)
-        } catch {
-            // The socket is not watched: its transfer ends by its timeout rather than hang.
-            LoopCall.report(error)
-        }
+        sockets.watch(fd, readable: what & CURL_POLL_IN != 0, writable: what & CURL_POLL_OUT != 0)
     }
 
     private static let socketCallback: curl_socket_callback = { _, fd, what, context, _ in

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import HTTPDNSCore
+import HTTPDNSLoop
 import Synchronization
 
 /// The speed test over real sockets: a TCP connect to the given port, or an ICMP echo for port 0.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPDNSCore
+import HTTPDNSLoop
 
 /// The prober thread's side of ``SocketSpeedTester``: turns queued requests into probes, keeps at
 /// most `maxConcurrentProbes` sockets open, waits on all of them with one `poll(2)`, enforces each

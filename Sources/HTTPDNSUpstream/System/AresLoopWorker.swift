@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CAres
 import HTTPDNSCore
+import HTTPDNSLoop
 
 /// The resolver thread's side of ``SystemResolver``: owns the c-ares channel (never touched by
 /// another thread), starts queued lookups, and drives the channel with `ares_getsock` +

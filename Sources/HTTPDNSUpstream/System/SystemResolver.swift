@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import HTTPDNSCore
+import HTTPDNSLoop
 import Synchronization
 
 /// The fallback resolver: c-ares (`ares_getaddrinfo`) on its own thread with its own poll loop.

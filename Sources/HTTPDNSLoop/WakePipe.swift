@@ -4,12 +4,12 @@ import Glibc
 
 /// A non-blocking pipe used to wake a `poll(2)` loop from other threads. The descriptors stay
 /// open for the life of the object. System call results go through `LoopCall`.
-final class WakePipe: Sendable {
-    let readDescriptor: Int32
-    let writeDescriptor: Int32
+package final class WakePipe: Sendable {
+    package let readDescriptor: Int32
+    package let writeDescriptor: Int32
 
     /// Creates the pipe; without it no loop can run, so a failure stops the process naming the call.
-    init() {
+    package init() {
         var fds: [Int32] = [-1, -1]
         do throws(LoopCall.Failure) {
             try LoopCall.system("pipe") { pipe(&fds) }
@@ -36,7 +36,7 @@ final class WakePipe: Sendable {
     }
 
     /// Wakes the reader (a full pipe, EAGAIN, already means a wake-up is pending).
-    func signal() {
+    package func signal() {
         var byte: UInt8 = 1
         do throws(LoopCall.Failure) {
             try LoopCall.system("write(wake pipe)") { write(writeDescriptor, &byte, 1) }
@@ -48,7 +48,7 @@ final class WakePipe: Sendable {
     }
 
     /// Empties the pipe after a wake-up (until EAGAIN: nothing left).
-    func drain() {
+    package func drain() {
         var buffer = [UInt8](repeating: 0, count: 64)
         do throws(LoopCall.Failure) {
             while try LoopCall.system("read(wake pipe)", { read(readDescriptor, &buffer, buffer.count) }) > 0 {}

@@ -3,8 +3,8 @@ import Glibc
 #endif
 
 /// Seconds on CLOCK_MONOTONIC, for deadlines that must not jump with the wall clock.
-enum MonotonicTime {
-    static func now() -> Double {
+package enum MonotonicTime {
+    package static func now() -> Double {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000

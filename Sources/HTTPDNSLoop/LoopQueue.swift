@@ -4,22 +4,24 @@ import Synchronization
 /// What callers and one loop thread (the curl loop's, the c-ares resolver's, the speed prober's)
 /// share: the queue of work behind a lock, the flags of shutting down, a wake-up pipe, and the
 /// thread's identity so that `shutdown()` never waits for itself.
-final class LoopQueue<Item: Sendable>: Sendable {
-    struct State {
-        var pending: [Item] = []
-        var stopRequested = false
-        var isShutdown = false
+package final class LoopQueue<Item: Sendable>: Sendable {
+    package struct State {
+        package var pending: [Item] = []
+        package var stopRequested = false
+        package var isShutdown = false
     }
 
-    let state = Mutex(State())
-    let wake = WakePipe()
+    package let state = Mutex(State())
+    package let wake = WakePipe()
     /// The loop thread's `pthread_self()`.
-    let loopThread = Atomic<UInt>(0)
+    package let loopThread = Atomic<UInt>(0)
     /// Signalled when the loop thread's body returns.
     private let finished = DispatchSemaphore(value: 0)
 
+    package init() {}
+
     /// Starts the loop thread, which runs `body` (the worker's loop) until it returns.
-    func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+    package func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
             loopThread.store(UInt(pthread_self()), ordering: .releasing)
             body()
@@ -31,13 +33,13 @@ final class LoopQueue<Item: Sendable>: Sendable {
 
     /// Asks the thread to stop and waits until it has, unless called from the thread itself (a
     /// completion may shut its own loop down). Idempotent.
-    func stopAndWait() {
+    package func stopAndWait() {
         guard requestStop(), loopThread.load(ordering: .acquiring) != UInt(pthread_self()) else { return }
         finished.wait()
     }
 
     /// Queues `item` and wakes the thread; false once the loop is stopping or stopped.
-    func enqueue(_ item: Item) -> Bool {
+    package func enqueue(_ item: Item) -> Bool {
         let accepted = state.withLock { state -> Bool in
             guard !state.stopRequested, !state.isShutdown else { return false }
             state.pending.append(item)
@@ -48,7 +50,7 @@ final class LoopQueue<Item: Sendable>: Sendable {
     }
 
     /// The loop thread's turn: everything queued since the last one, and whether to stop.
-    func take() -> (items: [Item], stop: Bool) {
+    package func take() -> (items: [Item], stop: Bool) {
         state.withLock { state in
             let items = state.pending
             state.pending.removeAll()
@@ -58,7 +60,7 @@ final class LoopQueue<Item: Sendable>: Sendable {
 
     /// The loop thread stops taking work: marks the queue shut down (`enqueue` refuses from now
     /// on) and returns what was still queued, for the thread to fail.
-    func close() -> [Item] {
+    package func close() -> [Item] {
         state.withLock { state in
             state.isShutdown = true
             let rest = state.pending
@@ -68,7 +70,7 @@ final class LoopQueue<Item: Sendable>: Sendable {
     }
 
     /// Asks the thread to stop; true the first time.
-    func requestStop() -> Bool {
+    package func requestStop() -> Bool {
         let first = state.withLock { state -> Bool in
             guard !state.stopRequested else { return false }
             state.stopRequested = true

@@ -1,0 +1,153 @@
+import HTTPDNSCore
+import HTTPDNSLoop
+import Synchronization
+
+/// One hiredis async connection for one purpose (answers, accounts, invalidation, ...), driven by
+/// its own event-loop thread (`httpdns-redis-<purpose>`), like the curl loop.
+///
+/// ``command(_:completion:)`` and ``subscribe(_:handler:)`` may be called from any thread and
+/// never block: the work is queued under a lock and the loop is woken through a pipe. Every
+/// completion runs exactly once, on the loop thread, outside any lock; it must be quick.
+///
+/// The loop connects at once and after every loss, with a backoff (0.1 s doubling to 5 s), sends
+/// `AUTH` and `SELECT` from the URL, then `PING`: the connection is up when `PONG` comes back.
+/// While it is down, commands fail at once with `.unavailable` (nothing waits on a Redis that is
+/// gone); while it connects they wait, each for the timeout at most. Each command ends within
+/// `timeoutMilliseconds` with a reply or `.timeout`. A connection whose commands go unanswered
+/// for `max(1 s, 20 × timeout)` (a paused or wedged server) is dropped and re-established.
+///
+/// A connection that subscribes is a subscriber only (Redis allows nothing else on it): its
+/// `command` calls fail with `.client`. Subscriptions are sent again after every reconnect.
+public final class RedisConnection: Sendable {
+    /// How the connection behaves.
+    public struct Options: Sendable {
+        public var url: RedisURL
+        /// Names the thread, the log lines and the `purpose` label of the metrics.
+        public var purpose: String
+        /// Milliseconds a command may take (`redisTimeout`).
+        public var timeoutMilliseconds: Int
+        /// Seconds a connection attempt (TCP, AUTH, SELECT, PING) may take.
+        public var connectTimeout: Double
+        /// Seconds without a reply to the oldest unanswered command before the connection is
+        /// deemed dead.
+        public var deadAfter: Double
+        /// Commands waiting or in flight at most; beyond, `.overloaded` at once.
+        public var maximumPending = 10_000
+        /// Reconnect delays.
+        public var backoffInitial = 0.1
+        public var backoffMaximum = 5.0
+
+        public init(url: RedisURL, purpose: String, timeoutMilliseconds: Int) {
+            self.url = url
+            self.purpose = purpose
+            self.timeoutMilliseconds = timeoutMilliseconds
+            deadAfter = max(1, Double(timeoutMilliseconds) * 20 / 1000)
+            connectTimeout = deadAfter
+        }
+    }
+
+    /// A message received on a subscribed channel.
+    public struct Message: Sendable, Equatable {
+        public var channel: String
+        public var payload: [UInt8]
+    }
+
+    let shared: RedisLoopShared
+    public let purpose: String
+
+    /// Starts the loop thread, which connects at once.
+    /// - Parameters:
+    ///   - metrics: where `up`, errors and latency are recorded under `options.purpose`.
+    ///   - onStateChange: called on the loop thread with true each time the connection becomes
+    ///     ready (after the handshake; subscriptions are being re-sent) and false each time it is lost.
+    public init(options: Options, metrics: RedisMetrics, onStateChange: (@Sendable (Bool) -> Void)? = nil) {
+        purpose = options.purpose
+        metrics.register(options.purpose)
+        let shared = RedisLoopShared(metrics: metrics, purpose: options.purpose)
+        self.shared = shared
+        shared.queue.startThread(named: "httpdns-redis-\(options.purpose)") {
+            RedisLoopWorker(shared: shared, options: options, onStateChange: onStateChange).run()
+        }
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// True while the connection is ready (handshake done).
+    public var isUp: Bool { shared.up.load(ordering: .relaxed) }
+
+    /// Sends one command (`arguments[0]` is its name; every argument binary-safe). `completion`
+    /// gets the reply, or a `RedisError`: an error reply is `.server`.
+    public func command(_ arguments: [[UInt8]], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+        let work = RedisWork.command(PendingCommand(arguments: arguments, completion: completion))
+        guard shared.queue.enqueue(work) else {
+            completion(.failure(RedisError(.shutdown, "the \(purpose) Redis connection is shut down")))
+            return
+        }
+    }
+
+    /// The same with text arguments (UTF-8).
+    public func command(_ arguments: [String], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+        command(arguments.map { Array($0.utf8) }, completion: completion)
+    }
+
+    /// Subscribes to `channels` (`SUBSCRIBE`), now and after every reconnect; `handler` gets each
+    /// message, on the loop thread. Messages published while the connection was down are lost:
+    /// use `onStateChange` to resynchronise.
+    public func subscribe(_ channels: [String], handler: @escaping @Sendable (Message) -> Void) {
+        _ = shared.queue.enqueue(.subscribe(channels, handler))
+    }
+
+    /// Stops the loop (failing waiting commands with `.shutdown`), closes the connection, and
+    /// waits for the thread unless called from it. Idempotent.
+    public func shutdown() {
+        shared.queue.stopAndWait()
+    }
+}
+
+/// What callers hand the loop thread.
+enum RedisWork: Sendable {
+    case command(PendingCommand)
+    case subscribe([String], @Sendable (RedisConnection.Message) -> Void)
+}
+
+/// One command from a caller, until its completion has run. Its deadline starts when it is queued.
+final class PendingCommand: @unchecked Sendable {
+    let arguments: [[UInt8]]
+    /// Nil once called (a reply, a timeout, a loss): the first of them wins. Touched on the loop
+    /// thread only, after the caller's thread handed it over through the queue's lock.
+    private var completion: (@Sendable (Result<RedisReply, RedisError>) -> Void)?
+    let queuedAt = MonotonicClock.nanoseconds()
+    /// `MonotonicClock` nanoseconds when hiredis was given the command (0 before).
+    var sentAt: UInt64 = 0
+
+    init(arguments: [[UInt8]], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+        self.arguments = arguments
+        self.completion = completion
+    }
+
+    var isCompleted: Bool { completion == nil }
+
+    /// Calls the completion unless it was called already; returns whether it did.
+    @discardableResult
+    func complete(_ result: Result<RedisReply, RedisError>) -> Bool {
+        guard let completion else { return false }
+        self.completion = nil
+        completion(result)
+        return true
+    }
+}
+
+/// What callers and the loop thread share: the work queue with its wake-up pipe, the `up` flag.
+final class RedisLoopShared: Sendable {
+    let queue = LoopQueue<RedisWork>()
+    let up = Atomic<Bool>(false)
+    let metrics: RedisMetrics
+    let purpose: String
+
+    init(metrics: RedisMetrics, purpose: String) {
+        self.metrics = metrics
+        self.purpose = purpose
+    }
+}

@@ -1,0 +1,474 @@
+import CHiredis
+import HTTPDNSCore
+import HTTPDNSLoop
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The loop thread's side of ``RedisConnection``: owns the hiredis async context (never touched
+/// by another thread), watches its socket in an `EpollSet` through hiredis' `ev` hooks, and
+/// enforces every deadline itself (hiredis 0.14 has no timeouts of its own in async mode).
+/// Lives and dies on the loop thread.
+final class RedisLoopWorker {
+    private enum Phase {
+        /// No context; the next attempt at `retryAt` (`MonotonicClock` nanoseconds).
+        case down(retryAt: UInt64)
+        /// A context exists; the handshake must be done by `deadline`.
+        case connecting(deadline: UInt64)
+        case ready
+    }
+
+    private let shared: RedisLoopShared
+    private let options: RedisConnection.Options
+    private let onStateChange: (@Sendable (Bool) -> Void)?
+    private let sockets: EpollSet
+    private let timeout: UInt64
+    private let deadAfter: UInt64
+    private let connectTimeout: UInt64
+    private var purpose: String { options.purpose }
+
+    private var context: UnsafeMutablePointer<redisAsyncContext>?
+    /// The context's socket while it is watched.
+    private var watchedFD: Int32 = -1
+    private var wantRead = false
+    private var wantWrite = false
+    /// Set when the context was asked to go (`redisAsyncFree` inside a callback is deferred):
+    /// nothing more is sent on it.
+    private var dropping = false
+    private var dropReason: String?
+    private var phase = Phase.down(retryAt: 0)
+    private var backoff: RedisBackoff
+    /// The handshake commands sent and not answered yet, in order.
+    private var handshake: [String] = []
+    /// Commands that arrived while connecting, sent once ready.
+    private var waiting: [PendingCommand] = []
+    /// Commands given to hiredis, unanswered, in the order sent (Redis answers in that order).
+    private var inFlight = FIFO<PendingCommand>()
+    /// Every command by arrival: all share one timeout, so this is also their deadline order.
+    private var deadlines = FIFO<PendingCommand>()
+    private var subscriptions: [String: @Sendable (RedisConnection.Message) -> Void] = [:]
+    /// When a reply last arrived.
+    private var lastReadAt: UInt64 = 0
+    /// Whether the last state reported (log, `up`, `onStateChange`) was up; nil before the first.
+    private var reportedUp: Bool?
+    private var stopping = false
+
+    init(shared: RedisLoopShared, options: RedisConnection.Options, onStateChange: (@Sendable (Bool) -> Void)?) {
+        self.shared = shared
+        self.options = options
+        self.onStateChange = onStateChange
+        sockets = EpollSet(wake: shared.queue.wake, name: "redis \(options.purpose)")
+        timeout = UInt64(max(1, options.timeoutMilliseconds)) * 1_000_000
+        deadAfter = UInt64(max(0.001, options.deadAfter) * 1e9)
+        connectTimeout = UInt64(max(0.001, options.connectTimeout) * 1e9)
+        backoff = RedisBackoff(initial: options.backoffInitial, maximum: options.backoffMaximum)
+    }
+
+    /// Runs until `shutdown()`; then fails what is left and frees the context.
+    func run() {
+        connect()
+        var woken = true
+        while true {
+            let (batch, stop) = woken ? shared.queue.take() : ([], false)
+            woken = false
+            if stop {
+                finish(batch)
+                return
+            }
+            for work in batch { accept(work) }
+            let wait = tick()
+            woken = sockets.wait(milliseconds: wait) { ready in handle(ready) }
+            if woken { shared.queue.wake.drain() }
+        }
+    }
+
+    // MARK: Work from callers
+
+    private func accept(_ work: RedisWork) {
+        switch work {
+        case .command(let pending):
+            if !subscriptions.isEmpty {
+                fail(pending, RedisError(.client, "the \(purpose) Redis connection is a subscriber: send commands on another purpose"))
+                return
+            }
+            if waiting.count + inFlight.count >= options.maximumPending {
+                fail(pending, RedisError(.overloaded, "\(options.maximumPending) commands already waiting on the \(purpose) Redis connection"))
+                return
+            }
+            switch phase {
+            case .ready:
+                deadlines.append(pending)
+                send(pending)
+            case .connecting:
+                deadlines.append(pending)
+                waiting.append(pending)
+            case .down:
+                fail(pending, RedisError(.unavailable, "not connected to Redis (\(purpose))"))
+            }
+        case .subscribe(let channels, let handler):
+            for channel in channels { subscriptions[channel] = handler }
+            if case .ready = phase { sendSubscribe(channels) }
+        }
+    }
+
+    /// Completes `pending` with `error` (unless it completed already) and counts it.
+    private func fail(_ pending: PendingCommand, _ error: RedisError) {
+        if pending.complete(.failure(error)) { shared.metrics.recordError(purpose, error.code) }
+    }
+
+    // MARK: Deadlines
+
+    /// Expires commands, drops a dead connection, starts a due reconnection. Returns how many
+    /// milliseconds the loop may wait before the next of these is due (1000 at most).
+    private func tick() -> Int32 {
+        var now = MonotonicClock.nanoseconds()
+        while let front = deadlines.first, front.queuedAt &+ timeout <= now {
+            deadlines.removeFirst()
+            fail(front, RedisError(.timeout, "no reply from Redis (\(purpose)) within \(options.timeoutMilliseconds) ms"))
+        }
+        switch phase {
+        case .down(let retryAt) where retryAt <= now:
+            connect()
+            now = MonotonicClock.nanoseconds()
+        case .connecting(let deadline) where deadline <= now:
+            drop("no connection and handshake within \(options.connectTimeout) s")
+        default:
+            break
+        }
+        if let oldest = inFlight.first, !dropping, max(oldest.sentAt, lastReadAt) &+ deadAfter <= now {
+            drop("no reply for \(options.deadAfter) s")
+        }
+        var next = now &+ 1_000_000_000
+        if let front = deadlines.first { next = min(next, front.queuedAt &+ timeout) }
+        switch phase {
+        case .down(let retryAt): next = min(next, retryAt)
+        case .connecting(let deadline): next = min(next, deadline)
+        case .ready: break
+        }
+        if let oldest = inFlight.first { next = min(next, max(oldest.sentAt, lastReadAt) &+ deadAfter) }
+        guard next > now else { return 0 }
+        return Int32(clamping: (next - now + 999_999) / 1_000_000)
+    }
+
+    // MARK: Connection
+
+    /// Starts a connection attempt: the context, its hooks, and the handshake queued behind it.
+    private func connect() {
+        dropping = false
+        dropReason = nil
+        let target = "\(options.url.host):\(options.url.port)"
+        let created: UnsafeMutablePointer<redisAsyncContext>
+        do throws(RedisError) {
+            created = try RedisCall.checkConnect(redisAsyncConnect(options.url.host, Int32(options.url.port)), target: target)
+        } catch {
+            becameDown(error.message)
+            return
+        }
+        context = created
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        chttpdns_redis_attach(created, me, Self.addRead, Self.delRead, Self.addWrite, Self.delWrite, Self.cleanup)
+        do throws(RedisError) {
+            // Setting the connect callback is what makes hiredis wait for the first write event.
+            try RedisCall.check(redisAsyncSetConnectCallback(created, Self.connected), "redisAsyncSetConnectCallback", context: created)
+        } catch {
+            drop(error.message)
+            return
+        }
+        phase = .connecting(deadline: MonotonicClock.nanoseconds() &+ connectTimeout)
+        handshake = []
+        let url = options.url
+        if let password = url.password {
+            sendHandshake("AUTH", url.user.map { ["AUTH", $0, password] } ?? ["AUTH", password])
+        }
+        if url.database != 0 { sendHandshake("SELECT", ["SELECT", String(url.database)]) }
+        sendHandshake("PING", ["PING"])
+    }
+
+    private func sendHandshake(_ step: String, _ arguments: [String]) {
+        guard let context, !dropping else { return }
+        do throws(RedisError) {
+            try Self.issue(context, arguments.map { Array($0.utf8) }, callback: Self.handshakeReply, privateData: nil)
+            handshake.append(step)
+        } catch {
+            drop("\(step): \(error.message)")
+        }
+    }
+
+    /// A handshake reply: an error reply ends the attempt; `PONG` makes the connection ready.
+    private func handshakeReplied(_ reply: RedisReply) {
+        guard !handshake.isEmpty else { return }
+        let step = handshake.removeFirst()
+        lastReadAt = MonotonicClock.nanoseconds()
+        if case .error(let message) = reply {
+            // Redis' message names no password (WRONGPASS, NOAUTH, ERR DB index is out of range).
+            drop("\(step) refused: \(message)")
+            return
+        }
+        if step == "PING" { becameReady() }
+    }
+
+    private func becameReady() {
+        phase = .ready
+        backoff.reset()
+        report(up: true, "connected to \(options.url)")
+        if !subscriptions.isEmpty { sendSubscribe(subscriptions.keys.sorted()) }
+        let queued = waiting
+        waiting.removeAll()
+        for pending in queued where !pending.isCompleted { send(pending) }
+    }
+
+    /// Frees the context (hiredis defers it while inside one of its callbacks): its unanswered
+    /// commands fail, then `cleanup` reports the loss.
+    private func drop(_ reason: String) {
+        guard let context, !dropping else { return }
+        dropping = true
+        dropReason = reason
+        redisAsyncFree(context)
+    }
+
+    /// The context is being freed (hiredis' `cleanup` hook: every command callback has run).
+    private func contextGone() {
+        let reason = dropReason ?? RedisCall.contextError(context) ?? "connection closed"
+        if watchedFD >= 0 { sockets.watch(watchedFD, readable: false, writable: false) }
+        watchedFD = -1
+        wantRead = false
+        wantWrite = false
+        context = nil
+        handshake = []
+        while let pending = inFlight.first {
+            inFlight.removeFirst()
+            fail(pending, RedisError(.connectionLost, "the Redis connection (\(purpose)) was lost: \(reason)"))
+        }
+        guard !stopping else { return }
+        becameDown(reason)
+    }
+
+    /// No connection: commands waiting for one fail now; the next attempt after the backoff.
+    private func becameDown(_ reason: String) {
+        for pending in waiting { fail(pending, RedisError(.unavailable, "not connected to Redis (\(purpose)): \(reason)")) }
+        waiting.removeAll()
+        let delay = backoff.nextDelay()
+        phase = .down(retryAt: MonotonicClock.nanoseconds() &+ UInt64(delay * 1e9))
+        report(up: false, "\(reportedUp == true ? "lost the connection to" : "cannot connect to") \(options.url): \(reason); retrying with backoff (next in \(delay) s)")
+    }
+
+    /// Logs and publishes a change of state, once per change.
+    private func report(up: Bool, _ message: String) {
+        guard reportedUp != up else { return }
+        let first = reportedUp == nil
+        reportedUp = up
+        shared.up.store(up, ordering: .relaxed)
+        shared.metrics.setUp(purpose, up)
+        if up { Log.info("redis (\(purpose)): \(message)") } else { Log.warning("redis (\(purpose)): \(message)") }
+        if !(first && !up) { onStateChange?(up) }
+    }
+
+    // MARK: Commands
+
+    private func send(_ pending: PendingCommand) {
+        guard let context, !dropping else {
+            fail(pending, RedisError(.connectionLost, "the Redis connection (\(purpose)) is closing"))
+            return
+        }
+        let retained = Unmanaged.passRetained(pending).toOpaque()
+        do throws(RedisError) {
+            try Self.issue(context, pending.arguments, callback: Self.commandReply, privateData: retained)
+            pending.sentAt = MonotonicClock.nanoseconds()
+            inFlight.append(pending)
+        } catch {
+            Unmanaged<PendingCommand>.fromOpaque(retained).release()
+            fail(pending, error)
+        }
+    }
+
+    private func sendSubscribe(_ channels: [String]) {
+        guard let context, !dropping, !channels.isEmpty else { return }
+        do throws(RedisError) {
+            try Self.issue(context, (["SUBSCRIBE"] + channels).map { Array($0.utf8) }, callback: Self.subscriptionReply, privateData: nil)
+        } catch {
+            drop("SUBSCRIBE: \(error.message)")
+        }
+    }
+
+    /// A reply to `pending` (nil: the context is being freed with it unanswered).
+    private func replied(_ pending: PendingCommand, _ reply: RedisReply?) {
+        while let front = inFlight.first {
+            inFlight.removeFirst()
+            if front === pending { break }
+        }
+        guard let reply else {
+            fail(pending, RedisError(stopping ? .shutdown : .connectionLost, "the Redis connection (\(purpose)) closed before the reply: \(dropReason ?? RedisCall.contextError(context) ?? "connection closed")"))
+            return
+        }
+        let now = MonotonicClock.nanoseconds()
+        lastReadAt = now
+        shared.metrics.recordLatency(purpose, nanoseconds: now &- pending.sentAt)
+        if case .error(let message) = reply {
+            fail(pending, RedisError(.server, message))
+        } else {
+            pending.complete(.success(reply))
+        }
+    }
+
+    private func message(_ reply: RedisReply) {
+        lastReadAt = MonotonicClock.nanoseconds()
+        guard case .array(let parts) = reply, parts.count == 3, parts[0].string == "message",
+            let channel = parts[1].string, let payload = parts[2].bytes, let handler = subscriptions[channel]
+        else { return }  // "subscribe" confirmations
+        handler(RedisConnection.Message(channel: channel, payload: payload))
+    }
+
+    /// Shutting down: fails what is queued, frees the context (failing what is in flight).
+    private func finish(_ batch: [RedisWork]) {
+        stopping = true
+        let error = RedisError(.shutdown, "the \(purpose) Redis connection is shut down")
+        for work in batch + shared.queue.close() {
+            if case .command(let pending) = work { fail(pending, error) }
+        }
+        for pending in waiting { fail(pending, error) }
+        waiting.removeAll()
+        if let context {
+            dropReason = "shut down"
+            dropping = true
+            redisAsyncFree(context)
+        }
+        shared.up.store(false, ordering: .relaxed)
+        shared.metrics.setUp(purpose, false)
+        sockets.close()
+    }
+
+    // MARK: The socket
+
+    private func handle(_ ready: EpollSet.Readiness) {
+        guard ready.fd == watchedFD else { return }
+        if ready.writable || ready.failed, let context, !dropping { redisAsyncHandleWrite(context) }
+        if ready.readable || ready.failed, let context, !dropping { redisAsyncHandleRead(context) }
+    }
+
+    /// Brings the epoll set in line with what hiredis wants watched.
+    private func updateWatch() {
+        guard let context else { return }
+        let fd = chttpdns_redis_async_fd(context)
+        guard fd >= 0 else { return }
+        watchedFD = fd
+        sockets.watch(fd, readable: wantRead, writable: wantWrite)
+    }
+
+    // MARK: hiredis' hooks and callbacks (called on the loop thread, from inside hiredis calls)
+
+    private static func worker(_ data: UnsafeMutableRawPointer?) -> RedisLoopWorker? {
+        data.map { Unmanaged<RedisLoopWorker>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static func worker(of context: UnsafeMutablePointer<redisAsyncContext>?) -> RedisLoopWorker? {
+        worker(context?.pointee.ev.data)
+    }
+
+    private static let addRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        guard let worker = worker(data) else { return }
+        worker.wantRead = true
+        worker.updateWatch()
+    }
+
+    private static let delRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        guard let worker = worker(data) else { return }
+        worker.wantRead = false
+        worker.updateWatch()
+    }
+
+    private static let addWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        guard let worker = worker(data) else { return }
+        worker.wantWrite = true
+        worker.updateWatch()
+    }
+
+    private static let delWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        guard let worker = worker(data) else { return }
+        worker.wantWrite = false
+        worker.updateWatch()
+    }
+
+    private static let cleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        worker(data)?.contextGone()
+    }
+
+    /// A failed connect is followed by the context's free (and `cleanup`); nothing to do here.
+    private static let connected: @convention(c) (UnsafePointer<redisAsyncContext>?, Int32) -> Void = { _, _ in }
+
+    private static let commandReply: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+        context, reply, privateData in
+        guard let privateData else { return }
+        let pending = Unmanaged<PendingCommand>.fromOpaque(privateData).takeRetainedValue()
+        let copied = reply.map { RedisReply($0.assumingMemoryBound(to: redisReply.self)) }
+        guard let worker = worker(of: context) else {
+            pending.complete(.failure(RedisError(.connectionLost, "the Redis connection closed before the reply")))
+            return
+        }
+        worker.replied(pending, copied)
+    }
+
+    private static let handshakeReply: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+        context, reply, _ in
+        guard let reply, let worker = worker(of: context) else { return }
+        worker.handshakeReplied(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
+    }
+
+    private static let subscriptionReply: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+        context, reply, _ in
+        guard let reply, let worker = worker(of: context) else { return }
+        worker.message(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
+    }
+
+    /// `redisAsyncCommandArgv` with binary-safe arguments (hiredis copies them before returning).
+    private static func issue(
+        _ context: UnsafeMutablePointer<redisAsyncContext>, _ arguments: [[UInt8]],
+        callback: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void,
+        privateData: UnsafeMutableRawPointer?
+    ) throws(RedisError) {
+        var joined: [UInt8] = []
+        var offsets: [Int] = []
+        var lengths: [Int] = []
+        for argument in arguments {
+            offsets.append(joined.count)
+            lengths.append(argument.count)
+            joined += argument
+        }
+        joined.append(0)  // never an empty buffer
+        let result = joined.withUnsafeBufferPointer { bytes -> Int32 in
+            let base = UnsafeRawPointer(bytes.baseAddress!)
+            var pointers: [UnsafePointer<CChar>?] = offsets.map { (base + $0).assumingMemoryBound(to: CChar.self) }
+            return pointers.withUnsafeMutableBufferPointer { argv in
+                lengths.withUnsafeBufferPointer { argvlen in
+                    redisAsyncCommandArgv(context, callback, privateData, Int32(arguments.count), argv.baseAddress, argvlen.baseAddress)
+                }
+            }
+        }
+        try RedisCall.check(result, "redisAsyncCommandArgv(\(arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""))", context: context)
+    }
+}
+
+@available(*, unavailable)
+extension RedisLoopWorker: Sendable {}
+
+/// A first-in, first-out queue: an array and the index of its head (O(1) amortised both ends).
+struct FIFO<Element> {
+    private var items: [Element] = []
+    private var head = 0
+
+    var first: Element? { head < items.count ? items[head] : nil }
+    var count: Int { items.count - head }
+
+    mutating func append(_ item: Element) { items.append(item) }
+
+    mutating func removeFirst() {
+        head += 1
+        if head == items.count {
+            items.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head > 64 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+    }
+}

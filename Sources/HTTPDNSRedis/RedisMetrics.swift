@@ -1,0 +1,39 @@
+import HTTPDNSCore
+import Synchronization
+
+/// What every Redis connection of the process records, by purpose: whether it is up, its
+/// command errors by code, its command latencies. Recorded on the connections' loop threads
+/// (one short lock each), read at scrape time.
+public final class RedisMetrics: Sendable {
+    /// One purpose's figures.
+    public struct Purpose: Sendable, Equatable {
+        public var up = false
+        /// Errors by `RedisError.Code.name`.
+        public var errors: [String: UInt64] = [:]
+        /// Round-trip time of every command that got a reply (error replies included).
+        public var latency = HistogramCounts()
+    }
+
+    private let purposes = Mutex<[String: Purpose]>([:])
+
+    public init() {}
+
+    /// A snapshot, by purpose.
+    public var snapshot: [String: Purpose] { purposes.withLock { $0 } }
+
+    func register(_ purpose: String) {
+        purposes.withLock { if $0[purpose] == nil { $0[purpose] = Purpose() } }
+    }
+
+    func setUp(_ purpose: String, _ up: Bool) {
+        purposes.withLock { $0[purpose, default: Purpose()].up = up }
+    }
+
+    func recordError(_ purpose: String, _ code: RedisError.Code) {
+        purposes.withLock { $0[purpose, default: Purpose()].errors[code.name, default: 0] += 1 }
+    }
+
+    func recordLatency(_ purpose: String, nanoseconds: UInt64) {
+        purposes.withLock { $0[purpose, default: Purpose()].latency.record(nanoseconds: nanoseconds) }
+    }
+}

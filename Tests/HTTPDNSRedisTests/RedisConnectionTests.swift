@@ -1,0 +1,166 @@
+import Foundation
+import HTTPDNSCore
+@testable import HTTPDNSRedis
+import HTTPDNSTestSupport
+import Synchronization
+import Testing
+
+/// The connection against a real redis-server on loopback.
+@Suite(.serialized) struct RedisConnectionTests {
+    static func connection(_ server: RedisServerProcess, purpose: String = "test", timeout: Int = 50, url: String? = nil, metrics: RedisMetrics = RedisMetrics(),
+                           onStateChange: (@Sendable (Bool) -> Void)? = nil) throws -> RedisConnection {
+        var options = RedisConnection.Options(url: try RedisURL(parsing: url ?? server.url, key: "redis"), purpose: purpose, timeoutMilliseconds: timeout)
+        options.backoffMaximum = 0.2
+        return RedisConnection(options: options, metrics: metrics, onStateChange: onStateChange)
+    }
+
+    static func waitUntil(_ up: Bool, _ connection: RedisConnection, seconds: Double = 10) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while connection.isUp != up {
+            guard Date() < deadline else { throw HarnessError("the connection did not become \(up ? "up" : "down") within \(seconds) s") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test func commandsGetTheirRepliesBinarySafe() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let connection = try Self.connection(server)
+        defer { connection.shutdown() }
+        try await Self.waitUntil(true, connection)
+        let bytes: [UInt8] = [0, 1, 0xFF, 13, 10, 0x24]
+        #expect(try await connection.run([Array("SET".utf8), Array("k".utf8), bytes]) == .status("OK"))
+        #expect(try await connection.run(["GET", "k"]) == .bulk(bytes))
+        #expect(try await connection.run(["GET", "missing"]) == .null)
+        #expect(try await connection.run(["INCR", "n"]) == .integer(1))
+        #expect(try await connection.run(["RPUSH", "l", "a", "b"]) == .integer(2))
+        #expect(try await connection.run(["LRANGE", "l", "0", "-1"]) == .array([.bulk(Array("a".utf8)), .bulk(Array("b".utf8))]))
+        let error = await #expect(throws: RedisError.self) { try await connection.run(["INCR", "k"]) }
+        #expect(error?.code == .server)
+    }
+
+    @Test func commandsQueuedWhileConnectingWaitForTheConnection() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let connection = try Self.connection(server, timeout: 2000)
+        defer { connection.shutdown() }
+        // Sent at once, before the handshake can have finished.
+        #expect(try await connection.run(["PING"]) == .status("PONG"))
+    }
+
+    @Test func aPausedServerTimesCommandsOutAndTheConnectionComesBackAfterIt() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let metrics = RedisMetrics()
+        let connection = try Self.connection(server, timeout: 50, metrics: metrics)
+        defer { connection.shutdown() }
+        try await Self.waitUntil(true, connection)
+        server.pause()
+        let started = Date()
+        let error = await #expect(throws: RedisError.self) { try await connection.run(["GET", "k"]) }
+        let waited = Date().timeIntervalSince(started)
+        #expect(error?.code == .timeout)
+        // Without a deadline the reply would never come while the server is paused (30 s here).
+        #expect(waited < 15)
+        // Unanswered for max(1 s, 20 × 50 ms): the connection is dropped and reported down.
+        try await Self.waitUntil(false, connection, seconds: 15)
+        #expect(metrics.snapshot["test"]?.up == false)
+        #expect((metrics.snapshot["test"]?.errors["timeout"] ?? 0) >= 1)
+        server.resume()
+        try await Self.waitUntil(true, connection, seconds: 15)
+        #expect(try await connection.run(["PING"]) == .status("PONG"))
+        #expect(metrics.snapshot["test"]?.up == true)
+    }
+
+    @Test func whileDownCommandsFailAtOnceAndAfterARestartTheyWorkAgain() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let changes = Mutex<[Bool]>([])
+        let connection = try Self.connection(server, timeout: 5000) { up in changes.withLock { $0.append(up) } }
+        defer { connection.shutdown() }
+        try await Self.waitUntil(true, connection)
+        await server.kill()
+        try await Self.waitUntil(false, connection)
+        // With a 5 s timeout, an error well before it is the connection saying it is down.
+        let error = await #expect(throws: RedisError.self) { try await connection.run(["PING"]) }
+        #expect(error?.code == .unavailable)
+        try await server.restart()
+        try await Self.waitUntil(true, connection, seconds: 15)
+        #expect(try await connection.run(["PING"]) == .status("PONG"))
+        #expect(changes.withLock { $0 } == [true, false, true])
+    }
+
+    @Test func authAndSelectComeFromTheURL() async throws {
+        let server = try await RedisServerProcess.start(password: "pa55-word")
+        defer { Task { await server.stop() } }
+        let connection = try Self.connection(server, url: "redis://:pa55-word@127.0.0.1:\(server.port)/3")
+        defer { connection.shutdown() }
+        try await Self.waitUntil(true, connection)
+        _ = try await connection.run(["SET", "in3", "yes"])
+        #expect(try server.cli(["-n", "3", "GET", "in3"]) == "yes")
+        #expect(try server.cli(["-n", "0", "EXISTS", "in3"]) == "0")
+    }
+
+    @Test func aWrongPasswordNeverMakesTheConnectionUp() async throws {
+        let server = try await RedisServerProcess.start(password: "right-one")
+        defer { Task { await server.stop() } }
+        let connection = try Self.connection(server, url: "redis://:wrong-one@127.0.0.1:\(server.port)")
+        defer { connection.shutdown() }
+        try await Task.sleep(for: .milliseconds(500))
+        #expect(!connection.isUp)
+        let error = await #expect(throws: RedisError.self) { try await connection.run(["PING"]) }
+        #expect(error?.code == .unavailable || error?.code == .timeout)
+    }
+
+    @Test func subscribersGetMessagesAndResubscribeAfterARestart() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let received = Mutex<[RedisConnection.Message]>([])
+        let subscriber = try Self.connection(server, purpose: "sub")
+        defer { subscriber.shutdown() }
+        subscriber.subscribe(["chan"]) { message in received.withLock { $0.append(message) } }
+        try await Self.waitUntil(true, subscriber)
+        func publishUntilReceived(_ payload: String) async throws {
+            let deadline = Date().addingTimeInterval(10)
+            while !received.withLock({ $0.contains { $0.payload == Array(payload.utf8) } }) {
+                guard Date() < deadline else { throw HarnessError("no message \(payload)") }
+                try server.cli(["PUBLISH", "chan", payload])
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try await publishUntilReceived("one")
+        #expect(received.withLock { $0.first } == RedisConnection.Message(channel: "chan", payload: Array("one".utf8)))
+        let error = await #expect(throws: RedisError.self) { try await subscriber.run(["GET", "x"]) }
+        #expect(error?.code == .client)
+        await server.kill()
+        try await Self.waitUntil(false, subscriber)
+        try await server.restart()
+        try await Self.waitUntil(true, subscriber, seconds: 15)
+        try await publishUntilReceived("two")
+    }
+
+    @Test func shutdownFailsWhatIsLeftAndLaterCommandsAtOnce() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let connection = try Self.connection(server)
+        try await Self.waitUntil(true, connection)
+        connection.shutdown()
+        let error = await #expect(throws: RedisError.self) { try await connection.run(["PING"]) }
+        #expect(error?.code == .shutdown)
+        #expect(!connection.isUp)
+    }
+}
+
+extension RedisConnection {
+    /// The command as an `async` call, for tests.
+    func run(_ arguments: [[UInt8]]) async throws(RedisError) -> RedisReply {
+        let result = await withCheckedContinuation { continuation in
+            command(arguments) { continuation.resume(returning: $0) }
+        }
+        return try result.get()
+    }
+
+    func run(_ arguments: [String]) async throws(RedisError) -> RedisReply {
+        try await run(arguments.map { Array($0.utf8) })
+    }
+}
