@@ -15,11 +15,20 @@ public final class RedisMetrics: Sendable {
     }
 
     private let purposes = Mutex<[String: Purpose]>([:])
+    private let answers = Mutex<[String: UInt64]>([:])
 
     public init() {}
 
     /// A snapshot, by purpose.
     public var snapshot: [String: Purpose] { purposes.withLock { $0 } }
+
+    /// The shared answer tier's lookups and stores by result (`hit`, `hit_after_wait`,
+    /// `miss_locked`, `wait_timeout`, `error`, `stored`).
+    public var answerResults: [String: UInt64] { answers.withLock { $0 } }
+
+    func recordAnswer(_ result: String) {
+        answers.withLock { $0[result, default: 0] += 1 }
+    }
 
     func register(_ purpose: String) {
         purposes.withLock { if $0[purpose] == nil { $0[purpose] = Purpose() } }

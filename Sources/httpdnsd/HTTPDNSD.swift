@@ -85,10 +85,11 @@ enum HTTPDNSD {
         let redis = config.redis.map {
             RedisClient(url: $0, prefix: config.redisPrefix, timeoutMilliseconds: config.redisTimeoutMilliseconds)
         }
+        let sharedTier = redis.map { RedisAnswerTier(client: $0) }
         let registry = AccountRegistry { id, account in
             ResolverEngine(
                 accountID: id, config: account, clock: SystemClock(), persistence: store, speedTester: wiring.speedTester,
-                makeChain: wiring.chain)
+                sharedTier: sharedTier, makeChain: wiring.chain)
         }
         registry.upsert(contentsOf: accounts.map { (id: $0.key, config: $0.value) })
         for (id, account) in accounts.sorted(by: { $0.key < $1.key }) {

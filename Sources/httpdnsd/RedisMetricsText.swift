@@ -18,5 +18,9 @@ enum RedisMetricsText {
             + MetricsExposition.histogram(
                 "httpdns_redis_command_duration_seconds", help: "Round trip of Redis commands that got a reply, by purpose.",
                 samples: purposes.map { (labels: label($0.key), counts: $0.value.latency) })
+            + MetricsExposition.family(
+                "httpdns_redis_shared_answers_total", type: "counter",
+                help: "Shared answer tier: lookups on a local miss by result (hit, hit_after_wait, miss_locked: this replica asks the upstreams under the fleet's lock, wait_timeout, error) and answers stored.",
+                samples: metrics.answerResults.sorted { $0.key < $1.key }.map { (labels: "result=\"\($0.key)\"", value: $0.value) })
     }
 }

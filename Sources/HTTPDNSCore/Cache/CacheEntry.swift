@@ -71,6 +71,8 @@ public enum AnswerSource: String, Sendable, Hashable {
     case upstream
     case stale
     case localdns
+    /// Another replica's answer, found in the shared tier (Redis) on a local miss.
+    case shared
 }
 
 /// One cached answer with its lifetime.

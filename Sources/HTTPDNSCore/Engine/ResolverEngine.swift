@@ -78,13 +78,18 @@ public final class ResolverEngine: Sendable {
     private let refreshQueueBox = Mutex<KeyQueue?>(nil)
     /// The account's `upstreamQPS` budget, taken once per upstream query started.
     let upstreamBudget = UpstreamBudget()
+    /// The tier the fleet's replicas share (Redis), asked on a client's miss before the
+    /// upstreams and given what they answer; nil without one.
+    let sharedTier: (any SharedAnswerTier)?
     private var refreshQueue: KeyQueue { refreshQueueBox.withLock { $0! } }
 
     public init(
         accountID: String, config: AccountConfig, clock: any Clock, persistence: (any CachePersistence)?,
-        statsLimit: Int = 100_000, speedTester: (any SpeedTester)? = nil, makeChain: @escaping ChainFactory
+        statsLimit: Int = 100_000, speedTester: (any SpeedTester)? = nil, sharedTier: (any SharedAnswerTier)? = nil,
+        makeChain: @escaping ChainFactory
     ) {
         self.accountID = accountID
+        self.sharedTier = sharedTier
         self.speedTester = speedTester
         self.clock = clock
         self.persistence = persistence
@@ -235,7 +240,35 @@ public final class ResolverEngine: Sendable {
             flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .cache)))
             return
         }
-        launch(key, settings: settings)
+        launchAfterSharedTier(key, settings: settings)
+    }
+
+    /// A client's miss (the caller leads its flight): asks the shared tier first, when there is
+    /// one and the account caches. A fresh answer found there is cached here and answers with
+    /// source `shared`; otherwise the upstreams are asked (holding the fleet's lock on the key
+    /// if the tier gave it). Background refreshes skip this: they exist to get a newer answer.
+    private func launchAfterSharedTier(_ key: CacheKey, settings: Settings) {
+        let config = settings.config
+        guard let sharedTier, config.cacheEnable else {
+            launch(key, settings: settings)
+            return
+        }
+        sharedTier.lookup(account: accountID, key: key, waitMilliseconds: config.timeoutMilliseconds) { [self] result in
+            switch result {
+            case .found(let found):
+                let now = clock.now()
+                guard !found.isExpired(at: now), found.originTTL > 0 else {
+                    launch(key, settings: settings)
+                    return
+                }
+                var entry = found
+                entry.addresses = orderBySpeed(entry.addresses, config: config, at: now)
+                store(entry, for: key, persist: config.persistentCacheIPEnabled)
+                flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
+            case .miss(let holdsLock):
+                launch(key, settings: settings, holdsSharedLock: holdsLock)
+            }
+        }
     }
 
     /// True when an expired `entry` may be answered: it expired at most `maxStaleAge` ago and the
@@ -285,10 +318,11 @@ public final class ResolverEngine: Sendable {
     /// Asks the upstream chain for `key` (the caller leads its single-flight) and completes the
     /// flight: a usable answer is cached, a failure backs the key off and serves the stale entry
     /// if one may be served.
-    private func launch(_ key: CacheKey, settings: Settings) {
+    private func launch(_ key: CacheKey, settings: Settings, holdsSharedLock: Bool = false) {
         let config = settings.config
         if config.upstreamQPS > 0,
            case .refused(let retryAfter) = upstreamBudget.take(at: clock.now(), queriesPerSecond: config.upstreamQPS) {
+            if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
             flights.complete(key, with: overBudget(key, config: config, retryAfter: retryAfter))
             return
         }
@@ -310,7 +344,15 @@ public final class ResolverEngine: Sendable {
                 }
                 var entry = Self.entry(for: answer, source: source, config: config, now: now)
                 entry.addresses = orderBySpeed(entry.addresses, config: config, at: now)
-                if config.cacheEnable && entry.originTTL > 0 { store(entry, for: key, persist: config.persistentCacheIPEnabled) }
+                if config.cacheEnable && entry.originTTL > 0 {
+                    store(entry, for: key, persist: config.persistentCacheIPEnabled)
+                    // Kept in the shared tier as long as it may be served here, stale window included.
+                    sharedTier?.store(
+                        account: accountID, key: key, entry: entry, keepSeconds: Double(entry.originTTL) + config.maxStaleAge,
+                        holdsLock: holdsSharedLock)
+                } else if holdsSharedLock {
+                    sharedTier?.release(account: accountID, key: key)
+                }
                 probeSpeed(of: entry, key: key, config: config)
                 // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
                 result = .success(ResolvedAnswer(
@@ -318,6 +360,7 @@ public final class ResolverEngine: Sendable {
                     nxdomain: entry.nxdomain))
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()
+                if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
                 let cached = config.cacheEnable ? cache.peek(key) : nil
                 // Only keys with an entry to serve need a backoff (it is what refreshes them).
                 if cached != nil { backoff.recordFailure(key, at: now) }

@@ -6,7 +6,7 @@ import HTTPDNSCore
 enum RequestDurations {
     /// The `source` label: what answered (`AnswerSource`), or `none` for a request that looked
     /// nothing up (a refusal, a cache listing, statistics).
-    static let sources = ["cache", "upstream", "stale", "localdns", "none"]
+    static let sources = ["cache", "upstream", "stale", "localdns", "none", "shared"]
 
     static func slot(_ route: Route, source: AnswerSource?) -> Int {
         route.tenantIndex! * sources.count + sourceIndex(source)
@@ -19,6 +19,7 @@ enum RequestDurations {
         case .stale: 2
         case .localdns: 3
         case nil: 4
+        case .shared: 5
         }
     }
 
@@ -35,7 +36,8 @@ enum RequestDurations {
 
 extension AnswerSource {
     /// The source of a response made of several answers: the least direct one (local DNS, then
-    /// stale, then upstream, then cache); a failure counts as upstream (the upstreams were asked).
+    /// stale, then upstream, then shared, then cache); a failure counts as upstream (the upstreams
+    /// were asked).
     static func combined(_ outcomes: [FamilyOutcome]) -> AnswerSource {
         var rank = 0
         for outcome in outcomes {
@@ -43,13 +45,14 @@ extension AnswerSource {
             case .success(let answer):
                 switch answer.source {
                 case .cache: break
-                case .upstream: rank = max(rank, 1)
-                case .stale: rank = max(rank, 2)
-                case .localdns: rank = max(rank, 3)
+                case .shared: rank = max(rank, 1)
+                case .upstream: rank = max(rank, 2)
+                case .stale: rank = max(rank, 3)
+                case .localdns: rank = max(rank, 4)
                 }
-            case .failure: rank = max(rank, 1)
+            case .failure: rank = max(rank, 2)
             }
         }
-        return [.cache, .upstream, .stale, .localdns][rank]
+        return [.cache, .shared, .upstream, .stale, .localdns][rank]
     }
 }

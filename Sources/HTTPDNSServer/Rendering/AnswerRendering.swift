@@ -101,6 +101,7 @@ enum AnswerRendering {
         case .upstream: sink.put("upstream")
         case .stale: sink.put("stale")
         case .localdns: sink.put("localdns")
+        case .shared: sink.put("shared")
         }
         sink.put(stale ? #"","stale":true"# : #"","stale":false"#)
         if nxdomain {
@@ -164,7 +165,7 @@ enum AnswerRendering {
     }
 
     static func combinedSource(_ sources: [AnswerSource]) -> AnswerSource {
-        for candidate in [AnswerSource.stale, .localdns, .upstream] where sources.contains(candidate) { return candidate }
+        for candidate in [AnswerSource.stale, .localdns, .upstream, .shared] where sources.contains(candidate) { return candidate }
         return .cache
     }
 

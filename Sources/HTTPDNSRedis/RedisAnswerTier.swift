@@ -1,0 +1,156 @@
+import Dispatch
+import Foundation
+import HTTPDNSCore
+
+/// The shared answer tier in Redis (issue 15, docs/redis.md): answers under
+/// `<prefix>answer:<account>:<family>:<host>[:<network>]`, kept for their TTL plus the stale
+/// window; a lock `...:lock` (`SET NX PX`) held by the one replica resolving a name upstream
+/// while the others poll for its answer.
+///
+/// Every Redis command is bounded by `redisTimeout`; any failure is a miss without the lock,
+/// so the engine goes to its upstreams as it would without Redis.
+public final class RedisAnswerTier: SharedAnswerTier {
+    private let connection: RedisConnection
+    private let keys: RedisKeys
+    private let metrics: RedisMetrics
+    private let clock: any Clock
+    /// This process's lock token (host, pid, random): only the holder releases a lock.
+    public let replicaID: String
+    /// Longest a replica waits for another's answer, whatever the account's timeout.
+    private let maximumWait: Double
+    /// Between two looks at a lock holder's answer.
+    private let pollInterval: Double
+
+    /// One `GET`, or `SET NX PX` of the lock when there is no answer: one round trip for a miss.
+    /// Returns the answer (bulk), 1 (the lock is ours) or 0 (another replica holds it).
+    static let lookupScript = """
+        local v = redis.call('GET', KEYS[1])
+        if v then return v end
+        if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+        return 0
+        """
+    /// Deletes the lock only when this replica holds it.
+    static let releaseScript = """
+        if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+        return 0
+        """
+
+    public init(client: RedisClient, clock: any Clock = SystemClock(), maximumWait: Double = 1, pollInterval: Double = 0.01) {
+        connection = client.connection("answers")
+        keys = client.keys
+        metrics = client.metrics
+        self.clock = clock
+        self.maximumWait = maximumWait
+        self.pollInterval = pollInterval
+        replicaID = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UInt32.random(in: 0...UInt32.max))"
+    }
+
+    public func lookup(
+        account: String, key: CacheKey, waitMilliseconds: Int, completion: @escaping @Sendable (SharedLookupResult) -> Void
+    ) {
+        let answerKey = keys.answer(account: account, key: key)
+        let lockKey = answerKey + ":lock"
+        let wait = min(maximumWait, Double(max(0, waitMilliseconds)) / 1000)
+        let lockMilliseconds = String(Int(wait * 2000) + 500)
+        let metrics = metrics
+        connection.command(["EVAL", Self.lookupScript, "2", answerKey, lockKey, replicaID, lockMilliseconds]) { [self] result in
+            switch result {
+            case .success(.bulk(let bytes)):
+                if let entry = fresh(bytes) {
+                    metrics.recordAnswer("hit")
+                    completion(.found(entry))
+                } else {
+                    // Expired (kept for stale serving) or unreadable: resolve, under the lock if free.
+                    takeLock(lockKey, answerKey: answerKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait), completion: completion)
+                }
+            case .success(.integer(1)):
+                metrics.recordAnswer("miss_locked")
+                completion(.miss(holdsLock: true))
+            case .success(.integer(0)):
+                poll(answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait), completion: completion)
+            case .success, .failure:
+                metrics.recordAnswer("error")
+                completion(.miss(holdsLock: false))
+            }
+        }
+    }
+
+    public func store(account: String, key: CacheKey, entry: CacheEntry, keepSeconds: Double, holdsLock: Bool) {
+        let answerKey = keys.answer(account: account, key: key)
+        let milliseconds = max(1, Int(min(keepSeconds, 31_536_000 * 2) * 1000))
+        // Errors are counted by the connection's metrics; nobody waits for these.
+        connection.command([Array("SET".utf8), Array(answerKey.utf8), SharedAnswerCodec.encode(entry), Array("PX".utf8), Array(String(milliseconds).utf8)]) { _ in }
+        metrics.recordAnswer("stored")
+        if holdsLock { release(lockKey: answerKey + ":lock") }
+    }
+
+    public func release(account: String, key: CacheKey) {
+        release(lockKey: keys.answerLock(account: account, key: key))
+    }
+
+    private func release(lockKey: String) {
+        connection.command(["EVAL", Self.releaseScript, "1", lockKey, replicaID]) { _ in }
+    }
+
+    /// The entry in `bytes` if it decodes and has not expired.
+    private func fresh(_ bytes: [UInt8]) -> CacheEntry? {
+        guard let entry = SharedAnswerCodec.decode(bytes), !entry.isExpired(at: clock.now()) else { return nil }
+        return entry
+    }
+
+    private func deadline(_ wait: Double) -> Double { MonotonicSeconds.now() + wait }
+
+    private func takeLock(
+        _ lockKey: String, answerKey: String, lockMilliseconds: String, deadline: Double,
+        completion: @escaping @Sendable (SharedLookupResult) -> Void
+    ) {
+        connection.command(["SET", lockKey, replicaID, "NX", "PX", lockMilliseconds]) { [self] result in
+            switch result {
+            case .success(.status("OK")):
+                metrics.recordAnswer("miss_locked")
+                completion(.miss(holdsLock: true))
+            case .success(.null):
+                poll(answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline, completion: completion)
+            case .success, .failure:
+                metrics.recordAnswer("error")
+                completion(.miss(holdsLock: false))
+            }
+        }
+    }
+
+    /// Another replica holds the lock: looks for its answer every `pollInterval` until the
+    /// deadline. When the lock is gone without an answer (its holder failed or died), this
+    /// replica tries to take it over; past the deadline it resolves on its own.
+    private func poll(
+        answerKey: String, lockKey: String, lockMilliseconds: String, deadline: Double,
+        completion: @escaping @Sendable (SharedLookupResult) -> Void
+    ) {
+        guard MonotonicSeconds.now() < deadline else {
+            metrics.recordAnswer("wait_timeout")
+            completion(.miss(holdsLock: false))
+            return
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + pollInterval) { [self] in
+            connection.command(["MGET", answerKey, lockKey]) { [self] result in
+                guard case .success(.array(let values)) = result, values.count == 2 else {
+                    metrics.recordAnswer("error")
+                    completion(.miss(holdsLock: false))
+                    return
+                }
+                if let bytes = values[0].bytes, let entry = fresh(bytes) {
+                    metrics.recordAnswer("hit_after_wait")
+                    completion(.found(entry))
+                } else if values[1] == .null {
+                    takeLock(lockKey, answerKey: answerKey, lockMilliseconds: lockMilliseconds, deadline: deadline, completion: completion)
+                } else {
+                    poll(answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline, completion: completion)
+                }
+            }
+        }
+    }
+}
+
+/// Seconds on CLOCK_MONOTONIC, for the wait deadlines.
+enum MonotonicSeconds {
+    static func now() -> Double { Double(MonotonicClock.nanoseconds()) / 1e9 }
+}
