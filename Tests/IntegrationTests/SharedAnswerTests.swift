@@ -1,0 +1,144 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// Issue 15's shared answer tier with the real binary: replicas sharing one real redis-server,
+/// dnss + unbound behind them.
+@Suite(.serialized) struct SharedAnswerTests {
+    /// Starts `count` replicas of httpdnsd on `redis` (the same loopback upstreams), runs `body`,
+    /// stops them on every path.
+    func withReplicas(
+        _ count: Int, _ servers: TestServers, redis: RedisServerProcess, extra: [String] = [],
+        _ body: ([HTTPDNSDProcess]) async throws -> Void
+    ) async throws {
+        var replicas: [HTTPDNSDProcess] = []
+        do {
+            for _ in 0..<count {
+                var options = servers.options()
+                options.arguments += ["--redis", redis.url] + extra
+                replicas.append(try await HTTPDNSDProcess.start(options))
+            }
+            try await body(replicas)
+        } catch {
+            for (index, replica) in replicas.enumerated() { Issue.record("replica \(index + 1) log:\n\(replica.log().suffix(3000))") }
+            for replica in replicas { await replica.stop() }
+            throw error
+        }
+        for replica in replicas { await replica.stop() }
+    }
+
+    /// Upstream queries a replica has made (any upstream, any outcome).
+    func upstreamQueries(_ replica: HTTPDNSDProcess) async throws -> Double {
+        try await replica.metrics().sum("httpdns_upstream_requests_total")
+    }
+
+    func waitUntilRedisUp(_ replicas: [HTTPDNSDProcess], _ up: Bool, seconds: Double = 20) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        for replica in replicas {
+            while try await replica.metrics().sum("httpdns_redis_up", ["purpose": "answers"]) != (up ? 1 : 0) {
+                guard Date() < deadline else { throw HarnessError("httpdns_redis_up did not become \(up ? 1 : 0)") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
+    @Test func aNameResolvedThroughOneReplicaIsSharedOnTheOtherWithoutAnUpstreamQuery() async throws {
+        try await withTestServers { servers in
+            let redis = try await RedisServerProcess.start(password: "redis-secret-9")
+            defer { Task { await redis.stop() } }
+            try await withReplicas(2, servers, redis: redis) { replicas in
+                for replica in replicas { _ = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("warm"))&type=A") }
+                try await waitUntilRedisUp(replicas, true)
+                let name = TestZone.unique("shared")
+                let first = try await replicas[0].client.get("/v1/default/resolve?host=\(name)&type=A")
+                #expect(first.json["source"]?.string == "upstream", "\(first)")
+                let unbound = try await servers.unbound.queryCount()
+                let secondUpstream = try await upstreamQueries(replicas[1])
+                let second = try await replicas[1].client.get("/v1/default/resolve?host=\(name)&type=A")
+                #expect(second.status == 200)
+                #expect(second.json["source"]?.string == "shared", "\(second)")
+                #expect(second.json["ips"]?.strings == first.json["ips"]?.strings)
+                #expect(try await servers.unbound.queryCount() == unbound)
+                #expect(try await upstreamQueries(replicas[1]) == secondUpstream)
+                // Cached on the second replica now: an ordinary hit.
+                let third = try await replicas[1].client.get("/v1/default/resolve?host=\(name)&type=A")
+                #expect(third.json["source"]?.string == "cache", "\(third)")
+                let metrics = try await replicas[1].metrics()
+                #expect(metrics.sum("httpdns_redis_shared_answers_total", ["result": "hit"]) >= 1)
+                for replica in replicas { #expect(!replica.log().contains("redis-secret-9"), "the Redis password reached the log") }
+            }
+        }
+    }
+
+    @Test func concurrentMissesAcrossReplicasCostOneUpstreamQuery() async throws {
+        try await withTestServers { servers in
+            let redis = try await RedisServerProcess.start()
+            defer { Task { await redis.stop() } }
+            try await withReplicas(2, servers, redis: redis) { replicas in
+                for replica in replicas { _ = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("warm"))&type=A") }
+                try await waitUntilRedisUp(replicas, true)
+                let name = TestZone.unique("herd")
+                var before = 0.0
+                for replica in replicas { before += try await upstreamQueries(replica) }
+                let unbound = try await servers.unbound.queryCount()
+                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
+                    for index in 0..<50 {
+                        let replica = replicas[index % 2]
+                        group.addTask { try await replica.client.get("/v1/default/resolve?host=\(name)&type=A").status }
+                    }
+                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                }
+                #expect(statuses.count == 50 && statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+                var after = 0.0
+                for replica in replicas { after += try await upstreamQueries(replica) }
+                #expect(after - before == 1, "upstream queries across the replicas")
+                #expect(try await servers.unbound.queryCount() - unbound == 1)
+            }
+        }
+    }
+
+    @Test func withRedisPausedOrKilledHitsAndMissesAreStillAnswered() async throws {
+        try await withTestServers { servers in
+            let redis = try await RedisServerProcess.start()
+            defer { Task { await redis.stop() } }
+            try await withReplicas(1, servers, redis: redis) { replicas in
+                let replica = replicas[0]
+                let cached = TestZone.unique("kept")
+                _ = try await replica.client.get("/v1/default/resolve?host=\(cached)&type=A")
+                try await waitUntilRedisUp(replicas, true)
+                // Paused: Redis accepts and never answers. Every request still gets its answer, and
+                // long before the pause ends (the test keeps it for its whole length).
+                redis.pause()
+                let started = Date()
+                let hit = try await replica.client.get("/v1/default/resolve?host=\(cached)&type=A")
+                #expect(hit.status == 200 && hit.json["source"]?.string == "cache", "\(hit)")
+                for index in 0..<5 {
+                    let miss = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("paused\(index)"))&type=A")
+                    #expect(miss.status == 200 && miss.json["source"]?.string == "upstream", "\(miss)")
+                }
+                #expect(Date().timeIntervalSince(started) < 30)
+                let ready = try await replica.client.get("/readyz")
+                #expect(ready.status == 200)
+                let metrics = try await replica.metrics()
+                #expect(metrics.sum("httpdns_redis_command_errors_total", ["purpose": "answers", "reason": "timeout"]) >= 1)
+                // Killed: the connection is reported down, and misses go straight to the upstreams.
+                await redis.kill()
+                try await waitUntilRedisUp(replicas, false)
+                #expect(replica.log().contains("redis (answers): lost the connection to redis://127.0.0.1:\(redis.port)"))
+                let miss = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("down"))&type=A")
+                #expect(miss.status == 200 && miss.json["source"]?.string == "upstream", "\(miss)")
+                #expect(try await replica.client.get("/readyz").status == 200)
+                // Back, empty: the replica reconnects and shares again.
+                try await redis.restart()
+                try await waitUntilRedisUp(replicas, true)
+                let name = TestZone.unique("back")
+                _ = try await replica.client.get("/v1/default/resolve?host=\(name)&type=A")
+                let deadline = Date().addingTimeInterval(10)
+                while try redis.cli(["EXISTS", "httpdnsd:answer:default:A:\(name)"]) != "1" {
+                    guard Date() < deadline else { throw HarnessError("the answer never reached the restarted Redis") }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+    }
+}
