@@ -1,0 +1,95 @@
+import Foundation
+import HTTPDNSCore
+@testable import HTTPDNSRedis
+import HTTPDNSTestSupport
+import Synchronization
+import Testing
+
+/// The tier's lock and wait against a real redis-server: two tiers are two replicas.
+@Suite(.serialized) struct RedisAnswerTierTests {
+    let key = CacheKey(host: HostName("www.example.com")!, family: .a)
+
+    static func tier(_ server: RedisServerProcess, timeout: Int = 500) throws -> (RedisClient, RedisAnswerTier) {
+        let client = RedisClient(url: try RedisURL(parsing: server.url, key: "redis"), prefix: "t:", timeoutMilliseconds: timeout)
+        return (client, RedisAnswerTier(client: client))
+    }
+
+    static func lookup(_ tier: RedisAnswerTier, _ key: CacheKey, wait: Int = 1000) async -> SharedLookupResult {
+        await withCheckedContinuation { continuation in
+            tier.lookup(account: "shop", key: key, waitMilliseconds: wait) { continuation.resume(returning: $0) }
+        }
+    }
+
+    static func waitUp(_ client: RedisClient) async throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !client.connection("answers").isUp {
+            guard Date() < deadline else { throw HarnessError("answers connection never up") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    @Test func theFirstReplicaTakesTheLockAndTheSecondGetsItsAnswer() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let (clientA, a) = try Self.tier(server)
+        let (clientB, b) = try Self.tier(server)
+        defer { clientA.shutdown(); clientB.shutdown() }
+        try await Self.waitUp(clientA)
+        try await Self.waitUp(clientB)
+        #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
+        let entry = CacheEntry(addresses: ["192.0.2.1"], originTTL: 300, storedAt: SystemClock().now())
+        async let waited = Self.lookup(b, key)
+        try await Task.sleep(for: .milliseconds(100))
+        a.store(account: "shop", key: key, entry: entry, keepSeconds: 400, holdsLock: true)
+        let result = await waited
+        guard case .found(let found) = result else {
+            Issue.record("expected the holder's answer, got \(result)")
+            return
+        }
+        #expect(found.addresses == ["192.0.2.1"] && found.originTTL == 300)
+        #expect(clientB.metrics.answerResults["hit_after_wait"] == 1)
+        // Kept for the TTL plus the stale window; the lock is gone.
+        let ttl = Int(try server.cli(["PTTL", "t:answer:shop:A:www.example.com"])) ?? 0
+        #expect(ttl > 300_000 && ttl <= 400_000)
+        #expect(try server.cli(["EXISTS", "t:answer:shop:A:www.example.com:lock"]) == "0")
+    }
+
+    @Test func aWaiterTakesTheLockOverWhenItsHolderLetsGoWithoutAnAnswer() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let (clientA, a) = try Self.tier(server)
+        let (clientB, b) = try Self.tier(server)
+        defer { clientA.shutdown(); clientB.shutdown() }
+        try await Self.waitUp(clientA)
+        try await Self.waitUp(clientB)
+        #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
+        async let waited = Self.lookup(b, key)
+        try await Task.sleep(for: .milliseconds(100))
+        a.release(account: "shop", key: key)
+        #expect(await waited == .miss(holdsLock: true))
+        #expect(try server.cli(["GET", "t:answer:shop:A:www.example.com:lock"]) == b.replicaID)
+    }
+
+    @Test func aWaiterGoesOnByItselfWhenTheHolderIsSlow() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let (clientA, a) = try Self.tier(server)
+        let (clientB, b) = try Self.tier(server)
+        defer { clientA.shutdown(); clientB.shutdown() }
+        try await Self.waitUp(clientA)
+        try await Self.waitUp(clientB)
+        #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
+        #expect(await Self.lookup(b, key, wait: 100) == .miss(holdsLock: false))
+        #expect(clientB.metrics.answerResults["wait_timeout"] == 1)
+    }
+
+    @Test func withRedisGoneALookupIsAMissWithoutTheLock() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let (client, tier) = try Self.tier(server)
+        defer { client.shutdown() }
+        try await Self.waitUp(client)
+        await server.kill()
+        #expect(await Self.lookup(tier, key) == .miss(holdsLock: false))
+    }
+}
