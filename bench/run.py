@@ -13,7 +13,8 @@ quick runs (defaults are the issue's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10,11,12  which sections to run (1-3 always run, in the loop with 5-12)
+  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10,11,12,13  which sections to run (1-3 always run, in the loop with 5-13)
+  BENCH_REDIS_NAMES=2000 fresh names per miss measurement of section 13 (Redis)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
@@ -80,8 +81,10 @@ SIGNED = 9  # the number of the signed-request section
 RFC8484 = 10  # the number of the RFC 8484 hit section
 EMAS = 11  # the EMAS HTTPDNS hit section
 DOHJSON = 12  # the DoH JSON hit section
-SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9,10,11,12").split(",") if s.strip()}
-if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED, RFC8484, EMAS, DOHJSON}:
+REDIS = 13  # the Redis section (issue 15): hits with Redis configured, shared-tier misses, 3 replicas
+REDIS_NAMES = env_int("BENCH_REDIS_NAMES", 2000)
+SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9,10,11,12,13").split(",") if s.strip()}
+if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED, RFC8484, EMAS, DOHJSON, REDIS}:
     SECTIONS |= {1}  # every ratio is to (1)
 if 1 in SECTIONS:
     SECTIONS |= {2, 3}
@@ -599,6 +602,7 @@ def run(work, processes, results):
     assert base_body == body
 
     slow = SlowSection(main, stack, names, work) if 5 in SECTIONS else None
+    redis = RedisSection(work, processes, binary, dnss_upstream, names) if REDIS in SECTIONS else None
     big = ScaleSection(work, processes, binary, dnss_upstream) if 6 in SECTIONS else None
     tls = TLSSection(work, processes, binary, baseline_bin, dnss_upstream, names, body_file) if 7 in SECTIONS else None
 
@@ -638,6 +642,8 @@ def run(work, processes, results):
             runs[number].append(wrk(main.port, "cycle.lua", env, label=f"({number}) httpdnsd {FORMAT_NAMES[number]} hits"))
         if signed:
             signed.measure()
+        if redis:
+            redis.measure_hits(hit_env)
         runs[2].append(measure_with_split(baseline.pid, splits[2],
                                           lambda: wrk(baseline_port, "cycle.lua", hit_env, label="(2) baseline")))
         # unbound's counters around (3) alone: (5)'s misses go through the same unbound.
@@ -707,12 +713,146 @@ def run(work, processes, results):
                                  "reps": [round(d["qps"]) for d in dnsperf_runs],
                                  "lost": sum(d["lost"] for d in dnsperf_runs)}
 
+    if redis:
+        redis.measure_misses(main)
+        redis.measure_replicas(main)
+        redis.finish(results)
+
     if big:
         processes.stop(main.process)
         results["s6"] = big.finish()
 
 
 FORMAT_NAMES = {RFC8484: "RFC 8484", EMAS: "EMAS HTTPDNS", DOHJSON: "DoH JSON"}
+
+
+class RedisSection:
+    """(13), issue 15: a real redis-server on loopback and httpdnsd replicas with `redis` set.
+    (13) the hits of (1) on a replica with Redis configured, in each repetition of (1): a hit must
+    cost Redis nothing. (13u)/(13s) misses on replica B: names never seen anywhere (Redis is asked,
+    misses, this replica takes the lock and asks the upstream) against names replica A resolved
+    first (a shared hit), and (13n) the same kind of miss on (1)'s instance without Redis.
+    (13r) upstream queries per unique name with 3 replicas each asked every name at once, with
+    the shared tier and without it."""
+
+    def __init__(self, work, processes, binary, upstream, names):
+        self.work, self.processes, self.binary, self.upstream = work, processes, binary, upstream
+        self.port = free_port()
+        redis_dir = os.path.join(work, "redis")
+        os.makedirs(redis_dir, exist_ok=True)
+        self.redis = processes.start("redis-server", [
+            shutil.which("redis-server") or "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
+            "--save", "", "--appendonly", "no", "--dir", redis_dir, "--protected-mode", "no"])
+        wait_until(lambda: self.redis_ping(), 15, "redis-server", self.redis)
+        self.replicas = [self.replica(f"httpdnsd-redis-{letter}", redis=True) for letter in "abc"]
+        seconds = self.replicas[0].preload("bench", names)
+        log(f"({REDIS}) warmed {len(names)} names into replica a (Redis configured) in {seconds:.1f} s")
+        status, body, _ = http_get(self.replicas[0].port, f"/v1/bench/resolve?host={names[0]}")
+        if status != 200 or json.loads(body).get("source") != "cache":
+            raise RuntimeError(f"({REDIS}) a warmed name on replica a is not a cache hit: {status} {body[:200]!r}")
+        self.hits = []
+
+    def redis_ping(self):
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def replica(self, name, redis):
+        extra = {"redis": f"redis://127.0.0.1:{self.port}"} if redis else {}
+        instance = HTTPDNSD(self.processes, self.work, self.binary, name, {"bench": self.upstream}, cache_limit=1_000_000,
+                            extra=extra)
+        instance.start()
+        return instance
+
+    def measure_hits(self, hit_env):
+        self.hits.append(wrk(self.replicas[0].port, "cycle.lua", hit_env, label=f"({REDIS}) hits, Redis configured"))
+
+    @staticmethod
+    def fresh_names(tag, count):
+        return [f"{tag}-{i}.{ZONE}" for i in range(count)]
+
+    @staticmethod
+    def get_all(port, names, workers=16):
+        """Each name once, `workers` keep-alive connections at a time; returns the summary and the sources."""
+        latencies, sources = [], {}
+        lock = threading.Lock()
+
+        def one_worker(chunk):
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+            mine, seen = [], {}
+            for name in chunk:
+                started = time.perf_counter()
+                conn.request("GET", f"/v1/bench/resolve?host={name}")
+                response = conn.getresponse()
+                body = response.read()
+                mine.append(time.perf_counter() - started)
+                source = json.loads(body).get("source", f"status {response.status}") if response.status == 200 else f"status {response.status}"
+                seen[source] = seen.get(source, 0) + 1
+            conn.close()
+            with lock:
+                latencies.extend(mine)
+                for key, value in seen.items():
+                    sources[key] = sources.get(key, 0) + value
+
+        chunks = [names[i::workers] for i in range(workers)]
+        started = time.monotonic()
+        with ThreadPoolExecutor(workers) as pool:
+            for _ in pool.map(one_worker, chunks):
+                pass
+        elapsed = time.monotonic() - started
+        latencies.sort()
+        return {"rps": len(names) / elapsed, "p50_ms": latencies[len(latencies) // 2] * 1000,
+                "p99_ms": latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))] * 1000,
+                "reps": [round(len(names) / elapsed)], "sources": sources}
+
+    def measure_misses(self, main):
+        a, b = self.replicas[0], self.replicas[1]
+        self.misses = {"u": [], "s": [], "n": []}
+        for rep in range(REPS):
+            tag = f"r{rep}x{random.randrange(10**6)}"
+            log(f"({REDIS}) misses, repetition {rep + 1}/{REPS}")
+            self.misses["u"].append(self.get_all(b.port, self.fresh_names(tag + "u", REDIS_NAMES)))
+            shared = self.fresh_names(tag + "s", REDIS_NAMES)
+            a.preload("bench", shared)
+            self.misses["s"].append(self.get_all(b.port, shared))
+            self.misses["n"].append(self.get_all(main.port, self.fresh_names(tag + "n", REDIS_NAMES)))
+
+    def upstream_requests(self, instance):
+        return family_sum(metrics(instance.ops_port), "httpdns_upstream_requests_total")
+
+    def per_name(self, instances, count):
+        names = self.fresh_names(f"q{random.randrange(10**6)}", count)
+        before = sum(self.upstream_requests(i) for i in instances)
+        with ThreadPoolExecutor(len(instances) * 8) as pool:
+            jobs = [pool.submit(http_get, instance.port, f"/v1/bench/resolve?host={name}") for name in names for instance in instances]
+            failed = [j.result()[0] for j in jobs if j.result()[0] != 200]
+        if failed:
+            raise RuntimeError(f"({REDIS}r) {len(failed)} requests failed: {failed[:5]}")
+        return (sum(self.upstream_requests(i) for i in instances) - before) / count
+
+    def measure_replicas(self, main):
+        count = min(REDIS_NAMES, 500)
+        self.per_name_on = self.per_name(self.replicas, count)
+        plain = [main] + [self.replica(f"httpdnsd-plain-{letter}", redis=False) for letter in "de"]
+        self.per_name_off = self.per_name(plain, count)
+        self.replica_names = count
+        for instance in plain[1:]:
+            instance.stop()
+
+    def finish(self, results):
+        results[f"s{REDIS}"] = summarize(self.hits)
+        for key in ("u", "s", "n"):
+            runs = self.misses[key]
+            results[f"s{REDIS}{key}"] = {
+                "rps": statistics.median(r["rps"] for r in runs), "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+                "p99_ms": statistics.median(r["p99_ms"] for r in runs), "reps": [r["reps"][0] for r in runs],
+                "sources": runs[-1]["sources"]}
+        results[f"s{REDIS}r"] = {"on": self.per_name_on, "off": self.per_name_off, "names": self.replica_names}
+        answers = metrics(self.replicas[1].ops_port)
+        results[f"s{REDIS}_tier"] = {k: v for k, v in answers.items() if k.startswith("httpdns_redis_shared_answers_total")}
 
 
 def get_as_one_hit(main, label, path):
@@ -1131,6 +1271,8 @@ def report(results):
         results.get(f"s{EMAS}"))
     row(DOHJSON, "  the same hits through the DoH JSON API, `GET /resolve?uid=bench&name=`, in each repetition of (1)",
         results.get(f"s{DOHJSON}"))
+    row(REDIS, "  the same hits on replica a, an instance with `redis` set (issue 15), in each repetition of (1)",
+        results.get(f"s{REDIS}"))
     row(2, "baseline: C on libmicrohttpd, same pool settings, fixed body of the same size", s2)
     row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
     row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
@@ -1142,6 +1284,10 @@ def report(results):
     row(5, f"httpdnsd cache hits while {SLOW_INFLIGHT} misses wait on a +{SLOW_MS} ms upstream", s5)
     row("5m", f"  the {SLOW_INFLIGHT} concurrent slow misses themselves", results.get("s5_misses"))
     row("5q", "  the same hits on the same account just before each (5), without misses", results.get("s5_quiet"))
+    for key, what in (("u", "local miss, then Redis misses too, then the upstream (replica b, names never asked)"),
+                      ("s", "local miss, then a shared hit in Redis (replica b, names replica a resolved first)"),
+                      ("n", "local miss, then the upstream, without Redis ((1)'s instance, names never asked)")):
+        row(f"{REDIS}{key}", f"{what}; {REDIS_NAMES} names, 16 Python keep-alive clients", results.get(f"s{REDIS}{key}"))
     row(7, "httpdnsd cache hits as (1), over HTTPS (TLS 1.3, keep-alive), an instance of its own", results.get("s7"))
     row("7b", "baseline over HTTPS, same certificate and TLS settings", results.get("s7b"))
     if s6:
@@ -1155,6 +1301,11 @@ def report(results):
     for key, label in (("s1", "(1)"), (f"s{SIGNED}", f"({SIGNED})"), ("s3", "(3)"), ("s4", "(4)")):
         if results.get(key) and results[key].get("check"):
             add(f"- {label} {results[key]['check']}")
+    for key in ("u", "s", "n"):
+        if results.get(f"s{REDIS}{key}"):
+            add(f"- ({REDIS}{key}) sources answered in the last repetition: {results[f's{REDIS}{key}']['sources']}")
+    if results.get(f"s{REDIS}_tier"):
+        add(f"- ({REDIS}) replica b's shared-tier counters at the end: {results[f's{REDIS}_tier']}")
     splits = results.get("worker_splits")
     if splits:
         add(f"- CPU of the {len(splits[1][0].split('/'))} HTTP worker threads per repetition, busiest first "
@@ -1253,6 +1404,26 @@ def report(results):
             target(f"{FORMAT_NAMES[number]} hit throughput / baseline, ({number}) / (2) (issue 12)", "≥ 0.85", ratio,
                    ratio >= 0.85)
             add(f"| {FORMAT_NAMES[number]} hits / v1 hits, ({number}) / (1) | — | {s_format['rps'] / s1['rps']:.3f} | — |")
+    s_redis = results.get(f"s{REDIS}")
+    if s1 and s_redis:
+        ratio = s_redis["rps"] / s1["rps"]
+        target(f"hit throughput with Redis configured / without, ({REDIS}) / (1) (issue 15)", "≥ 0.97", ratio, ratio >= 0.97)
+        if len(s1["reps"]) == len(s_redis["reps"]):
+            pairs = [b / a for a, b in zip(s1["reps"], s_redis["reps"])]
+            add(f"| ({REDIS}) / (1) per repetition, their median | — | {statistics.median(pairs):.3f} "
+                f"({', '.join(f'{x:.2f}' for x in pairs)}) | — |")
+    shared, upstream = results.get(f"s{REDIS}s"), results.get(f"s{REDIS}u")
+    if shared and upstream:
+        add(f"| local miss then shared hit / local miss then upstream, ({REDIS}s) / ({REDIS}u), requests/s (issue 15) | — | "
+            f"{shared['rps'] / upstream['rps']:.2f} (p50 {shared['p50_ms']:.2f} ms against {upstream['p50_ms']:.2f} ms) | — |")
+    if results.get(f"s{REDIS}n") and upstream:
+        plain = results[f"s{REDIS}n"]
+        add(f"| a miss with Redis / without, ({REDIS}u) / ({REDIS}n), requests/s | — | {upstream['rps'] / plain['rps']:.2f} "
+            f"(p50 {upstream['p50_ms']:.2f} ms against {plain['p50_ms']:.2f} ms) | — |")
+    per_name = results.get(f"s{REDIS}r")
+    if per_name:
+        add(f"| upstream queries per unique name, 3 replicas each asked it at once, shared tier on / off (issue 15) | — | "
+            f"{per_name['on']:.2f} / {per_name['off']:.2f} ({per_name['names']} names) | — |")
     s5q = results.get("s5_quiet")
     if s5 and s5q:
         add(f"| (5) / (5q), the same-time reference (not the issue's figure) | — | {s5['rps'] / s5q['rps']:.2f} | — |")
@@ -1322,6 +1493,16 @@ def report(results):
   the DoH JSON API (`GET /resolve?uid=bench&name=NAME`), same instance and account: cache hits
   written by each API's own answer writer, through the general request path. Before the loop the
   first name must be one cache hit whose JSON answer carries the two addresses.
+- ({REDIS}) issue 15: a redis-server on loopback (no persistence) and three replicas a, b, c with `redis`
+  set and account `bench` as in (1). ({REDIS}) is (1)'s wrk run against replica a, which had the names
+  preloaded: a hit must not touch Redis, so its ratio to (1) is the cost of having Redis configured.
+  ({REDIS}u), ({REDIS}s) and ({REDIS}n) ask {REDIS_NAMES} names once each from 16 Python keep-alive clients (the
+  client's own cost is in every figure alike; read the ratios): ({REDIS}u) names nobody asked, on replica b
+  (Redis is asked and misses, b takes the name's lock, asks the upstream, stores the answer);
+  ({REDIS}s) names replica a preloaded just before, on replica b (a shared hit, cached on b from then
+  on); ({REDIS}n) names nobody asked, on (1)'s instance, which has no Redis. ({REDIS}r) sends each of
+  a few hundred fresh names to the three replicas at once and counts their upstream requests
+  (`httpdns_upstream_requests_total`), then the same against (1)'s instance and two more without Redis.
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
   authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);

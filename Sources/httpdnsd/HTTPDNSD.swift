@@ -86,6 +86,9 @@ enum HTTPDNSD {
             RedisClient(url: $0, prefix: config.redisPrefix, timeoutMilliseconds: config.redisTimeoutMilliseconds)
         }
         let sharedTier = redis.map { RedisAnswerTier(client: $0) }
+        if let redis {
+            Log.info("redis: sharing answers through \(redis.url) (prefix \(redis.keys.prefix), timeout \(redis.timeoutMilliseconds) ms)")
+        }
         let registry = AccountRegistry { id, account in
             ResolverEngine(
                 accountID: id, config: account, clock: SystemClock(), persistence: store, speedTester: wiring.speedTester,
