@@ -171,6 +171,8 @@ final class RedisLoopWorker {
         do throws(RedisError) {
             // Setting the connect callback is what makes hiredis wait for the first write event.
             try RedisCall.check(redisAsyncSetConnectCallback(created, Self.connected), "redisAsyncSetConnectCallback", context: created)
+            // TCP keepalive (15 s): a subscriber, which sends nothing, still learns that the host is gone.
+            try RedisCall.check(redisEnableKeepAlive(&created.pointee.c), "redisEnableKeepAlive", context: created)
         } catch {
             drop(error.message)
             return
