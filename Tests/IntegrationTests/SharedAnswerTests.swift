@@ -65,6 +65,13 @@ import Testing
                 #expect(third.json["source"]?.string == "cache", "\(third)")
                 let metrics = try await replicas[1].metrics()
                 #expect(metrics.sum("httpdns_redis_shared_answers_total", ["result": "hit"]) >= 1)
+                // The Redis families pass promtool's lint, and name no password.
+                let scrape = try await replicas[1].client.get("/metrics")
+                #expect(!scrape.text.contains("redis-secret-9"))
+                let file = try TestPaths.makeTemporaryDirectory("redis-metrics").appendingPathComponent("scrape.txt")
+                try Data(scrape.text.utf8).write(to: file)
+                let lint = try CommandRun.run("/bin/sh", ["-c", "\"$0\" check metrics < \"$1\"", try TestPaths.executable("promtool"), file.path])
+                #expect(lint.status == 0 && !lint.text.contains("redis"), "promtool: \(lint.text)")
                 for replica in replicas { #expect(!replica.log().contains("redis-secret-9"), "the Redis password reached the log") }
             }
         }
