@@ -148,4 +148,23 @@ import Testing
             }
         }
     }
+
+    @Test func aReplicaStartsAndServesWithItsRedisUnreachable() async throws {
+        try await withTestServers { servers in
+            var options = servers.options()
+            // A loopback port nothing listens on.
+            options.arguments += ["--redis", "redis://127.0.0.1:\(freePort())"]
+            try await withHTTPDNSD(options) { replica in
+                #expect(try await replica.client.get("/readyz").status == 200)
+                let miss = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("nored"))&type=A")
+                #expect(miss.status == 200 && miss.json["source"]?.string == "upstream", "\(miss)")
+                #expect(try await replica.metrics().sum("httpdns_redis_up", ["purpose": "answers"]) == 0)
+                let deadline = Date().addingTimeInterval(10)
+                while !replica.log().contains("redis (answers): cannot connect to redis://127.0.0.1:") {
+                    guard Date() < deadline else { throw HarnessError("no warning that Redis is unreachable") }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+    }
 }
