@@ -42,6 +42,15 @@ import Testing
         }
     }
 
+    /// Waits until `text` is in the replica's log (lines reach it through the log's own thread).
+    func waitForLog(_ replica: HTTPDNSDProcess, _ text: String) async throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !replica.log().contains(text) {
+            guard Date() < deadline else { throw HarnessError("no log line with '\(text)'") }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
     @Test func aNameResolvedThroughOneReplicaIsSharedOnTheOtherWithoutAnUpstreamQuery() async throws {
         try await withTestServers { servers in
             let redis = try await RedisServerProcess.start(password: "redis-secret-9")
@@ -131,7 +140,7 @@ import Testing
                 // Killed: the connection is reported down, and misses go straight to the upstreams.
                 await redis.kill()
                 try await waitUntilRedisUp(replicas, false)
-                #expect(replica.log().contains("redis (answers): lost the connection to redis://127.0.0.1:\(redis.port)"))
+                try await waitForLog(replica, "redis (answers): lost the connection to redis://127.0.0.1:\(redis.port)")
                 let miss = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("down"))&type=A")
                 #expect(miss.status == 200 && miss.json["source"]?.string == "upstream", "\(miss)")
                 #expect(try await replica.client.get("/readyz").status == 200)
@@ -159,11 +168,7 @@ import Testing
                 let miss = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("nored"))&type=A")
                 #expect(miss.status == 200 && miss.json["source"]?.string == "upstream", "\(miss)")
                 #expect(try await replica.metrics().sum("httpdns_redis_up", ["purpose": "answers"]) == 0)
-                let deadline = Date().addingTimeInterval(10)
-                while !replica.log().contains("redis (answers): cannot connect to redis://127.0.0.1:") {
-                    guard Date() < deadline else { throw HarnessError("no warning that Redis is unreachable") }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
+                try await waitForLog(replica, "redis (answers): cannot connect to redis://127.0.0.1:")
             }
         }
     }
