@@ -55,7 +55,8 @@ import Testing
         try await withTestServers { servers in
             let redis = try await RedisServerProcess.start(password: "redis-secret-9")
             defer { Task { await redis.stop() } }
-            try await withReplicas(2, servers, redis: redis) { replicas in
+            // A generous timeout: on a loaded machine a 50 ms one could turn a shared hit into a miss.
+            try await withReplicas(2, servers, redis: redis, extra: ["--redis-timeout", "2000"]) { replicas in
                 for replica in replicas { _ = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("warm"))&type=A") }
                 try await waitUntilRedisUp(replicas, true)
                 let name = TestZone.unique("shared")
@@ -90,7 +91,8 @@ import Testing
         try await withTestServers { servers in
             let redis = try await RedisServerProcess.start()
             defer { Task { await redis.stop() } }
-            try await withReplicas(2, servers, redis: redis) { replicas in
+            // A generous timeout: the lock is what is tested, not a 50 ms deadline under load.
+            try await withReplicas(2, servers, redis: redis, extra: ["--redis-timeout", "2000"]) { replicas in
                 for replica in replicas { _ = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("warm"))&type=A") }
                 try await waitUntilRedisUp(replicas, true)
                 let name = TestZone.unique("herd")
