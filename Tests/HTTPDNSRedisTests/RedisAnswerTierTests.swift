@@ -9,7 +9,7 @@ import Testing
 @Suite(.serialized) struct RedisAnswerTierTests {
     let key = CacheKey(host: HostName("www.example.com")!, family: .a)
 
-    static func tier(_ server: RedisServerProcess, timeout: Int = 500) throws -> (RedisClient, RedisAnswerTier) {
+    static func tier(_ server: RedisServerProcess, timeout: Int = 2000) throws -> (RedisClient, RedisAnswerTier) {
         let client = RedisClient(url: try RedisURL(parsing: server.url, key: "redis"), prefix: "t:", timeoutMilliseconds: timeout)
         return (client, RedisAnswerTier(client: client))
     }

@@ -7,7 +7,7 @@ import Testing
 
 /// The connection against a real redis-server on loopback.
 @Suite(.serialized) struct RedisConnectionTests {
-    static func connection(_ server: RedisServerProcess, purpose: String = "test", timeout: Int = 50, url: String? = nil, metrics: RedisMetrics = RedisMetrics(),
+    static func connection(_ server: RedisServerProcess, purpose: String = "test", timeout: Int = 2000, url: String? = nil, metrics: RedisMetrics = RedisMetrics(),
                            onStateChange: (@Sendable (Bool) -> Void)? = nil) throws -> RedisConnection {
         var options = RedisConnection.Options(url: try RedisURL(parsing: url ?? server.url, key: "redis"), purpose: purpose, timeoutMilliseconds: timeout)
         options.backoffMaximum = 0.2
