@@ -28,7 +28,7 @@ struct DeployTests {
         let (status, output) = try Self.run("kubernetes-validate", ["--strict", "--quiet"] + manifests)
         #expect(status == 0, "\(output)")
         let (_, listed) = try Self.run("kubernetes-validate", ["--strict"] + manifests)
-        for kind in ["statefulset", "poddisruptionbudget", "horizontalpodautoscaler", "networkpolicy"] {
+        for kind in ["deployment", "statefulset", "poddisruptionbudget", "horizontalpodautoscaler", "networkpolicy"] {
             #expect(listed.contains("passed for resource \(kind)/"), "no \(kind) in deploy/: \(listed)")
         }
     }
