@@ -66,19 +66,18 @@ enum HTTPDNSD {
         } catch {
             fail("cannot open the database: \(error)", code: 1)
         }
-        var accounts = config.accounts
+        // The file's accounts (version 0), overlaid by the database's rows: bare configurations
+        // and deletions written without Redis (version 0), records written by replication.
+        var records = config.accounts.sorted(by: { $0.key < $1.key }).map { AccountRecord(id: $0.key, version: 0, config: $0.value) }
         do {
             for (id, json) in try store.loadAccounts().sorted(by: { $0.key < $1.key }) {
-                guard let json else {
-                    accounts.removeValue(forKey: id)
-                    continue
-                }
-                let object = try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] ?? [:]
-                accounts[id] = try AccountConfig(json: object, path: "database account \(id)")
+                records.append(try json.map { json throws(ConfigError) in try AccountRecord.stored(id: id, json: json) } ?? AccountRecord(id: id, version: 0, config: nil))
             }
         } catch {
             fail("cannot load the accounts stored in \(config.databasePath): \(error)", code: 1)
         }
+        var accounts: [String: AccountConfig] = [:]
+        for record in records { accounts[record.id] = record.config }
 
         let wiring = UpstreamWiring()
         // Redis (docs/redis.md): only when `redis` is set; its connections are made on first use.

@@ -112,3 +112,16 @@ import Testing
         #expect(state.accounts.isEmpty)
     }
 }
+
+extension AccountReplicationStateTests {
+    /// A record the local database could not store is applied again by the next message or
+    /// reconnect, and is never offered to Redis as this replica's own.
+    @Test func aRecordThatFailedToApplyIsAppliedAgain() {
+        var state = AccountReplicationState(local: [Self.live("a", 1)])
+        #expect(state.receive(Self.live("a", 2, ttl: 7)) == [.apply(Self.live("a", 2, ttl: 7))])
+        state.forget(Self.live("a", 2, ttl: 7))
+        #expect(state.receive(Self.live("a", 2, ttl: 7)) == [.apply(Self.live("a", 2, ttl: 7))])
+        state.forget(Self.live("a", 2, ttl: 7))
+        #expect(state.reconcile(shared: []) == [])
+    }
+}

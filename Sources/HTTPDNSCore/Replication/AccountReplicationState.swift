@@ -49,7 +49,8 @@ public struct AccountReplicationState: Sendable, Equatable {
                     actions += receive(redis)
                 }
             case (let held?, nil):
-                if held.version > 0 || !held.isDeleted { actions.append(.offer(held)) }
+                // Not a version-0 deletion, nor a record that failed to apply here (`forget`).
+                if held.version > 0 || (held.version == 0 && !held.isDeleted) { actions.append(.offer(held)) }
             case (nil, let redis?):
                 actions += receive(redis)
             case (nil, nil):
@@ -68,6 +69,13 @@ public struct AccountReplicationState: Sendable, Equatable {
         }
         local[record.id] = record
         return [.apply(record)]
+    }
+
+    /// After `record` could not be applied here: holds the account at version -1 (unless a newer
+    /// record came meanwhile), so that the next message or reconcile applies it again.
+    public mutating func forget(_ record: AccountRecord) {
+        guard local[record.id] == record else { return }
+        local[record.id]?.version = -1
     }
 
     /// The live accounts held here, by id.

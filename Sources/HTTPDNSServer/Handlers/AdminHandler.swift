@@ -129,6 +129,7 @@ extension HTTPDNSService {
             audit(request, result: "refused \(error.code.status)", detail: "")
             return .response(error.response)
         }
+        if let replication { return replicatedWrite(id, config: config, existing: existing, request: request, replication) }
         let apply: @Sendable () -> HTTPResponse = { [self] in
             let created = registry.upsert(id, config: config)
             audit(request, result: created ? "created" : "updated", detail: Self.changeSummary(from: existing, to: config))
@@ -191,6 +192,7 @@ extension HTTPDNSService {
             audit(request, result: "refused 404", detail: "")
             return .response(APIError(.unknownAccount, "no account '\(id)'").response)
         }
+        if let replication { return replicatedWrite(id, config: nil, existing: registry.engine(id)?.config, request: request, replication) }
         let apply: @Sendable () -> HTTPResponse = { [self] in
             if let engine = registry.remove(id) { _ = engine.evictAll() }
             audit(request, result: "deleted", detail: "")
@@ -211,6 +213,47 @@ extension HTTPDNSService {
                 Log.error("account \(id): could not delete: \(error)")
                 audit(request, result: "refused 500", detail: "")
                 slot.set(APIError(.internalError, "could not store the deletion").response)
+            }
+        }
+        return slot.result
+    }
+
+    /// An account change when replicas share their accounts (README: "Running several
+    /// replicas"): written to Redis first, then applied here (database, registry) by the
+    /// replicator, which the other replicas follow. Redis unreachable: 503 and nothing changed
+    /// anywhere (Redis is the source of truth; a change made here alone would be undone by the
+    /// next reconcile). Leaves an audit line.
+    private func replicatedWrite(
+        _ id: String, config: AccountConfig?, existing: AccountConfig?, request: HTTPRequest, _ replication: any Replication
+    ) -> HandlerResult {
+        let slot = ReplySlot()
+        replication.writeAccount(id: id, config: config) { [self] result in
+            switch result {
+            case .success(let record):
+                let detail = Self.changeSummary(from: existing, to: config) + " version=\(record.version)"
+                if let config {
+                    audit(request, result: existing == nil ? "created" : "updated", detail: detail)
+                    slot.set(accountResponse(existing == nil ? 201 : 200, id, config))
+                } else {
+                    audit(request, result: "deleted", detail: "version=\(record.version)")
+                    var writer = JSONWriter()
+                    writer.raw("{")
+                    writer.key("deleted")
+                    writer.string(id)
+                    writer.raw("}")
+                    slot.set(.json(200, writer))
+                }
+            case .failure(let error) where error.code == .unavailable:
+                Log.warning("account \(id): change refused, Redis is unreachable: \(error.message)")
+                audit(request, result: "refused 503", detail: "")
+                slot.set(APIError(
+                    .serviceUnavailable,
+                    "account changes need the shared store (Redis), which is unreachable: nothing was changed; retry when it is back",
+                    headers: [("Retry-After", "5")]).response)
+            case .failure(let error):
+                Log.error("account \(id): \(error.message)")
+                audit(request, result: "refused 500", detail: "")
+                slot.set(APIError(.internalError, "the change is in the shared store (Redis) but this replica could not store it; it retries on the next message or reconnect").response)
             }
         }
         return slot.result

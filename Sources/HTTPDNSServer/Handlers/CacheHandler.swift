@@ -97,7 +97,8 @@ extension HTTPDNSService {
     /// this many, so a page may be short before `next_cursor` is null.
     static func scanLimit(_ limit: Int) -> Int { max(8 * limit, 4096) }
 
-    /// `DELETE /v1/{account}/cache[?host=H]`.
+    /// `DELETE /v1/{account}/cache[?host=H]`. With replicas sharing their state, every other
+    /// replica repeats the eviction (published through Redis, best effort).
     func cacheDelete(_ request: HTTPRequest, engine: ResolverEngine) -> HTTPResponse {
         let deleted: Int
         if let text = request.query["host"] {
@@ -105,8 +106,10 @@ extension HTTPDNSService {
                 return APIError(.invalidHost, "'\(text)' is not a valid host name").response
             }
             deleted = engine.evict(host: host)
+            replication?.publish(account: engine.accountID, change: .evict(host))
         } else {
             deleted = engine.evictAll()
+            replication?.publish(account: engine.accountID, change: .evictAll)
             // The entries' memory goes back to the system, not only to malloc's free lists.
             if deleted > 0 { MemoryTrim.inBackground() }
         }

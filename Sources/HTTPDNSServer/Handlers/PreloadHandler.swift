@@ -49,6 +49,8 @@ extension HTTPDNSService {
             return .response(APIError(.invalidParameter, "client_ip '\(clientIP)' is not an IP address").response)
         }
         let families = type.families(ipv6Enabled: engine.config.ipv6Enable)
+        // Every other replica resolves the same hosts (published through Redis, best effort).
+        replication?.publish(account: engine.accountID, change: .preload(hosts: hosts, families: families, network: clientNetwork(of: request)))
         let slot = ReplySlot()
         let started = MonotonicClock.nanoseconds()
         // For accounts with ispEnable the answers are cached for the requester's network.

@@ -49,6 +49,7 @@ public final class HTTPDNSService: Sendable {
     private let readyFlag = Atomic<Bool>(false)
     private let extraMetrics: Mutex<[@Sendable () -> String]> = Mutex([])
     private let storeHealthSource: Mutex<(@Sendable () -> PersistenceHealth)?> = Mutex(nil)
+    private let replicationSource: Mutex<(any Replication)?> = Mutex(nil)
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
     /// `limits.requestDurations`, read on every request.
     let recordsRequestDurations: Bool
@@ -100,6 +101,15 @@ public final class HTTPDNSService: Sendable {
     public func setStoreHealth(_ source: @escaping @Sendable () -> PersistenceHealth) {
         storeHealthSource.withLock { $0 = source }
     }
+
+    /// Shares account changes and cache changes with the other replicas (Redis configured):
+    /// admin writes then go to Redis first. Set before the listeners start.
+    public func setReplication(_ replication: any Replication) {
+        replicationSource.withLock { $0 = replication }
+    }
+
+    /// Nil unless replicas share their state (`setReplication`).
+    var replication: (any Replication)? { replicationSource.withLock { $0 } }
 
     /// The store's state now; nil without a store.
     var storeHealth: PersistenceHealth? { storeHealthSource.withLock { $0 }?() }

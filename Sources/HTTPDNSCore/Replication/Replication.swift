@@ -1,0 +1,49 @@
+/// What the HTTP layer asks of replication (issue 15) when replicas share their accounts and
+/// cache changes through Redis. Implemented by `AccountReplicator`; nil without Redis.
+public protocol Replication: Sendable {
+    /// Writes the account (`config` nil: its deletion) to the shared store first, then applies
+    /// it on this replica (local database, then the registry). `completion` runs once, on any
+    /// thread: with the record now held here, or with why nothing was changed (`unavailable`)
+    /// or why this replica could not store what Redis now holds (`localStore`).
+    func writeAccount(id: String, config: AccountConfig?, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void)
+    /// Tells the other replicas of a cache change made here (best effort: not retried).
+    func publish(account: String, change: CacheInvalidation.Change)
+}
+
+/// Why an account change through replication did not (fully) happen. Never holds a secret.
+public struct ReplicationError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: Sendable, Equatable {
+        /// Redis could not be reached or refused the write: nothing changed anywhere.
+        case unavailable
+        /// Redis holds the change, but this replica's database could not store it.
+        case localStore
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// The shared side of account replication: Redis, as HTTPDNSRedis implements it. Every call
+/// returns at once and completes once, on any thread.
+public protocol SharedAccountStore: Sendable {
+    /// Stores the change under the next version (one counter for all accounts) and publishes
+    /// it, atomically; completes with the record as stored. `record.version` is the version
+    /// this replica holds of the account: the new one is above it, and above the one stored,
+    /// even when the counter was lost with Redis's data.
+    func write(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void)
+    /// Stores the record unless the shared store holds the account at this version or newer
+    /// (version 0: unless it holds any record of it, and then under the next version), and
+    /// publishes it when stored; completes with the record the store holds afterwards.
+    func offer(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void)
+    /// Every record the shared store holds.
+    func loadAll(completion: @escaping @Sendable (Result<[AccountRecord], ReplicationError>) -> Void)
+    /// Publishes a cache change to every replica (best effort).
+    func publish(_ invalidation: CacheInvalidation)
+}
