@@ -112,6 +112,14 @@ enum HTTPDNSD {
         service.addMetricsSource { StoreMetrics.render(store) }
         service.addMetricsSource { ProcessMetrics.render() }
         if let redis { service.addMetricsSource { RedisMetricsText.render(redis.metrics) } }
+        // Accounts and cache changes shared with the other replicas (README: "Running several
+        // replicas"): admin changes go to Redis first; the replicator reconciles on every connect.
+        let replication = redis.map { client in
+            let replicator = AccountReplicator(
+                records: records, registry: registry, localStore: store, preloadConcurrency: config.preloadConcurrency)
+            service.setReplication(replicator)
+            return RedisSharedAccounts(client: client, replicator: replicator)
+        }
         service.setStoreHealth { store.health }
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let server = HTTPServer(
@@ -188,6 +196,7 @@ enum HTTPDNSD {
         for (_, listener) in servers { listener.stop(grace: 10) }
         store.close()
         wiring.shutdown()
+        replication?.shutdown()
         redis?.shutdown()
         Log.info("stopped cleanly (cache flushed to \(config.databasePath))")
         LogSink.shared.stop()

@@ -1,0 +1,207 @@
+import Dispatch
+import HTTPDNSCore
+import Synchronization
+
+/// Account replication and cache invalidation over Redis (issue 15, items 2 and 4): the
+/// `SharedAccountStore` an `AccountReplicator` writes to, and the subscription that feeds it.
+///
+/// Keys and channels (under the prefix; docs/redis.md):
+/// - `<prefix>accounts`: a hash, account id → `AccountRecord` text (secrets included);
+/// - `<prefix>accounts:version`: the counter versions come from;
+/// - channel `<prefix>channel:accounts`: each record stored, as stored;
+/// - channel `<prefix>channel:invalidate`: `CacheInvalidation`s.
+///
+/// Writes and offers are Lua scripts, so storing a record, bumping the counter and publishing
+/// happen atomically. Its own two connections: `accounts` (commands, with a timeout of at least
+/// 2 s: an admin change may wait that long, a request never does) and `replication` (the
+/// subscriber). After each (re)subscription and every `reconcileInterval` seconds the
+/// replicator reconciles with the hash.
+public final class RedisSharedAccounts: SharedAccountStore, Sendable {
+    public static let writeScript = """
+        local v = redis.call('INCR', KEYS[2])
+        local floor = tonumber(ARGV[3])
+        local current = redis.call('HGET', KEYS[1], ARGV[1])
+        if current then
+          local held = tonumber(string.match(current, '^{"version":(%d+),'))
+          if held and held > floor then floor = held end
+        end
+        if v <= floor then
+          v = floor + 1
+          redis.call('SET', KEYS[2], v)
+        end
+        local record = '{"version":' .. v .. ',' .. ARGV[2]
+        redis.call('HSET', KEYS[1], ARGV[1], record)
+        redis.call('PUBLISH', ARGV[4], record)
+        return record
+        """
+
+    public static let offerScript = """
+        local v = tonumber(ARGV[2])
+        local current = redis.call('HGET', KEYS[1], ARGV[1])
+        if current then
+          local held = tonumber(string.match(current, '^{"version":(%d+),'))
+          if v == 0 or (held and held >= v) then return current end
+        end
+        if v == 0 then
+          v = redis.call('INCR', KEYS[2])
+        else
+          local counter = tonumber(redis.call('GET', KEYS[2]) or '0')
+          if counter < v then redis.call('SET', KEYS[2], v) end
+        end
+        local record = '{"version":' .. v .. ',' .. ARGV[3]
+        redis.call('HSET', KEYS[1], ARGV[1], record)
+        redis.call('PUBLISH', ARGV[4], record)
+        return record
+        """
+
+    private let commands: RedisConnection
+    private let subscriber: RedisConnection
+    private let hashKey: String
+    private let counterKey: String
+    private let accountsChannel: String
+    private let invalidateChannel: String
+    /// The periodic reconcile; nil once shut down.
+    private let locked_timer: Mutex<DispatchSourceTimer?>
+
+    /// Connects (two connections of its own, metrics in `client.metrics`), subscribes, and feeds
+    /// `replicator` from then on.
+    public init(client: RedisClient, replicator: AccountReplicator, reconcileInterval: Double = 15) {
+        hashKey = client.keys.key("accounts")
+        counterKey = client.keys.key("accounts:version")
+        accountsChannel = client.keys.key("channel:accounts")
+        invalidateChannel = client.keys.key("channel:invalidate")
+        commands = RedisConnection(
+            options: .init(url: client.url, purpose: "accounts", timeoutMilliseconds: max(client.timeoutMilliseconds, 2000)),
+            metrics: client.metrics)
+        let accountsChannel = accountsChannel
+        let invalidateChannel = invalidateChannel
+        subscriber = RedisConnection(
+            options: .init(url: client.url, purpose: "replication", timeoutMilliseconds: max(client.timeoutMilliseconds, 2000)),
+            metrics: client.metrics
+        ) { [weak replicator] up in
+            guard up else {
+                Log.warning("replication: lost the Redis subscription: account changes and cache invalidations from other replicas wait for the reconnect")
+                return
+            }
+            replicator?.connected()
+        }
+        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        let connection = subscriber
+        timer.schedule(deadline: .now() + reconcileInterval, repeating: reconcileInterval, leeway: .seconds(1))
+        timer.setEventHandler { [weak replicator] in
+            if connection.isUp { replicator?.connected() }
+        }
+        timer.resume()
+        locked_timer = Mutex(timer)
+        replicator.attach(self)
+        subscriber.subscribe([accountsChannel, invalidateChannel]) { [weak replicator] message in
+            guard let replicator else { return }
+            let text = String(decoding: message.payload, as: UTF8.self)
+            do throws(ConfigError) {
+                if message.channel == accountsChannel {
+                    replicator.received(try AccountRecord(decoding: text, where: "redis"))
+                } else if message.channel == invalidateChannel {
+                    replicator.received(try CacheInvalidation(decoding: text))
+                }
+            } catch {
+                // The error names the key at fault, never the text (records hold secrets).
+                Log.error("replication: ignored a message on \(message.channel): \(error)")
+            }
+        }
+        // The subscriber may have come up before `attach` above: reconcile once now as well.
+        replicator.connected()
+    }
+
+    /// Stops the timer and both connections (at exit).
+    public func shutdown() {
+        locked_timer.withLock { timer in
+            timer?.cancel()
+            timer = nil
+        }
+        subscriber.shutdown()
+        commands.shutdown()
+    }
+
+    public func write(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void) {
+        let body: String
+        do {
+            body = try record.body()
+        } catch {
+            return completion(.failure(ReplicationError(.unavailable, "account \(record.id): \(error)")))
+        }
+        commands.command(["EVAL", Self.writeScript, "2", hashKey, counterKey, record.id, body, String(record.version), accountsChannel]) {
+            completion(Self.record($0, id: record.id))
+        }
+    }
+
+    public func offer(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void) {
+        let body: String
+        do {
+            body = try record.body()
+        } catch {
+            return completion(.failure(ReplicationError(.unavailable, "account \(record.id): \(error)")))
+        }
+        commands.command(["EVAL", Self.offerScript, "2", hashKey, counterKey, record.id, String(record.version), body, accountsChannel]) {
+            completion(Self.record($0, id: record.id))
+        }
+    }
+
+    public func loadAll(completion: @escaping @Sendable (Result<[AccountRecord], ReplicationError>) -> Void) {
+        commands.command(["HGETALL", hashKey]) { result in
+            switch result {
+            case .failure(let error):
+                completion(.failure(ReplicationError(.unavailable, "Redis: \(error)")))
+            case .success(.array(let items)):
+                var records: [AccountRecord] = []
+                var index = 0
+                while index + 1 < items.count {
+                    let id = items[index].string ?? "?"
+                    do throws(ConfigError) {
+                        guard let text = items[index + 1].string else { throw ConfigError(key: "redis account record", "is not a string") }
+                        let record = try AccountRecord(decoding: text, where: "redis")
+                        guard record.id == id else { throw ConfigError(key: "redis account record", "is stored under another id") }
+                        records.append(record)
+                    } catch {
+                        Log.error("replication: ignored the Redis record of account \(Log.escaped(id)): \(error)")
+                    }
+                    index += 2
+                }
+                completion(.success(records))
+            case .success:
+                completion(.failure(ReplicationError(.unavailable, "Redis: HGETALL did not answer an array")))
+            }
+        }
+    }
+
+    public func publish(_ invalidation: CacheInvalidation) {
+        let text: String
+        do {
+            text = try invalidation.encoded()
+        } catch {
+            Log.error("replication: could not publish a cache change of account \(invalidation.account): \(error)")
+            return
+        }
+        commands.command(["PUBLISH", invalidateChannel, text]) { result in
+            if case .failure(let error) = result {
+                Log.warning("replication: a cache change of account \(invalidation.account) did not reach the other replicas: \(error)")
+            }
+        }
+    }
+
+    /// The record a script returned.
+    private static func record(_ result: Result<RedisReply, RedisError>, id: String) -> Result<AccountRecord, ReplicationError> {
+        switch result {
+        case .failure(let error):
+            return .failure(ReplicationError(.unavailable, "Redis: \(error)"))
+        case .success(let reply):
+            guard let text = reply.string else {
+                return .failure(ReplicationError(.unavailable, "Redis: the account script answered no record"))
+            }
+            do {
+                return .success(try AccountRecord(decoding: text, where: "redis"))
+            } catch {
+                return .failure(ReplicationError(.unavailable, "account \(id): \(error)"))
+            }
+        }
+    }
+}
