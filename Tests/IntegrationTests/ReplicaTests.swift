@@ -65,6 +65,11 @@ struct ReplicaTests {
             for replica in cluster.replicas {
                 for host in hosts { #expect(try await cached(replica, host)) }
             }
+            // Shared answers (the second tier in Redis) of the host and of the account go too.
+            for key in ["it:answer:default:A:\(TestZone.www)", "it:answer:default:AAAA:\(TestZone.www):192.0.2.0/24",
+                        "it:answer:default:A:\(TestZone.v4Only)", "it:answer:other:A:\(TestZone.www)"] {
+                try cluster.redis.cli(["SET", key, "x"])
+            }
             let delete = try await cluster.replicas[2].client.delete("/v1/default/cache?host=\(TestZone.www)")
             #expect(delete.status == 200, "\(delete)")
             for replica in cluster.replicas {
@@ -72,12 +77,16 @@ struct ReplicaTests {
                 #expect(evicted == true, "replica on \(replica.port) still holds \(TestZone.www)")
                 #expect(try await cached(replica, TestZone.v4Only), "only the host asked for is evicted")
             }
+            #expect(try cluster.redis.cli(["EXISTS", "it:answer:default:A:\(TestZone.www)", "it:answer:default:AAAA:\(TestZone.www):192.0.2.0/24"]) == "0")
+            #expect(try cluster.redis.cli(["EXISTS", "it:answer:default:A:\(TestZone.v4Only)"]) == "1")
             let flush = try await cluster.replicas[0].client.delete("/v1/default/cache")
             #expect(flush.status == 200, "\(flush)")
             for replica in cluster.replicas {
                 let evicted = try await poll(for: 20) { try await cached(replica, TestZone.v4Only) ? nil : true }
                 #expect(evicted == true, "replica on \(replica.port) still holds \(TestZone.v4Only)")
             }
+            #expect(try cluster.redis.cli(["EXISTS", "it:answer:default:A:\(TestZone.v4Only)"]) == "0")
+            #expect(try cluster.redis.cli(["EXISTS", "it:answer:other:A:\(TestZone.www)"]) == "1", "another account's answers stay")
         }
     }
 

@@ -9,7 +9,8 @@ import Synchronization
 /// - `<prefix>accounts`: a hash, account id → `AccountRecord` text (secrets included);
 /// - `<prefix>accounts:version`: the counter versions come from;
 /// - channel `<prefix>channel:accounts`: each record stored, as stored;
-/// - channel `<prefix>channel:invalidate`: `CacheInvalidation`s.
+/// - channel `<prefix>channel:invalidate`: `CacheInvalidation`s, published after the shared
+///   answers an eviction makes wrong are deleted (`<prefix>answer:<account>:…`).
 ///
 /// Writes and offers are Lua scripts, so storing a record, bumping the counter and publishing
 /// happen atomically. Its own two connections: `accounts` (commands, with a timeout of at least
@@ -54,6 +55,26 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
         return record
         """
 
+    /// Deletes the shared answers a cache change makes wrong, then publishes the change, so
+    /// no replica that evicts can take the old answer back from the shared tier. KEYS: exact
+    /// answer keys; ARGV: channel, message, then `SCAN MATCH` patterns (per-network answers,
+    /// or a whole account: a flush blocks Redis for one scan of its keys, an admin's rare act).
+    public static let invalidateScript = """
+        local n = 0
+        for _, k in ipairs(KEYS) do n = n + redis.call('DEL', k) end
+        for i = 3, #ARGV do
+          local cursor = '0'
+          repeat
+            local page = redis.call('SCAN', cursor, 'MATCH', ARGV[i], 'COUNT', 1000)
+            cursor = page[1]
+            for _, k in ipairs(page[2]) do n = n + redis.call('DEL', k) end
+          until cursor == '0'
+        end
+        redis.call('PUBLISH', ARGV[1], ARGV[2])
+        return n
+        """
+
+    private let keys: RedisKeys
     private let commands: RedisConnection
     private let subscriber: RedisConnection
     private let hashKey: String
@@ -66,6 +87,7 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
     /// Connects (two connections of its own, metrics in `client.metrics`), subscribes, and feeds
     /// `replicator` from then on.
     public init(client: RedisClient, replicator: AccountReplicator, reconcileInterval: Double = 15) {
+        keys = client.keys
         hashKey = client.keys.key("accounts")
         counterKey = client.keys.key("accounts:version")
         accountsChannel = client.keys.key("channel:accounts")
@@ -181,7 +203,23 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
             Log.error("replication: could not publish a cache change of account \(invalidation.account): \(error)")
             return
         }
-        commands.command(["PUBLISH", invalidateChannel, text]) { result in
+        // Account ids and host names hold no glob character (`*?[]\\`); the prefix neither.
+        var exact: [String] = []
+        var patterns: [String] = []
+        switch invalidation.change {
+        case .evict(let host):
+            for family in RecordFamily.allCases {
+                let key = keys.answer(account: invalidation.account, key: CacheKey(host: host, family: family))
+                exact.append(key)
+                patterns.append(key + ":*")
+            }
+        case .evictAll:
+            patterns.append(keys.key("answer:") + invalidation.account + ":*")
+        case .preload:
+            break
+        }
+        let arguments = ["EVAL", Self.invalidateScript, String(exact.count)] + exact + [invalidateChannel, text] + patterns
+        commands.command(arguments) { result in
             if case .failure(let error) = result {
                 Log.warning("replication: a cache change of account \(invalidation.account) did not reach the other replicas: \(error)")
             }
