@@ -50,7 +50,10 @@ public final class AccountReplicator: Replication, Sendable {
             case .success(let records):
                 let actions = locked_state.withLock { $0.reconcile(shared: records) }
                 let applied = actions.filter { if case .apply = $0 { true } else { false } }.count
-                Log.info("replication: reconciled \(records.count) shared account records: \(applied) applied here, \(actions.count - applied) offered to Redis")
+                // Every reconnect and every periodic pass: a line only when something differed.
+                if !actions.isEmpty {
+                    Log.info("replication: reconciled with \(records.count) shared account records: \(applied) applied here, \(actions.count - applied) offered to Redis")
+                }
                 perform(actions)
             case .failure(let error):
                 Log.warning("replication: could not read the shared accounts: \(error.message) (retried on the next reconnect)")
