@@ -90,6 +90,24 @@ struct ReplicaTests {
         }
     }
 
+    /// A preload through one replica fills the cache of every replica (a cache lookup is
+    /// local: without the published preload the others would not hold the host).
+    @Test func aPreloadThroughOneReplicaFillsEveryCache() async throws {
+        try await withReplicaCluster { cluster in
+            for replica in cluster.replicas {
+                #expect(try await replica.client.get("/v1/default/cache?host=\(TestZone.v4Only)&type=A").status == 404)
+            }
+            let preload = try await cluster.replicas[1].client.post("/v1/default/preload", json: ["hosts": [.string(TestZone.v4Only)], "type": "A"])
+            #expect(preload.status == 200, "\(preload)")
+            for replica in cluster.replicas {
+                let held = try await poll(for: 20) { () -> Bool? in
+                    try await replica.client.get("/v1/default/cache?host=\(TestZone.v4Only)&type=A").status == 200 ? true : nil
+                }
+                #expect(held == true, "replica on \(replica.port) did not preload \(TestZone.v4Only)")
+            }
+        }
+    }
+
     /// Redis restarted empty: the replicas write their accounts back into it, and a change made
     /// afterwards through any replica reaches all (the version counter survived the loss).
     @Test func anEmptyRedisIsRepopulatedAndReplicasConverge() async throws {
