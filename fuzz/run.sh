@@ -2,9 +2,10 @@
 # `make fuzz`: builds the libFuzzer binary (debug, AddressSanitizer, libFuzzer's coverage; its own
 # scratch path) and runs each target in turn, one at a time, for FUZZ_SECONDS (default 60) from
 # its seed corpus. New inputs go to fuzz/out/<target>/corpus, findings to
-# fuzz/out/<target>/crashes; a summary line per target (runs, seconds, result) ends the output
-# and fuzz/out/summary.txt. Exit status 1 when any target found something.
-# FUZZ_TARGETS="host-name doh-json" limits the run; FUZZ_SCRATCH moves the build.
+# fuzz/out/<target>/crashes; a summary line per target (runs, seconds, exec/s, result) ends the
+# output and fuzz/out/summary.txt. Exit status 1 when any target found something.
+# FUZZ_TARGETS="host-name doh-json" limits the run; FUZZ_SCRATCH moves the build, FUZZ_OUT the
+# output directory (fuzz/out).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,11 +28,12 @@ build=(swift build --scratch-path "$scratch" --product httpdnsd-fuzz
 [[ ${PIPESTATUS[0]} -eq 0 ]] || exit 1
 bin="$(swift build --scratch-path "$scratch" --show-bin-path)/httpdnsd-fuzz"
 
-mkdir -p fuzz/out
+outroot=${FUZZ_OUT:-fuzz/out}
+mkdir -p "$outroot"
 summary=()
 failed=0
 for target in $targets; do
-    out=fuzz/out/$target
+    out=$outroot/$target
     mkdir -p "$out/corpus" "$out/crashes"
     echo "fuzz: $target for ${seconds}s"
     start=$(date +%s)
@@ -41,9 +43,10 @@ for target in $targets; do
         -artifact_prefix="$out/crashes/" "$out/corpus" "fuzz/$target/corpus" > "$out/log" 2>&1 || status=$?
     elapsed=$(( $(date +%s) - start ))
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$out/log" | tail -n 1)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$out/log" | tail -n 1)
     if [[ $status -eq 0 ]]; then result=clean; else result="FOUND (exit $status, see $out/log and $out/crashes)"; failed=1; fi
-    summary+=("$target: ${runs:-?} runs in ${elapsed}s, $result")
+    summary+=("$target: ${runs:-?} runs in ${elapsed}s (${rate:-?} exec/s), $result")
     echo "  ${summary[-1]}"
 done
-printf '%s\n' "${summary[@]}" | tee fuzz/out/summary.txt
+printf '%s\n' "${summary[@]}" | tee "$outroot/summary.txt"
 exit $failed
