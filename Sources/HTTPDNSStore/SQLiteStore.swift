@@ -133,7 +133,8 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     // MARK: AccountPersistence (on the writer queue, durable on completion)
 
     /// Stores the account's JSON on the writer queue; `completion` runs there once the row is
-    /// committed and synced (`synchronous=FULL`), or with the `StoreError`.
+    /// committed and synced (`synchronous=FULL`), or with an `AccountWriteFailure` (its `detail`
+    /// the `StoreError`; `retryAfterSeconds` the store's current backoff).
     public func saveAccount(id: String, json: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         writeAccount(id: id, json: json, deleted: false, completion: completion)
     }
@@ -249,14 +250,17 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
                 self.logTransition(self.locked_health.withLock { $0.accountWriteSucceeded() })
                 completion(.success(()))
             } catch {
+                let monotonicNow = Self.monotonicSeconds()
                 if error.code != .closed {
                     self.writeErrorsCounter.add(1, ordering: .relaxed)
                     Log.error("store: saving account '\(id)' failed: \(error)")
                     self.logTransition(self.locked_health.withLock {
-                        $0.accountWriteFailed(error, monotonicNow: Self.monotonicSeconds(), unixNow: now)
+                        $0.accountWriteFailed(error, monotonicNow: monotonicNow, unixNow: now)
                     })
                 }
-                completion(.failure(error))
+                let retryAfter = self.locked_health.withLock { $0.retryAfterSeconds(at: monotonicNow) }
+                completion(.failure(AccountWriteFailure(
+                    reason: StoreHealth.reason(error), retryAfterSeconds: retryAfter, detail: "\(error)")))
             }
         }
     }

@@ -40,6 +40,12 @@ struct StoreHealth: Sendable {
         error.sqliteResultCode == 0 ? "\(error.code)" : "\(error.code) (SQLite result code \(error.sqliteResultCode))"
     }
 
+    /// Whole seconds until the backoff ends (at least 1): the `Retry-After` of a refused write.
+    func retryAfterSeconds(at monotonicNow: Double) -> Int {
+        guard let retryAt, retryAt > monotonicNow else { return 1 }
+        return max(1, Int((retryAt - monotonicNow).rounded(.up)))
+    }
+
     /// True when a scheduled (not an explicitly asked) flush should wait.
     func isBackingOff(at monotonicNow: Double) -> Bool {
         guard let retryAt else { return false }

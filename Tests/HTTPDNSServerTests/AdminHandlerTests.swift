@@ -266,19 +266,22 @@ import Testing
         #expect(fixture.registry.engine("shop") == nil)
     }
 
-    @Test func aFailedSaveIs500AndTheAccountIsNotChanged() {
+    @Test func aFailedSaveIs503StoreUnavailableWithRetryAfterAndTheAccountIsNotChanged() {
         let fixture = ServiceFixture(adminToken: Self.token)
         fixture.accountStore.setFailing(true)
         let before = fixture.engine.config
         let create = fixture.send("PUT", "/v1/accounts/shop", authorization: Self.bearer, body: Array(Self.accountBody.utf8))
-        #expect(create.status == 500)
-        #expect(create.errorCode == "InternalError")
+        #expect(create.status == 503)
+        #expect(create.errorCode == "StoreUnavailable")
+        #expect(create.header("Retry-After") == "4")
+        #expect(create.text.contains("full (SQLite result code 13)"))
         #expect(fixture.registry.engine("shop") == nil)
         let update = fixture.send("PUT", "/v1/accounts/default", authorization: Self.bearer, body: Array(Self.accountBody.utf8))
-        #expect(update.status == 500)
+        #expect(update.status == 503)
         #expect(fixture.engine.config == before)
         let delete = fixture.send("DELETE", "/v1/accounts/default", authorization: Self.bearer)
-        #expect(delete.status == 500)
+        #expect(delete.status == 503)
+        #expect(delete.errorCode == "StoreUnavailable")
         #expect(fixture.registry.engine("default") != nil)
     }
 }

@@ -209,7 +209,7 @@ import Testing
             store.upsert(account: "acct", key: Sample.key("b.example"), entry: Sample.entry(["192.0.2.2"]))
             #expect(store.pendingChanges == 0)
             await store.flushed()  // completion still runs once closed
-            await #expect(throws: StoreError.self) { try await store.saveAccount(id: "x", json: "{}") }
+            await #expect(throws: AccountWriteFailure.self) { try await store.saveAccount(id: "x", json: "{}") }
 
             let reader = try IndependentConnection(path: database.path)
             #expect(try reader.rows("SELECT host FROM cache_entries") == [["a.example"]])

@@ -50,7 +50,9 @@ import Testing
             let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
             defer { store.close() }
             try store.executeOnWriter("PRAGMA query_only = 1")
-            await #expect(throws: StoreError.self) { try await store.saveAccount(id: "a", json: #"{"id":"a"}"#) }
+            let error = await #expect(throws: AccountWriteFailure.self) { try await store.saveAccount(id: "a", json: #"{"id":"a"}"#) }
+            #expect(error?.reason.hasPrefix("write") == true || error?.reason.contains("SQLite result code") == true, "\(String(describing: error))")
+            #expect(error?.retryAfterSeconds == 1)  // the first failure's backoff
             #expect(store.health.healthy == false)
             #expect(try store.loadAccounts().isEmpty)
 
@@ -58,6 +60,24 @@ import Testing
             store.upsert(account: "acct", key: Sample.key("a.example"), entry: Sample.entry(["192.0.2.1"]))
             #expect(await store.flushed() == .durable)
             #expect(store.health.healthy)
+        }
+    }
+
+    @Test func anAccountWriteIntoAFullDatabaseFailsWithTheReasonAndARetryAfterThatGrowsWithTheBackoff() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
+            defer { store.close() }
+            let reader = try IndependentConnection(path: database.path)
+            try store.executeOnWriter("PRAGMA max_page_count = \(try reader.integer("PRAGMA page_count"))")
+            let big = "{\"pad\":\"" + String(repeating: "x", count: 64_000) + "\"}"
+            var retryAfters: [Int] = []
+            for attempt in 0..<3 {
+                let error = await #expect(throws: AccountWriteFailure.self) { try await store.saveAccount(id: "a\(attempt)", json: big) }
+                #expect(error?.reason == "full (SQLite result code 13)")
+                retryAfters.append(error?.retryAfterSeconds ?? 0)
+            }
+            #expect(retryAfters == [1, 2, 4])
+            #expect(try store.loadAccounts().isEmpty)
         }
     }
 

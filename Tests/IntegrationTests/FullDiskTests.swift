@@ -123,3 +123,50 @@ struct FullDiskTests {
         }
     }
 }
+
+/// Account writes on a real full disk: 503 `StoreUnavailable` with `Retry-After`, and nothing
+/// changes (the account is not created, updated or deleted in memory either); once space is back
+/// the same write succeeds.
+@Suite("Full disk: account writes", .serialized)
+struct FullDiskAccountWriteTests {
+    static let token = "integration-admin-token-1234"
+    static let bearer = ["Authorization": "Bearer \(token)"]
+
+    @Test(.enabled(if: SmallDisk.canMount, "skipped: this sandbox does not allow mount -t tmpfs (needs root)"))
+    func anAccountWriteOnAFullDiskIs503StoreUnavailableAndChangesNothing() async throws {
+        let disk = try SmallDisk(kilobytes: 2048)
+        defer { disk.unmount() }
+        try await withTestServers { servers in
+            var options = servers.options()
+            options.databasePath = disk.databasePath
+            options.adminToken = Self.token
+            try await withHTTPDNSD(options) { service in
+                let before = try await service.client.get("/v1/accounts/default", headers: Self.bearer)
+                #expect(before.status == 200)
+                let account = loopbackAccount(servers, ["cacheCountLimit": 777])
+                try LoopbackGuard.checkAccount(id: "tenant1", account)
+                try disk.fill()
+
+                for (method, path) in [("PUT", "/v1/accounts/tenant1"), ("PUT", "/v1/accounts/default"), ("DELETE", "/v1/accounts/default")] {
+                    let refused = method == "PUT"
+                        ? try await service.client.put(path, json: account, headers: Self.bearer)
+                        : try await service.client.delete(path, headers: Self.bearer)
+                    expectError(refused, status: 503, code: "StoreUnavailable")
+                    #expect(Int(refused.header("Retry-After") ?? "") ?? 0 >= 1, "\(method) \(path): \(refused)")
+                    #expect(refused.text.contains("full"), "\(refused)")
+                    #expect(!refused.text.contains(disk.directory.path), "no path in a reply")
+                }
+                #expect(try await service.client.get("/v1/accounts/tenant1", headers: Self.bearer).status == 404)
+                #expect(try await service.client.get("/v1/tenant1/resolve?host=\(TestZone.www)").status == 404)
+                let after = try await service.client.get("/v1/accounts/default", headers: Self.bearer)
+                #expect(after.status == 200)
+                #expect(after.text == before.text, "the default account is unchanged")
+
+                try disk.free()
+                let created = try await service.client.put("/v1/accounts/tenant1", json: account, headers: Self.bearer)
+                #expect(created.status == 201, "\(created)")
+                #expect(created.json["config"]?["cacheCountLimit"]?.int == 777)
+            }
+        }
+    }
+}

@@ -27,14 +27,35 @@ public enum FlushOutcome: Sendable, Equatable {
 public protocol AccountPersistence: Sendable {
     /// Stores the account's configuration as a JSON object (secrets included: the database is the
     /// service's own, like the config file). `completion` runs once, on the store's thread, when
-    /// the row is committed and synced (`.success`) or could not be (`.failure`); changes
-    /// complete in the order they were asked for.
+    /// the row is committed and synced (`.success`) or could not be (`.failure`, an
+    /// `AccountWriteFailure`: nothing was written, the caller changes nothing and may retry);
+    /// changes complete in the order they were asked for.
     func saveAccount(id: String, json: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
     /// Remembers that the account was deleted, so a file-declared account stays deleted. Same
     /// completion rules as `saveAccount`.
     func deleteAccount(id: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void)
     /// Runtime accounts: id → JSON, or nil for accounts deleted at run time. Waits (start-up).
     func loadAccounts() throws -> [String: String?]
+}
+
+/// Why an account could not be written: the store cannot commit now (a full disk, a read-only or
+/// damaged file, shutting down). Nothing was written; a retry after `retryAfterSeconds` may
+/// succeed. The admin API answers it as 503 `StoreUnavailable` with `Retry-After`.
+public struct AccountWriteFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The short reason (the kind of failure and the SQLite result code; never a path), for replies.
+    public var reason: String
+    /// Whole seconds (at least 1) after which the store expects to try writing again.
+    public var retryAfterSeconds: Int
+    /// The full error, for the log.
+    public var detail: String
+
+    public init(reason: String, retryAfterSeconds: Int, detail: String) {
+        self.reason = reason
+        self.retryAfterSeconds = max(1, retryAfterSeconds)
+        self.detail = detail
+    }
+
+    public var description: String { detail }
 }
 
 /// The state of the service's store, as `/readyz` and `/metrics` show it.

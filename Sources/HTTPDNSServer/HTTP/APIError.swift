@@ -31,6 +31,7 @@ public struct APIError: Error, Sendable, Equatable {
         public static let internalError = Code("InternalError", status: 500)
         public static let upstreamFailed = Code("UpstreamFailed", status: 502)
         public static let serviceUnavailable = Code("ServiceUnavailable", status: 503)
+        public static let storeUnavailable = Code("StoreUnavailable", status: 503)
         public static let upstreamTimeout = Code("UpstreamTimeout", status: 504)
     }
 

@@ -151,11 +151,22 @@ extension HTTPDNSService {
                 slot.set(apply())
             case .failure(let error):
                 Log.error("account \(id): could not save: \(error)")
-                audit(request, result: "refused 500", detail: "")
-                slot.set(APIError(.internalError, "could not store the account").response)
+                audit(request, result: "refused 503", detail: "")
+                slot.set(Self.storeUnavailable(error, "the account was not stored").response)
             }
         }
         return slot.result
+    }
+
+    /// A store that could not commit an account write: 503 `StoreUnavailable` with `Retry-After`
+    /// (the store's backoff), the short reason and no path. Nothing changed; the client may retry.
+    private static func storeUnavailable(_ error: any Error, _ what: String) -> APIError {
+        let failure = error as? AccountWriteFailure
+        let seconds = failure?.retryAfterSeconds ?? 1
+        return APIError(
+            .storeUnavailable,
+            "\(what): the database cannot be written now (\(failure?.reason ?? "store failure")); nothing was changed, retry after \(seconds) s",
+            headers: [("Retry-After", String(seconds))])
     }
 
     /// The account configuration a PUT body describes; throws the 4xx that refuses it.
@@ -211,8 +222,8 @@ extension HTTPDNSService {
                 slot.set(apply())
             case .failure(let error):
                 Log.error("account \(id): could not delete: \(error)")
-                audit(request, result: "refused 500", detail: "")
-                slot.set(APIError(.internalError, "could not store the deletion").response)
+                audit(request, result: "refused 503", detail: "")
+                slot.set(Self.storeUnavailable(error, "the account was not deleted").response)
             }
         }
         return slot.result

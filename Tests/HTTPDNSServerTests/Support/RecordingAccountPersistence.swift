@@ -52,7 +52,6 @@ final class RecordingAccountPersistence: AccountPersistence {
         return held.count
     }
 
-    struct Failure: Error {}
 
     func saveAccount(id: String, json: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         write { completion(Result { try self.record(Call(kind: .save, id: id, json: json)) }) }
@@ -74,7 +73,7 @@ final class RecordingAccountPersistence: AccountPersistence {
 
     private func record(_ call: Call) throws {
         let (failing, registry) = state.withLock { ($0.failing, $0.registry) }
-        if failing { throw Failure() }
+        if failing { throw AccountWriteFailure(reason: "full (SQLite result code 13)", retryAfterSeconds: 4, detail: "test") }
         var call = call
         call.configInRegistry = registry?.engine(call.id)?.config
         let recorded = call
