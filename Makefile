@@ -17,7 +17,7 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run clean deps bench fuzz sanitize
+.PHONY: all build test run clean deps bench fuzz soak sanitize
 
 all: build
 
@@ -31,6 +31,17 @@ build:
 test: deps
 	$(SWIFT) build $(SWIFTFLAGS)
 	HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test --disable-xctest $(SWIFTFLAGS)
+
+# The long form of the crash loop (Tests/IntegrationTests/CrashLoopTests.swift; make test runs 3
+# cycles): SOAK_CYCLES SIGKILLs, each at a random moment up to SOAK_KILL_MS after the first
+# preload reply of the run, with PRAGMA integrity_check and the acknowledged names checked after each.
+SOAK_CYCLES ?= 30
+SOAK_KILL_MS ?= 3000
+soak: deps
+	$(SWIFT) build $(SWIFTFLAGS)
+	HTTPDNS_CRASH_CYCLES=$(SOAK_CYCLES) HTTPDNS_CRASH_MAX_KILL_MS=$(SOAK_KILL_MS) \
+	HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" \
+	$(SWIFT) test --disable-xctest $(SWIFTFLAGS) --filter CrashLoopTests
 
 run: deps build
 	$(if $(UPSTREAMS),HTTPDNS_UPSTREAMS='$(UPSTREAMS)') \
