@@ -10,6 +10,11 @@ struct PendingBatch: Sendable {
 
     var isEmpty: Bool { accounts.isEmpty }
 
+    /// True when a change to `key` is queued (a new change to it replaces that one, adding nothing).
+    func holds(account: String, key: CacheKey) -> Bool {
+        accounts[account]?.changes[key] != nil
+    }
+
     mutating func upsert(account: String, key: CacheKey, entry: CacheEntry) {
         record(.upsert(entry), account: account, key: key)
     }

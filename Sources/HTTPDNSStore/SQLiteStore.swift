@@ -47,8 +47,14 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     /// - Parameters:
     ///   - flushInterval: seconds between write-behind commits (default 1).
     ///   - earlyFlushThreshold: pending changes that trigger a commit before the next tick.
+    ///   - maxPendingChanges: the write-behind queue's bound (queued and being committed); beyond
+    ///     it, cache changes to keys not already queued are dropped and counted (`droppedWrites`).
+    ///     The service passes `storeMaxPendingChanges`; the default (no bound) is for tests.
     /// - Throws: `StoreError` naming `path` when it cannot be opened or is not a database.
-    public init(path: String, flushInterval: Double = 1, earlyFlushThreshold: Int = 5_000) throws(StoreError) {
+    public init(
+        path: String, flushInterval: Double = 1, earlyFlushThreshold: Int = 5_000,
+        maxPendingChanges: Int = .max
+    ) throws(StoreError) {
         self.path = path
         let queue = DispatchQueue(label: "httpdnsd.store.writer", qos: .utility)
         queue.setSpecific(key: writerQueueKey, value: true)
@@ -57,7 +63,8 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         }
         writer = try opened.get()
         writerQueue = queue
-        locked_state = Mutex(WriteBehindState(earlyFlushThreshold: max(1, earlyFlushThreshold)))
+        locked_state = Mutex(WriteBehindState(
+            earlyFlushThreshold: max(1, earlyFlushThreshold), maxPendingChanges: maxPendingChanges))
         timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = max(0.001, flushInterval)
         timer.schedule(
@@ -88,8 +95,14 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     public var skippedInvalidRows: Int { skippedInvalidRowsCounter.load(ordering: .relaxed) }
     /// Expired rows deleted by warm loads.
     public var discardedExpiredRows: Int { discardedExpiredRowsCounter.load(ordering: .relaxed) }
-    /// Cache changes queued and not yet committed.
-    public var pendingChanges: Int { locked_state.withLock { $0.batch.count } }
+    /// Cache changes queued and not yet committed (being committed included).
+    public var pendingChanges: Int { locked_state.withLock { $0.pending } }
+    /// Cache changes dropped because the write-behind queue was full (the store failing or
+    /// slower than the changes for long enough to fill `maxPendingChanges`).
+    public var droppedWrites: Int { locked_state.withLock { $0.droppedWrites } }
+    /// Accounts whose cache in memory may hold answers not on disk (a change of theirs was
+    /// dropped since their cache was last flushed): no flush is durable while there is one.
+    public var incompleteAccounts: [String] { locked_state.withLock { $0.incompleteAccounts.sorted() } }
 
     /// Whether writes succeed now, and why not (for `/readyz` and `/metrics`).
     public var health: PersistenceHealth {
@@ -101,22 +114,26 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
 
     // MARK: CachePersistence (hot path: no I/O, no waiting)
 
-    /// Queues the entry for writing; returns at once.
+    /// Queues the entry for writing (dropped when the queue is full); returns at once.
     public func upsert(account: String, key: CacheKey, entry: CacheEntry) {
-        let early = locked_state.withLock { $0.upsert(account: account, key: key, entry: entry) }
-        if early { scheduleEarlyFlush() }
+        queued(locked_state.withLock { $0.upsert(account: account, key: key, entry: entry) }, account: account)
     }
 
-    /// Queues the key's deletion; returns at once.
+    /// Queues the key's deletion (dropped when the queue is full); returns at once.
     public func remove(account: String, key: CacheKey) {
-        let early = locked_state.withLock { $0.remove(account: account, key: key) }
-        if early { scheduleEarlyFlush() }
+        queued(locked_state.withLock { $0.remove(account: account, key: key) }, account: account)
     }
 
-    /// Queues the deletion of all the account's entries; returns at once.
+    /// Queues the deletion of all the account's entries (never dropped); returns at once.
     public func removeAll(account: String) {
-        let early = locked_state.withLock { $0.removeAll(account: account) }
-        if early { scheduleEarlyFlush() }
+        queued(locked_state.withLock { $0.removeAll(account: account) }, account: account)
+    }
+
+    private func queued(_ outcome: WriteBehindState.Queued, account: String) {
+        if outcome.scheduleEarlyFlush { scheduleEarlyFlush() }
+        if outcome.accountBecameIncomplete {
+            Log.error("store: the write-behind queue is full (storeMaxPendingChanges): new cache changes of account '\(account)' are dropped (httpdns_store_dropped_writes_total); until its cache is flushed or the service restarts, preloads are not acknowledged as durable")
+        }
     }
 
     /// Tries to commit everything queued before this call (at once, whatever the backoff), then
@@ -206,8 +223,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             guard self.writer != nil else { return }
             self.timer.cancel()
             self.locked_state.withLock { $0.close() }
-            if case .failed(let reason) = self.flushOnWriter(scheduled: false) {
-                let lost = self.locked_state.withLock { $0.batch.count }
+            if case .failed(let reason) = self.flushOnWriter(scheduled: false),
+                case let lost = self.locked_state.withLock({ $0.pending }), lost > 0
+            {
                 self.droppedChangesCounter.add(lost, ordering: .relaxed)
                 Log.error("store: closing with \(lost) cache changes not committed (\(reason)): they are lost")
             }
@@ -272,21 +290,23 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             return .failed(reason: locked_health.withLock { $0.reason } ?? "retrying later")
         }
         let batch = locked_state.withLock { $0.takeBatch() }
-        guard !batch.isEmpty else { return .durable }
+        guard !batch.isEmpty else { return completeness() }
         guard let writer else {
             // Closed (the batch was taken after `close()`): nothing more is written.
+            locked_state.withLock { $0.requeue(batch) }
             return .failed(reason: "\(StoreError.Code.closed)")
         }
         let start = ContinuousClock.now
         do {
             let written = try commit(batch, with: writer)
+            locked_state.withLock { $0.committed() }
             let elapsed = start.duration(to: .now).components
             lastFlushNanoseconds.store(
                 Int(elapsed.seconds) * 1_000_000_000 + Int(elapsed.attoseconds / 1_000_000_000), ordering: .relaxed)
             writesCommittedCounter.add(written, ordering: .relaxed)
             flushesCounter.add(1, ordering: .relaxed)
             logTransition(locked_health.withLock { $0.cacheCommitSucceeded() })
-            return .durable
+            return completeness()
         } catch {
             writeErrorsCounter.add(1, ordering: .relaxed)
             locked_state.withLock { $0.requeue(batch) }
@@ -296,6 +316,15 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             logTransition(transition)
             return .failed(reason: StoreHealth.reason(error))
         }
+    }
+
+    /// `.durable` unless a cache change was dropped since an account's cache was last flushed:
+    /// then what the caller's answers rest on may not be on disk.
+    private func completeness() -> FlushOutcome {
+        let incomplete = locked_state.withLock { $0.incompleteAccounts.sorted() }
+        guard let first = incomplete.first else { return .durable }
+        let accounts = incomplete.count == 1 ? "account '\(first)'" : "\(incomplete.count) accounts ('\(first)', ...)"
+        return .failed(reason: "queueFull (cache changes of \(accounts) were dropped while the write-behind queue was full)")
     }
 
     /// Applies `batch`; when the file turns out damaged, sets it aside and applies the batch to

@@ -59,7 +59,7 @@ enum HTTPDNSD {
 
         let store: SQLiteStore
         do {
-            store = try SQLiteStore(path: config.databasePath)
+            store = try SQLiteStore(path: config.databasePath, maxPendingChanges: config.storeMaxPendingChanges)
         } catch where error.code == .newerSchema {
             // Not a fault to retry: a downgrade. Say what to do, with its own exit code.
             fail("the database \(config.databasePath) was written by a newer httpdnsd (\(error.message)): run that version, or move the file away to start with an empty database", code: 3)

@@ -100,3 +100,43 @@ import Testing
         }
     }
 }
+
+/// The bounded write-behind queue on a store whose writes fail.
+@Suite struct SQLiteStoreQueueBoundTests {
+    @Test func aFailingStoreQueuesAtMostTheBoundAndNoFlushIsDurableUntilTheAccountIsFlushed() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: database.path, flushInterval: 3_600, maxPendingChanges: 100)
+            defer { store.close() }
+            try store.executeOnWriter("PRAGMA query_only = 1")
+            for index in 0..<150 {
+                store.upsert(account: "acct", key: Sample.key("h\(index).example"), entry: Sample.entry(["192.0.2.1"]))
+            }
+            #expect(store.pendingChanges == 100)
+            #expect(store.droppedWrites == 50)
+            #expect(store.incompleteAccounts == ["acct"])
+            #expect(await store.flushed() != .durable)
+            #expect(store.pendingChanges == 100)  // the failed batch is back, nothing more lost
+
+            // Space is back: what was queued is committed, but answers cached while changes were
+            // dropped may not be on disk, so the flush still is not durable.
+            try store.executeOnWriter("PRAGMA query_only = 0")
+            let afterRecovery = await store.flushed()
+            guard case .failed(let reason) = afterRecovery else {
+                Issue.record("a flush after dropped changes said \(afterRecovery)")
+                return
+            }
+            #expect(reason.hasPrefix("queueFull"))
+            #expect(reason.contains("'acct'"))
+            #expect(store.health.healthy)
+            let reader = try IndependentConnection(path: database.path)
+            #expect(try reader.integer("SELECT count(*) FROM cache_entries") == 100)
+
+            // Flushing the account's cache makes memory and disk agree again.
+            store.removeAll(account: "acct")
+            store.upsert(account: "acct", key: Sample.key("new.example"), entry: Sample.entry(["192.0.2.2"]))
+            #expect(await store.flushed() == .durable)
+            #expect(store.incompleteAccounts.isEmpty)
+            #expect(try reader.rows("SELECT host FROM cache_entries") == [["new.example"]])
+        }
+    }
+}

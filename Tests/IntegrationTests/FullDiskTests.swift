@@ -170,3 +170,49 @@ struct FullDiskAccountWriteTests {
         }
     }
 }
+
+/// The write-behind queue stays within `storeMaxPendingChanges` while the disk is full: the rest
+/// is dropped and counted, no preload is called durable until the account's cache is flushed,
+/// and after that one is again.
+@Suite("Full disk: bounded queue", .serialized)
+struct FullDiskQueueBoundTests {
+    @Test(.enabled(if: SmallDisk.canMount, "skipped: this sandbox does not allow mount -t tmpfs (needs root)"))
+    func theQueueStaysBoundedOnAFullDiskAndNothingIsCalledDurableUntilTheCacheIsFlushed() async throws {
+        let disk = try SmallDisk(kilobytes: 2048)
+        defer { disk.unmount() }
+        let names = (0..<300).map { _ in TestZone.unique("bound") }
+        try await withTestServers { servers in
+            var options = servers.options()
+            options.databasePath = disk.databasePath
+            options.arguments = ["--store-max-pending-changes", "100"]
+            try await withHTTPDNSD(options) { service in
+                try disk.fill()
+                let preload = try await service.client.post(
+                    "/v1/default/preload", json: ["hosts": .array(names.map { .string($0) }), "type": "A"])
+                #expect(preload.status == 200)
+                #expect(preload.json["durable"]?.bool == false)
+                #expect(preload.json["resolved"]?.int == names.count)  // answered from memory all the same
+                let metrics = try await service.metrics()
+                #expect(metrics.sum("httpdns_store_pending_changes") <= 100)
+                #expect(metrics.sum("httpdns_store_dropped_writes_total") >= 200)
+                #expect(service.log().contains("write-behind queue is full"))
+
+                try disk.free()
+                let recovered = try await poll(for: 90, every: .milliseconds(200)) { () async throws -> Bool? in
+                    let ready = try await service.client.get("/readyz")
+                    return ready.json["store"]?["healthy"]?.bool == true ? true : nil
+                }
+                #expect(recovered == true, "the store did not recover: \(service.log().suffix(2000))")
+                let stillIncomplete = try await service.client.post(
+                    "/v1/default/preload", json: ["hosts": [.string(TestZone.unique("after"))], "type": "A"])
+                #expect(stillIncomplete.json["durable"]?.bool == false, "\(stillIncomplete.text.prefix(300))")
+                #expect(stillIncomplete.json["store_error"]?.string?.hasPrefix("queueFull") == true)
+
+                #expect(try await service.client.delete("/v1/default/cache").status == 200)
+                let again = try await service.client.post(
+                    "/v1/default/preload", json: ["hosts": [.string(TestZone.unique("flushed"))], "type": "A"])
+                #expect(again.json["durable"]?.bool == true, "\(again.text.prefix(300))")
+            }
+        }
+    }
+}

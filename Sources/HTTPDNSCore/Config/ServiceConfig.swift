@@ -64,6 +64,9 @@ public struct ServiceConfig: Sendable, Equatable {
     public var redisPrefix = "httpdnsd:"
     /// Milliseconds any Redis command may take before the caller goes on without it.
     public var redisTimeoutMilliseconds = 50
+    /// The write-behind queue's bound: cache changes waiting for SQLite (queued or being
+    /// committed) at most; beyond, changes to keys not already queued are dropped and counted.
+    public var storeMaxPendingChanges = 500_000
     /// Account id → configuration.
     public var accounts: [String: AccountConfig] = ["default": AccountConfig()]
 
@@ -207,6 +210,9 @@ public struct ServiceConfig: Sendable, Equatable {
                 throw ConfigError(key: name, "must be a number of seconds between 0 and 300, got '\(Log.escaped(value))'")
             }
             config.shutdownDrain = seconds
+        },
+        Setting(key: "storeMaxPendingChanges", env: "HTTPDNS_STORE_MAX_PENDING_CHANGES", flag: "--store-max-pending-changes", help: "cache changes the write-behind queue holds at most while SQLite is slow or failing (about 200 bytes each); beyond, new ones are dropped and counted (default 500000)") { config, value, name throws(ConfigError) in
+            config.storeMaxPendingChanges = try parseInt(value, key: name, range: 100...100_000_000)
         },
         Setting(key: "rateBurst", env: "HTTPDNS_RATE_BURST", flag: "--rate-burst", help: "requests a client may make at once before rateLimit applies (default 0 = twice rateLimit)") { config, value, name throws(ConfigError) in
             config.rateBurst = try parseInt(value, key: name, range: 0...10_000_000)
