@@ -82,6 +82,18 @@ struct ConfigValidationTests {
         #expect(ConfigLoading.fileError(#"{"shutdownDrain": true}"#)?.key == "shutdownDrain")
     }
 
+    @Test func theWriteBehindBoundComesFromFileEnvironmentAndFlagsWithinItsRange() throws {
+        #expect(try ConfigLoading().config()?.storeMaxPendingChanges == 500_000)
+        let file = ConfigLoading.file(#"{"storeMaxPendingChanges": 1000}"#)
+        #expect(try file.config(["--config", "/etc/httpdnsd.json"])?.storeMaxPendingChanges == 1_000)
+        #expect(try ConfigLoading().config(env: ["HTTPDNS_STORE_MAX_PENDING_CHANGES": "2000"])?.storeMaxPendingChanges == 2_000)
+        #expect(try ConfigLoading().config(["--store-max-pending-changes", "100"])?.storeMaxPendingChanges == 100)
+        #expect(ConfigLoading().error(["--store-max-pending-changes", "99"])?.key == "--store-max-pending-changes")
+        #expect(ConfigLoading().error(["--store-max-pending-changes", "lots"])?.key == "--store-max-pending-changes")
+        #expect(ConfigLoading.fileError(#"{"storeMaxPendingChanges": 100000001}"#)?.key == "storeMaxPendingChanges")
+        #expect(ServiceConfig.helpText.contains("--store-max-pending-changes"))
+    }
+
     @Test func versionFlagReportsTheBuild() throws {
         let invocation = try ServiceConfig.load(arguments: ["--threads", "2", "--version"], environment: [:]) { _ in Data() }
         #expect(invocation == .version(BuildInfo.versionLine))

@@ -211,7 +211,7 @@ public struct ServiceConfig: Sendable, Equatable {
             }
             config.shutdownDrain = seconds
         },
-        Setting(key: "storeMaxPendingChanges", env: "HTTPDNS_STORE_MAX_PENDING_CHANGES", flag: "--store-max-pending-changes", help: "cache changes the write-behind queue holds at most while SQLite is slow or failing (about 200 bytes each); beyond, new ones are dropped and counted (default 500000)") { config, value, name throws(ConfigError) in
+        Setting(key: "storeMaxPendingChanges", env: "HTTPDNS_STORE_MAX_PENDING_CHANGES", flag: "--store-max-pending-changes", help: "cache changes the write-behind queue holds at most while SQLite is slow or failing (about 300 bytes each); beyond, new ones are dropped and counted (default 500000)") { config, value, name throws(ConfigError) in
             config.storeMaxPendingChanges = try parseInt(value, key: name, range: 100...100_000_000)
         },
         Setting(key: "rateBurst", env: "HTTPDNS_RATE_BURST", flag: "--rate-burst", help: "requests a client may make at once before rateLimit applies (default 0 = twice rateLimit)") { config, value, name throws(ConfigError) in
