@@ -2,7 +2,7 @@
 # httpdnsd container image: a release build with the Swift runtime linked statically, on
 # debian:bookworm-slim with only the C libraries the binary links against.
 #
-#   docker build -t httpdnsd .
+#   docker build -t httpdnsd --build-arg HTTPDNS_REVISION=$(git rev-parse --short=12 HEAD) .
 #   docker run --rm -p 8080:8080 -v httpdnsd-data:/var/lib/httpdnsd httpdnsd
 #
 # On a machine without Docker (or without access to a registry) see scripts/container-check.sh
@@ -23,6 +23,11 @@ RUN swift package resolve
 # Sources, then the test directories (the manifest declares test targets; SwiftPM wants their paths to exist).
 COPY Sources ./Sources
 COPY Tests ./Tests
+# The git revision the binary reports (--version, httpdns_build_info): the context has no .git, so
+# it comes from the build argument, e.g. --build-arg HTTPDNS_REVISION=$(git rev-parse --short=12 HEAD).
+ARG HTTPDNS_REVISION=unknown
+COPY scripts/build-revision.sh ./scripts/
+RUN ./scripts/build-revision.sh "$HTTPDNS_REVISION"
 RUN swift build -c release --static-swift-stdlib --product httpdnsd \
  && install -D -m 0755 "$(swift build -c release --show-bin-path)/httpdnsd" /out/httpdnsd \
  && strip /out/httpdnsd

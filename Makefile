@@ -17,27 +17,34 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run clean deps bench fuzz soak sanitize
+.PHONY: all build test run clean deps bench fuzz soak sanitize revision
 
 all: build
 
 deps:
 	./scripts/install-deps.sh
 
-build:
+# Records the git revision the binary reports (--version, httpdns_build_info) in the ignored
+# Sources/CBuildRevision/revision.h; REVISION=... names one instead (docs/metrics.md).
+REVISION ?=
+revision:
+	@./scripts/build-revision.sh $(REVISION) >/dev/null
+
+build: revision
 	$(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS)
 
 # Builds everything (including the httpdnsd binary the integration tests run), then runs all test targets.
-test: deps
+# HTTPDNS_BUILT_BY_MAKE tells BuildRevisionTests that the binary carries the revision make recorded.
+test: deps revision
 	$(SWIFT) build $(SWIFTFLAGS)
-	HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test --disable-xctest $(SWIFTFLAGS)
+	HTTPDNS_BUILT_BY_MAKE=1 HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test --disable-xctest $(SWIFTFLAGS)
 
 # The long form of the crash loop (Tests/IntegrationTests/CrashLoopTests.swift; make test runs 3
 # cycles): SOAK_CYCLES SIGKILLs, each at a random moment up to SOAK_KILL_MS after the first
 # preload reply of the run, with PRAGMA integrity_check and the acknowledged names checked after each.
 SOAK_CYCLES ?= 30
 SOAK_KILL_MS ?= 3000
-soak: deps
+soak: deps revision
 	$(SWIFT) build $(SWIFTFLAGS)
 	HTTPDNS_CRASH_CYCLES=$(SOAK_CYCLES) HTTPDNS_CRASH_MAX_KILL_MS=$(SOAK_KILL_MS) \
 	HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" \
@@ -67,8 +74,8 @@ fuzz:
 # is written under $(SANITIZE_SCRATCH)/reports and fails the target.
 SANITIZE_SCRATCH ?= $(CURDIR)/.build-sanitize
 SANITIZE_FILTER ?= IntegrationTests
-sanitize: deps
-	$(SWIFT) build --scratch-path $(SANITIZE_SCRATCH) --product httpdnsd -Xswiftc -sanitize=address
+sanitize: deps revision
+	nice -n 10 $(SWIFT) build --scratch-path $(SANITIZE_SCRATCH) --product httpdnsd -Xswiftc -sanitize=address
 	rm -rf $(SANITIZE_SCRATCH)/reports && mkdir -p $(SANITIZE_SCRATCH)/reports
 	ASAN_OPTIONS="$${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1}:log_path=$(SANITIZE_SCRATCH)/reports/asan" \
 	HTTPDNSD_BIN="$$($(SWIFT) build --scratch-path $(SANITIZE_SCRATCH) --show-bin-path)/httpdnsd" \

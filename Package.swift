@@ -20,7 +20,9 @@ let package = Package(
         // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM prohibits (the headers are in /usr/include).
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
-        .target(name: "HTTPDNSCore"),
+        // The git revision compiled in (scripts/build-revision.sh writes its ignored revision.h).
+        .target(name: "CBuildRevision"),
+        .target(name: "HTTPDNSCore", dependencies: ["CBuildRevision"]),
         // Digests, MACs and AEAD from libcrypto, for signatures made (upstreams) and checked (clients).
         .target(name: "HTTPDNSCrypto", dependencies: ["COpenSSL"]),
         // DNS messages (RFC 1035) read and written by libknot, for RFC 8484 and the upstreams' replies.

@@ -86,7 +86,7 @@ if [[ ${SKIP_BUILD:-0} == 1 ]]; then
 else
   log "building $image (release build inside the container; takes a while)"
   start=$SECONDS
-  if ! podman build --format docker --isolation chroot --network host ${NO_CACHE:+--no-cache} -t "$image" "$repo" >"$work/build.log" 2>&1; then
+  if ! podman build --format docker --isolation chroot --network host ${NO_CACHE:+--no-cache} --build-arg HTTPDNS_REVISION="$(git -C "$repo" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)" -t "$image" "$repo" >"$work/build.log" 2>&1; then
     tail -40 "$work/build.log" | sed 's/^/  | /'
     fail "podman build failed"; exit 1
   fi

@@ -8,8 +8,8 @@ import HTTPDNSServer
 enum ProcessMetrics {
     /// The release this binary is: what `--version` prints (`BuildInfo`).
     static let version = BuildInfo.version
-    /// The git revision it was built from: not known to a plain `swift build`.
-    static let revision = "unknown"
+    /// The git revision it was built from (`BuildInfo.revision`).
+    static let revision = BuildInfo.revision
     /// The Swift compiler it was built with (major.minor).
     static let swift = BuildInfo.swift
 
