@@ -84,6 +84,41 @@ struct LoggingTests {
         }
     }
 
+    @Test func debugLevelTracesACacheMissThroughTheUpstreamAndInfoLevelWritesNoDebugLine() async throws {
+        for level in ["debug", "info"] {
+            try await withService(configure: { _, options in
+                options.arguments += ["--log-format", "json", "--log-level", level]
+            }) { _, service in
+                let host = TestZone.www
+                #expect(try await service.client.get("/v1/default/resolve?host=\(host)&type=A").status == 200)
+                #expect(try await service.client.get("/v1/default/resolve?host=\(host)&type=A").status == 200)  // a hit
+                if level == "debug" { try await waitForLog(service) { $0.contains("resolution finished") } }
+                let lines = try Self.jsonLines(service.log())
+                let debug = lines.filter { $0["level"] == "debug" }
+                guard level == "debug" else {
+                    #expect(debug.isEmpty, "\(debug)")
+                    return
+                }
+                func one(_ message: String) throws -> [String: String] {
+                    let found = debug.filter { $0["msg"] == message && $0["host"] == host }
+                    #expect(found.count == 1, "\(message): \(debug)")
+                    return try #require(found.first)
+                }
+                let miss = try one("cache miss: asking the upstreams")
+                #expect(miss["account"] == "default" && miss["type"] == "A")
+                let sent = try one("upstream query sent")
+                #expect(sent["upstream"]?.hasPrefix("doh:http://127.0.0.1:") == true, "\(sent)")
+                let replied = try one("upstream replied")
+                #expect(replied["upstream"] == sent["upstream"])
+                #expect(replied["outcome"] == "answer" && replied["addresses"] == "2", "\(replied)")
+                #expect(Double(replied["seconds"] ?? "").map { $0 >= 0 } == true, "\(replied)")
+                let finished = try one("resolution finished")
+                #expect(finished["outcome"] == "answer" && finished["source"] == "upstream", "\(finished)")
+                // The hit went through no upstream: each line above is there once.
+            }
+        }
+    }
+
     @Test func aForgedNewlineInAPathIsEscapedInTheAccessLog() async throws {
         try await withService(configure: { _, options in options.arguments += ["--access-log", "true"] }) { _, service in
             let forged = "x%0A2026-12-02T00:00:00.000Z%20error%20forged"

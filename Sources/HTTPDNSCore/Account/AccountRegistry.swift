@@ -102,6 +102,7 @@ public final class AccountRegistry: Sendable {
         }
         // Another caller created the account meanwhile: this call's configuration still applies.
         winner?.update(config: config)
+        if winner == nil { Log.debug("account created", [("account", id)]) }
         return winner == nil
     }
 
@@ -153,6 +154,7 @@ public final class AccountRegistry: Sendable {
             if removed != nil {
                 total -= 1
                 publishSmall(total)
+                Log.debug("account removed", [("account", id)])
             }
             return removed
         }

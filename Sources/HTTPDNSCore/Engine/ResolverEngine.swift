@@ -127,6 +127,7 @@ public final class ResolverEngine: Sendable {
     public func update(config: AccountConfig) {
         let chain = makeChain(accountID, config)
         let previous = settings.update { old in (Settings(config: config, chain: chain), old.config) }
+        Log.debug("account configuration applied", [("account", accountID), ("upstreams", config.upstreams.map(\.description).joined(separator: ",")), ("cacheCountLimit", "\(config.cacheCountLimit)")])
         backoff.clearAll()
         let evicted = cache.resize(limit: config.cacheCountLimit)
         stats.absorb(evicted)
@@ -231,6 +232,7 @@ public final class ResolverEngine: Sendable {
         }
         if !flights.join(key, waiter: waiter) {
             metrics.singleFlightJoined.increment()
+            Log.debug("cache miss joined a resolution in flight (single-flight)", debugFields(key))
             return
         }
         // The caller's cache lookup may have run just before a flight for this key stored its
@@ -250,6 +252,7 @@ public final class ResolverEngine: Sendable {
     private func launchAfterSharedTier(_ key: CacheKey, settings: Settings) {
         let config = settings.config
         guard let sharedTier, config.cacheEnable else {
+            Log.debug("cache miss: asking the upstreams", debugFields(key))
             launch(key, settings: settings)
             return
         }
@@ -266,6 +269,7 @@ public final class ResolverEngine: Sendable {
                 store(entry, for: key, persist: config.persistentCacheIPEnabled)
                 flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
             case .miss(let holdsLock):
+                Log.debug("cache miss: not shared, asking the upstreams", debugFields(key))
                 launch(key, settings: settings, holdsSharedLock: holdsLock)
             }
         }
@@ -304,6 +308,7 @@ public final class ResolverEngine: Sendable {
     @discardableResult
     private func refreshInBackground(_ key: CacheKey, settings: Settings, prefetch: Bool, done: (@Sendable () -> Void)? = nil) -> Bool {
         guard !backoff.isWaiting(key, at: clock.now()), flights.startIfIdle(key, waiter: { _ in done?() }) else {
+            Log.debug("background refresh not started: in flight or backing off after a failure", debugFields(key, [("prefetch", "\(prefetch)")]))
             done?()
             return false
         }
@@ -311,6 +316,7 @@ public final class ResolverEngine: Sendable {
             metrics.prefetches.increment()
             stats.update(statsKey(key)) { $0.prefetchNum += 1 }
         }
+        Log.debug(prefetch ? "prefetch: refreshing an entry before it expires" : "refreshing an expired entry served stale", debugFields(key))
         launch(key, settings: settings)
         return true
     }
@@ -322,6 +328,7 @@ public final class ResolverEngine: Sendable {
         let config = settings.config
         if config.upstreamQPS > 0,
            case .refused(let retryAfter) = upstreamBudget.take(at: clock.now(), queriesPerSecond: config.upstreamQPS) {
+            Log.debug("upstream budget spent (upstreamQPS): no upstream asked", debugFields(key, [("retryAfter", "\(retryAfter)")]))
             if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
             flights.complete(key, with: overBudget(key, config: config, retryAfter: retryAfter))
             return
@@ -372,6 +379,7 @@ public final class ResolverEngine: Sendable {
                     result = .failure(ResolveFailure(timedOut: timedOut, message: message))
                 }
             }
+            Log.debug("resolution finished", debugFields(key, Self.debugFields(result, seconds: max(0, now - started))))
             flights.complete(key, with: result)
         }
         settings.chain.resolve(query, clock: clock, report: report) { [self] outcome in
@@ -428,7 +436,9 @@ public final class ResolverEngine: Sendable {
         guard config.cacheEnable, config.schedulePrefetchEnable else { return 0 }
         let now = clock.now()
         let due = cache.requestedKeys(expiringBy: now + Self.prefetchInterval).filter { !backoff.isWaiting($0, at: now) }
-        return refreshQueue.enqueue(due)
+        let queued = refreshQueue.enqueue(due)
+        Log.debug("scheduled prefetch", [("account", accountID), ("due", "\(due.count)"), ("queued", "\(queued)")])
+        return queued
     }
 
     /// Re-resolves every cached entry in the background (`POST /v1/{account}/cache/refresh`, and
@@ -449,10 +459,12 @@ public final class ResolverEngine: Sendable {
     private func record(_ event: ChainEvent, statsKey: StatsKey) {
         switch event {
         case .upstream(let name, let result, let seconds):
+            Log.debug("upstream replied", debugFields(statsKey, Self.debugFields(upstream: name, result, seconds: seconds)))
             metrics.recordUpstream(name: name, result: result, seconds: seconds)
             stats.update(statsKey) { $0.recordUpstream(result) }
             if case .failure(let error) = result { logFailure(of: name, error, statsKey: statsKey) }
-        case .fallback(let result, _):
+        case .fallback(let result, let seconds):
+            Log.debug("local DNS fallback replied", debugFields(statsKey, Self.debugFields(upstream: "local DNS fallback", result, seconds: seconds)))
             if case .success = result { metrics.fallbackSuccess.increment() } else { metrics.fallbackFailure.increment() }
             stats.update(statsKey) {
                 $0.gobackLocaldnsNum += 1

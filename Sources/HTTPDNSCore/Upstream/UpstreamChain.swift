@@ -46,6 +46,7 @@ public struct UpstreamChain: Sendable {
         }
         let upstream = upstreams[index]
         let started = clock.now()
+        Log.debug("upstream query sent", [("upstream", upstream.name), ("host", query.host.value), ("type", query.family.typeName)])
         upstream.resolve(query) { result in
             report(.upstream(name: upstream.name, result: result, seconds: max(0, clock.now() - started)))
             switch result {
@@ -70,6 +71,7 @@ public struct UpstreamChain: Sendable {
             return
         }
         let started = clock.now()
+        Log.debug("every upstream failed: asking the local DNS fallback", [("upstream", fallback.name), ("host", query.host.value), ("type", query.family.typeName)])
         fallback.resolve(query) { result in
             report(.fallback(result: result, seconds: max(0, clock.now() - started)))
             switch result {
