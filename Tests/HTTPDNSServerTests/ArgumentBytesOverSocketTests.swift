@@ -86,6 +86,31 @@ import Testing
         }
     }
 
+    /// Invalid UTF-8 would read back with U+FFFD in its place (so `%FF` and `%FE` would be one
+    /// value, and a signature over the bytes sent would not match): refused like a control character.
+    @Test(arguments: ["%FF", "%C3", "%C0%AF", "%ED%A0%80", "%F4%90%80%80"])
+    func invalidUTF8InAnyArgumentIsA400OnBothPaths(escape: String) throws {
+        try withServer { fixture, connection, fastAnswers in
+            let cases: [(query: String, argument: String)] = [
+                ("host=www.example.test\(escape)", "host"),
+                ("host=www.example.test&type=A\(escape)", "type"),
+                ("host=www.example.test&short=1\(escape)", "short"),
+                ("host=www.example.test&sign=\(escape)", "sign"),
+                ("host=www.example.test&x=a\(escape)", "x"),
+            ]
+            for (query, argument) in cases {
+                let response = try connection.request("GET", "/v1/default/resolve?" + query)
+                expectRefused(response, naming: argument, query)
+                let message = (response.object["error"] as? [String: Any])?["message"] as? String ?? ""
+                #expect(message.contains("not valid UTF-8"), "\(query): \(message)")
+            }
+            // The same request without the bad bytes is a hit on the fast path.
+            #expect(try connection.request("GET", "/v1/default/resolve?host=www.example.test&type=A&short=1").status == 200)
+            #expect(fastAnswers.value == 1)
+            expectUnchanged(fixture, escape)
+        }
+    }
+
     @Test func anEMASRequestWithANULIsRefusedInTheEMASFormat() throws {
         try withServer { fixture, connection, _ in
             let response = try connection.request("GET", "/default/d?host=www.example.test%00zzz")

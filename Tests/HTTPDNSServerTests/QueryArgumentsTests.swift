@@ -46,6 +46,47 @@ import Testing
         #expect(second.refusal?.message.hasPrefix("argument 'type' holds a control character (%0A") == true)
     }
 
+    /// Appends raw decoded bytes as libmicrohttpd hands them over.
+    private func append(_ query: inout QueryArguments, _ name: [UInt8], _ value: [UInt8]) {
+        name.withUnsafeBytes { name in value.withUnsafeBytes { query.append(name: name, value: $0) } }
+    }
+
+    @Test(arguments: [
+        [0xFF], [0x80], [0xC3], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+        [0x61, 0xC3, 0x28], Array("sig".utf8) + [0xEF, 0xBF],
+    ] as [[UInt8]])
+    func invalidUTF8InAValueIsRefusedNotReplaced(value: [UInt8]) {
+        var query = QueryArguments()
+        append(&query, Array("sign".utf8), value)
+        #expect(query["sign"] == nil, "stored as \(query["sign"] ?? "")")
+        #expect(query.pairs.isEmpty)
+        #expect(query.refusal?.code == .invalidParameter)
+        #expect(query.refusal?.message == "argument 'sign' is not valid UTF-8 once percent-decoded")
+    }
+
+    @Test func invalidUTF8InANameIsRefusedAndShownEscaped() {
+        var query = QueryArguments()
+        append(&query, [0x68, 0xFF, 0x25], Array("x".utf8))
+        #expect(query.isEmpty)
+        #expect(query.refusal?.message == "argument 'h%FF%25' is not valid UTF-8 once percent-decoded")
+    }
+
+    @Test func validUTF8ReadsBackAsTheBytesSent() {
+        var query = QueryArguments()
+        // é, the replacement character itself (sent as such), a 4-byte scalar, U+10FFFF.
+        let value: [UInt8] = [0xC3, 0xA9, 0xEF, 0xBF, 0xBD, 0xF0, 0x9F, 0x98, 0x80, 0xF4, 0x8F, 0xBF, 0xBF]
+        append(&query, Array("q".utf8), value)
+        #expect(query.refusal == nil)
+        #expect(query["q"].map { Array($0.utf8) } == value)
+        #expect(query.pairs.map { Array($0.value.utf8) } == [value])
+    }
+
+    @Test func aControlCharacterIsReportedBeforeInvalidUTF8() {
+        var query = QueryArguments()
+        append(&query, Array("a".utf8), [0xFF, 0x01])
+        #expect(query.refusal?.message.hasPrefix("argument 'a' holds a control character (%01") == true)
+    }
+
     @Test func theRuleRefusesBytes0To31And127Only() {
         let refused = (0...255).filter { DecodedArgument.isControl(UInt8($0)) }
         #expect(refused == Array(0...31) + [127])

@@ -11,9 +11,10 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     /// Some name came more than once (only its first value is kept): a signed request is refused
     /// then, as the signature would cover values the service never reads.
     public private(set) var hasRepeatedNames = false
-    /// The 400 for the first argument whose decoded name or value held a control character
-    /// (that argument is not stored); nil when every argument is acceptable. The request
-    /// pipeline answers it before anything else reads the arguments.
+    /// The 400 for the first argument whose decoded name or value held a control character or
+    /// invalid UTF-8 (`DecodedArgument`; that argument is not stored); nil when every argument is
+    /// acceptable. The request pipeline answers it before anything else reads the arguments, so
+    /// every stored name and value is valid UTF-8 and reads back as exactly the bytes sent.
     public private(set) var refusal: APIError?
 
     public init() {}
@@ -45,11 +46,12 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
 
     /// Adds a pair from libmicrohttpd's decoded bytes (`MHD_get_connection_values_n` gives their
     /// lengths: a `%00` is a byte of the value, not its end), first value wins; a value of nil
-    /// (a name without `=`) is the empty value. Checked as `append(name:value:)` is.
+    /// (a name without `=`) is the empty value. Checked as `append(name:value:)` is, and for
+    /// valid UTF-8 (a `String` always is).
     mutating func append(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
         let value = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
-        if let control = DecodedArgument.firstControl(in: name) ?? DecodedArgument.firstControl(in: value) {
-            refuse(name: name, control: control)
+        if let problem = DecodedArgument.problem(in: name) ?? DecodedArgument.problem(in: value) {
+            if refusal == nil { refusal = DecodedArgument.refusal(name: DecodedArgument.shown(name), problem: problem) }
             return
         }
         guard find(name) == nil else {
@@ -66,7 +68,7 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     }
 
     /// Keeps the first refused argument's 400.
-    private mutating func refuse<Bytes: Sequence<UInt8>>(name: Bytes, control: UInt8) {
+    private mutating func refuse<Bytes: Collection<UInt8>>(name: Bytes, control: UInt8) {
         if refusal == nil { refusal = DecodedArgument.refusal(name: DecodedArgument.shown(name), control: control) }
     }
 
@@ -81,7 +83,8 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
 
     public var isEmpty: Bool { storage.isEmpty }
 
-    /// Every (name, first value) pair, in the order received.
+    /// Every (name, first value) pair, in the order received: the bytes stored, which are valid
+    /// UTF-8 (so no U+FFFD stands in for anything a client sent).
     public var pairs: [(name: String, value: String)] {
         storage.withUnsafeBufferPointer { buffer in
             var result: [(name: String, value: String)] = []

@@ -71,7 +71,7 @@ public struct ConnectionHead: RequestHead {
             if search.pointee.wanted.0.offer(name, value: value) { return .YES }
             _ = search.pointee.wanted.1.offer(name, value: value) || search.pointee.wanted.2.offer(name, value: value)
                 || search.pointee.wanted.3.offer(name, value: value) || search.pointee.wanted.4.offer(name, value: value)
-            if DecodedArgument.firstControl(in: name) != nil || value.map({ DecodedArgument.firstControl(in: $0) != nil }) == true {
+            if !DecodedArgument.isAcceptable(name) || value.map({ !DecodedArgument.isAcceptable($0) }) == true {
                 search.pointee.refused = true
             }
             return .YES
@@ -87,7 +87,7 @@ public struct ConnectionHead: RequestHead {
 /// What `ConnectionHead.arguments` looks for and found.
 private struct Search {
     var wanted: (Wanted, Wanted, Wanted, Wanted, Wanted)
-    /// Some argument other than the first wanted value held a control character.
+    /// Some argument other than the first wanted value held a control character or invalid UTF-8.
     var refused = false
 }
 
