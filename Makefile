@@ -17,7 +17,7 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run clean deps bench fuzz soak sanitize revision
+.PHONY: all build test run clean deps bench fuzz soak sanitize tsan revision
 
 all: build
 
@@ -82,6 +82,21 @@ sanitize: deps revision
 	$(SWIFT) test --disable-xctest $(SWIFTFLAGS) --filter '$(SANITIZE_FILTER)'
 	@if ls $(SANITIZE_SCRATCH)/reports/asan.* >/dev/null 2>&1; then cat $(SANITIZE_SCRATCH)/reports/asan.*; exit 1; fi
 	@echo "sanitize: no AddressSanitizer report"
+
+# The concurrency tests under ThreadSanitizer (docs/sanitizers.md), built in their own scratch path
+# with -DHTTPDNS_TSAN, which compiles in the Mutex.withLock that tells TSan about the lock
+# (Sources/HTTPDNSCore/Concurrency/Mutex+ThreadSanitizer.swift). Reports go to
+# $(TSAN_SCRATCH)/reports; any report fails the target and is printed.
+TSAN_SCRATCH ?= $(CURDIR)/.build-tsan
+TSAN_FILTER ?= HTTPDNSCoreTests|CurlEventLoopTests|HTTPServerTests|ServiceOverSocketTests|StopRaceTests
+TSAN_FLAGS = --scratch-path $(TSAN_SCRATCH) --sanitize=thread -Xswiftc -DHTTPDNS_TSAN
+tsan: deps revision
+	nice -n 10 $(SWIFT) build --build-tests $(TSAN_FLAGS)
+	rm -rf $(TSAN_SCRATCH)/reports && mkdir -p $(TSAN_SCRATCH)/reports
+	TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=0}:log_path=$(TSAN_SCRATCH)/reports/tsan" \
+	nice -n 10 $(SWIFT) test --disable-xctest $(TSAN_FLAGS) --filter '$(TSAN_FILTER)'
+	@if ls $(TSAN_SCRATCH)/reports/tsan.* >/dev/null 2>&1; then cat $(TSAN_SCRATCH)/reports/tsan.*; exit 1; fi
+	@echo "tsan: no ThreadSanitizer report"
 
 clean:
 	$(SWIFT) package clean $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH))
