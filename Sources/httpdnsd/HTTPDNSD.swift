@@ -43,8 +43,10 @@ enum HTTPDNSD {
         Log.configure(level: config.logLevel, format: config.logFormat)
         // From here on access-log lines go through the log's own thread (no HTTP thread waits on stderr).
         LogSink.shared.start()
-        if let arenas = MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
-            Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")
+        switch MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
+        case .applied(let arenas): Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")
+        case .refused(let arenas): Log.warning("malloc: mallopt(M_ARENA_MAX, \(arenas)) refused (an allocator other than glibc's, such as a sanitizer's): arenas are not capped")
+        case .chosenByEnvironment: break
         }
 
         var certificates: TLSCertificateStore?

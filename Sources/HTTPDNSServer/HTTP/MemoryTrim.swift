@@ -17,12 +17,23 @@ public enum MemoryTrim {
     /// freed request buffers. With a preload of 100 000 names the benchmark measured 84 MB RSS
     /// with the default and 70 MB with 2 arenas, for the same 34.5 MB in use, and the same hit
     /// throughput (small blocks come from glibc's per-thread cache, not the arena). Call it before
-    /// the worker threads start. Returns the cap applied, or nil when the environment decides.
+    /// the worker threads start.
     @discardableResult
-    public static func limitArenas(httpThreads: Int) -> Int? {
-        guard ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil else { return nil }
+    public static func limitArenas(httpThreads: Int) -> ArenaLimit {
+        guard ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil else { return .chosenByEnvironment }
         let count = max(2, httpThreads)
-        return chttpdns_malloc_arena_max(Int32(count)) == 1 ? count : nil
+        return chttpdns_malloc_arena_max(Int32(count)) == 1 ? .applied(count) : .refused(count)
+    }
+
+    /// What `limitArenas` did.
+    public enum ArenaLimit: Equatable, Sendable {
+        /// At most this many arenas.
+        case applied(Int)
+        /// `MALLOC_ARENA_MAX` is set: glibc reads it, nothing was changed.
+        case chosenByEnvironment
+        /// `mallopt(M_ARENA_MAX, n)` said no: the allocator is not glibc's (AddressSanitizer's
+        /// answers 0 to every `mallopt`), so nothing is capped.
+        case refused(Int)
     }
 
     /// Trims the heap now, or has the trim already running trim once more when it ends.
