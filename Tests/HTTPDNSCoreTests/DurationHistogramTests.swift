@@ -34,6 +34,26 @@ import Testing
         #expect(histograms.counts(0) == nil && histograms.counts(3) == nil, "slots never recorded to are not allocated")
     }
 
+    /// Until their first record, histograms share one empty slot table (an idle account pays no
+    /// 1.3 KB table): first records racing on several instances each get a table of their own, and
+    /// what one records never shows in another or in a fresh one.
+    @Test func histogramsStartWithoutATableAndFirstRecordsGetTheirOwn() throws {
+        let instances = (0..<4).map { _ in DurationHistograms(slots: 8) }
+        #expect(instances.allSatisfy { !$0.hasSlotTable })
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            let histograms = instances[thread % 4]
+            for _ in 0..<100 { histograms.record(slot: thread % 4, nanoseconds: 50_000) }
+        }
+        for (index, histograms) in instances.enumerated() {
+            #expect(histograms.hasSlotTable)
+            #expect(histograms.counts(index)?.count == 200)
+            #expect((0..<8).filter { histograms.counts($0) != nil } == [index])
+        }
+        let fresh = DurationHistograms(slots: 8)
+        #expect(!fresh.hasSlotTable)
+        #expect((0..<8).allSatisfy { fresh.counts($0) == nil })
+    }
+
     @Test func countsAddAndRecordSeconds() {
         var a = HistogramCounts()
         a.record(seconds: 0.2)

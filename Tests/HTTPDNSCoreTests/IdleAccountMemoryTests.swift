@@ -31,8 +31,10 @@ import Testing
         let engine = Self.engine(.test { $0.cacheCountLimit = 10_000_000 })
         #expect(engine.cache.allocatedSlots == 0)
         let histograms = engine.metrics.requestDurations
+        #expect(!histograms.hasSlotTable)
         #expect((0..<histograms.slots).allSatisfy { histograms.counts($0) == nil })
         engine.metrics.requestDurationRecorder.record(slot: 3, nanoseconds: 1_000)
+        #expect(histograms.hasSlotTable)
         #expect(histograms.counts(3)?.count == 1)
         #expect((0..<histograms.slots).filter { histograms.counts($0) != nil } == [3])
     }

@@ -88,6 +88,10 @@ public final class DurationHistograms: Sendable {
 
     public var slots: Int { storage.slots }
 
+    /// Whether anything was recorded yet: until then the histograms have no slot table of their
+    /// own (`StripedSlots`), only this object.
+    public var hasSlotTable: Bool { storage.hasTable }
+
     @inline(__always)
     public func record(slot: Int, nanoseconds: UInt64) {
         storage.add(1, at: DurationBuckets.index(nanoseconds: nanoseconds), nanoseconds, at: DurationBuckets.count, slot: slot)
