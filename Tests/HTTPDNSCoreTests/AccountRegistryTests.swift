@@ -43,6 +43,19 @@ import Testing
         if accounts > 1 { #expect(lookup(ids[1]) === harness.registry.engine(ids[1])) }
     }
 
+    /// The shard of an id comes from its bytes (not `hashValue`, which the shard's dictionary
+    /// computes anyway): ids that differ in one character still spread over the shards, so an
+    /// admin write copies few entries.
+    @Test func idsSpreadOverTheShards() {
+        var sizes = [Int](repeating: 0, count: AccountRegistry.shardCount)
+        for index in 0..<5_120 {
+            var id = "acct-\(index)"
+            id.withUTF8 { sizes[AccountRegistry.shardIndex(UnsafeRawBufferPointer($0))] += 1 }
+        }
+        #expect(sizes.min()! >= 5, "\(sizes)")
+        #expect(sizes.max()! <= 40, "\(sizes)")
+    }
+
     @Test func upsertCreatesOnceThenUpdatesInPlaceKeepingTheCacheWarm() throws {
         let harness = Harness()
         harness.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)
