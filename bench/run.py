@@ -1105,6 +1105,27 @@ def dnsperf(work, port, rep):
     return result
 
 
+def cache_memory(entries):
+    """Bytes per entry of the answer cache alone, in process (`bench/cachesim --memory`, release):
+    {layout: (bytes per entry full, bytes per entry once evicting)} for `lru` (the cache before
+    issue 16: `BoundedCache` shards with `LRUPolicy`), `s3fifo` (the same with `S3FIFOPolicy`)
+    and `answercache` (the service's `AnswerCache`)."""
+    swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
+    scratch = os.environ.get("BENCH_SCRATCH") or os.path.join(REPO, ".build-bench")
+    subprocess.run([swift, "build", "-c", "release", "--scratch-path", scratch, "--product", "cachesim"], cwd=REPO, check=True)
+    bin_path = subprocess.run([swift, "build", "-c", "release", "--scratch-path", scratch, "--show-bin-path"],
+                              cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
+    output = subprocess.run([os.path.join(bin_path, "cachesim"), "--memory", str(entries)],
+                            check=True, capture_output=True, text=True).stdout
+    figures = {}
+    for line in output.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 5 and cells[1].isdigit():
+            figures[cells[0]] = (int(cells[3]), int(cells[4]))
+    log(f"  in process, bytes per entry at {entries} (full, evicting): {figures}")
+    return figures
+
+
 class ScaleSection:
     """(6): a second instance filled with SCALE entries (RSS read at SCALE_MID and SCALE); hits over
     all of them, and (6q) (1)'s workload on the same instance; then the warm restart."""
@@ -1134,6 +1155,7 @@ class ScaleSection:
                 f"{(rss - rss0) * 1024 / max(1, entries):.0f} bytes per entry ({done / fill_seconds:.0f} names/s filled)")
         out["fill_rate"] = SCALE / fill_seconds
         out["entries"] = server.entries("bench")
+        out["in_process"] = cache_memory(SCALE)
         self.names_file = write_list(os.path.join(work, "scale-names.txt"), names)
         self.hot_file = write_list(os.path.join(work, "scale-hot-names.txt"), names[:NAMES])
         self.runs, self.quiet = [], []
@@ -1346,10 +1368,21 @@ def report(results):
         add(f"| warm restart: start to `/readyz` 200 | **{s6['restart_seconds']:.2f} s**, "
             f"{s6['entries_after_restart']:,} entries loaded, hit after restart: {s6['hit_after_restart']} |")
         add(f"| RSS after the warm restart | {s6['rss_after_restart_kib'] / 1024:.1f} MiB |")
+        memory = s6.get("in_process", {})
+        if "answercache" in memory:
+            full, evicting = memory["answercache"]
+            add(f"| the answer cache alone, in process, at {SCALE:,} entries (`cachesim --memory`) | "
+                f"**{full} bytes per entry**, {evicting} once it evicts |")
+        if "lru" in memory and "s3fifo" in memory:
+            add(f"| the same keys and answers in `BoundedCache` shards: LRU (before issue 16) / S3-FIFO | "
+                f"{memory['lru'][0]} / {memory['s3fifo'][0]} bytes per entry, "
+                f"{memory['lru'][1]} / {memory['s3fifo'][1]} once they evict |")
         add("")
         add("RSS is `VmRSS` of `/proc/PID/status`; bytes per entry = (RSS after filling − RSS before) / entries "
             "(one entry = one host × family; only A is asked). It includes everything the process grew by: "
-            "cache, SQLite page cache, allocator slack.")
+            "cache, SQLite page cache, allocator slack. The in-process rows fill the cache alone with the same "
+            "names and answers, each layout in a process of its own, and read RSS again after a tenth more "
+            "names (the policy's eviction-time structures then exist).")
         add("")
 
     add("## Targets (issue 4)")

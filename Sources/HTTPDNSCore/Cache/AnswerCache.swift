@@ -53,13 +53,17 @@ public final class AnswerCache: Sendable {
     private let shardRefs: [Unmanaged<Shard>]
 
     public init(limit: Int) {
-        let count = limit >= 16_384 ? 16 : 1
+        let count = Self.shardCount(limit: limit)
         shards = (0..<count).map { Shard(capacity: Self.share(of: limit, shard: $0, shards: count)) }
         shardRefs = shards.map { Unmanaged.passUnretained($0) }
     }
 
+    /// How many shards a cache of `limit` entries has; a key's shard is its `hashValue` modulo
+    /// that (the cache simulator lays its policies out the same way).
+    public static func shardCount(limit: Int) -> Int { limit >= 16_384 ? 16 : 1 }
+
     /// Shard `shard`'s part of `limit`: the parts add up to exactly `limit`.
-    static func share(of limit: Int, shard: Int, shards: Int) -> Int {
+    public static func share(of limit: Int, shard: Int, shards: Int) -> Int {
         limit / shards + (shard < limit % shards ? 1 : 0)
     }
 
