@@ -19,6 +19,15 @@ if getenv("SWIFT_DETERMINISTIC_HASHING") == nil {
     fatalError("could not re-run with SWIFT_DETERMINISTIC_HASHING=1: errno \(errno)")
 }
 
+if let at = CommandLine.arguments.firstIndex(of: "--memory-one") {
+    memoryOne(layout: CommandLine.arguments[at + 1], entries: Int(CommandLine.arguments[at + 2])!)
+    exit(0)
+}
+if let at = CommandLine.arguments.firstIndex(of: "--memory") {
+    runMemory(entries: at + 1 < CommandLine.arguments.count ? Int(CommandLine.arguments[at + 1])! : 1_000_000)
+    exit(0)
+}
+
 var names = 1_000_000
 var markdown = false
 var arguments = CommandLine.arguments.dropFirst().makeIterator()
@@ -26,10 +35,16 @@ while let argument = arguments.next() {
     switch argument {
     case "--names": names = Int(arguments.next() ?? "") ?? names
     case "--markdown": markdown = true
+    case "--experiment": break
     default:
         print("usage: cachesim [--names N] [--markdown]")
         exit(2)
     }
+}
+
+if CommandLine.arguments.contains("--experiment") {
+    runExperiment(names: names)
+    exit(0)
 }
 
 let sizes = [1, 5, 10].map { (percent: $0, capacity: names * $0 / 100) }
@@ -48,18 +63,21 @@ for size in sizes {
     workloads.append(.preload(names: names, preloaded: names / 10, warmUp: warmUp))
     for workload in workloads {
         let trace = workload.trace
+        let exponent: Double
+        if case .zipf(let s, _, _, _) = workload { exponent = s } else { exponent = 1.0 }
+        let best = bound(names: names, exponent: exponent, capacity: capacity)
         let lru = replay(trace, LRUPolicy.self, capacity: capacity)
-        let s3fifo = replay(trace, S3FIFOPolicy.self, capacity: capacity)
+        let s3fifo = replayAnswerCache(trace, capacity: capacity)
         let tinyLFU = replay(trace, TinyLFUPolicy.self, capacity: capacity)
-        let row = Row(workload: workload.name, percent: size.percent, lru: lru, s3fifo: s3fifo, tinyLFU: tinyLFU)
+        let row = Row(workload: workload.name, percent: size.percent, bound: best, lru: lru, s3fifo: s3fifo, tinyLFU: tinyLFU)
         rows.append(row)
         if !markdown { print(row.text) }
         fflush(nil)
     }
 }
 if markdown {
-    print("| workload | size | LRU | S3-FIFO | W-TinyLFU | S3-FIFO − LRU |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("| workload | size | bound | LRU | S3-FIFO (AnswerCache) | W-TinyLFU | S3-FIFO − LRU | LRU + 20 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows { print(row.markdown) }
 }
 
@@ -67,6 +85,7 @@ if markdown {
 struct Row {
     var workload: String
     var percent: Int
+    var bound: Double
     var lru: Double
     var s3fifo: Double
     var tinyLFU: Double
@@ -78,33 +97,58 @@ struct Row {
 
     var text: String {
         let name = workload.padding(toLength: 26, withPad: " ", startingAt: 0)
-        return "\(name) \(percent)%\tLRU \(Self.shown(lru))\tS3-FIFO \(Self.shown(s3fifo))\tW-TinyLFU \(Self.shown(tinyLFU))"
+        return "\(name) \(percent)%\tbound \(Self.shown(bound))\tLRU \(Self.shown(lru))\tS3-FIFO \(Self.shown(s3fifo))\tW-TinyLFU \(Self.shown(tinyLFU))"
     }
 
     var markdown: String {
         let gain = Int(((s3fifo - lru) * 1000).rounded())
         let sign = gain < 0 ? "−" : "+"
-        let ratios = [lru, s3fifo, tinyLFU].map(Self.shown).joined(separator: " | ")
-        return "| \(workload) | \(percent)% | \(ratios) | \(sign)\(abs(gain) / 10).\(abs(gain) % 10) |"
+        let ratios = [bound, lru, s3fifo, tinyLFU].map(Self.shown).joined(separator: " | ")
+        return "| \(workload) | \(percent)% | \(ratios) | \(sign)\(abs(gain) / 10).\(abs(gain) % 10) | \(Self.shown(lru + 0.2)) |"
     }
 }
 
-/// Replays `trace` through a cache of `capacity` entries sharded as the answer cache shards
-/// (`AnswerCache`: 16 shards from 16 384 entries, split by the low bits of the hash): a lookup
-/// that misses stores the key. Returns the hit ratio of the counted requests.
+/// The name a trace's key stands for: what the service would cache for it (the A answer of one
+/// host), so that every policy sees the keys, hashes and shards the answer cache sees.
+func simKey(_ key: UInt64) -> CacheKey {
+    CacheKey(host: HostName("n\(key).sim.test")!, family: .a)
+}
+
+/// Replays `trace` through a cache of `capacity` entries laid out as the answer cache lays them
+/// out (`AnswerCache.shardCount`, `AnswerCache.share`; a key's shard is its hash modulo the shard
+/// count), each shard a `BoundedCache` with `policy`: a lookup that misses stores the key.
+/// Returns the hit ratio of the counted requests.
 func replay<Policy: EvictionPolicy>(_ trace: Trace, _ policy: Policy.Type, capacity: Int) -> Double {
-    let shardCount = capacity >= 16_384 ? 16 : 1
+    let shardCount = AnswerCache.shardCount(limit: capacity)
     var shards = (0..<shardCount).map { index in
-        BoundedCache<UInt64, Bool, Policy>(capacity: capacity / shardCount + (index < capacity % shardCount ? 1 : 0))
+        BoundedCache<CacheKey, Bool, Policy>(capacity: AnswerCache.share(of: capacity, shard: index, shards: shardCount))
     }
     var hits = 0
     for (position, key) in trace.keys.enumerated() {
+        let key = simKey(key)
         let hash = key.hashValue
         let shard = Int(UInt(bitPattern: hash) % UInt(shardCount))
         if shards[shard].withValue(for: key, hash: hash, touch: true, { _ in }) != nil {
             if trace.counted(position) { hits += 1 }
         } else {
             shards[shard].set(true, for: key, hash: hash)
+        }
+    }
+    return Double(hits) / Double(trace.countedTotal)
+}
+
+/// Replays `trace` through the service's `AnswerCache` itself (its shards, locks and policy), as
+/// a request does: `hit`, and on a miss `set` of an answer that does not expire during the run.
+func replayAnswerCache(_ trace: Trace, capacity: Int) -> Double {
+    let cache = AnswerCache(limit: capacity)
+    let entry = CacheEntry(addresses: ["192.0.2.1"], originTTL: 86400, storedAt: 0)
+    var hits = 0
+    for (position, key) in trace.keys.enumerated() {
+        let key = simKey(key)
+        if cache.hit(key, at: 1, refreshAhead: false) != nil {
+            if trace.counted(position) { hits += 1 }
+        } else {
+            cache.set(entry, for: key)
         }
     }
     return Double(hits) / Double(trace.countedTotal)
@@ -229,4 +273,64 @@ struct SplitMix64 {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// The best hit ratio any policy that does not see the future can reach on the counted Zipf
+/// requests: each is drawn independently of everything before it, so its chance of a hit is the
+/// probability mass of the Zipf names the cache holds at that moment, at most that of the most
+/// probable names each shard has room for.
+func bound(names: Int, exponent: Double, capacity: Int) -> Double {
+    let shardCount = AnswerCache.shardCount(limit: capacity)
+    var room = (0..<shardCount).map { AnswerCache.share(of: capacity, shard: $0, shards: shardCount) }
+    var total = 0.0
+    var held = 0.0
+    for rank in 0..<names {
+        let p = 1 / pow(Double(rank + 1), exponent)
+        total += p
+        let shard = Int(UInt(bitPattern: simKey(UInt64(rank)).hashValue) % UInt(shardCount))
+        if room[shard] > 0 {
+            room[shard] -= 1
+            held += p
+        }
+    }
+    return held / total
+}
+
+func runExperiment(names: Int) {
+    let capacity = names / 100
+    var workloads: [Workload] = [0.8, 1.0, 1.2].map { Workload.zipf(exponent: $0, names: names, warmUp: names, measured: 2 * names) }
+    for ratio in [1, 10] { workloads.append(.flood(names: names, capacity: capacity, perRequest: ratio, warmUp: names)) }
+    workloads.append(.scans(names: names, capacity: capacity, scanLength: 2 * capacity, every: 2 * capacity, warmUp: names, measured: 2 * names))
+    workloads.append(.scans(names: names, capacity: capacity, scanLength: 10 * capacity, every: capacity, warmUp: names, measured: 5 * capacity))
+    workloads.append(.preload(names: names, preloaded: names / 10, warmUp: names))
+    let variants: [(String, VariantConfig)] = [
+        ("10% g100", VariantConfig()),
+        ("10% g50", VariantConfig(ghostPercent: 50)),
+        ("10% g25", VariantConfig(ghostPercent: 25)),
+        ("5% g100", VariantConfig(smallPercent: 5)),
+        ("5% g50", VariantConfig(smallPercent: 5, ghostPercent: 50)),
+        ("5% g25", VariantConfig(smallPercent: 5, ghostPercent: 25)),
+        ("10% g50 tlfu", VariantConfig(ghostPercent: 50, guardGhost: true)),
+    ]
+    print("workload\tbound\tLRU\t" + (getenv("SIM_TINYLFU") != nil ? "W-TinyLFU\t" : "") + variants.map(\.0).joined(separator: "\t"))
+    for workload in workloads {
+        let trace = workload.trace
+        var line = workload.name
+        let exponent: Double
+        if case .zipf(let s, _, _, _) = workload { exponent = s } else { exponent = 1.0 }
+        line += "\t" + String(format1(bound(names: names, exponent: exponent, capacity: capacity)))
+        line += "\t" + format1(replay(trace, LRUPolicy.self, capacity: capacity))
+        if getenv("SIM_TINYLFU") != nil { line += "\t" + format1(replay(trace, TinyLFUPolicy.self, capacity: capacity)) }
+        for (_, config) in variants {
+            variantConfig = config
+            line += "\t" + format1(replay(trace, S3FIFOVariant.self, capacity: capacity))
+        }
+        print(line)
+        fflush(nil)
+    }
+}
+
+func format1(_ ratio: Double) -> String {
+    let tenths = Int((ratio * 1000).rounded())
+    return "\(tenths / 10).\(tenths % 10)"
 }
