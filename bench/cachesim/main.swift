@@ -1,8 +1,12 @@
-// Cache simulator (issue 16): replays synthetic workloads through the service's own cache type,
-// `BoundedCache`, with each eviction policy, and prints hit ratios per policy and size.
+// Cache simulator (issue 16): replays synthetic workloads through the service's own cache, with
+// its keys (`CacheKey`) and shard layout: the shipped policy through `AnswerCache` itself, LRU
+// and W-TinyLFU through `BoundedCache` shards laid out the same way; prints hit ratios per policy
+// and size beside the bound no policy without foresight can pass.
 //
 //   swift build -c release --product cachesim --scratch-path bench/out/build && bench/out/build/release/cachesim
-//   cachesim [--names N] [--markdown]
+//   cachesim [--names N] [--markdown]   the table of bench/RESULTS.md
+//   cachesim --experiment [--names N]   S3-FIFO variants (S3FIFOVariant.swift) at 1%
+//   cachesim --memory [N]               bytes per entry at N entries (Memory.swift; make bench runs it)
 //
 // Deterministic: the requests come from a seeded generator, and the process re-runs itself with
 // SWIFT_DETERMINISTIC_HASHING=1 so that keys hash alike from run to run.
@@ -37,7 +41,7 @@ while let argument = arguments.next() {
     case "--markdown": markdown = true
     case "--experiment": break
     default:
-        print("usage: cachesim [--names N] [--markdown]")
+        print("usage: cachesim [--names N] [--markdown | --experiment] | --memory [N]")
         exit(2)
     }
 }
