@@ -2,6 +2,8 @@ import Foundation
 import HTTPDNSCore
 @testable import HTTPDNSServer
 import HTTPDNSTestSupport
+import HTTPDNSWire
+import HTTPDNSCrypto
 import Testing
 
 /// A request head held in memory, read the way `ConnectionHead` reads libmicrohttpd's (first
@@ -14,10 +16,16 @@ final class MemoryHead: RequestHead {
     var peerAddress: PeerAddress?
     /// The `Authorization` header (read only through `request()`, as on `ConnectionHead`).
     let authorization: String?
+    /// The `Accept` header (read by the fast path on `/dns-query`).
+    let accept: String?
 
-    init(_ method: String, _ path: String, _ arguments: [(String, String?)] = [], peer: String? = nil, authorization: String? = nil) {
+    init(
+        _ method: String, _ path: String, _ arguments: [(String, String?)] = [], peer: String? = nil, authorization: String? = nil,
+        accept: String? = nil
+    ) {
         peerAddress = peer.flatMap(PeerAddress.init)
         self.authorization = authorization
+        self.accept = accept
         self.method = copy(method)
         self.path = copy(path)
         self.arguments = arguments.map { (copy($0.0), $0.1.map(copy)) }
@@ -32,25 +40,14 @@ final class MemoryHead: RequestHead {
         return UnsafeRawBufferPointer(rebasing: buffer[..<text.utf8.count])
     }
 
-    func arguments(
-        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString, _ fifth: StaticString
-    ) -> RequestHeadArguments? {
-        let firstName = UnsafeRawBufferPointer(start: first.utf8Start, count: first.utf8CodeUnitCount)
-        var firstTaken = false
-        for (name, value) in arguments {
-            if !firstTaken && name.elementsEqual(firstName) {
-                firstTaken = true
-                continue
-            }
-            if name.contains(where: DecodedArgument.isControl) || value?.contains(where: DecodedArgument.isControl) == true { return nil }
-        }
-        return (argument(first), argument(second), argument(third), argument(fourth), argument(fifth))
+    func arguments(_ names: ArgumentNames) -> RequestArguments? {
+        var search = ArgumentSearch(names: names)
+        for (name, value) in arguments { search.offer(name, value: value) }
+        return search.refused ? nil : search.found
     }
 
-    private func argument(_ name: StaticString) -> UnsafeRawBufferPointer? {
-        let wanted = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
-        guard let found = arguments.first(where: { $0.name.elementsEqual(wanted) }) else { return nil }
-        return found.value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+    func header(_ name: StaticString) -> String? {
+        name.description.lowercased() == "accept" ? accept : nil
     }
 
     /// The same request as the full path sees it.
@@ -59,9 +56,11 @@ final class MemoryHead: RequestHead {
         for (name, value) in arguments {
             query.append(name: String(decoding: name, as: UTF8.self), value: value.map { String(decoding: $0, as: UTF8.self) } ?? "")
         }
-        return HTTPRequest(
+        var request = HTTPRequest(
             method: String(decoding: method, as: UTF8.self), path: String(decoding: path, as: UTF8.self), query: query,
             authorization: authorization, body: [], peerAddress: peerAddress, forwardedFor: nil)
+        request.accept = accept
+        return request
     }
 }
 
@@ -110,7 +109,7 @@ final class MemoryHead: RequestHead {
         [("host", "gone.example.test")],
         [("host", "_sip._tcp.example.test")],
         [("host", "two.example.test"), ("host", "nothing.example.test")],
-        [("other", "x"), ("host", "two.example.test"), ("type", "A"), ("type", "both")],
+        [("host", "two.example.test"), ("type", "A"), ("type", "both")],
     ] as [[(String, String?)]])
     func aCachedAnswerIsTheResponseTheFullPathGives(arguments: [(String, String?)]) throws {
         let fixture = seededFixture()
@@ -149,6 +148,9 @@ final class MemoryHead: RequestHead {
         ("GET", path, [("host", "two.example.test"), ("type", "MX")]),
         ("GET", path, [("host", "two.example.test"), ("short", "yes")]),
         ("GET", path, [("host", "two.example.test"), ("client_ip", "not-an-address")]),
+        // An argument resolve does not read: refused by the full path, never ignored here.
+        ("GET", path, [("other", "x"), ("host", "two.example.test")]),
+        ("GET", path, [("host", "two.example.test"), ("hots", "x")]),
     ] as [(String, String, [(String, String?)])])
     func everythingElseIsLeftToTheFullPath(method: String, path: String, arguments: [(String, String?)]) {
         let fixture = seededFixture()
@@ -204,7 +206,7 @@ final class MemoryHead: RequestHead {
         // The four arguments are read in one pass: the first value of each counts.
         let queries = [
             "host=www.example.test", "host=www%2Eexample%2etest", "type=A&host=WWW.example.test.",
-            "host=www.example.test&host=other.example.test", "flag&host=www.example.test",
+            "host=www.example.test&host=other.example.test",
             "type=A&host=www.example.test&type=bad&short=0&short=yes", "client_ip=192.0.2.1&host=www.example.test&client_ip=x",
         ]
         for query in queries {
@@ -220,6 +222,8 @@ final class MemoryHead: RequestHead {
         // Left to the handler, which answers them as before.
         let left: [(String, String, Int)] = [
             ("GET", "/v1/default/resolve?HOST=www.example.test", 400),
+            // An argument resolve does not read is refused, not ignored (issue 13).
+            ("GET", "/v1/default/resolve?flag&host=www.example.test", 400),
             ("GET", "/v1/default/resolve?host", 400),
             ("GET", "/v1/default/resolve?host=www.example.test&type=bad", 400),
             ("GET", "/v1/default/resolve?short=yes&host=www.example.test&short=1", 400),
@@ -234,5 +238,142 @@ final class MemoryHead: RequestHead {
         }
         #expect(answered.value == queries.count + 1)
         #expect(fixture.engine.metrics.cacheHits.value == UInt64(queries.count + 2))
+    }
+}
+
+/// The fast path of the other wire formats (EMAS `/d`, DoH JSON, RFC 8484 GET): each format's
+/// cache hit is its general writer's response, byte for byte, with its content type and headers;
+/// refusals and unusual requests are left to the general path.
+@Suite struct FormatFastPathTests {
+    private func seededFixture(_ change: (inout AccountConfig) -> Void = { _ in }) -> ServiceFixture {
+        let fixture = ServiceFixture(config: .test(change))
+        fixture.seed([
+            ("two.example.test", .a, fixture.entry(["127.0.0.11", "127.0.0.12"], ttl: 300)),
+            ("two.example.test", .aaaa, fixture.entry(["::1", "2001:db8::1"], ttl: 120)),
+            ("nx.example.test", .a, fixture.entry([], ttl: 30, nxdomain: true)),
+            ("empty.example.test", .a, fixture.entry([], ttl: 40)),
+        ])
+        return fixture
+    }
+
+    private static func dns(_ name: String, type: UInt16 = 1, id: UInt16 = 0x1234) throws -> String {
+        Base64URL.encode(try DNSQueryWriter.query(name: name, type: type, id: id, clientSubnet: nil))
+    }
+
+    /// What the fast path answered (body, content type, headers), nil when it left the request.
+    private func fast(_ fixture: ServiceFixture, _ head: MemoryHead) -> (body: [UInt8], contentType: String, headers: [(String, String)])? {
+        guard let response = fixture.service.fastResponse(head) else { return nil }
+        return (response.body, response.contentType ?? HTTPResponse.jsonType, response.headers)
+    }
+
+    /// The fast path's answer and the general path's to the same request: equal in status, body,
+    /// content type and headers.
+    private func expectSameAnswer(_ fixture: ServiceFixture, _ head: MemoryHead) throws {
+        let (fastBody, contentType, headers) = try #require(fast(fixture, head), "the fast path did not answer a cache hit")
+        let request = head.request()
+        guard case .response(let full) = fixture.service.handle(request) else {
+            Issue.record("the general path deferred a cache hit")
+            return
+        }
+        #expect(full.status == 200)
+        #expect(full.body == fastBody, "\(String(decoding: full.body, as: UTF8.self)) vs \(String(decoding: fastBody, as: UTF8.self))")
+        #expect(full.contentType == contentType)
+        #expect(full.headers.map { "\($0.0): \($0.1)" } == headers.map { "\($0.0): \($0.1)" })
+    }
+
+    @Test(arguments: [
+        ("/default/d", [("host", "two.example.test")]),
+        ("/default/d", [("host", "two.example.test"), ("query", "6")]),
+        ("/default/d", [("host", "TWO.example.test"), ("ip", "192.0.2.9"), ("platform", "android")]),
+        ("/default/d", [("sdk", "x"), ("host", "nx.example.test"), ("query", "4")]),
+        ("/resolve", [("name", "two.example.test")]),
+        ("/resolve", [("name", "two.example.test"), ("type", "AAAA"), ("uid", "default")]),
+        ("/resolve", [("name", "two.example.test"), ("type", "1"), ("short", "1"), ("edns_client_subnet", "192.0.2.0/24")]),
+        ("/resolve", [("name", "nx.example.test"), ("random", "x")]),
+        ("/resolve", [("name", "empty.example.test")]),
+    ] as [(String, [(String, String?)])])
+    func aJSONFormatHitIsTheGeneralPathsAnswer(path: String, arguments: [(String, String?)]) throws {
+        try expectSameAnswer(seededFixture(), MemoryHead("GET", path, arguments, peer: "198.51.100.7"))
+    }
+
+    @Test func dnsJSONAtDNSQueryIsAnsweredFastByTheDoHJSONWriter() throws {
+        let fixture = seededFixture()
+        let head = MemoryHead("GET", "/dns-query", [("name", "two.example.test")], accept: "application/dns-json")
+        try expectSameAnswer(fixture, head)
+        let body = String(decoding: fast(fixture, head)?.body ?? [], as: UTF8.self)
+        #expect(body.hasPrefix(#"{"Status":0"#))
+    }
+
+    @Test(arguments: [
+        ("/dns-query", "two.example.test", UInt16(1)),
+        ("/dns-query", "Two.Example.Test", UInt16(28)),
+        ("/v1/default/dns-query", "two.example.test", UInt16(1)),
+        ("/v1/default/dns-query", "nx.example.test", UInt16(1)),
+        ("/dns-query", "empty.example.test", UInt16(1)),
+    ])
+    func anRFC8484HitIsTheGeneralPathsMessageWithItsMaxAge(path: String, name: String, type: UInt16) throws {
+        let fixture = seededFixture()
+        try expectSameAnswer(fixture, MemoryHead("GET", path, [("dns", try Self.dns(name, type: type))]))
+        let answer = try #require(fast(fixture, MemoryHead("GET", path, [("dns", try Self.dns(name, type: type))])))
+        #expect(answer.contentType == "application/dns-message")
+        #expect(answer.headers.contains { $0.0 == "Cache-Control" })
+    }
+
+    @Test(arguments: [
+        ("GET", "/default/d", [("host", "two.example.test"), ("query", "4,6")]),
+        ("GET", "/default/d", [("host", "two.example.test"), ("query", "5")]),
+        ("GET", "/default/d", [("host", "miss.example.test")]),
+        ("GET", "/default/d", [("host", "")]),
+        ("GET", "/default/d", [("host", "two.example.test"), ("enc", "x")]),
+        ("GET", "/default/sign_d", [("host", "two.example.test"), ("t", "1"), ("s", "x")]),
+        ("GET", "/default/resolve", [("host", "two.example.test")]),
+        ("GET", "/nobody/d", [("host", "two.example.test")]),
+        ("GET", "/resolve", [("name", "two.example.test"), ("type", "MX")]),
+        ("GET", "/resolve", [("name", "two.example.test"), ("short", "yes")]),
+        ("GET", "/resolve", [("name", "two.example.test"), ("edns_client_subnet", "nonsense")]),
+        ("GET", "/resolve", [("name", "two.example.test"), ("uid", "nobody")]),
+        ("GET", "/resolve", [("name", "two.example.test"), ("ak", "k"), ("ts", "1"), ("key", "x")]),
+        ("GET", "/resolve/", [("name", "two.example.test")]),
+        ("POST", "/resolve", [("name", "two.example.test")]),
+        ("GET", "/dns-query", [("dns", "not base64!")]),
+        ("GET", "/dns-query", [("dns", "AAAA")]),
+        ("GET", "/dns-query", [("name", "two.example.test")]),
+        ("GET", "/v1/nobody/dns-query", [("name", "two.example.test")]),
+    ] as [(String, String, [(String, String?)])])
+    func refusalsMissesAndTheUnusualAreLeftToTheGeneralPath(method: String, path: String, arguments: [(String, String?)]) {
+        let fixture = seededFixture()
+        let hits = fixture.engine.metrics.cacheHits.value
+        #expect(fast(fixture, MemoryHead(method, path, arguments, peer: "198.51.100.7")) == nil)
+        #expect(fixture.engine.metrics.cacheHits.value == hits, "a declined request must count nothing")
+    }
+
+    @Test func otherRFC8484QuestionsAndPerNetworkAccountsAreLeftToTheGeneralPath() throws {
+        let fixture = seededFixture()
+        #expect(fast(fixture, MemoryHead("GET", "/dns-query", [("dns", try Self.dns("two.example.test", type: 16))])) == nil)
+        let isp = seededFixture { $0.ispEnable = true }
+        #expect(fast(isp, MemoryHead("GET", "/dns-query", [("dns", try Self.dns("two.example.test"))])) == nil)
+        #expect(fast(isp, MemoryHead("GET", "/default/d", [("host", "two.example.test")])) == nil)
+        #expect(fast(isp, MemoryHead("GET", "/resolve", [("name", "two.example.test")])) == nil)
+    }
+
+    @Test func anAccountThatRequiresSignaturesGetsNoUnsignedFastAnswer() {
+        let fixture = seededFixture {
+            $0.clientKeys = [ClientKey(id: "r1", secret: "0123456789abcdef0123456789abcdef", role: .resolve)]
+            $0.requireSignedRequests = true
+        }
+        #expect(fast(fixture, MemoryHead("GET", "/default/d", [("host", "two.example.test")])) == nil)
+        #expect(fast(fixture, MemoryHead("GET", "/resolve", [("name", "two.example.test")])) == nil)
+        #expect(fixture.get("/default/d", ["host": "two.example.test"]).status == 403)
+    }
+
+    @Test func eachFormatsHitIsRecordedUnderItsOwnProtocol() throws {
+        let fixture = seededFixture()
+        _ = fast(fixture, MemoryHead("GET", "/default/d", [("host", "two.example.test")]))
+        _ = fast(fixture, MemoryHead("GET", "/resolve", [("name", "two.example.test")]))
+        _ = fast(fixture, MemoryHead("GET", "/dns-query", [("dns", try Self.dns("two.example.test"))]))
+        let metrics = fixture.get("/metrics").response?.bodyText ?? ""
+        for format in ["emas", "json", "rfc8484"] {
+            #expect(metrics.contains(#"protocol="\#(format)""#) && metrics.contains("source=\"cache\""), "no \(format) duration")
+        }
     }
 }

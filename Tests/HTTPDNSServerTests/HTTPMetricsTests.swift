@@ -9,7 +9,7 @@ import Testing
     @Test func responsesAreCountedByEndpointAndStatusFromManyThreads() {
         let metrics = HTTPMetrics()
         DispatchQueue.concurrentPerform(iterations: 4) { _ in
-            for _ in 0..<1_000 { metrics.recordFastHit() }
+            for _ in 0..<1_000 { metrics.recordFastHit(endpoint: resolve) }
         }
         metrics.record(status: 200, endpoint: healthz)
         metrics.record(status: 418, endpoint: resolve)

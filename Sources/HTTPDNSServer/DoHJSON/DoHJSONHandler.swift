@@ -19,13 +19,10 @@ extension HTTPDNSService {
         case .success(let value): family = value
         case .failure(let error): return fail(error)
         }
-        var short = false
-        if let text = request.query["short"] {
-            switch text {
-            case "1", "true": short = true
-            case "0", "false", "": short = false
-            default: return fail(APIError(.invalidParameter, "short must be 1 or 0, got '\(text)'"))
-            }
+        let short: Bool
+        switch Self.dohJSONShort(request.query["short"]) {
+        case .success(let value): short = value
+        case .failure(let error): return fail(error)
         }
         var subnetAddress: IPAddress?
         if let subnet = request.query["edns_client_subnet"], !subnet.isEmpty {
@@ -44,6 +41,36 @@ extension HTTPDNSService {
         let shortForm = short
         return lookUp([host], [family], engine: engine, network: network) { results in
             DoHJSONRendering.answer(results[0], family: family, short: shortForm)
+        }
+    }
+
+    /// The `short` argument: `1`/`true`, or `0`/`false`/empty/absent.
+    static func dohJSONShort(_ text: String?) -> Result<Bool, APIError> {
+        switch text {
+        case nil, "0", "false", "": .success(false)
+        case "1", "true": .success(true)
+        case let text?: .failure(APIError(.invalidParameter, "short must be 1 or 0, got '\(text)'"))
+        }
+    }
+
+    /// The fast path's reader of `GET /resolve` and `GET /dns-query` with `Accept:
+    /// application/dns-json` (`fastResponse`), written by `DoHJSONRendering.answer` as the
+    /// general path writes it. Nil for an invalid argument and `enc`; a signed request (`ak`,
+    /// `ts` or `key`) runs the general signature check first. Other arguments are ignored, as on
+    /// the general path.
+    func fastDoHJSON<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+        typealias Name = FastRoutes.DoHJSON
+        let arguments = request.arguments, options = request.options
+        guard arguments[Name.enc] == nil, let nameText = arguments[Name.name], nameText.count > 0,
+              case .success(let family) = Self.dohJSONFamily(arguments[Name.type].map(Self.string)),
+              case .success(let short) = Self.dohJSONShort(arguments[Name.short].map(Self.string)) else { return nil }
+        // The subnet only chooses the network of `ispEnable` accounts (not served here), but an
+        // invalid one is refused.
+        if let subnet = arguments[Name.subnet], subnet.count > 0, Self.subnetAddress(Self.string(subnet)) == nil { return nil }
+        let signed = arguments[Name.ak] != nil || arguments[Name.ts] != nil || arguments[Name.key] != nil
+        return fastAnswer(request, host: nameText, family: family, needsAdmit: signed || options.hasClientKeys || options.hasAESKey) {
+            host, answer in
+            FastResponse(host: host, family: family, answer: answer) { DoHJSONRendering.answer($0, family: family, short: short) }
         }
     }
 

@@ -9,6 +9,7 @@ extension HTTPDNSService {
     /// (a comma-separated list). Arguments: `host`, `query` (`4`, `6`, `4,6` in any order; absent
     /// means 4), `ip` (the client's address: picks the per-network cache under `ispEnable` and is
     /// echoed as `client_ip`; else the peer, after the trusted-proxy rule). Others are ignored.
+    /// Cache hits of `/d` and `/sign_d` are answered by `fastEMAS` with the same writer.
     func emasResolve(_ request: HTTPRequest, engine: ResolverEngine, batch: Bool) -> HandlerResult {
         let fail = { (error: APIError) in HandlerResult.response(EMASRendering.error(error)) }
         guard let hostText = request.query["host"], !hostText.isEmpty else {
@@ -31,13 +32,42 @@ extension HTTPDNSService {
         case .success(let value): families = value
         case .failure(let error): return fail(error)
         }
-        let address = ClientNetwork.selectAddress(
-            clientIP: request.query["ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress?.ipAddress,
-            trustedProxies: limits.trustedProxies)
+        let address = emasClientAddress(ip: request.query["ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress?.ipAddress)
         let network = engine.lookupOptions.ispEnable ? address.map(ClientNetwork.network(of:)) ?? "" : ""
         let clientIP = address.map(\.description) ?? ""
         return lookUp(hosts, families, engine: engine, network: network) { results in
             batch ? EMASRendering.batch(results) : EMASRendering.single(results[0], clientIP: clientIP)
+        }
+    }
+
+    /// The client's address an EMAS request names: `ip` when it is an address, else the peer
+    /// (or, from a trusted proxy, the address `X-Forwarded-For` names). Echoed as `client_ip`.
+    func emasClientAddress(ip: String?, forwardedFor: String?, peer: IPAddress?) -> IPAddress? {
+        ClientNetwork.selectAddress(clientIP: ip, forwardedFor: forwardedFor, peer: peer, trustedProxies: limits.trustedProxies)
+    }
+
+    /// The fast path's reader of `GET /{account}/d` and `/sign_d` (`fastResponse`): one host, one
+    /// family, written by `EMASRendering.single` as the general path writes it. Nil for anything
+    /// else: both families, an invalid argument, `enc`, a peer that is a trusted proxy without a
+    /// valid `ip` (its `X-Forwarded-For` is read by the general path only). Other arguments are
+    /// ignored, as on the general path. `sign_d` always runs the general signature check.
+    func fastEMAS<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+        typealias Name = FastRoutes.EMAS
+        let arguments = request.arguments, options = request.options
+        guard arguments[Name.enc] == nil, let hostText = arguments[Name.host], hostText.count > 0,
+              case .success(let families) = Self.emasFamilies(arguments[Name.query].map(Self.string)), families.count == 1 else {
+            return nil
+        }
+        let ip = arguments[Name.ip].map(Self.string)
+        let peer = request.head.peerAddress?.ipAddress
+        if ip.flatMap(IPAddress.init) == nil, let peer, !limits.trustedProxies.isEmpty, ClientNetwork.isTrusted(peer, limits.trustedProxies) {
+            return nil
+        }
+        let clientIP = emasClientAddress(ip: ip, forwardedFor: nil, peer: peer).map(\.description) ?? ""
+        let family = families[0]
+        let needsAdmit = request.route.route.access == .emasSigned || options.hasClientKeys || options.hasAESKey
+        return fastAnswer(request, host: hostText, family: family, needsAdmit: needsAdmit) { host, answer in
+            FastResponse(host: host, family: family, answer: answer) { EMASRendering.single($0, clientIP: clientIP) }
         }
     }
 

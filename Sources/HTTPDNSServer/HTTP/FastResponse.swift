@@ -1,13 +1,57 @@
+import HTTPDNSCore
+
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The fast path's answer: status 200, `application/json`, and a body in memory from `malloc`
-/// that `HTTPServer` hands to libmicrohttpd as it is (`MHD_RESPMEM_MUST_FREE`: no copy, and
-/// libmicrohttpd frees it once sent). Dropped unsent, it frees its memory itself.
+/// The fast path's answer: status 200 and a body in memory from `malloc` that `HTTPServer` hands
+/// to libmicrohttpd as it is (`MHD_RESPMEM_MUST_FREE`: no copy, and libmicrohttpd frees it once
+/// sent). Dropped unsent, it frees its memory itself. Besides the body: its content type and
+/// headers (as the format's writer gave them), and what `HTTPServer` counts and logs it under.
 public struct FastResponse: ~Copyable {
+    private let memory: FastBody
+    public var count: Int { memory.count }
+    /// Nil: `HTTPResponse.jsonType` (written from a static C string).
+    public let contentType: String?
+    public let headers: [(String, String)]
+    /// What answered (the request-duration slot's and the access log's `source`).
+    public let source: AnswerSource
+    /// The route's endpoint (`Route.endpoint`), for `httpdns_http_requests_total`.
+    var endpoint = 0
+    /// The account, borrowed from the request (or a static string): valid during the access
+    /// callback only, which is where the access log reads it.
+    var account = UnsafeRawBufferPointer(start: nil, count: 0)
+
+    /// Writes a JSON body with `write`, which gets memory for `bound` bytes and returns how many it wrote.
+    init(bound: Int, source: AnswerSource, write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
+        memory = FastBody(bound: bound, write: write)
+        contentType = nil
+        headers = []
+        self.source = source
+    }
+
+    /// A 200 a format's writer made as an `HTTPResponse` (its body copied; its source, content
+    /// type and headers kept).
+    init(copying response: HTTPResponse, source: AnswerSource) {
+        precondition(response.status == 200, "FastResponse: only a 200 is answered fast")
+        let body = response.body
+        memory = FastBody(bound: body.count) { buffer in buffer.initialize(from: body).1 }
+        contentType = response.contentType == HTTPResponse.jsonType ? nil : response.contentType
+        headers = response.headers
+        self.source = source
+    }
+
+    /// The body's bytes (a copy).
+    public var body: [UInt8] { memory.bytes }
+
+    /// Gives up the body's memory: the caller frees it (or has libmicrohttpd free it).
+    consuming func take() -> UnsafeMutableRawPointer { memory.take() }
+}
+
+/// The body of a `FastResponse`: memory from `malloc`, freed when dropped unless taken.
+struct FastBody: ~Copyable {
     private let base: UnsafeMutablePointer<UInt8>
-    public let count: Int
+    let count: Int
 
     /// Writes the body with `write`, which gets memory for `bound` bytes and returns how many it wrote.
     init(bound: Int, write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
@@ -16,18 +60,8 @@ public struct FastResponse: ~Copyable {
         precondition(count <= bound, "FastResponse: body longer than its bound")
     }
 
-    /// A body written elsewhere.
-    init(copying body: [UInt8]) {
-        self.init(bound: body.count) { buffer in
-            _ = buffer.initialize(from: body)
-            return body.count
-        }
-    }
+    var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
 
-    /// The body's bytes (a copy).
-    public var body: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
-
-    /// Gives up the memory: the caller frees it (or has libmicrohttpd free it).
     consuming func take() -> UnsafeMutableRawPointer {
         let pointer = UnsafeMutableRawPointer(base)
         discard self

@@ -12,7 +12,7 @@ import Glibc
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HandlerResult
     /// Tried first on every complete request without a body, on the borrowed request: a 200
-    /// JSON response, or nil to build the `HTTPRequest` and call the handler (see
+    /// (a cache hit), or nil to build the `HTTPRequest` and call the handler (see
     /// `HTTPDNSService.fastResponse`).
     public typealias FastHandler = @Sendable (ConnectionHead) -> FastResponse?
 
@@ -363,24 +363,32 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     /// A fast-path response: its memory goes to libmicrohttpd, which frees it once sent. The
-    /// fast path answers `/v1/{account}/resolve` from the cache only.
+    /// fast path answers cache hits only (`HTTPDNSService.fastResponse`), a 200 in the format of
+    /// its route.
     private func queue(
         _ connection: OpaquePointer, fast response: consuming FastResponse, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
         context: RequestContext?
     ) -> MHD_Result {
-        metrics.recordFastHit()
+        metrics.recordFastHit(endpoint: response.endpoint)
         let count = response.count
+        let contentType = response.contentType, headers = response.headers
+        let account = response.account, source = response.source
         let body = response.take()
         guard let mhdResponse = MHD_create_response_from_buffer(count, body, .RESPMEM_MUST_FREE) else {
             free(body)
             return .NO
         }
-        _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
+        if let contentType {
+            _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), contentType)
+        } else {
+            _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
+        }
+        for (name, value) in headers { _ = MHD_add_response_header(mhdResponse, name, value) }
         if let context, let id = context.requestID {
             _ = MHD_add_response_header(mhdResponse, Self.cString("X-Request-Id"), id)
             AccessLog.write(
                 connection, method: method, path: url, status: 200, bytes: count, context: context,
-                account: AccessLog.resolveAccount(url), source: "cache")
+                account: String(decoding: account, as: UTF8.self), source: source.rawValue)
         }
         let result = MHD_queue_response(connection, UInt32(MHD_HTTP_OK), mhdResponse)
         MHD_destroy_response(mhdResponse)

@@ -14,25 +14,81 @@ public protocol RequestHead {
     var path: UnsafeRawBufferPointer { get }
     /// The TCP peer, nil when unknown (read only when a client rate limit applies).
     var peerAddress: PeerAddress? { get }
-    /// The first values of five query arguments, in the order asked, read together. For each:
+    /// The first values of the query arguments `names` asks for, read in one pass. For each:
     /// the first value of that name (names compare exactly, values are the decoded bytes with
     /// their length, `%00` included), the empty value for a name given without `=`, nil when
-    /// there is none: what `QueryArguments` gives. Nil for them all when any other argument's
-    /// name or value holds a control character (`DecodedArgument`), which the full path refuses.
-    /// The first name's value is not checked: the caller must refuse what it cannot take.
-    func arguments(
-        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString, _ fifth: StaticString
-    ) -> RequestHeadArguments?
+    /// there is none: what `QueryArguments` gives; and how many arguments have none of the
+    /// names (`RequestArguments.others`). Nil for them all when any other argument's name or
+    /// value holds a control character (`DecodedArgument`), which the full path refuses. The
+    /// first name's value is not checked: the caller must refuse what it cannot take.
+    func arguments(_ names: ArgumentNames) -> RequestArguments?
+    /// The first value of a request header, nil when absent (read by the fast path only where a
+    /// route depends on one: `Accept` of `/dns-query`).
+    func header(_ name: StaticString) -> String?
     /// The request as the general path builds it (everything copied; no body, listener `.main`:
     /// the fast path serves the main listeners only), for the steps of the general pipeline the
     /// fast path runs on accounts with client keys or an `aesSecretKey`.
     func request() -> HTTPRequest
 }
 
-/// What `RequestHead.arguments` found for each of its five names.
-public typealias RequestHeadArguments = (
-    UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?
-)
+/// The query argument names one fast route reads (at most `RequestArguments.capacity`), built
+/// once per route: the first is the one whose value the caller checks itself (see
+/// `RequestHead.arguments`).
+public struct ArgumentNames: Sendable {
+    let names: [StaticString]
+
+    init(_ names: StaticString...) {
+        precondition(!names.isEmpty && names.count <= RequestArguments.capacity, "ArgumentNames: 1 to \(RequestArguments.capacity) names")
+        self.names = names
+    }
+
+    /// The position of `name` among the names, nil when it is none of them.
+    @inline(__always)
+    func index(of name: UnsafeRawBufferPointer) -> Int? {
+        for index in names.indices where name.equals(names[index]) { return index }
+        return nil
+    }
+}
+
+/// What `RequestHead.arguments` found: the first value of each name asked, in the order asked,
+/// without an allocation, and the count of arguments with none of the names.
+public struct RequestArguments {
+    /// The most names one read may ask for.
+    public static let capacity = 10
+    private var values: (
+        UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?,
+        UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?
+    ) = (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+    /// Arguments whose name is none of those asked (the route may ignore or refuse them).
+    public internal(set) var others = 0
+
+    public init() {}
+
+    /// The value of the `index`th name asked: nil when the request has none, empty (with a nil
+    /// base) for a name without `=`.
+    public subscript(index: Int) -> UnsafeRawBufferPointer? {
+        get {
+            precondition(index >= 0 && index < Self.capacity)
+            return withUnsafeBytes(of: values) {
+                $0.load(fromByteOffset: index * MemoryLayout<UnsafeRawBufferPointer?>.stride, as: UnsafeRawBufferPointer?.self)
+            }
+        }
+        set {
+            precondition(index >= 0 && index < Self.capacity)
+            withUnsafeMutableBytes(of: &values) {
+                $0.storeBytes(of: newValue, toByteOffset: index * MemoryLayout<UnsafeRawBufferPointer?>.stride, as: UnsafeRawBufferPointer?.self)
+            }
+        }
+    }
+
+    /// Takes `value` for the name at `index` unless one was taken before; true when taken.
+    @inline(__always)
+    mutating func offer(_ index: Int, value: UnsafeRawBufferPointer?) -> Bool {
+        guard self[index] == nil else { return false }
+        self[index] = value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+        return true
+    }
+}
 
 /// The request head of a libmicrohttpd connection inside its access callback.
 public struct ConnectionHead: RequestHead {
@@ -56,61 +112,51 @@ public struct ConnectionHead: RequestHead {
     public var peerAddress: PeerAddress? { chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init) }
 
     /// One pass over libmicrohttpd's arguments (`MHD_get_connection_values_n`, which gives the
-    /// decoded lengths) for all five names: the resolve fast path reads five, and each pass walks
-    /// the headers too.
-    public func arguments(
-        _ first: StaticString, _ second: StaticString, _ third: StaticString, _ fourth: StaticString, _ fifth: StaticString
-    ) -> RequestHeadArguments? {
-        var search = Search(wanted: (Wanted(first), Wanted(second), Wanted(third), Wanted(fourth), Wanted(fifth)))
+    /// decoded lengths) for all the names: each pass walks the headers too.
+    public func arguments(_ names: ArgumentNames) -> RequestArguments? {
+        var search = ArgumentSearch(names: names)
         let iterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
             guard let cls, let key else { return .YES }
-            let search = cls.assumingMemoryBound(to: Search.self)
+            let search = cls.assumingMemoryBound(to: ArgumentSearch.self)
             let name = UnsafeRawBufferPointer(start: key, count: keySize)
             let value = value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) }
-            // The first name's value is the caller's to check; every other byte is checked here.
-            if search.pointee.wanted.0.offer(name, value: value) { return .YES }
-            _ = search.pointee.wanted.1.offer(name, value: value) || search.pointee.wanted.2.offer(name, value: value)
-                || search.pointee.wanted.3.offer(name, value: value) || search.pointee.wanted.4.offer(name, value: value)
-            if !DecodedArgument.isAcceptable(name) || value.map({ !DecodedArgument.isAcceptable($0) }) == true {
-                search.pointee.refused = true
-            }
+            search.pointee.offer(name, value: value)
             return .YES
         }
         _ = withUnsafeMutablePointer(to: &search) { pointer in
             MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
         }
         guard !search.refused else { return nil }
-        return (search.wanted.0.found, search.wanted.1.found, search.wanted.2.found, search.wanted.3.found, search.wanted.4.found)
+        return search.found
+    }
+
+    /// `MHD_lookup_connection_value` of a header.
+    public func header(_ name: StaticString) -> String? {
+        MHD_lookup_connection_value(connection, .HEADER_KIND, UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self))
+            .map { String(cString: $0) }
     }
 }
 
-/// What `ConnectionHead.arguments` looks for and found.
-private struct Search {
-    var wanted: (Wanted, Wanted, Wanted, Wanted, Wanted)
-    /// Some argument other than the first wanted value held a control character or invalid UTF-8.
-    var refused = false
-}
+/// One pass of `RequestHead.arguments` (`ConnectionHead`'s, and the tests' heads in memory).
+struct ArgumentSearch {
+    let names: ArgumentNames
+    private(set) var found = RequestArguments()
+    /// Some argument other than the first name's first value held a control character or invalid UTF-8.
+    private(set) var refused = false
 
-/// One argument name `ConnectionHead.arguments` looks for, and the first value it found.
-private struct Wanted {
-    let name: StaticString
-    private var seen = false
-    private var value: UnsafeRawBufferPointer?
+    init(names: ArgumentNames) { self.names = names }
 
-    init(_ name: StaticString) { self.name = name }
-
-    /// Takes `value` if `key` is the name and none was taken before; true when taken.
-    mutating func offer(_ key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) -> Bool {
-        guard !seen, key.equals(name) else { return false }
-        seen = true
-        self.value = value
-        return true
-    }
-
-    /// The value as `RequestHead` gives it: nil when the name never came.
-    var found: UnsafeRawBufferPointer? {
-        guard seen else { return nil }
-        return value ?? UnsafeRawBufferPointer(start: nil, count: 0)
+    /// Reads one argument.
+    mutating func offer(_ name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?) {
+        if let index = names.index(of: name) {
+            // The first name's value is the caller's to check; every other byte is checked here.
+            if found.offer(index, value: value) && index == 0 { return }
+        } else {
+            found.others += 1
+        }
+        if !DecodedArgument.isAcceptable(name) || value.map({ !DecodedArgument.isAcceptable($0) }) == true {
+            refused = true
+        }
     }
 }
 

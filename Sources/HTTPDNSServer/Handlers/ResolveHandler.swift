@@ -1,9 +1,5 @@
 import HTTPDNSCore
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 extension HTTPDNSService {
     /// The parsed `host`, `type` and `short` parameters shared by resolve and cache lookups.
     struct HostQuery {
@@ -179,101 +175,24 @@ extension HTTPDNSService {
         }
     }
 
-    /// The fast path of `resolve` for `HTTPServer`: `GET /v1/{account}/resolve` with one host and
-    /// one family that the cache answers, read from the borrowed request (no `HTTPRequest`, no
-    /// router, for an open account). It answers exactly what `handle` would, or returns nil and
-    /// leaves the request to `handle`: for anything else, any invalid parameter (so the full path
-    /// writes the error), a miss, and accounts with `ispEnable` (their network needs the peer and
-    /// its headers). For accounts with client keys or an `aesSecretKey`, it runs the general
-    /// pipeline's own steps on a copy of the request (`fastPathAdmits`) and answers only what
-    /// they let through unchanged: a refused signature or role, an encrypted request (its answer
-    /// is sealed) and a plain one refused by `requireEncryption` are left to `handle`, which runs
-    /// the same steps again and writes the answer.
-    public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
-        guard head.method.equals("GET"), let account = Self.resolveAccount(head.path) else { return nil }
-        let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
-        var response: FastResponse?
-        registry.withEngine(utf8: account) { engine in
-            response = fastResponse(head, account: account, engine: engine)
-            if started != 0 && response != nil {
-                engine.metrics.requestDurationRecorder.record(slot: fastHitSlot, nanoseconds: MonotonicClock.nanoseconds() &- started)
-            }
-        }
-        return response
-    }
-
-    private func fastResponse<Head: RequestHead>(_ head: Head, account: UnsafeRawBufferPointer, engine: ResolverEngine) -> FastResponse? {
-        let options = engine.lookupOptions
-        guard !options.ispEnable else { return nil }
-        // nil: an argument with a control character, a 400 the full path writes. The host's bytes
-        // are checked by the lookup below (the cache holds valid names only) and `HostName`. An
-        // encrypted request (`enc`) is opened, or refused, by the general path only.
-        guard case let (host, type, clientIP, shortText, enc)? = head.arguments("host", "type", "client_ip", "short", RequestOpening.argumentName),
-              enc == nil else { return nil }
-        guard let hostText = host,
+    /// The fast path's reader of `GET /v1/{account}/resolve` (`fastResponse`): one host and one
+    /// family, written by `AnswerRendering.fastSingle`. Nil for anything the general path must
+    /// answer: an invalid parameter, an argument the route does not read (refused there), an
+    /// encrypted request (`enc`, opened or refused by the general path only).
+    func fastV1Resolve<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+        typealias Name = FastRoutes.V1
+        let arguments = request.arguments, options = request.options
+        // The host's bytes are checked by the lookup (the cache holds valid names only) and `HostName`.
+        guard arguments.others == 0, arguments[Name.enc] == nil, let hostText = arguments[Name.host],
               case .success(let parsed) = Self.parseOptions(
-                  type: type.map(Self.string), clientIP: clientIP.map(Self.string), short: shortText.map(Self.string)),
+                  type: arguments[Name.type].map(Self.string), clientIP: arguments[Name.clientIP].map(Self.string),
+                  short: arguments[Name.short].map(Self.string)),
               let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) else { return nil }
         let short = parsed.short ?? options.shortEnable
-        // The limits first, then the signature (as on the general path: a flood of bad signatures
-        // costs no HMAC beyond its rate), then the cache, so that only admitted hits are counted.
-        let admission = fastPathAdmission(head, account: account, options: options)
-        if case .toGeneralPath = admission { return nil }
-        guard !(options.hasClientKeys || options.hasAESKey) || fastPathAdmits(head, engine: engine),
-              let response = fastHit(hostText, family, short, parsed, engine, options) else {
-            fastPathRefund(admission, account: account)
-            return nil
+        return fastAnswer(request, host: hostText, family: family, needsAdmit: options.hasClientKeys || options.hasAESKey) { host, answer in
+            AnswerRendering.fastSingle(host: host, family: family, answer: answer, short: short)
         }
-        return response
     }
-
-    /// Whether the general pipeline's steps after the limits (`admit`: signature, role,
-    /// encryption), run on a copy of `head`'s request, let it through to the resolve handler as
-    /// it is. False for any refusal, for an argument the general path refuses, and for what
-    /// needs its answer sealed; `handle` then runs the same steps again and writes the answer,
-    /// so errors are written in one place only. (A request with `enc` never comes here.)
-    private func fastPathAdmits<Head: RequestHead>(_ head: Head, engine: ResolverEngine) -> Bool {
-        let request = head.request()
-        guard request.query.refusal == nil,
-              case .proceed(let admitted) = admit(fastPathRoute, Route.Match(request: request, engine: engine)) else { return false }
-        return admitted.encryption == nil
-    }
-
-    /// The fast path's cache lookup and rendering; nil on a miss (or a name to check on the
-    /// general path).
-    private func fastHit(
-        _ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ short: Bool, _ parsed: QueryOptions, _ engine: ResolverEngine,
-        _ options: ResolverEngine.LookupOptions
-    ) -> FastResponse? {
-        // A name in canonical form (the usual case) is looked up and written from the request's
-        // bytes, before it is checked: a name the cache has is valid (`BorrowedCacheKey(unchecked:)`).
-        if hostText.count <= HostName.maximumLength {
-            let key = BorrowedCacheKey(unchecked: hostText, family: family)
-            if let answer = engine.cachedResolution(key) {
-                return AnswerRendering.fastSingle(host: key.host, family: family, answer: answer, short: short)
-            }
-            // Not cached in this form: a canonical name is a miss, for the full path to resolve.
-            if HostName.isCanonical(key.host) { return nil }
-        }
-        guard let host = HostName(utf8: hostText),
-              let response = cachedResponse(host, family, parsed, engine, options, network: "") else { return nil }
-        return FastResponse(copying: response.body)
-    }
-
-    /// The account of a path that is exactly `/v1/{account}/resolve` (anything else, even what the
-    /// router would accept, such as a trailing `/`, is left to it).
-    static func resolveAccount(_ path: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
-        let prefix: StaticString = "/v1/", suffix: StaticString = "/resolve"
-        let end = path.count - suffix.utf8CodeUnitCount
-        guard end > prefix.utf8CodeUnitCount,
-              UnsafeRawBufferPointer(rebasing: path[..<prefix.utf8CodeUnitCount]).equals(prefix),
-              UnsafeRawBufferPointer(rebasing: path[end...]).equals(suffix) else { return nil }
-        let account = UnsafeRawBufferPointer(rebasing: path[prefix.utf8CodeUnitCount..<end])
-        guard memchr(account.baseAddress!, Int32(UInt8(ascii: "/")), account.count) == nil else { return nil }
-        return account
-    }
-
-    private static func string(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// The client network of `request` (`198.51.100.0/24`, `2001:db8:1200::/56`, `""` when no
     /// address is known): from `client_ip`, else from `X-Forwarded-For` when the peer is one of

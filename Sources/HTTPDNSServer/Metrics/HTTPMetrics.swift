@@ -14,8 +14,6 @@ public final class HTTPMetrics: Sendable {
     /// The same as `record` reaches them (no retain).
     private let unretained: Unmanaged<StripedSlots>
     private let otherStatuses = Mutex<[Key: UInt64]>([:])
-    /// The endpoint of fast-path answers.
-    let fastPathEndpoint = RouteTable.standard.fastPathRoute.endpoint
 
     struct Key: Hashable, Comparable {
         var endpoint: Int
@@ -39,10 +37,10 @@ public final class HTTPMetrics: Sendable {
         }
     }
 
-    /// A 200 of the fast path.
+    /// A 200 of the fast path, on `endpoint`.
     @inline(__always)
-    func recordFastHit() {
-        unretained._withUnsafeGuaranteedRef { $0.add(1, slot: fastPathEndpoint, index: 0) }
+    func recordFastHit(endpoint: Int) {
+        unretained._withUnsafeGuaranteedRef { $0.add(1, slot: endpoint, index: 0) }
     }
 
     @inline(__always)

@@ -23,12 +23,7 @@ extension HTTPDNSService {
             dnsMessages.malformed.increment()
             return .response(APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)").response)
         }
-        let family: RecordFamily? = switch query.type {
-        case 1: .a
-        case 28: .aaaa
-        default: nil
-        }
-        guard query.questionClass == 1, let family, let host = HostName(query.name) else {
+        guard let (host, family) = Self.engineQuestion(query) else {
             return forwardDNSMessage(query, engine: engine)
         }
         let options = engine.lookupOptions
@@ -49,6 +44,41 @@ extension HTTPDNSService {
         return lookUp([host], [family], engine: engine, network: network) { results in
             RFC8484Rendering.answer(results[0], query: query, subnetScope: subnetScope)
         }
+    }
+
+    /// The name and family of a question the engine answers (class IN, A or AAAA, a valid host
+    /// name); nil for one that is forwarded.
+    static func engineQuestion(_ query: DNSQueryMessage) -> (HostName, RecordFamily)? {
+        let family: RecordFamily? = switch query.type {
+        case 1: .a
+        case 28: .aaaa
+        default: nil
+        }
+        guard query.questionClass == 1, let family, let host = HostName(query.name) else { return nil }
+        return (host, family)
+    }
+
+    /// The fast path's reader of `GET /dns-query?dns=` and `/v1/{account}/dns-query?dns=`
+    /// (`fastResponse`): an A or AAAA question the cache answers, written by
+    /// `RFC8484Rendering.answer` as the general path writes it (no Client Subnet scope: accounts
+    /// with `ispEnable` are not served here). Nil for anything else: a message that does not
+    /// parse (counted by the general path), a question that is forwarded, `enc`.
+    func fastDNSMessage<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+        typealias Name = FastRoutes.RFC8484
+        guard request.arguments[Name.enc] == nil,
+              case .success(let bytes) = Self.dnsMessageBytes(argument: request.arguments[Name.dns].map(Self.string)),
+              let query = try? DNSQueryMessage.parse(bytes), let (host, family) = Self.engineQuestion(query) else { return nil }
+        let options = request.options
+        var name = host.value
+        var response: FastResponse?
+        name.withUTF8 { name in
+            response = fastAnswer(
+                request, host: UnsafeRawBufferPointer(name), family: family, needsAdmit: options.hasClientKeys || options.hasAESKey
+            ) { host, answer in
+                FastResponse(host: host, family: family, answer: answer) { RFC8484Rendering.answer($0, query: query, subnetScope: 0) }
+            }
+        }
+        return response
     }
 
     /// Forwards `query` through the engine (`ResolverEngine.forward`): the upstream's reply with
@@ -92,7 +122,12 @@ extension HTTPDNSService {
             guard !request.body.isEmpty else { return .failure(APIError(.missingArgument, "the request body (a DNS message) is empty")) }
             return .success(request.body)
         }
-        guard let text = request.query["dns"], !text.isEmpty else {
+        return dnsMessageBytes(argument: request.query["dns"])
+    }
+
+    /// The DNS message of a GET's `dns` argument (base64url; padding tolerated).
+    static func dnsMessageBytes(argument text: String?) -> Result<[UInt8], APIError> {
+        guard let text, !text.isEmpty else {
             return .failure(APIError(.missingArgument, "the 'dns' argument (a base64url DNS message) is required"))
         }
         var unpadded = Substring(text)

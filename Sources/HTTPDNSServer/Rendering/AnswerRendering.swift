@@ -186,7 +186,7 @@ enum AnswerRendering {
     /// The same body for the fast path, in memory that libmicrohttpd takes over. `host` is a
     /// valid name in canonical form.
     static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> FastResponse {
-        FastResponse(bound: singleBound(host: host, answer: answer)) { buffer in
+        FastResponse(bound: singleBound(host: host, answer: answer), source: answer.source) { buffer in
             var cursor = ByteCursor(buffer)
             writeSingle(host: host, family: family, answer: answer, short: short, to: &cursor)
             return cursor.count

@@ -53,11 +53,8 @@ public final class HTTPDNSService: Sendable {
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
     /// `limits.requestDurations`, read on every request.
     let recordsRequestDurations: Bool
-    /// The request-duration slot of a fast-path hit (`RequestDurations`).
-    let fastHitSlot: Int
-    /// `RouteTable.standard.fastPathRoute`, found once: the fast path runs its pipeline steps
-    /// (`admit`) for accounts with client keys or an `aesSecretKey`.
-    let fastPathRoute: Route
+    /// The routes the fast path answers hits of (`fastResponse`), found once.
+    let fastRoutes = FastRoutes(.standard)
     /// Durations of tenant requests to no known account (in the totals only).
     let unknownAccountDurations = DurationHistograms(slots: EngineMetrics.requestDurationSlots)
     /// Which accounts had lookups since the last scrape (`metricsAccounts: active`).
@@ -82,8 +79,6 @@ public final class HTTPDNSService: Sendable {
         self.rateLimiter = ClientRateLimiter(clock: clock)
         self.recordsRequestDurations = limits.requestDurations
         precondition(RequestDurations.slotCount() <= EngineMetrics.requestDurationSlots, "more tenant routes than request-duration slots")
-        self.fastPathRoute = RouteTable.standard.fastPathRoute
-        self.fastHitSlot = RequestDurations.slot(fastPathRoute, source: .cache)
     }
 
     /// `/readyz` answers 200 only while this is true (after the warm load, until shutdown starts).

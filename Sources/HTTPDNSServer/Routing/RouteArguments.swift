@@ -1,10 +1,11 @@
 import HTTPDNSCore
 
-/// The query arguments each endpoint of the management and admin APIs reads: any other is a 400
-/// naming it, so a mistyped or unsupported argument (`type=MX` on the cache list, `limt=5`) is
-/// never silently ignored. The signature v1 arguments are allowed everywhere. Resolve endpoints
-/// and the compatibility APIs (EMAS, DoH JSON), whose SDKs add arguments of their own, are not
-/// listed here and read what they know.
+/// The query arguments each endpoint of API v1 and the admin API reads: any other is a 400
+/// naming it, so a mistyped or unsupported argument (`type=MX` on the cache list, `limt=5`,
+/// `hots=` on resolve) is never silently ignored. The signature v1 arguments are allowed
+/// everywhere (and `enc`, whose decrypted arguments are checked once opened). The compatibility
+/// APIs (EMAS, DoH JSON, RFC 8484), whose existing clients add arguments of their own, are not
+/// listed here and ignore what they do not read (README, "Using existing clients").
 enum RouteArguments {
     /// What one route accepts: the same set always, or (`GET /cache`) a set chosen by the request.
     enum Allowed: Sendable {
@@ -22,6 +23,7 @@ enum RouteArguments {
 
     /// `METHOD path pattern` → what the route accepts; routes not listed are not checked.
     static let table: [String: Allowed] = [
+        "GET /v1/{account}/resolve": .always(["host", "type", "client_ip", "short"]),
         "GET /v1/{account}/cache": .byArgument("host", with: ["host", "type", "client_ip", "short", "expired"], without: ["limit", "cursor"]),
         "DELETE /v1/{account}/cache": .always(["host"]),
         "POST /v1/{account}/preload": .always(["client_ip"]),

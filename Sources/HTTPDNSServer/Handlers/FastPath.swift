@@ -1,0 +1,230 @@
+import HTTPDNSCore
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A route the fast path answers cache hits of: its row of the route table (access, format,
+/// endpoint, request-duration slots), and the query arguments it reads.
+struct FastRoute: Sendable {
+    /// Which wire format's question the fast path reads (each has its own reader beside its
+    /// general handler, and calls its format's one writer).
+    enum Kind: Sendable {
+        /// `GET /v1/{account}/resolve` (`ResolveHandler.swift`).
+        case v1Resolve
+        /// `GET /{account}/d` and `/sign_d` (`EMASHandler.swift`).
+        case emas
+        /// `GET /resolve` and `GET /dns-query` with `Accept: application/dns-json` (`DoHJSONHandler.swift`).
+        case dohJSON
+        /// `GET /dns-query?dns=` and `/v1/{account}/dns-query?dns=` (`RFC8484Handler.swift`).
+        case rfc8484
+    }
+
+    let kind: Kind
+    let route: Route
+    /// What the format reads; the first is the name or message asked for.
+    let names: ArgumentNames
+}
+
+/// The routes of `RouteTable.standard` the fast path serves, found once (when the service is
+/// made): each request on the fast path picks one by its path alone (and `Accept` for
+/// `/dns-query`), before any string is made.
+struct FastRoutes: Sendable {
+    let v1Resolve: FastRoute
+    let emasD: FastRoute
+    let emasSignD: FastRoute
+    let dohJSON: FastRoute
+    let dohJSONAtDNSQuery: FastRoute
+    let rfc8484: FastRoute
+    let rfc8484Account: FastRoute
+
+    /// The positions of the arguments each kind reads in its `names`.
+    enum V1 { static let host = 0, type = 1, clientIP = 2, short = 3, enc = 4 }
+    enum EMAS { static let host = 0, query = 1, ip = 2, enc = 3 }
+    enum DoHJSON { static let name = 0, type = 1, short = 2, subnet = 3, uid = 4, enc = 5, ak = 6, ts = 7, key = 8 }
+    enum RFC8484 { static let dns = 0, enc = 1 }
+
+    init(_ table: RouteTable) {
+        func row(_ method: String, _ path: String, _ format: WireFormat) -> Route {
+            table.routes.first { $0.method == method && $0.path == path && $0.format == format }!
+        }
+        // v1 reads the signature v1 arguments too, so that anything else is an unknown argument
+        // (refused by the general path).
+        v1Resolve = FastRoute(
+            kind: .v1Resolve, route: row("GET", "/v1/{account}/resolve", .v1),
+            names: ArgumentNames("host", "type", "client_ip", "short", "enc", "kid", "t", "sign"))
+        let emasNames = ArgumentNames("host", "query", "ip", "enc")
+        emasD = FastRoute(kind: .emas, route: row("GET", "/{account}/d", .emas), names: emasNames)
+        emasSignD = FastRoute(kind: .emas, route: row("GET", "/{account}/sign_d", .emas), names: emasNames)
+        let jsonNames = ArgumentNames("name", "type", "short", "edns_client_subnet", "uid", "enc", "ak", "ts", "key")
+        dohJSON = FastRoute(kind: .dohJSON, route: row("GET", "/resolve", .json), names: jsonNames)
+        dohJSONAtDNSQuery = FastRoute(kind: .dohJSON, route: row("GET", "/dns-query", .json), names: jsonNames)
+        let messageNames = ArgumentNames("dns", "enc")
+        rfc8484 = FastRoute(kind: .rfc8484, route: row("GET", "/dns-query", .rfc8484), names: messageNames)
+        rfc8484Account = FastRoute(kind: .rfc8484, route: row("GET", "/v1/{account}/dns-query", .rfc8484), names: messageNames)
+        precondition(RequestArguments.capacity >= 9)
+    }
+
+    /// The fast route of a path, with the account its path names (nil for routes whose account
+    /// is an argument or fixed). Only paths the router serves by exactly that row are taken:
+    /// anything else (a trailing `/`, more segments) is left to the router.
+    func match<Head: RequestHead>(_ head: Head) -> (FastRoute, UnsafeRawBufferPointer?)? {
+        let path = head.path
+        if path.equals("/resolve") { return (dohJSON, nil) }
+        if path.equals("/dns-query") {
+            return (head.header("Accept").map(HTTPDNSService.acceptsDNSJSON) == true ? dohJSONAtDNSQuery : rfc8484, nil)
+        }
+        // `/{first}/{second}` or `/v1/{account}/{third}`: segments without a `/` in them.
+        guard path.count > 1, path[0] == UInt8(ascii: "/") else { return nil }
+        let rest = UnsafeRawBufferPointer(rebasing: path[1...])
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash > 0 else { return nil }
+        let first = UnsafeRawBufferPointer(rebasing: rest[..<slash])
+        let tail = UnsafeRawBufferPointer(rebasing: rest[(slash + 1)...])
+        if let next = tail.firstIndex(of: UInt8(ascii: "/")) {
+            guard first.equals("v1"), next > 0 else { return nil }
+            let account = UnsafeRawBufferPointer(rebasing: tail[..<next])
+            let last = UnsafeRawBufferPointer(rebasing: tail[(next + 1)...])
+            if last.equals("resolve") { return (v1Resolve, account) }
+            if last.equals("dns-query") { return (rfc8484Account, account) }
+            return nil
+        }
+        if tail.equals("d") { return (emasD, first) }
+        if tail.equals("sign_d") { return (emasSignD, first) }
+        return nil
+    }
+}
+
+/// What a format's fast reader is given: the borrowed request, its route, account, arguments and
+/// the account's engine, valid during the access callback.
+struct FastRequest<Head: RequestHead> {
+    let head: Head
+    let route: FastRoute
+    let account: UnsafeRawBufferPointer
+    let arguments: RequestArguments
+    let engine: ResolverEngine
+    let options: ResolverEngine.LookupOptions
+    /// `MonotonicClock.nanoseconds()` when the fast path began, 0 when durations are not recorded.
+    let started: UInt64
+}
+
+extension HTTPDNSService {
+    /// The fast path for `HTTPServer`: a cache hit of one of `FastRoutes` (one name, one family),
+    /// read from the borrowed request (no `HTTPRequest`, no router), answered by its format's
+    /// one writer. It answers exactly what `handle` would, or returns nil and leaves the request
+    /// to `handle`: for anything else, any invalid or unusual argument (so the general path
+    /// writes the error), a miss, and accounts with `ispEnable` (their network needs the peer
+    /// and its headers). For accounts with client keys or an `aesSecretKey`, and for signed
+    /// requests, it runs the general pipeline's own steps on a copy of the request
+    /// (`fastPathAdmits`) and answers only what they let through unchanged: a refused signature
+    /// or role, an encrypted request (its answer is sealed) and a plain one refused by
+    /// `requireEncryption` are left to `handle`, which runs the same steps again and writes the
+    /// answer.
+    public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
+        guard head.method.equals("GET"), let (fast, pathAccount) = fastRoutes.match(head),
+              let arguments = head.arguments(fast.names) else { return nil }
+        let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
+        // The DoH JSON API names its account with `uid` (`default` when absent).
+        let account = pathAccount ?? (fast.kind == .dohJSON ? arguments[FastRoutes.DoHJSON.uid] : nil) ?? Self.defaultAccount
+        var response: FastResponse?
+        registry.withEngine(utf8: account) { engine in
+            let options = engine.lookupOptions
+            guard !options.ispEnable else { return }
+            response = fastAnswer(
+                FastRequest(head: head, route: fast, account: account, arguments: arguments, engine: engine, options: options, started: started))
+        }
+        return response
+    }
+
+    /// The hit of `request` in its format, or nil.
+    private func fastAnswer<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+        switch request.route.kind {
+        case .v1Resolve: fastV1Resolve(request)
+        case .emas: fastEMAS(request)
+        case .dohJSON: fastDoHJSON(request)
+        case .rfc8484: fastDNSMessage(request)
+        }
+    }
+
+    /// `default`, the account of `/dns-query` and of DoH JSON requests without `uid`, as bytes
+    /// that live as long as the program.
+    private static var defaultAccount: UnsafeRawBufferPointer {
+        let name: StaticString = "default"
+        return UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+    }
+
+    /// The steps every format's fast path shares once its reader has the question: the limits
+    /// first, then (when `needsAdmit`) authentication, role and encryption as the general path
+    /// runs them (a flood of bad signatures costs no HMAC beyond its rate), then the cache, so
+    /// that only admitted hits are counted; `write` is the format's writer, given the host (a
+    /// valid name in canonical form) and the cached answer. Nil, with the rate token given back,
+    /// for what the general path must answer.
+    func fastAnswer<Head: RequestHead>(
+        _ request: FastRequest<Head>, host hostText: UnsafeRawBufferPointer, family: RecordFamily, needsAdmit: Bool,
+        write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
+    ) -> FastResponse? {
+        let admission = fastPathAdmission(request.head, account: request.account, options: request.options)
+        if case .toGeneralPath = admission { return nil }
+        guard !needsAdmit || fastPathAdmits(request.head, route: request.route.route, engine: request.engine),
+              var response = fastLookup(hostText, family, request.engine, write) else {
+            fastPathRefund(admission, account: request.account)
+            return nil
+        }
+        response.endpoint = request.route.route.endpoint
+        response.account = request.account
+        if request.started != 0 {
+            request.engine.metrics.requestDurationRecorder.record(
+                slot: RequestDurations.slot(request.route.route, source: response.source),
+                nanoseconds: MonotonicClock.nanoseconds() &- request.started)
+        }
+        return response
+    }
+
+    /// Whether the general pipeline's steps after the limits (`admit`: signature, role,
+    /// encryption), run on a copy of `head`'s request, let it through to `route`'s handler as it
+    /// is. False for any refusal, for an argument the general path refuses, and for what needs
+    /// its answer sealed; `handle` then runs the same steps again and writes the answer, so
+    /// errors are written in one place only. (A request with `enc` never comes here.)
+    private func fastPathAdmits<Head: RequestHead>(_ head: Head, route: Route, engine: ResolverEngine) -> Bool {
+        let request = head.request()
+        guard request.query.refusal == nil,
+              case .proceed(let admitted) = admit(route, Route.Match(request: request, engine: engine)) else { return false }
+        return admitted.encryption == nil
+    }
+
+    /// The cache lookup of every fast path, and its format's writer; nil on a miss (or a name to
+    /// check on the general path).
+    private func fastLookup(
+        _ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ engine: ResolverEngine,
+        _ write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
+    ) -> FastResponse? {
+        // A name in canonical form (the usual case) is looked up and written from the request's
+        // bytes, before it is checked: a name the cache has is valid (`BorrowedCacheKey(unchecked:)`).
+        if hostText.count <= HostName.maximumLength {
+            let key = BorrowedCacheKey(unchecked: hostText, family: family)
+            if let answer = engine.cachedResolution(key) { return write(key.host, answer) }
+            // Not cached in this form: a canonical name is a miss, for the full path to resolve.
+            if HostName.isCanonical(key.host) { return nil }
+        }
+        guard let host = HostName(utf8: hostText), let answer = engine.cachedResolution(host: host, family: family, network: "") else {
+            return nil
+        }
+        var name = host.value
+        var response: FastResponse?
+        name.withUTF8 { response = write($0, answer) }
+        return response
+    }
+
+    /// The text of an argument's bytes.
+    static func string(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
+}
+
+extension FastResponse {
+    /// A cache hit a format's general writer made (`HostResult` of one family, as `lookUp` gives
+    /// it to that writer): nil unless it is a 200.
+    init?(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, write: (HostResult) -> HTTPResponse) {
+        guard let name = HostName(utf8: UnsafeRawBufferPointer(host)) else { return nil }
+        let response = write(HostResult(host: name, families: [(family, .success(answer))]))
+        guard response.status == 200 else { return nil }
+        self.init(copying: response, source: answer.source)
+    }
+}
