@@ -10,7 +10,11 @@ fast path alone: `callgrind_annotate --inclusive=yes` on the dump it names, line
 Deterministic to about 0.1 %; compares two builds of the same machine, not machines.
 CALLGRIND_HISTOGRAMS=0 runs it with `metricsHistograms: false` (request durations not recorded).
 
-Modes: `open` (default) as above; `signed`: the account has client keys and
+Modes: `open` (default) as above; `open-general`: the same hits on `/v1/default/resolve/`
+(trailing `/`: the router serves it, the fast path leaves it to the general path); `emas`,
+`json`, `rfc8484`: the same name's hits as `GET /default/d?host=`, `GET /resolve?name=` (DoH
+JSON) and `GET /dns-query?dns=` (RFC 8484, a query made here), each with `-general` for the
+same request with a trailing `/` (every format's fast path against its general path, one build); `signed`: the account has client keys and
 `requireSignedRequests`, and every hit is signed (signature v1, query form, signed once by
 run.py's `sign_v1`); `signed-general`: the same signed hits on `/v1/default/resolve/` (trailing
 `/`), which the router serves but the fast path leaves to the general path, to compare the two
@@ -25,11 +29,15 @@ from run import sign_v1  # noqa: E402
 binary = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
 MODE = sys.argv[3] if len(sys.argv) > 3 else "open"
-assert MODE in ("open", "signed", "signed-general"), MODE
+FORMATS = ("open", "emas", "json", "rfc8484")
+assert MODE in ("signed", "signed-general") + FORMATS + tuple(f + "-general" for f in FORMATS), MODE
 SECRET = "callgrind-resolve-secret-0123456789"
+
+upstream_calls = [0]
 
 class JSONUpstream(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
+        upstream_calls[0] += 1
         body = json.dumps({"Status": 0, "Answer": [{"name": "www.example.test.", "type": 1, "TTL": 86400, "data": "192.0.2.10"}]}).encode()
         self.send_response(200); self.send_header("Content-Type", "application/json"); self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
     def log_message(self, *a): pass
@@ -62,19 +70,28 @@ try:
         except OSError: pass
         time.sleep(0.2)
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    path = "/v1/default/resolve?host=www.example.test&type=A"
-    if MODE != "open":
+    import base64, struct
+    query = struct.pack(">HHHHHH", 0x1234, 0x0100, 1, 0, 0, 0) + b"".join(
+        bytes([len(label)]) + label.encode() for label in "www.example.test".split(".")) + b"\0" + struct.pack(">HH", 1, 1)
+    dns = base64.urlsafe_b64encode(query).decode().rstrip("=")
+    slash = "/" if MODE.endswith("-general") else ""
+    fmt = MODE.removesuffix("-general")
+    path = {"open": f"/v1/default/resolve{slash}?host=www.example.test&type=A", "emas": f"/default/d{slash}?host=www.example.test",
+            "json": f"/resolve{slash}?name=www.example.test", "rfc8484": f"/dns-query{slash}?dns={dns}"}.get(fmt)
+    if MODE in ("signed", "signed-general"):
         route = "/v1/default/resolve" + ("/" if MODE == "signed-general" else "")
         path = route + "?" + sign_v1("GET", route, {"host": "www.example.test", "type": "A"}, b"", "r1", SECRET,
                                      int(time.time()) + 86400 - 60)
     c.request("GET", path); r = c.getresponse(); print("miss:", r.status, r.read().decode())
     for _ in range(200): c.request("GET", path); r = c.getresponse(); r.read()
     subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+    calls = upstream_calls[0]
     for _ in range(N):
         c.request("GET", path); r = c.getresponse(); body = r.read()
-        assert r.status == 200 and b'"source":"cache"' in body, body
+        assert r.status == 200 and (fmt in ("emas", "json", "rfc8484") or b'"source":"cache"' in body), body
+    assert upstream_calls[0] == calls, "a hit asked the upstream"
     subprocess.run(["callgrind_control", "-d", "hits", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
-    print("hit body:", body.decode())
+    print("hit body:", body.decode(errors="replace") if fmt != "rfc8484" else body.hex())
 finally:
     proc.terminate(); proc.wait()
 total = 0

@@ -1520,11 +1520,12 @@ def report(results):
   general path): the ratio ({SIGNED}) / (1) is what signing costs a hit, the copy and the HMAC.
 - ({RFC8484}) the names of (1), as the pre-encoded RFC 8484 queries of (3) (ID 0, RD, one A question),
   `GET /v1/bench/dns-query?dns=` with `Accept: application/dns-message` against the same instance and
-  account `bench`: each is answered from the cache and written as a DNS message by libknot. Before
+  account `bench`: each is answered from the cache on the fast path (its RFC 8484 row) and written as a
+  DNS message by libknot, by the general path's writer. Before
   the loop one query must come back `application/dns-message`, RCODE 0, two records.
 - ({EMAS}) and ({DOHJSON}) the names of (1) through the EMAS HTTPDNS API (`GET /bench/d?host=NAME`) and
   the DoH JSON API (`GET /resolve?uid=bench&name=NAME`), same instance and account: cache hits
-  written by each API's own answer writer, through the general request path. Before the loop the
+  answered on the fast path (its EMAS and DoH JSON rows) by each API's one answer writer. Before the loop the
   first name must be one cache hit whose JSON answer carries the two addresses.
 - ({REDIS}) issue 15: a redis-server on loopback (no persistence) and three replicas a, b, c with `redis`
   set and account `bench` as in (1). ({REDIS}) is (1)'s wrk run against replica a, which had the names

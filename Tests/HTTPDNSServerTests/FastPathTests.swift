@@ -371,9 +371,10 @@ final class MemoryHead: RequestHead {
         _ = fast(fixture, MemoryHead("GET", "/default/d", [("host", "two.example.test")]))
         _ = fast(fixture, MemoryHead("GET", "/resolve", [("name", "two.example.test")]))
         _ = fast(fixture, MemoryHead("GET", "/dns-query", [("dns", try Self.dns("two.example.test"))]))
-        let metrics = fixture.get("/metrics").response?.bodyText ?? ""
-        for format in ["emas", "json", "rfc8484"] {
-            #expect(metrics.contains(#"protocol="\#(format)""#) && metrics.contains("source=\"cache\""), "no \(format) duration")
+        let text = MetricsText(fixture.get("/metrics").text)
+        for (format, endpoint) in [("emas", "/{account}/d"), ("json", "/resolve"), ("rfc8484", "/dns-query")] {
+            let labels = ["protocol": format, "endpoint": endpoint, "source": "cache"]
+            #expect(text.sum("httpdns_request_duration_seconds_count", labels) == 1, "\(format)")
         }
     }
 }
