@@ -62,7 +62,6 @@ struct FastRoutes: Sendable {
         let messageNames = ArgumentNames("dns", "enc")
         rfc8484 = FastRoute(kind: .rfc8484, route: row("GET", "/dns-query", .rfc8484), names: messageNames)
         rfc8484Account = FastRoute(kind: .rfc8484, route: row("GET", "/v1/{account}/dns-query", .rfc8484), names: messageNames)
-        precondition(RequestArguments.capacity >= 9)
     }
 
     /// The fast route of a path, with the account its path names (nil for routes whose account
