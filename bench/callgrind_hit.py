@@ -53,7 +53,7 @@ config = {"listen": f"127.0.0.1:{port}", "db": os.path.join(work, "db.sqlite"), 
           "accounts": {"default": {"upstreams": [f"json:http://127.0.0.1:{up.server_address[1]}/resolve"], "localDNSFallback": False}}}
 if os.environ.get("CALLGRIND_HISTOGRAMS", "1") == "0":
     config["metricsHistograms"] = "false"
-if MODE != "open":
+if MODE in ("signed", "signed-general"):
     config["accounts"]["default"].update({"clientKeys": [{"id": "r1", "secret": SECRET, "role": "resolve"}],
                                           "requireSignedRequests": True, "maxSignatureAge": 86400})
 if os.environ.get("CALLGRIND_CONNECTION_MEMORY_LIMIT"):

@@ -366,6 +366,27 @@ final class MemoryHead: RequestHead {
         #expect(fixture.get("/default/d", ["host": "two.example.test"]).status == 403)
     }
 
+    @Test func aValidSignDIsAnsweredFastAfterTheGeneralSignatureCheckAndABadOneIsNot() throws {
+        let secret = "0123456789abcdef0123"
+        let fixture = seededFixture {
+            $0.clientKeys = [ClientKey(id: "k1", secret: secret, role: .resolve)]
+            $0.requireSignedRequests = true
+        }
+        let expiry = "1700000600"  // the fixture's manual clock is at 1 700 000 000
+        let signature = try EMASSignature.signature(hosts: "two.example.test", secret: secret, expiry: expiry)
+        let signed = MemoryHead("GET", "/default/sign_d", [("host", "two.example.test"), ("t", expiry), ("s", signature)], peer: "198.51.100.7")
+        try expectSameAnswer(fixture, signed)
+        for (t, s) in [(expiry, String(signature.reversed())), ("1699999999", signature), ("1700009999", signature)] {
+            let head = MemoryHead("GET", "/default/sign_d", [("host", "two.example.test"), ("t", t), ("s", s)], peer: "198.51.100.7")
+            #expect(fast(fixture, head) == nil, "t=\(t)")
+            guard case .response(let refused) = fixture.service.handle(head.request()) else {
+                Issue.record("a refused signature was deferred")
+                continue
+            }
+            #expect(refused.status == 403)
+        }
+    }
+
     @Test func eachFormatsHitIsRecordedUnderItsOwnProtocol() throws {
         let fixture = seededFixture()
         _ = fast(fixture, MemoryHead("GET", "/default/d", [("host", "two.example.test")]))
