@@ -54,8 +54,8 @@ extension HTTPDNSService {
     }
 
     /// The fast path's reader of `GET /resolve` and `GET /dns-query` with `Accept:
-    /// application/dns-json` (`fastResponse`), written by `DoHJSONRendering.answer` as the
-    /// general path writes it. Nil for an invalid argument and `enc`; a signed request (`ak`,
+    /// application/dns-json` (`fastResponse`), written by `DoHJSONRendering.fastAnswer` (the
+    /// general path's writer). Nil for an invalid argument and `enc`; a signed request (`ak`,
     /// `ts` or `key`) runs the general signature check first. Other arguments are ignored, as on
     /// the general path.
     func fastDoHJSON<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
@@ -70,7 +70,7 @@ extension HTTPDNSService {
         let signed = arguments[Name.ak] != nil || arguments[Name.ts] != nil || arguments[Name.key] != nil
         return fastAnswer(request, host: nameText, family: family, needsAdmit: signed || options.hasClientKeys || options.hasAESKey) {
             host, answer in
-            FastResponse(host: host, family: family, answer: answer) { DoHJSONRendering.answer($0, family: family, short: short) }
+            DoHJSONRendering.fastAnswer(host: host, family: family, answer: answer, short: short)
         }
     }
 

@@ -18,49 +18,69 @@ enum DoHJSONRendering {
         var writer = JSONWriter()
         guard let answer = result.answers.first?.1 else {
             let failure = result.failure
-            writeHeader(.serverFailure, host: result.host, family: family, to: &writer)
+            var name = result.host.value
+            name.withUTF8 { writeHeader(.serverFailure, host: $0, family: family, to: &writer) }
             writer.raw(#","Comment":"#)
             writer.string("could not resolve \(result.host.value): \(failure?.message ?? "no answer")")
             writer.raw("}")
             return .json(200, writer)
         }
-        if short {
-            AnswerRendering.writeAddresses(answer.addressList, to: &writer)
-            return .json(200, writer)
-        }
-        writeHeader(answer.nxdomain ? .nameError : .noError, host: result.host, family: family, to: &writer)
-        if !answer.nxdomain && !answer.addressList.isEmpty {
-            var name = result.host.value
-            name.withUTF8 { name in
-                writer.raw(#","Answer":["#)
-                var first = true
-                AnswerRendering.writeEachAddress(answer.addressList, to: &writer) { sink in
-                    sink.put(first ? #"{"name":""# : #"},{"name":""#)
-                    first = false
-                    sink.put(name)
-                    sink.put(#".","type":"#)
-                    sink.decimal(UInt32(family.rawValue))
-                    sink.put(#","TTL":"#)
-                    sink.decimal(answer.ttl)
-                    sink.put(#","data":"#)
-                }
-                writer.raw("}]")
-            }
-        }
-        writer.raw("}")
+        var name = result.host.value
+        name.withUTF8 { name in writeAnswer(host: name, family: family, answer: answer, short: short, to: &writer) }
         return .json(200, writer)
+    }
+
+    /// The same body for the fast path: a cached answer, written in one pass into memory that
+    /// libmicrohttpd takes over. `host` is a valid name in canonical form.
+    static func fastAnswer(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> FastResponse {
+        // The header and question are under 128 bytes besides the name; each record under 64
+        // besides the name and its address.
+        let bound = 128 + host.count + answer.addressList.count * (64 + host.count) + AnswerRendering.maximumAddresses(answer.addressList)
+        return FastResponse(bound: bound, source: answer.source) { buffer in
+            var cursor = ByteCursor(buffer)
+            writeAnswer(host: host, family: family, answer: answer, short: short, to: &cursor)
+            return cursor.count
+        }
+    }
+
+    /// The answer object (or `short`'s bare array) of one answered question: the one writer of
+    /// this API's answers.
+    private static func writeAnswer<Sink: JSONSink>(
+        host name: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool, to sink: inout Sink
+    ) {
+        if short {
+            AnswerRendering.writeAddresses(answer.addressList, to: &sink)
+            return
+        }
+        writeHeader(answer.nxdomain ? .nameError : .noError, host: name, family: family, to: &sink)
+        if !answer.nxdomain && !answer.addressList.isEmpty {
+            sink.put(#","Answer":["#)
+            var first = true
+            AnswerRendering.writeEachAddress(answer.addressList, to: &sink) { sink in
+                sink.put(first ? #"{"name":""# : #"},{"name":""#)
+                first = false
+                sink.put(name)
+                sink.put(#".","type":"#)
+                sink.decimal(UInt32(family.rawValue))
+                sink.put(#","TTL":"#)
+                sink.decimal(answer.ttl)
+                sink.put(#","data":"#)
+            }
+            sink.put("}]")
+        }
+        sink.put("}")
     }
 
     /// `{"Status":S,"TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[..]` (no
     /// closing brace). `host` is a valid name, which JSON never needs to escape.
-    private static func writeHeader(_ status: Status, host: HostName, family: RecordFamily, to writer: inout JSONWriter) {
-        writer.raw(#"{"Status":"#)
-        writer.decimal(status.rawValue)
-        writer.raw(#","TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[{"name":""#)
-        writer.raw(host.value)
-        writer.raw(#".","type":"#)
-        writer.decimal(UInt32(family.rawValue))
-        writer.raw("}]")
+    private static func writeHeader<Sink: JSONSink>(_ status: Status, host: UnsafeBufferPointer<UInt8>, family: RecordFamily, to sink: inout Sink) {
+        sink.put(#"{"Status":"#)
+        sink.decimal(status.rawValue)
+        sink.put(#","TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[{"name":""#)
+        sink.put(host)
+        sink.put(#".","type":"#)
+        sink.decimal(UInt32(family.rawValue))
+        sink.put("}]")
     }
 
     /// An error of the request (not of the name): `{"Status":S,"Code":"C","Comment":"M"}` with the

@@ -47,7 +47,7 @@ extension HTTPDNSService {
     }
 
     /// The fast path's reader of `GET /{account}/d` and `/sign_d` (`fastResponse`): one host, one
-    /// family, written by `EMASRendering.single` as the general path writes it. Nil for anything
+    /// family, written by `EMASRendering.fastSingle` (the general path's writer). Nil for anything
     /// else: both families, an invalid argument, `enc`, a peer that is a trusted proxy without a
     /// valid `ip` (its `X-Forwarded-For` is read by the general path only). Other arguments are
     /// ignored, as on the general path. `sign_d` always runs the general signature check.
@@ -67,7 +67,7 @@ extension HTTPDNSService {
         let family = families[0]
         let needsAdmit = request.route.route.access == .emasSigned || options.hasClientKeys || options.hasAESKey
         return fastAnswer(request, host: hostText, family: family, needsAdmit: needsAdmit) { host, answer in
-            FastResponse(host: host, family: family, answer: answer) { EMASRendering.single($0, clientIP: clientIP) }
+            EMASRendering.fastSingle(host: host, family: family, answer: answer, clientIP: clientIP)
         }
     }
 

@@ -9,11 +9,36 @@ enum EMASRendering {
     static func single(_ result: HostResult, clientIP: String) -> HTTPResponse {
         if let failure = result.failure { return error(APIError(failure, host: result.host)) }
         var writer = JSONWriter()
-        writeAnswer(result, to: &writer)
-        writer.raw(#","client_ip":"#)
-        writer.string(clientIP)
-        writer.raw("}")
+        withParts(result) { host, ipv4, ipv6, ttl, originTTL in
+            writeSingle(host: host, ipv4: ipv4, ipv6: ipv6, ttl: ttl, originTTL: originTTL, clientIP: clientIP, to: &writer)
+        }
         return .json(200, writer)
+    }
+
+    /// The same body for the fast path: one family's cached answer, written in one pass into
+    /// memory that libmicrohttpd takes over. `host` is a valid name in canonical form.
+    static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, clientIP: String) -> FastResponse {
+        // Every fixed part together (both numbers at 10 digits, the other family's `[]`) is under 128 bytes.
+        let bound = 128 + host.count + AnswerRendering.maximumAddresses(answer.addressList) + ByteCursor.maximumString(clientIP.utf8.count)
+        return FastResponse(bound: bound, source: answer.source) { buffer in
+            var cursor = ByteCursor(buffer)
+            writeSingle(
+                host: host, ipv4: family == .a ? answer.addressList : nil, ipv6: family == .aaaa ? answer.addressList : nil,
+                ttl: answer.ttl, originTTL: answer.originTTL, clientIP: clientIP, to: &cursor)
+            return cursor.count
+        }
+    }
+
+    /// `{"host":..,"ips":[..],"ipsv6":[..],"ttl":N,"origin_ttl":N,"client_ip":"C"}`: the one
+    /// writer of `/d`'s answer, for both paths.
+    private static func writeSingle<Sink: JSONSink>(
+        host: UnsafeBufferPointer<UInt8>, ipv4: AddressList?, ipv6: AddressList?, ttl: UInt32, originTTL: UInt32, clientIP: String,
+        to sink: inout Sink
+    ) {
+        writeAnswer(host: host, ipv4: ipv4, ipv6: ipv6, ttl: ttl, originTTL: originTTL, to: &sink)
+        sink.put(#","client_ip":"#)
+        sink.string(clientIP)
+        sink.put("}")
     }
 
     /// `{"dns":[{"host":..,"ips":..,"ipsv6":..,"ttl":..,"origin_ttl":..}, ...]}` for `/resolve`,
@@ -36,12 +61,35 @@ enum EMASRendering {
     /// `{"host":..,"ips":[..],"ipsv6":[..],"ttl":N,"origin_ttl":N` (no closing brace): with both
     /// families, the smaller TTLs.
     private static func writeAnswer(_ result: HostResult, to writer: inout JSONWriter) {
+        withParts(result) { host, ipv4, ipv6, ttl, originTTL in
+            writeAnswer(host: host, ipv4: ipv4, ipv6: ipv6, ttl: ttl, originTTL: originTTL, to: &writer)
+        }
+    }
+
+    /// The parts of `result`'s answer object: its name's bytes, each family's list, and the
+    /// smaller TTLs.
+    private static func withParts(
+        _ result: HostResult, _ body: (UnsafeBufferPointer<UInt8>, AddressList?, AddressList?, UInt32, UInt32) -> Void
+    ) {
         let answers = result.answers
-        AnswerRendering.writeHostAndAddresses(result.host, answers, to: &writer)
-        writer.raw(#","ttl":"#)
-        writer.number(answers.map(\.1.ttl).min() ?? 0)
-        writer.raw(#","origin_ttl":"#)
-        writer.number(answers.map(\.1.originTTL).min() ?? 0)
+        var name = result.host.value
+        name.withUTF8 { name in
+            body(
+                name, answers.first { $0.0 == .a }?.1.addressList, answers.first { $0.0 == .aaaa }?.1.addressList,
+                answers.map(\.1.ttl).min() ?? 0, answers.map(\.1.originTTL).min() ?? 0)
+        }
+    }
+
+    /// The same from its parts, into any sink: the one writer of an EMAS answer object (without
+    /// its closing brace; a nil list is `[]`).
+    private static func writeAnswer<Sink: JSONSink>(
+        host: UnsafeBufferPointer<UInt8>, ipv4: AddressList?, ipv6: AddressList?, ttl: UInt32, originTTL: UInt32, to sink: inout Sink
+    ) {
+        AnswerRendering.writeHostAndAddresses(host: host, ipv4: ipv4, ipv6: ipv6, to: &sink)
+        sink.put(#","ttl":"#)
+        sink.decimal(ttl)
+        sink.put(#","origin_ttl":"#)
+        sink.decimal(originTTL)
     }
 
     /// `{"service_ip":[..],"service_ipv6":[..]}`: IPv6 entries (`2001:db8::1`,
