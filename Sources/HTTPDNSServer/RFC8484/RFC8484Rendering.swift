@@ -14,7 +14,7 @@ enum RFC8484Rendering {
             return serverFailure(query)
         }
         let rcode = answer.nxdomain ? DNSResponseWriter.nameError : DNSResponseWriter.noError
-        let records = answer.nxdomain ? [] : answer.addresses.compactMap { IPAddress($0)?.bytes }
+        let records = answer.nxdomain ? [] : recordData(answer.addressList)
         let body: [UInt8]
         do throws(DNSMessageError) {
             body = try DNSResponseWriter.response(
@@ -23,6 +23,16 @@ enum RFC8484Rendering {
             return writeFailure(error)
         }
         return message(body, maxAge: answer.ttl)
+    }
+
+    /// The RDATA of each address: packed IPv4 addresses (the usual cached form) straight from
+    /// their numbers, others parsed from their text.
+    static func recordData(_ list: AddressList) -> [[UInt8]] {
+        guard let packed = list.packedIPv4 else { return list.strings.compactMap { IPAddress($0)?.bytes } }
+        let numbers: [UInt32] = [packed.first, packed.second, packed.third]
+        return numbers.prefix(packed.count).map { (address: UInt32) -> [UInt8] in
+            withUnsafeBytes(of: address.bigEndian) { Array($0) }
+        }
     }
 
     /// An upstream's reply to a forwarded query, with the query's ID; SERVFAIL when it does not
