@@ -26,9 +26,8 @@ struct StoreHealth: Sendable {
     /// The damaged file was already set aside in this spell (at most once per spell).
     var rebuiltThisSpell = false
 
-    /// First wait after a failure, and the longest, in seconds.
-    static let firstBackoff = 1.0
-    static let maximumBackoff = 30.0
+    /// 1, 2, 4, ... 30 s: a full disk is not hammered, and space that comes back is noticed soon.
+    static let backoff = ExponentialBackoff(initial: 1, maximum: 30)
 
     var isHealthy: Bool { cacheError == nil && accountError == nil }
 
@@ -80,9 +79,7 @@ struct StoreHealth: Sendable {
     private mutating func failed(wasHealthy: Bool, monotonicNow: Double, unixNow: Timestamp) -> Transition {
         failures += 1
         if wasHealthy { failingSince = unixNow }
-        // 1, 2, 4, ... 30 s: a full disk is not hammered, and space that comes back is noticed soon.
-        let exponent = Double(min(failures - 1, 10))
-        retryAt = monotonicNow + min(Self.maximumBackoff, Self.firstBackoff * pow2(exponent))
+        retryAt = monotonicNow + Self.backoff.delay(afterFailures: failures)
         return wasHealthy ? .becameUnhealthy(reason: reason ?? "unknown") : .none
     }
 
@@ -94,11 +91,5 @@ struct StoreHealth: Sendable {
         retryAt = nil
         rebuiltThisSpell = false
         return wasHealthy ? .none : .recovered(afterFailures: spell)
-    }
-
-    private func pow2(_ exponent: Double) -> Double {
-        var value = 1.0
-        for _ in 0..<Int(exponent) { value *= 2 }
-        return value
     }
 }

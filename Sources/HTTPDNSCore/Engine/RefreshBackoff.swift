@@ -18,12 +18,14 @@ public final class RefreshBackoff: Sendable {
     /// Longest wait, seconds.
     public let cap: Double
     public let capacity: Int
+    private let schedule: ExponentialBackoff
     private let table = Mutex<[CacheKey: State]>([:])
 
     public init(base: Double = 5, cap: Double = 60, capacity: Int = 100_000) {
         self.base = base
         self.cap = cap
         self.capacity = capacity
+        schedule = ExponentialBackoff(initial: base, maximum: cap)
     }
 
     /// True while `key` failed recently and its next attempt is not due yet.
@@ -41,7 +43,7 @@ public final class RefreshBackoff: Sendable {
     public func recordFailure(_ key: CacheKey, at now: Timestamp) -> Double {
         table.withLock { table in
             let failures = (table[key]?.failures ?? 0) + 1
-            let wait = min(cap, base * Double(1 << min(failures - 1, 20)))
+            let wait = schedule.delay(afterFailures: failures)
             if table[key] == nil && table.count >= capacity { Self.shrink(&table, now: now, capacity: capacity) }
             table[key] = State(failures: failures, retryAt: now + wait)
             return wait
