@@ -237,18 +237,9 @@ public struct AccountConfig: Sendable, Equatable {
 
     private static func isServerAddress(_ text: String) -> Bool {
         if IPAddress(text) != nil { return true }
-        let host: Substring, port: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return false }
-            host = text[text.index(after: text.startIndex)..<close]
-            port = text[text.index(close, offsetBy: 2)...]
-            guard IPAddress(String(host))?.family == .aaaa else { return false }
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { return false }
-            host = text[..<colon]
-            port = text[text.index(after: colon)...]
-            guard IPAddress(String(host))?.family == .a else { return false }
-        }
+        guard case .success(let parts) = HostPort.split(text),
+              IPAddress(String(parts.host))?.family == (parts.bracketed ? .aaaa : .a) else { return false }
+        let port = parts.port
         return port.allSatisfy(\.isASCII) && (UInt16(port) ?? 0) > 0
     }
 

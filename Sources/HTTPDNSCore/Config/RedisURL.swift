@@ -64,18 +64,12 @@ public struct RedisURL: Sendable, Equatable, CustomStringConvertible {
         }
         let host: Substring
         let portText: Substring
-        if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else {
-                throw ConfigError(key: key, "\(format): '\(Log.escaped(String(rest)))' is not [IPv6]:port")
-            }
-            host = rest[rest.index(after: rest.startIndex)..<close]
-            portText = rest[rest.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = rest.lastIndex(of: ":") else {
-                throw ConfigError(key: key, "\(format): '\(Log.escaped(String(rest)))' has no port")
-            }
-            host = rest[..<colon]
-            portText = rest[rest.index(after: colon)...]
+        switch HostPort.split(rest) {
+        case .success(let parts): (host, portText) = (parts.host, parts.port)
+        case .failure(.notBracketedWithPort):
+            throw ConfigError(key: key, "\(format): '\(Log.escaped(String(rest)))' is not [IPv6]:port")
+        case .failure(.noPort):
+            throw ConfigError(key: key, "\(format): '\(Log.escaped(String(rest)))' has no port")
         }
         guard let port = UInt16(portText), port > 0 else {
             throw ConfigError(key: key, "\(format): '\(Log.escaped(String(portText)))' is not a port number (1-65535)")

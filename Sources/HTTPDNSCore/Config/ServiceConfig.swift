@@ -490,16 +490,10 @@ public struct ServiceConfig: Sendable, Equatable {
     static func parseListen(_ text: String, key: String) throws(ConfigError) -> (String, UInt16) {
         let host: Substring
         let port: Substring
-        if text.hasPrefix("[") {
-            guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
-                throw ConfigError(key: key, "'\(text)' is not [IPv6]:port")
-            }
-            host = text[text.index(after: text.startIndex)..<close]
-            port = text[text.index(close, offsetBy: 2)...]
-        } else {
-            guard let colon = text.lastIndex(of: ":") else { throw ConfigError(key: key, "'\(text)' is not address:port") }
-            host = text[..<colon]
-            port = text[text.index(after: colon)...]
+        switch HostPort.split(text) {
+        case .success(let parts): (host, port) = (parts.host, parts.port)
+        case .failure(.notBracketedWithPort): throw ConfigError(key: key, "'\(text)' is not [IPv6]:port")
+        case .failure(.noPort): throw ConfigError(key: key, "'\(text)' is not address:port")
         }
         guard let number = UInt16(port) else { throw ConfigError(key: key, "'\(port)' is not a port number (0-65535)") }
         guard IPAddress(String(host)) != nil else { throw ConfigError(key: key, "'\(host)' is not an IP address") }
