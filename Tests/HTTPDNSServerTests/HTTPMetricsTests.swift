@@ -3,7 +3,7 @@ import Dispatch
 import Testing
 
 @Suite struct HTTPMetricsTests {
-    private let resolve = RouteTable.standard.fastPathRoute.endpoint
+    private let resolve = RouteTable.standard.route("GET", "/v1/{account}/resolve").endpoint
     private let healthz = RouteTable.standard.endpoints.firstIndex(of: "/healthz")!
 
     @Test func responsesAreCountedByEndpointAndStatusFromManyThreads() {

@@ -50,7 +50,7 @@ import Testing
         fixture.registry.upsert("other", config: .test())
         let metrics = HTTPMetrics()
         fixture.service.attach(metrics)
-        metrics.record(status: 200, endpoint: RouteTable.standard.fastPathRoute.endpoint)
+        metrics.record(status: 200, endpoint: RouteTable.standard.route("GET", "/v1/{account}/resolve").endpoint)
         fixture.upstream.setAnswer("www.example.test", addresses: ["127.0.0.1"], ttl: 60)
         _ = fixture.get("/v1/default/resolve", ["host": "www.example.test"])
         let exchange = fixture.get("/metrics", listener: .ops)

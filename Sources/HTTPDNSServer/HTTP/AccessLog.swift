@@ -91,12 +91,4 @@ enum AccessLog {
             ("source", source ?? "-"), ("bytes", String(bytes)), ("peer", peer), ("request_id", context.requestID ?? "-"),
         ], buffered: true)
     }
-
-    /// The account of a `/v1/{account}/resolve` path (what the fast path serves).
-    static func resolveAccount(_ path: UnsafePointer<CChar>?) -> String? {
-        guard let path else { return nil }
-        let text = String(cString: path)
-        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[1] == "v1" && parts[3] == "resolve" ? String(parts[2]) : nil
-    }
 }

@@ -45,23 +45,20 @@ struct FastRoutes: Sendable {
     enum RFC8484 { static let dns = 0, enc = 1 }
 
     init(_ table: RouteTable) {
-        func row(_ method: String, _ path: String, _ format: WireFormat) -> Route {
-            table.routes.first { $0.method == method && $0.path == path && $0.format == format }!
-        }
         // v1 reads the signature v1 arguments too, so that anything else is an unknown argument
         // (refused by the general path).
         v1Resolve = FastRoute(
-            kind: .v1Resolve, route: row("GET", "/v1/{account}/resolve", .v1),
+            kind: .v1Resolve, route: table.route("GET", "/v1/{account}/resolve", format: .v1),
             names: ArgumentNames("host", "type", "client_ip", "short", "enc", "kid", "t", "sign"))
         let emasNames = ArgumentNames("host", "query", "ip", "enc")
-        emasD = FastRoute(kind: .emas, route: row("GET", "/{account}/d", .emas), names: emasNames)
-        emasSignD = FastRoute(kind: .emas, route: row("GET", "/{account}/sign_d", .emas), names: emasNames)
+        emasD = FastRoute(kind: .emas, route: table.route("GET", "/{account}/d", format: .emas), names: emasNames)
+        emasSignD = FastRoute(kind: .emas, route: table.route("GET", "/{account}/sign_d", format: .emas), names: emasNames)
         let jsonNames = ArgumentNames("name", "type", "short", "edns_client_subnet", "uid", "enc", "ak", "ts", "key")
-        dohJSON = FastRoute(kind: .dohJSON, route: row("GET", "/resolve", .json), names: jsonNames)
-        dohJSONAtDNSQuery = FastRoute(kind: .dohJSON, route: row("GET", "/dns-query", .json), names: jsonNames)
+        dohJSON = FastRoute(kind: .dohJSON, route: table.route("GET", "/resolve", format: .json), names: jsonNames)
+        dohJSONAtDNSQuery = FastRoute(kind: .dohJSON, route: table.route("GET", "/dns-query", format: .json), names: jsonNames)
         let messageNames = ArgumentNames("dns", "enc")
-        rfc8484 = FastRoute(kind: .rfc8484, route: row("GET", "/dns-query", .rfc8484), names: messageNames)
-        rfc8484Account = FastRoute(kind: .rfc8484, route: row("GET", "/v1/{account}/dns-query", .rfc8484), names: messageNames)
+        rfc8484 = FastRoute(kind: .rfc8484, route: table.route("GET", "/dns-query", format: .rfc8484), names: messageNames)
+        rfc8484Account = FastRoute(kind: .rfc8484, route: table.route("GET", "/v1/{account}/dns-query", format: .rfc8484), names: messageNames)
     }
 
     /// The fast route of a path, with the account its path names (nil for routes whose account

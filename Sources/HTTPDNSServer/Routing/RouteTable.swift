@@ -37,8 +37,11 @@ struct RouteTable: Sendable {
         self.tenantRoutes = tenant
     }
 
-    /// The route the fast path answers for (`HTTPDNSService.fastResponse`).
-    var fastPathRoute: Route { routes.first { $0.method == "GET" && $0.path == "/v1/{account}/resolve" }! }
+    /// The row of `method`, `path` and `format`, which must be in the table (the fast path's
+    /// rows, `FastRoutes`, are found with it once).
+    func route(_ method: String, _ path: String, format: WireFormat = .v1) -> Route {
+        routes.first { $0.method == method && $0.path == path && $0.format == format }!
+    }
 
     static let standard = RouteTable(routes: [
         Route("GET", "/healthz", .both, .anyone) { service, _ in service.healthz() },
