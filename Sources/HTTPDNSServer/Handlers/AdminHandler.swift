@@ -207,12 +207,7 @@ extension HTTPDNSService {
         let apply: @Sendable () -> HTTPResponse = { [self] in
             if let engine = registry.remove(id) { _ = engine.evictAll() }
             audit(request, result: "deleted", detail: "")
-            var writer = JSONWriter()
-            writer.raw("{")
-            writer.key("deleted")
-            writer.string(id)
-            writer.raw("}")
-            return .json(200, writer)
+            return Self.deletedResponse(id)
         }
         guard let accountStore else { return .response(apply()) }
         let slot = ReplySlot()
@@ -227,6 +222,16 @@ extension HTTPDNSService {
             }
         }
         return slot.result
+    }
+
+    /// The answer to a done `DELETE /v1/accounts/{id}`: `{"deleted":"id"}`.
+    private static func deletedResponse(_ id: String) -> HTTPResponse {
+        var writer = JSONWriter()
+        writer.raw("{")
+        writer.key("deleted")
+        writer.string(id)
+        writer.raw("}")
+        return .json(200, writer)
     }
 
     /// An account change when replicas share their accounts (README: "Running several
@@ -247,12 +252,7 @@ extension HTTPDNSService {
                     slot.set(accountResponse(existing == nil ? 201 : 200, id, config))
                 } else {
                     audit(request, result: "deleted", detail: "version=\(record.version)")
-                    var writer = JSONWriter()
-                    writer.raw("{")
-                    writer.key("deleted")
-                    writer.string(id)
-                    writer.raw("}")
-                    slot.set(.json(200, writer))
+                    slot.set(Self.deletedResponse(id))
                 }
             case .failure(let error) where error.code == .unavailable:
                 Log.warning("account \(id): change refused, Redis is unreachable: \(error.message)")
