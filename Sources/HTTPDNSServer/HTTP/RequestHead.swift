@@ -19,7 +19,7 @@ public protocol RequestHead {
     /// their length, `%00` included), the empty value for a name given without `=`, nil when
     /// there is none: what `QueryArguments` gives; and how many arguments have none of the
     /// names (`RequestArguments.others`). Nil for them all when any other argument's name or
-    /// value holds a control character (`DecodedArgument`), which the full path refuses. The
+    /// value holds a control character or invalid UTF-8 (`DecodedArgument`), which the full path refuses. The
     /// first name's value is not checked: the caller must refuse what it cannot take.
     func arguments(_ names: ArgumentNames) -> RequestArguments?
     /// The first value of a request header, nil when absent (read by the fast path only where a

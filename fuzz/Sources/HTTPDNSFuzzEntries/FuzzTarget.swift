@@ -66,8 +66,8 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
                 arguments.append(name: pairBytes, value: nil)
             }
         }
-        // `pairs` gives names and values as Strings (invalid UTF-8 replaced), so reading one back
-        // by its name is exact only when the input is valid UTF-8.
+        // An argument with invalid UTF-8 is refused, not stored, so whatever `pairs` gives reads
+        // back exactly by its name; with valid UTF-8 input that holds for every stored argument.
         let validUTF8 = String(validating: bytes, as: UTF8.self) != nil
         for (name, value) in arguments.pairs {
             check(DecodedArgument.firstControl(in: name.utf8) == nil && DecodedArgument.firstControl(in: value.utf8) == nil,
@@ -76,6 +76,7 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         }
         if arguments.refusal == nil {
             check(!bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }), "a control character was accepted")
+            check(validUTF8, "invalid UTF-8 was accepted")
         }
     }
 
