@@ -30,7 +30,10 @@ import Testing
         }
     }
 
-    @Test func theFirstReplicaTakesTheLockAndTheSecondGetsItsAnswer() async throws {
+    /// Two replicas' tiers on one real redis-server, both connected, for `body`; shut down after.
+    static func withTwoReplicas(
+        _ body: (RedisServerProcess, RedisAnswerTier, RedisAnswerTier, _ clientB: RedisClient) async throws -> Void
+    ) async throws {
         let server = try await RedisServerProcess.start()
         defer { Task { await server.stop() } }
         let (clientA, a) = try Self.tier(server)
@@ -38,52 +41,48 @@ import Testing
         defer { clientA.shutdown(); clientB.shutdown() }
         try await Self.waitUp(clientA)
         try await Self.waitUp(clientB)
-        #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
-        let entry = CacheEntry(addresses: ["192.0.2.1"], originTTL: 300, storedAt: SystemClock().now())
-        async let waited = Self.lookup(b, key)
-        try await Task.sleep(for: .milliseconds(100))
-        a.store(account: "shop", key: key, entry: entry, keepSeconds: 400, holdsLock: true)
-        let result = await waited
-        guard case .found(let found) = result else {
-            Issue.record("expected the holder's answer, got \(result)")
-            return
+        try await body(server, a, b, clientB)
+    }
+
+    @Test func theFirstReplicaTakesTheLockAndTheSecondGetsItsAnswer() async throws {
+        try await Self.withTwoReplicas { server, a, b, clientB in
+            #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
+            let entry = CacheEntry(addresses: ["192.0.2.1"], originTTL: 300, storedAt: SystemClock().now())
+            async let waited = Self.lookup(b, key)
+            try await Task.sleep(for: .milliseconds(100))
+            a.store(account: "shop", key: key, entry: entry, keepSeconds: 400, holdsLock: true)
+            let result = await waited
+            guard case .found(let found) = result else {
+                Issue.record("expected the holder's answer, got \(result)")
+                return
+            }
+            #expect(found.addresses == ["192.0.2.1"] && found.originTTL == 300)
+            // Found by polling, unless the machine stalled B's first look until after A's store.
+            #expect((clientB.metrics.answerResults["hit_after_wait"] ?? 0) + (clientB.metrics.answerResults["hit"] ?? 0) == 1)
+            // Kept for the TTL plus the stale window; the lock is gone.
+            let ttl = Int(try server.cli(["PTTL", "t:answer:shop:A:www.example.com"])) ?? 0
+            #expect(ttl > 300_000 && ttl <= 400_000)
+            #expect(try server.cli(["EXISTS", "t:answer:shop:A:www.example.com:lock"]) == "0")
         }
-        #expect(found.addresses == ["192.0.2.1"] && found.originTTL == 300)
-        // Found by polling, unless the machine stalled B's first look until after A's store.
-        #expect((clientB.metrics.answerResults["hit_after_wait"] ?? 0) + (clientB.metrics.answerResults["hit"] ?? 0) == 1)
-        // Kept for the TTL plus the stale window; the lock is gone.
-        let ttl = Int(try server.cli(["PTTL", "t:answer:shop:A:www.example.com"])) ?? 0
-        #expect(ttl > 300_000 && ttl <= 400_000)
-        #expect(try server.cli(["EXISTS", "t:answer:shop:A:www.example.com:lock"]) == "0")
     }
 
     @Test func aWaiterTakesTheLockOverWhenItsHolderLetsGoWithoutAnAnswer() async throws {
-        let server = try await RedisServerProcess.start()
-        defer { Task { await server.stop() } }
-        let (clientA, a) = try Self.tier(server)
-        let (clientB, b) = try Self.tier(server)
-        defer { clientA.shutdown(); clientB.shutdown() }
-        try await Self.waitUp(clientA)
-        try await Self.waitUp(clientB)
-        #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
-        async let waited = Self.lookup(b, key)
-        try await Task.sleep(for: .milliseconds(100))
-        a.release(account: "shop", key: key)
-        #expect(await waited == .miss(holdsLock: true))
-        #expect(try server.cli(["GET", "t:answer:shop:A:www.example.com:lock"]) == b.replicaID)
+        try await Self.withTwoReplicas { server, a, b, _ in
+            #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
+            async let waited = Self.lookup(b, key)
+            try await Task.sleep(for: .milliseconds(100))
+            a.release(account: "shop", key: key)
+            #expect(await waited == .miss(holdsLock: true))
+            #expect(try server.cli(["GET", "t:answer:shop:A:www.example.com:lock"]) == b.replicaID)
+        }
     }
 
     @Test func aWaiterGoesOnByItselfWhenTheHolderIsSlow() async throws {
-        let server = try await RedisServerProcess.start()
-        defer { Task { await server.stop() } }
-        let (clientA, a) = try Self.tier(server)
-        let (clientB, b) = try Self.tier(server)
-        defer { clientA.shutdown(); clientB.shutdown() }
-        try await Self.waitUp(clientA)
-        try await Self.waitUp(clientB)
-        #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
-        #expect(await Self.lookup(b, key, wait: 100) == .miss(holdsLock: false))
-        #expect(clientB.metrics.answerResults["wait_timeout"] == 1)
+        try await Self.withTwoReplicas { _, a, b, clientB in
+            #expect(await Self.lookup(a, key) == .miss(holdsLock: true))
+            #expect(await Self.lookup(b, key, wait: 100) == .miss(holdsLock: false))
+            #expect(clientB.metrics.answerResults["wait_timeout"] == 1)
+        }
     }
 
     @Test func withRedisGoneALookupIsAMissWithoutTheLock() async throws {
