@@ -40,9 +40,12 @@ struct StoreHealth: Sendable {
     }
 
     /// Whole seconds until the backoff ends (at least 1): the `Retry-After` of a refused write.
+    /// `retryAt - now` read at the failure itself is the backoff plus a rounding error of the
+    /// addition (15.5991919014 + 4 - 15.5991919014 is 4.000000000000002), so a remainder under
+    /// a millisecond is not counted as one more second.
     func retryAfterSeconds(at monotonicNow: Double) -> Int {
         guard let retryAt, retryAt > monotonicNow else { return 1 }
-        return max(1, Int((retryAt - monotonicNow).rounded(.up)))
+        return max(1, Int((retryAt - monotonicNow - 0.001).rounded(.up)))
     }
 
     /// True when a scheduled (not an explicitly asked) flush should wait.

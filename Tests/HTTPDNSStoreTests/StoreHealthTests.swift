@@ -17,6 +17,25 @@ import Testing
         #expect(!health.isBackingOff(at: 700 + 30))
     }
 
+    /// Read at the moment of the failure, the Retry-After is the backoff itself, whatever the
+    /// clock reads: (15.599191901401943 + 4) - 15.599191901401943 is 4.000000000000002 in
+    /// doubles, which rounded up used to say 5 (a CI run saw [1, 2, 5]).
+    @Test func theRetryAfterReadAtTheFailureIsTheBackoffForAnyClockReading() {
+        for now in [15.599191901401943, 0.3, 22.584, 1_234.567] {
+            var health = StoreHealth()
+            var seconds: [Int] = []
+            for _ in 0..<6 {
+                _ = health.accountWriteFailed(full, monotonicNow: now, unixNow: 0)
+                seconds.append(health.retryAfterSeconds(at: now))
+            }
+            #expect(seconds == [1, 2, 4, 8, 16, 30], "clock at \(now)")
+        }
+        var health = StoreHealth()
+        _ = health.accountWriteFailed(full, monotonicNow: 10, unixNow: 0)
+        #expect(health.retryAfterSeconds(at: 10.5) == 1)
+        #expect(health.retryAfterSeconds(at: 11) == 1)  // over: try now
+    }
+
     @Test func onlyAChangeOfStateIsATransition() {
         var health = StoreHealth()
         #expect(health.cacheCommitFailed(full, monotonicNow: 0, unixNow: 5) == .becameUnhealthy(reason: "full (SQLite result code 13)"))
