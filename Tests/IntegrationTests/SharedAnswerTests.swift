@@ -51,30 +51,34 @@ import Testing
         }
     }
 
-    @Test func aNameResolvedThroughOneReplicaIsSharedOnTheOtherWithoutAnUpstreamQuery() async throws {
+    /// Issue 15: a name resolved through replica 1 is answered `shared` by replicas 2 and 3,
+    /// with unbound's query count unchanged.
+    @Test func aNameResolvedThroughOneReplicaIsSharedOnTheOthersWithoutAnUpstreamQuery() async throws {
         try await withTestServers { servers in
             let redis = try await RedisServerProcess.start(password: "redis-secret-9")
             defer { Task { await redis.stop() } }
             // A generous timeout: on a loaded machine a 50 ms one could turn a shared hit into a miss.
-            try await withReplicas(2, servers, redis: redis, extra: ["--redis-timeout", "2000"]) { replicas in
+            try await withReplicas(3, servers, redis: redis, extra: ["--redis-timeout", "2000"]) { replicas in
                 for replica in replicas { _ = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("warm"))&type=A") }
                 try await waitUntilRedisUp(replicas, true)
                 let name = TestZone.unique("shared")
                 let first = try await replicas[0].client.get("/v1/default/resolve?host=\(name)&type=A")
                 #expect(first.json["source"]?.string == "upstream", "\(first)")
                 let unbound = try await servers.unbound.queryCount()
-                let secondUpstream = try await upstreamQueries(replicas[1])
-                let second = try await replicas[1].client.get("/v1/default/resolve?host=\(name)&type=A")
-                #expect(second.status == 200)
-                #expect(second.json["source"]?.string == "shared", "\(second)")
-                #expect(second.json["ips"]?.strings == first.json["ips"]?.strings)
+                for (index, replica) in replicas.enumerated().dropFirst() {
+                    let upstream = try await upstreamQueries(replica)
+                    let shared = try await replica.client.get("/v1/default/resolve?host=\(name)&type=A")
+                    #expect(shared.status == 200)
+                    #expect(shared.json["source"]?.string == "shared", "replica \(index + 1): \(shared)")
+                    #expect(shared.json["ips"]?.strings == first.json["ips"]?.strings)
+                    #expect(try await upstreamQueries(replica) == upstream, "replica \(index + 1) asked its upstreams")
+                    // Cached on this replica now: an ordinary hit.
+                    let again = try await replica.client.get("/v1/default/resolve?host=\(name)&type=A")
+                    #expect(again.json["source"]?.string == "cache", "replica \(index + 1): \(again)")
+                    let metrics = try await replica.metrics()
+                    #expect(metrics.sum("httpdns_redis_shared_answers_total", ["result": "hit"]) >= 1)
+                }
                 #expect(try await servers.unbound.queryCount() == unbound)
-                #expect(try await upstreamQueries(replicas[1]) == secondUpstream)
-                // Cached on the second replica now: an ordinary hit.
-                let third = try await replicas[1].client.get("/v1/default/resolve?host=\(name)&type=A")
-                #expect(third.json["source"]?.string == "cache", "\(third)")
-                let metrics = try await replicas[1].metrics()
-                #expect(metrics.sum("httpdns_redis_shared_answers_total", ["result": "hit"]) >= 1)
                 // The Redis families pass promtool's lint, and name no password.
                 let scrape = try await replicas[1].client.get("/metrics")
                 #expect(!scrape.text.contains("redis-secret-9"))
@@ -87,26 +91,34 @@ import Testing
         }
     }
 
+    /// Issue 15: 3 × 50 concurrent misses for one new name across the replicas cost 1 upstream
+    /// query (each replica's single-flight joins its 50; the Redis lock makes the three one).
     @Test func concurrentMissesAcrossReplicasCostOneUpstreamQuery() async throws {
         try await withTestServers { servers in
             let redis = try await RedisServerProcess.start()
             defer { Task { await redis.stop() } }
             // A generous timeout: the lock is what is tested, not a 50 ms deadline under load.
-            try await withReplicas(2, servers, redis: redis, extra: ["--redis-timeout", "2000"]) { replicas in
+            try await withReplicas(3, servers, redis: redis, extra: ["--redis-timeout", "2000"]) { replicas in
                 for replica in replicas { _ = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("warm"))&type=A") }
                 try await waitUntilRedisUp(replicas, true)
                 let name = TestZone.unique("herd")
                 var before = 0.0
                 for replica in replicas { before += try await upstreamQueries(replica) }
                 let unbound = try await servers.unbound.queryCount()
-                let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                    for index in 0..<50 {
-                        let replica = replicas[index % 2]
-                        group.addTask { try await replica.client.get("/v1/default/resolve?host=\(name)&type=A").status }
+                let perReplica = 50
+                let answers = try await withThrowingTaskGroup(of: (Int, HTTPClientResponse).self) { group in
+                    for index in 0..<(perReplica * replicas.count) {
+                        let replica = index % replicas.count
+                        let client = replicas[replica].client
+                        group.addTask { (replica, try await client.get("/v1/default/resolve?host=\(name)&type=A")) }
                     }
-                    return try await group.reduce(into: [Int]()) { $0.append($1) }
+                    return try await group.reduce(into: [(Int, HTTPClientResponse)]()) { $0.append($1) }
                 }
-                #expect(statuses.count == 50 && statuses.allSatisfy { $0 == 200 }, "\(statuses)")
+                #expect(answers.count == perReplica * replicas.count)
+                for replica in replicas.indices {
+                    let mine = answers.filter { $0.0 == replica }.map(\.1)
+                    #expect(mine.count == perReplica && mine.allSatisfy { $0.status == 200 }, "replica \(replica + 1): \(mine.map(\.status))")
+                }
                 var after = 0.0
                 for replica in replicas { after += try await upstreamQueries(replica) }
                 #expect(after - before == 1, "upstream queries across the replicas")
