@@ -17,7 +17,9 @@ import Synchronization
 /// for `max(1 s, 20 × timeout)` (a paused or wedged server) is dropped and re-established.
 ///
 /// A connection that subscribes is a subscriber only (Redis allows nothing else on it): its
-/// `command` calls fail with `.client`. Subscriptions are sent again after every reconnect.
+/// `command` calls fail with `.client`. Subscriptions are sent again after every reconnect. A
+/// subscriber that has heard nothing for `healthInterval` (1 s) sends `PING`; without a reply
+/// within the timeout (a paused or silently partitioned server) it is dropped and re-established.
 public final class RedisConnection: Sendable {
     /// How the connection behaves.
     public struct Options: Sendable {
@@ -31,6 +33,9 @@ public final class RedisConnection: Sendable {
         /// Seconds without a reply to the oldest unanswered command before the connection is
         /// deemed dead.
         public var deadAfter: Double
+        /// Seconds a subscriber may hear nothing from the server before it sends a `PING` (which
+        /// must be answered within the timeout, or the connection is dropped and re-established).
+        public var healthInterval = 1.0
         /// Commands waiting or in flight at most; beyond, `.overloaded` at once.
         public var maximumPending = 10_000
         /// Reconnect delays.

@@ -26,6 +26,7 @@ final class RedisLoopWorker {
     private let timeout: UInt64
     private let deadAfter: UInt64
     private let connectTimeout: UInt64
+    private let healthInterval: UInt64
     private var purpose: String { options.purpose }
 
     private var context: UnsafeMutablePointer<redisAsyncContext>?
@@ -50,6 +51,12 @@ final class RedisLoopWorker {
     private var subscriptions: [String: @Sendable (RedisConnection.Message) -> Void] = [:]
     /// When a reply last arrived.
     private var lastReadAt: UInt64 = 0
+    /// Whether SUBSCRIBE went out on the current context (hiredis holds it subscribed from then).
+    private var subscribedContext = false
+    /// A subscriber's liveness, which sends nothing else: when its socket was last readable, and
+    /// when the health `PING` now unanswered went out (nil: none is).
+    private var heardAt: UInt64 = 0
+    private var healthPingSentAt: UInt64?
     /// Whether the last state reported (log, `up`, `onStateChange`) was up; nil before the first.
     private var reportedUp: Bool?
     private var stopping = false
@@ -62,6 +69,7 @@ final class RedisLoopWorker {
         timeout = UInt64(max(1, options.timeoutMilliseconds)) * 1_000_000
         deadAfter = UInt64(max(0.001, options.deadAfter) * 1e9)
         connectTimeout = UInt64(max(0.001, options.connectTimeout) * 1e9)
+        healthInterval = UInt64(max(0.001, options.healthInterval) * 1e9)
         backoff = RedisBackoff(initial: options.backoffInitial, maximum: options.backoffMaximum)
     }
 
@@ -139,6 +147,7 @@ final class RedisLoopWorker {
         if let oldest = inFlight.first, !dropping, max(oldest.sentAt, lastReadAt) &+ deadAfter <= now {
             drop("no reply for \(options.deadAfter) s")
         }
+        let healthDue = checkHealth(now)
         var next = now &+ 1_000_000_000
         if let front = deadlines.first { next = min(next, front.queuedAt &+ timeout) }
         switch phase {
@@ -147,8 +156,40 @@ final class RedisLoopWorker {
         case .ready: break
         }
         if let oldest = inFlight.first { next = min(next, max(oldest.sentAt, lastReadAt) &+ deadAfter) }
+        if let healthDue { next = min(next, healthDue) }
         guard next > now else { return 0 }
         return Int32(clamping: (next - now + 999_999) / 1_000_000)
+    }
+
+    /// A subscriber's health check (a subscriber has no replies to wait for by which to notice
+    /// a paused or silently partitioned server): after `healthInterval` without a byte from the
+    /// server, a `PING`; no byte within the timeout after it, the connection is dropped (and
+    /// re-established, resubscribed and reconciled like after any loss). Returns when it is
+    /// next due, nil when nothing is watched (not a subscriber, or not ready).
+    private func checkHealth(_ now: UInt64) -> UInt64? {
+        guard subscribedContext, case .ready = phase, let context, !dropping else { return nil }
+        if let sent = healthPingSentAt {
+            if heardAt > sent {
+                healthPingSentAt = nil
+            } else if sent &+ timeout <= now {
+                drop("no reply to PING within \(options.timeoutMilliseconds) ms")
+                return nil
+            } else {
+                return sent &+ timeout
+            }
+        }
+        guard heardAt &+ healthInterval <= now else { return heardAt &+ healthInterval }
+        do throws(RedisError) {
+            try RedisCall.check(chttpdns_redis_subscriber_ping(context), "PING (subscriber)", context: context)
+        } catch {
+            drop(error.message)
+            return nil
+        }
+        healthPingSentAt = now
+        // Written now rather than on the next wake-up (the socket has room for 14 bytes); a
+        // failed write frees the context, which `cleanup` reports.
+        redisAsyncHandleWrite(context)
+        return now &+ timeout
     }
 
     // MARK: Connection
@@ -157,6 +198,8 @@ final class RedisLoopWorker {
     private func connect() {
         dropping = false
         dropReason = nil
+        subscribedContext = false
+        healthPingSentAt = nil
         let target = "\(options.url.host):\(options.url.port)"
         let created: UnsafeMutablePointer<redisAsyncContext>
         do throws(RedisError) {
@@ -213,6 +256,7 @@ final class RedisLoopWorker {
     private func becameReady() {
         phase = .ready
         backoff.reset()
+        heardAt = MonotonicClock.nanoseconds()
         report(up: true, "connected to \(options.url)")
         if !subscriptions.isEmpty { sendSubscribe(subscriptions.keys.sorted()) }
         let queued = waiting
@@ -288,6 +332,7 @@ final class RedisLoopWorker {
         guard let context, !dropping, !channels.isEmpty else { return }
         do throws(RedisError) {
             try Self.issue(context, (["SUBSCRIBE"] + channels).map { Array($0.utf8) }, callback: Self.subscriptionReply, privateData: nil)
+            subscribedContext = true
         } catch {
             drop("SUBSCRIBE: \(error.message)")
         }
@@ -344,6 +389,7 @@ final class RedisLoopWorker {
 
     private func handle(_ ready: EpollSet.Readiness) {
         guard ready.fd == watchedFD else { return }
+        if ready.readable, subscribedContext { heardAt = MonotonicClock.nanoseconds() }
         if ready.writable || ready.failed, let context, !dropping { redisAsyncHandleWrite(context) }
         if ready.readable || ready.failed, let context, !dropping { redisAsyncHandleRead(context) }
     }

@@ -120,15 +120,7 @@ import Testing
         defer { subscriber.shutdown() }
         subscriber.subscribe(["chan"]) { message in received.withLock { $0.append(message) } }
         try await Self.waitUntil(true, subscriber)
-        func publishUntilReceived(_ payload: String) async throws {
-            let deadline = Date().addingTimeInterval(10)
-            while !received.withLock({ $0.contains { $0.payload == Array(payload.utf8) } }) {
-                guard Date() < deadline else { throw HarnessError("no message \(payload)") }
-                try server.cli(["PUBLISH", "chan", payload])
-                try await Task.sleep(for: .milliseconds(50))
-            }
-        }
-        try await publishUntilReceived("one")
+        try await Self.publishUntilReceived(server, "one") { received.withLock { $0 } }
         #expect(received.withLock { $0.first } == RedisConnection.Message(channel: "chan", payload: Array("one".utf8)))
         let error = await #expect(throws: RedisError.self) { try await subscriber.run(["GET", "x"]) }
         #expect(error?.code == .client)
@@ -136,7 +128,48 @@ import Testing
         try await Self.waitUntil(false, subscriber)
         try await server.restart()
         try await Self.waitUntil(true, subscriber, seconds: 15)
-        try await publishUntilReceived("two")
+        try await Self.publishUntilReceived(server, "two") { received.withLock { $0 } }
+    }
+
+    /// A subscriber sends nothing, so it has no reply to miss: its health `PING` (after 1 s of
+    /// silence) is what notices a paused server. Answered, the connection stays; unanswered
+    /// within the timeout, it is dropped, and after the pause re-established and resubscribed.
+    @Test func aSubscriberNoticesAPausedServerAndResubscribesAfterIt() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let received = Mutex<[RedisConnection.Message]>([])
+        let changes = Mutex<[Bool]>([])
+        let subscriber = try Self.connection(server, purpose: "sub") { up in changes.withLock { $0.append(up) } }
+        defer { subscriber.shutdown() }
+        subscriber.subscribe(["chan"]) { message in received.withLock { $0.append(message) } }
+        try await Self.waitUntil(true, subscriber)
+        try await Self.publishUntilReceived(server, "before") { received.withLock { $0 } }
+        // The idle subscriber's PING reaches Redis and its ["pong", ""] is taken in stride: the
+        // connection is the one it was (one `up`), still subscribed.
+        let deadline = Date().addingTimeInterval(30)
+        while !(try server.cli(["CLIENT", "LIST"])).split(separator: "\n").contains(where: { $0.contains(" sub=1 ") && $0.contains(" cmd=ping ") }) {
+            guard Date() < deadline else { throw HarnessError("the subscriber sent no PING: \(try server.cli(["CLIENT", "LIST"]))") }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(changes.withLock { $0 } == [true])
+        try await Self.publishUntilReceived(server, "between") { received.withLock { $0 } }
+        server.pause()
+        try await Self.waitUntil(false, subscriber, seconds: 60)
+        server.resume()
+        try await Self.waitUntil(true, subscriber, seconds: 60)
+        #expect(changes.withLock { $0 } == [true, false, true])
+        try await Self.publishUntilReceived(server, "after") { received.withLock { $0 } }
+    }
+
+    /// Publishes `payload` on `chan` until the subscriber has it (a subscription is confirmed
+    /// asynchronously: the first messages may precede it).
+    static func publishUntilReceived(_ server: RedisServerProcess, _ payload: String, _ received: () -> [RedisConnection.Message]) async throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !received().contains(where: { $0.payload == Array(payload.utf8) }) {
+            guard Date() < deadline else { throw HarnessError("no message \(payload)") }
+            try server.cli(["PUBLISH", "chan", payload])
+            try await Task.sleep(for: .milliseconds(50))
+        }
     }
 
     @Test func shutdownFailsWhatIsLeftAndLaterCommandsAtOnce() async throws {

@@ -166,6 +166,65 @@ struct ReplicaTests {
         }
     }
 
+    /// A paused Redis (SIGSTOP: its connections stay open, nothing is answered) is noticed by
+    /// every replica's subscriber, which sends nothing else and so has no reply to miss: its
+    /// health PING goes unanswered, the connection is dropped (`httpdns_redis_up` 0, a log line
+    /// naming the PING). After the pause it is re-established and resubscribed, and an account
+    /// change and a cache delete published afterwards through one replica reach the others.
+    @Test func aPausedRedisIsNoticedByTheSubscribersWhichResubscribeAfterIt() async throws {
+        try await withReplicaCluster { cluster in
+            for replica in cluster.replicas {
+                #expect(try await replica.client.get("/v1/default/resolve?host=\(TestZone.www)").status == 200)
+            }
+            try await waitUntilSubscribed(cluster)
+            cluster.redis.pause()
+            for replica in cluster.replicas {
+                let down = try await poll(for: 60, every: .milliseconds(100)) { () -> Bool? in
+                    try await replica.metrics().sum("httpdns_redis_up", ["purpose": "replication"]) == 0 ? true : nil
+                }
+                #expect(down == true, "replica on \(replica.port) never noticed the paused Redis")
+            }
+            cluster.redis.resume()
+            try await waitUntilSubscribed(cluster)
+            for replica in cluster.replicas {
+                let log = replica.log()
+                #expect(log.contains("redis (replication): lost the connection to redis://127.0.0.1:\(cluster.redis.port): no reply to PING"), "replica on \(replica.port)")
+                #expect(log.components(separatedBy: "redis (replication): connected to").count - 1 >= 2, "replica on \(replica.port) did not reconnect")
+            }
+
+            let put = try await poll(for: 30, every: .milliseconds(200)) { () -> HTTPClientResponse? in
+                let response = try await cluster.replicas[0].client.put("/v1/accounts/shop", json: cluster.account(["maxCacheTTL": 600]), headers: cluster.admin)
+                return response.status == 503 ? nil : response
+            }
+            #expect(put?.status == 201, "\(String(describing: put))")
+            try await expectEverywhere(cluster, "shop", maxCacheTTL: 600)
+            let delete = try await cluster.replicas[0].client.delete("/v1/default/cache?host=\(TestZone.www)")
+            #expect(delete.status == 200, "\(delete)")
+            for replica in cluster.replicas {
+                let evicted = try await poll(for: 20) { () -> Bool? in
+                    try await replica.client.get("/v1/default/cache?host=\(TestZone.www)&type=A").status == 404 ? true : nil
+                }
+                #expect(evicted == true, "replica on \(replica.port) still holds \(TestZone.www)")
+            }
+        }
+    }
+
+    /// Waits until every replica's Redis connections are up and Redis counts all three
+    /// subscribers on the invalidation channel (`up` comes just before the SUBSCRIBE is read).
+    func waitUntilSubscribed(_ cluster: ReplicaCluster) async throws {
+        for replica in cluster.replicas {
+            let up = try await poll(for: 60, every: .milliseconds(100)) { () -> Bool? in
+                let metrics = try await replica.metrics()
+                return ["replication", "accounts", "answers"].allSatisfy { metrics.sum("httpdns_redis_up", ["purpose": $0]) == 1 } ? true : nil
+            }
+            guard up == true else { throw HarnessError("replica on \(replica.port): Redis connections not up") }
+        }
+        let subscribed = try await poll(for: 60, every: .milliseconds(100)) { () -> Bool? in
+            (try? cluster.redis.cli(["PUBSUB", "NUMSUB", "it:channel:invalidate"]))?.hasSuffix("\n3") == true ? true : nil
+        }
+        guard subscribed == true else { throw HarnessError("Redis does not count three subscribers: \(try cluster.redis.cli(["PUBSUB", "NUMSUB", "it:channel:invalidate"]))") }
+    }
+
     /// Polls every replica until it holds `id` with `maxCacheTTL`.
     func expectEverywhere(_ cluster: ReplicaCluster, _ id: String, maxCacheTTL: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         for replica in cluster.replicas {
