@@ -20,6 +20,14 @@ run.py's `sign_v1`); `signed-general`: the same signed hits on `/v1/default/reso
 `/`), which the router serves but the fast path leaves to the general path, to compare the two
 paths in one build.
 CALLGRIND_CONNECTION_MEMORY_LIMIT=N sets `connectionMemoryLimit` (the binary's default otherwise).
+CALLGRIND_REDIS=1 starts a `redis-server` on a free loopback port (no persistence) and sets `redis`
+to it (issue 15: the shared answer tier, account replication and their connection threads exist;
+the one name's first request goes through Redis), everything else as without: run the same mode
+with and without it to compare one build's hits with Redis configured and without. It also
+prints the commands Redis processed while the hits ran (`INFO commandstats`, before and after:
+none of the answer tier's may appear).
+Every thread is counted apart (`--separate-threads=yes`); the totals of the threads that ran
+during the hits are printed too (an idle thread that wakes on a timer shows there).
 """
 import http.server, json, os, socket, subprocess, sys, tempfile, threading, time, http.client, glob
 
@@ -45,6 +53,19 @@ class JSONUpstream(http.server.BaseHTTPRequestHandler):
 def free_port():
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]; s.close(); return p
 
+def redis_cli(port, *arguments):
+    return subprocess.run(["redis-cli", "-h", "127.0.0.1", "-p", str(port), *arguments], check=True,
+                          capture_output=True, text=True).stdout
+
+def command_stats(port):
+    """`INFO commandstats` as {command: calls}."""
+    stats = {}
+    for line in redis_cli(port, "INFO", "commandstats").splitlines():
+        if line.startswith("cmdstat_"):
+            name, fields = line[len("cmdstat_"):].split(":", 1)
+            stats[name] = int(dict(f.split("=") for f in fields.split(","))["calls"])
+    return stats
+
 up = http.server.ThreadingHTTPServer(("127.0.0.1", 0), JSONUpstream)
 threading.Thread(target=up.serve_forever, daemon=True).start()
 work = tempfile.mkdtemp(prefix="wire-measure-")
@@ -56,11 +77,23 @@ if os.environ.get("CALLGRIND_HISTOGRAMS", "1") == "0":
 if MODE in ("signed", "signed-general"):
     config["accounts"]["default"].update({"clientKeys": [{"id": "r1", "secret": SECRET, "role": "resolve"}],
                                           "requireSignedRequests": True, "maxSignatureAge": 86400})
+redis = None
+if os.environ.get("CALLGRIND_REDIS", "0") not in ("0", ""):
+    redis_port = free_port()
+    redis = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(redis_port), "--save", "",
+                              "--appendonly", "no", "--dir", work, "--protected-mode", "no"],
+                             stdout=open(os.path.join(work, "redis.log"), "w"), stderr=subprocess.STDOUT)
+    for _ in range(100):
+        try:
+            if redis_cli(redis_port, "PING").strip() == "PONG": break
+        except subprocess.CalledProcessError: pass
+        time.sleep(0.1)
+    config["redis"] = f"redis://127.0.0.1:{redis_port}"
 if os.environ.get("CALLGRIND_CONNECTION_MEMORY_LIMIT"):
     config["connectionMemoryLimit"] = int(os.environ["CALLGRIND_CONNECTION_MEMORY_LIMIT"])
 open(os.path.join(work, "config.json"), "w").write(json.dumps(config))
 out = os.path.join(work, "callgrind.out")
-proc = subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", binary, "--config", os.path.join(work, "config.json")],
+proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={out}", binary, "--config", os.path.join(work, "config.json")],
                         stdout=open(os.path.join(work, "log"), "w"), stderr=subprocess.STDOUT)
 try:
     for _ in range(600):
@@ -84,6 +117,8 @@ try:
                                      int(time.time()) + 86400 - 60)
     c.request("GET", path); r = c.getresponse(); print("miss:", r.status, r.read().decode(errors="replace"))
     for _ in range(200): c.request("GET", path); r = c.getresponse(); r.read()
+    if redis:
+        redis_before = command_stats(redis_port)
     subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
     calls = upstream_calls[0]
     for _ in range(N):
@@ -91,13 +126,22 @@ try:
         assert r.status == 200 and (fmt in ("emas", "json", "rfc8484") or b'"source":"cache"' in body), body
     assert upstream_calls[0] == calls, "a hit asked the upstream"
     subprocess.run(["callgrind_control", "-d", "hits", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+    if redis:
+        after = command_stats(redis_port)
+        after["info"] = after.get("info", 0) - 1  # the first INFO itself
+        during = {name: calls - redis_before.get(name, 0) for name, calls in after.items() if calls != redis_before.get(name, 0)}
+        print(f"redis commands during the hits: {during or 'none'}")
     print("hit body:", body.decode(errors="replace") if fmt != "rfc8484" else body.hex())
 finally:
     proc.terminate(); proc.wait()
+    if redis:
+        redis.terminate(); redis.wait()
 total = 0
+threads = []
 for f in glob.glob(out + "*"):
     if "hits" not in open(f, errors="replace").read(4000): continue
     for line in open(f, errors="replace"):
         if line.startswith("summary:") or line.startswith("totals:"):
-            total += int(line.split()[1]); break
+            total += int(line.split()[1]); threads.append(int(line.split()[1])); break
+print("instructions per thread during the hits (threads that ran):", sorted((t for t in threads if t), reverse=True))
 print(f"mode: {MODE}  hits: {N}  instructions: {total}  per hit: {total / N:.0f}  (dump: {out}.*)")
