@@ -11,7 +11,7 @@ import Glibc
 /// enforces every deadline itself (hiredis 0.14 has no timeouts of its own in async mode).
 /// Lives and dies on the loop thread.
 final class RedisLoopWorker {
-    private enum Phase {
+    enum Phase {
         /// No context; the next attempt at `retryAt` (`MonotonicClock` nanoseconds).
         case down(retryAt: UInt64)
         /// A context exists; the handshake must be done by `deadline`.
@@ -128,10 +128,12 @@ final class RedisLoopWorker {
     // MARK: Deadlines
 
     /// Expires commands, drops a dead connection, starts a due reconnection. Returns how many
-    /// milliseconds the loop may wait before the next of these is due (1000 at most).
+    /// milliseconds the loop may wait before the next of these is due: -1 (until a socket or the
+    /// wake-up pipe) when none is, so that an idle connection's thread sleeps.
     private func tick() -> Int32 {
         var now = MonotonicClock.nanoseconds()
-        while let front = deadlines.first, front.queuedAt &+ timeout <= now {
+        // Answered commands leave too, so that their deadlines wake nobody.
+        while let front = deadlines.first, front.isCompleted || front.queuedAt &+ timeout <= now {
             deadlines.removeFirst()
             fail(front, RedisError(.timeout, "no reply from Redis (\(purpose)) within \(options.timeoutMilliseconds) ms"))
         }
@@ -148,17 +150,36 @@ final class RedisLoopWorker {
             drop("no reply for \(options.deadAfter) s")
         }
         let healthDue = checkHealth(now)
-        var next = now &+ 1_000_000_000
-        if let front = deadlines.first { next = min(next, front.queuedAt &+ timeout) }
+        return Self.waitMilliseconds(
+            now: now, phase: phase, oldestQueuedAt: deadlines.first?.queuedAt, timeout: timeout,
+            silentSince: inFlight.first.map { max($0.sentAt, lastReadAt) }, deadAfter: deadAfter, healthCheckAt: healthDue)
+    }
+
+    /// How long the loop may sleep in `epoll_wait` (milliseconds, rounded up: never early; 0 when
+    /// a deadline has passed) until the earliest of its deadlines (`MonotonicClock` nanoseconds):
+    /// the oldest command's timeout, the next reconnection, the handshake's end, when a
+    /// connection with commands in flight is deemed dead (`silentSince`: the later of the oldest
+    /// one's sending and the last reply), or a subscriber's next health check (`checkHealth`).
+    /// -1 (until a socket or the wake-up pipe) when there is none: a ready connection with
+    /// nothing queued keeps no timer.
+    static func waitMilliseconds(
+        now: UInt64, phase: Phase, oldestQueuedAt: UInt64?, timeout: UInt64, silentSince: UInt64?, deadAfter: UInt64,
+        healthCheckAt: UInt64?
+    ) -> Int32 {
+        var next: UInt64?
+        func earliest(_ deadline: UInt64) { next = min(next ?? deadline, deadline) }
+        if let oldestQueuedAt { earliest(oldestQueuedAt &+ timeout) }
         switch phase {
-        case .down(let retryAt): next = min(next, retryAt)
-        case .connecting(let deadline): next = min(next, deadline)
+        case .down(let retryAt): earliest(retryAt)
+        case .connecting(let deadline): earliest(deadline)
         case .ready: break
         }
-        if let oldest = inFlight.first { next = min(next, max(oldest.sentAt, lastReadAt) &+ deadAfter) }
-        if let healthDue { next = min(next, healthDue) }
+        if let silentSince { earliest(silentSince &+ deadAfter) }
+        if let healthCheckAt { earliest(healthCheckAt) }
+        guard let next else { return -1 }
         guard next > now else { return 0 }
-        return Int32(clamping: (next - now + 999_999) / 1_000_000)
+        let (milliseconds, rest) = (next - now).quotientAndRemainder(dividingBy: 1_000_000)
+        return Int32(clamping: milliseconds + (rest == 0 ? 0 : 1))
     }
 
     /// A subscriber's health check (a subscriber has no replies to wait for by which to notice
