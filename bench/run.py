@@ -643,7 +643,7 @@ def run(work, processes, results):
         if signed:
             signed.measure()
         if redis:
-            redis.measure_hits(hit_env)
+            redis.measure_hits(hit_env, rep)
         runs[2].append(measure_with_split(baseline.pid, splits[2],
                                           lambda: wrk(baseline_port, "cycle.lua", hit_env, label="(2) baseline")))
         # unbound's counters around (3) alone: (5)'s misses go through the same unbound.
@@ -714,6 +714,7 @@ def run(work, processes, results):
                                  "lost": sum(d["lost"] for d in dnsperf_runs)}
 
     if redis:
+        redis.hits_check()
         redis.measure_misses(main)
         redis.measure_replicas(main)
         redis.finish(results)
@@ -729,9 +730,13 @@ FORMAT_NAMES = {RFC8484: "RFC 8484", EMAS: "EMAS HTTPDNS", DOHJSON: "DoH JSON"}
 class RedisSection:
     """(13), issue 15: a real redis-server on loopback and httpdnsd replicas with `redis` set.
     (13) the hits of (1) on a replica with Redis configured, in each repetition of (1): a hit must
-    cost Redis nothing. (13u)/(13s) misses on replica B: names never seen anywhere (Redis is asked,
-    misses, this replica takes the lock and asks the upstream) against names replica A resolved
-    first (a shared hit), and (13n) the same kind of miss on (1)'s instance without Redis.
+    cost Redis nothing. (13c) the same hits on a control instance configured, started and warmed
+    exactly as replica a but without `redis`, just before or after each (13) (the order alternates
+    by repetition): (13) / (13c) is the issue's figure. (1)'s instance differs in more than Redis
+    (more accounts, another cache limit, measured earlier in the repetition). (13u)/(13s) misses
+    on replica B: names never seen anywhere (Redis is asked, misses, this replica takes the lock
+    and asks the upstream) against names replica A resolved first (a shared hit), and (13n) the
+    same kind of miss on (1)'s instance without Redis.
     (13r) upstream queries per unique name with 3 replicas each asked every name at once, with
     the shared tier and without it."""
 
@@ -745,12 +750,26 @@ class RedisSection:
             "--save", "", "--appendonly", "no", "--dir", redis_dir, "--protected-mode", "no"])
         wait_until(lambda: self.redis_ping(), 15, "redis-server", self.redis)
         self.replicas = [self.replica(f"httpdnsd-redis-{letter}", redis=True) for letter in "abc"]
+        self.control = self.replica("httpdnsd-redis-control", redis=False)
         seconds = self.replicas[0].preload("bench", names)
         log(f"({REDIS}) warmed {len(names)} names into replica a (Redis configured) in {seconds:.1f} s")
-        status, body, _ = http_get(self.replicas[0].port, f"/v1/bench/resolve?host={names[0]}")
-        if status != 200 or json.loads(body).get("source") != "cache":
-            raise RuntimeError(f"({REDIS}) a warmed name on replica a is not a cache hit: {status} {body[:200]!r}")
-        self.hits = []
+        seconds = self.control.preload("bench", names)
+        log(f"({REDIS}c) warmed {len(names)} names into the control (no Redis) in {seconds:.1f} s")
+        # Replica a's preload is published: b and c preload the names too (through the shared
+        # tier). Wait for them, so that no preload runs in the background of a measurement.
+        for replica in self.replicas[1:]:
+            try:
+                wait_until(lambda: replica.entries("bench") >= len(names), 120, f"({REDIS}) {replica.name}'s replicated preload",
+                           replica.process, interval=0.2)
+            except RuntimeError as error:
+                log(f"warning: {error} (measuring anyway)")
+        for instance, what in ((self.replicas[0], "replica a"), (self.control, "the control")):
+            status, body, _ = http_get(instance.port, f"/v1/bench/resolve?host={names[0]}")
+            if status != 200 or json.loads(body).get("source") != "cache":
+                raise RuntimeError(f"({REDIS}) a warmed name on {what} is not a cache hit: {status} {body[:200]!r}")
+        self.hits, self.control_hits = [], []
+        self.splits = {"a": [], "c": []}
+        self.before = self.hit_counters()
 
     def redis_ping(self):
         try:
@@ -767,8 +786,38 @@ class RedisSection:
         instance.start()
         return instance
 
-    def measure_hits(self, hit_env):
-        self.hits.append(wrk(self.replicas[0].port, "cycle.lua", hit_env, label=f"({REDIS}) hits, Redis configured"))
+    def hit_counters(self):
+        """Replica a's and the control's hit and miss counters of account `bench`, and the commands
+        replica a sent on its `answers` connection (the shared tier's; replies and errors)."""
+        a, control = self.replicas[0], self.control
+        values = metrics(a.ops_port)
+        answers = values.get('httpdns_redis_command_duration_seconds_count{purpose="answers"}', 0.0) + sum(
+            v for k, v in values.items() if k.startswith('httpdns_redis_command_errors_total{purpose="answers"'))
+        return {"a": (a.counter("httpdns_cache_hits_total", "bench"), a.counter("httpdns_cache_misses_total", "bench")),
+                "c": (control.counter("httpdns_cache_hits_total", "bench"), control.counter("httpdns_cache_misses_total", "bench")),
+                "answers": answers}
+
+    def measure_hits(self, hit_env, rep):
+        """(13) and (13c) back to back, (13) first in even repetitions, (13c) first in odd ones."""
+        runs = [(self.hits, "a", self.replicas[0], f"({REDIS}) hits, Redis configured"),
+                (self.control_hits, "c", self.control, f"({REDIS}c) hits, the control without Redis")]
+        for hits, key, instance, label in (runs if rep % 2 == 0 else runs[::-1]):
+            pid = instance.process.pid
+            ticks = stat_ticks(f"/proc/{pid}/stat")[1]
+            run = measure_with_split(pid, self.splits[key], lambda: wrk(instance.port, "cycle.lua", hit_env, label=label))
+            # The server's CPU (every thread, user + system) per request: unlike requests/s, not
+            # capped by a lopsided split of the connections between the workers.
+            run["cpu_us"] = (stat_ticks(f"/proc/{pid}/stat")[1] - ticks) / os.sysconf("SC_CLK_TCK") * 1e6 / run["requests"]
+            hits.append(run)
+
+    def hits_check(self):
+        """After the hit loop (before the misses): every request of (13) and (13c) a hit, and no
+        command on replica a's `answers` connection."""
+        after = self.hit_counters()
+        requests = {"a": sum(r["requests"] for r in self.hits), "c": sum(r["requests"] for r in self.control_hits)}
+        self.check = {key: (after[key][0] - self.before[key][0], after[key][1] - self.before[key][1], requests[key])
+                      for key in ("a", "c")}
+        self.check["answers"] = after["answers"] - self.before["answers"]
 
     @staticmethod
     def fresh_names(tag, count):
@@ -844,6 +893,10 @@ class RedisSection:
 
     def finish(self, results):
         results[f"s{REDIS}"] = summarize(self.hits)
+        results[f"s{REDIS}c"] = summarize(self.control_hits)
+        results[f"s{REDIS}_splits"] = self.splits
+        results[f"s{REDIS}_cpu"] = {"a": [r["cpu_us"] for r in self.hits], "c": [r["cpu_us"] for r in self.control_hits]}
+        results[f"s{REDIS}_check"] = self.check
         for key in ("u", "s", "n"):
             runs = self.misses[key]
             results[f"s{REDIS}{key}"] = {
@@ -1295,6 +1348,8 @@ def report(results):
         results.get(f"s{DOHJSON}"))
     row(REDIS, "  the same hits on replica a, an instance with `redis` set (issue 15), in each repetition of (1)",
         results.get(f"s{REDIS}"))
+    row(f"{REDIS}c", f"  the same hits on the control: replica a's configuration without `redis`, started and warmed as a, "
+        f"just before or after each ({REDIS})", results.get(f"s{REDIS}c"))
     row(2, "baseline: C on libmicrohttpd, same pool settings, fixed body of the same size", s2)
     row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
     row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
@@ -1326,6 +1381,16 @@ def report(results):
     for key in ("u", "s", "n"):
         if results.get(f"s{REDIS}{key}"):
             add(f"- ({REDIS}{key}) sources answered in the last repetition: {results[f's{REDIS}{key}']['sources']}")
+    check = results.get(f"s{REDIS}_check")
+    if check:
+        for key, label in (("a", f"({REDIS}) replica a"), ("c", f"({REDIS}c) the control")):
+            hits, misses, requests = check[key]
+            add(f"- {label}: hit counter +{hits:.0f} for {requests} requests, miss counter +{misses:.0f}")
+        add(f"- ({REDIS}) commands replica a sent on its `answers` Redis connection during its hit runs: {check['answers']:.0f}")
+    redis_splits = results.get(f"s{REDIS}_splits")
+    if redis_splits and redis_splits["a"]:
+        add(f"- CPU of the HTTP worker threads per repetition, busiest first (in %): ({REDIS}) {', '.join(redis_splits['a'])}; "
+            f"({REDIS}c) {', '.join(redis_splits['c'])}")
     if results.get(f"s{REDIS}_tier"):
         add(f"- ({REDIS}) replica b's shared-tier counters at the end: {results[f's{REDIS}_tier']}")
     splits = results.get("worker_splits")
@@ -1437,14 +1502,27 @@ def report(results):
             target(f"{FORMAT_NAMES[number]} hit throughput / baseline, ({number}) / (2) (issue 12)", "≥ 0.85", ratio,
                    ratio >= 0.85)
             add(f"| {FORMAT_NAMES[number]} hits / v1 hits, ({number}) / (1) | — | {s_format['rps'] / s1['rps']:.3f} | — |")
-    s_redis = results.get(f"s{REDIS}")
-    if s1 and s_redis:
-        ratio = s_redis["rps"] / s1["rps"]
-        target(f"hit throughput with Redis configured / without, ({REDIS}) / (1) (issue 15)", "≥ 0.97", ratio, ratio >= 0.97)
-        if len(s1["reps"]) == len(s_redis["reps"]):
-            pairs = [b / a for a, b in zip(s1["reps"], s_redis["reps"])]
-            add(f"| ({REDIS}) / (1) per repetition, their median | — | {statistics.median(pairs):.3f} "
+    s_redis, s_control = results.get(f"s{REDIS}"), results.get(f"s{REDIS}c")
+    if s_redis and s_control:
+        ratio = s_redis["rps"] / s_control["rps"]
+        target(f"hit throughput with Redis configured / without, ({REDIS}) / ({REDIS}c) (issue 15)", "≥ 0.97", ratio,
+               ratio >= 0.97)
+        if len(s_control["reps"]) == len(s_redis["reps"]):
+            pairs = [b / a for a, b in zip(s_control["reps"], s_redis["reps"])]
+            add(f"| ({REDIS}) / ({REDIS}c) per repetition, their median | — | {statistics.median(pairs):.3f} "
                 f"({', '.join(f'{x:.2f}' for x in pairs)}) | — |")
+    cpu = results.get(f"s{REDIS}_cpu")
+    if cpu and cpu["a"] and cpu["c"]:
+        pairs = [a / c for a, c in zip(cpu["a"], cpu["c"])]
+        add(f"| server CPU per hit, ({REDIS}) / ({REDIS}c), per repetition, their median | — | {statistics.median(pairs):.3f} "
+            f"({', '.join(f'{x:.2f}' for x in pairs)}; µs per hit {statistics.median(cpu['a']):.1f} against "
+            f"{statistics.median(cpu['c']):.1f}) | — |")
+    if s1 and s_redis:
+        add(f"| ({REDIS}) / (1), against (1)'s instance (not like with like: four accounts, another cache limit, "
+            f"measured earlier in the repetition) | — | {s_redis['rps'] / s1['rps']:.3f} | — |")
+        if s_control:
+            add(f"| ({REDIS}c) / (1), the control against (1)'s instance, neither with Redis | — | "
+                f"{s_control['rps'] / s1['rps']:.3f} | — |")
     shared, upstream = results.get(f"s{REDIS}s"), results.get(f"s{REDIS}u")
     if shared and upstream:
         add(f"| local miss then shared hit / local miss then upstream, ({REDIS}s) / ({REDIS}u), requests/s (issue 15) | — | "
@@ -1529,7 +1607,14 @@ def report(results):
   first name must be one cache hit whose JSON answer carries the two addresses.
 - ({REDIS}) issue 15: a redis-server on loopback (no persistence) and three replicas a, b, c with `redis`
   set and account `bench` as in (1). ({REDIS}) is (1)'s wrk run against replica a, which had the names
-  preloaded: a hit must not touch Redis, so its ratio to (1) is the cost of having Redis configured.
+  preloaded (and published the preload: b and c preload them too, awaited before the loop).
+  ({REDIS}c) is the same run against a control instance whose configuration is replica a's without
+  `redis`, started with the replicas and preloaded the same way; ({REDIS}) and ({REDIS}c) run back to back
+  in each repetition, in alternating order. A hit must not touch Redis, so ({REDIS}) / ({REDIS}c) is the cost
+  of having Redis configured (the issue's figure); ({REDIS}) / (1) also differs by (1)'s instance (more
+  accounts, a larger cache limit) and by when in the repetition it runs. For each of the two runs the
+  server's CPU (all threads, `/proc/PID/stat`) per request is read too: the split of wrk's connections
+  between libmicrohttpd's workers caps a run's requests/s at random, not its CPU per request.
   ({REDIS}u), ({REDIS}s) and ({REDIS}n) ask {REDIS_NAMES} names once each from 16 Python keep-alive clients (the
   client's own cost is in every figure alike; read the ratios): ({REDIS}u) names nobody asked, on replica b
   (Redis is asked and misses, b takes the name's lock, asks the upstream, stores the answer);
