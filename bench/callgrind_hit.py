@@ -6,7 +6,8 @@ Starts the binary under callgrind (one HTTP thread) with a loopback DoH JSON ups
 script, one fixed A record), warms one name, zeroes the counters, sends N (default 2000) hits on
 one keep-alive connection, dumps, and prints the instructions of the whole process divided by N
 (user space of every thread: libmicrohttpd, the fast path, malloc; not the kernel). For the
-fast path alone: `callgrind_annotate --inclusive=yes` on the dump it names, line `fastResponse`.
+fast path alone: `callgrind_annotate --inclusive=yes` on the HTTP thread's dump (the largest
+`callgrind.out.1-NN` of the directory it names), line `fastResponse`.
 Deterministic to about 0.1 %; compares two builds of the same machine, not machines.
 CALLGRIND_HISTOGRAMS=0 runs it with `metricsHistograms: false` (request durations not recorded).
 
@@ -93,7 +94,7 @@ if os.environ.get("CALLGRIND_CONNECTION_MEMORY_LIMIT"):
     config["connectionMemoryLimit"] = int(os.environ["CALLGRIND_CONNECTION_MEMORY_LIMIT"])
 open(os.path.join(work, "config.json"), "w").write(json.dumps(config))
 out = os.path.join(work, "callgrind.out")
-proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={out}", binary, "--config", os.path.join(work, "config.json")],
+proc = subprocess.Popen(["valgrind", "--tool=callgrind", "--separate-threads=yes", "--compress-strings=no", f"--callgrind-out-file={out}", binary, "--config", os.path.join(work, "config.json")],
                         stdout=open(os.path.join(work, "log"), "w"), stderr=subprocess.STDOUT)
 try:
     for _ in range(600):
