@@ -791,7 +791,10 @@ class RedisSection:
         replica a sent on its `answers` connection (the shared tier's; replies and errors)."""
         a, control = self.replicas[0], self.control
         values = metrics(a.ops_port)
-        answers = values.get('httpdns_redis_command_duration_seconds_count{purpose="answers"}', 0.0) + sum(
+        replies = 'httpdns_redis_command_duration_seconds_count{purpose="answers"}'
+        if replies not in values:
+            raise RuntimeError(f"({REDIS}) replica a's /metrics has no {replies} (its preload made no shared-tier lookup?)")
+        answers = values[replies] + sum(
             v for k, v in values.items() if k.startswith('httpdns_redis_command_errors_total{purpose="answers"'))
         return {"a": (a.counter("httpdns_cache_hits_total", "bench"), a.counter("httpdns_cache_misses_total", "bench")),
                 "c": (control.counter("httpdns_cache_hits_total", "bench"), control.counter("httpdns_cache_misses_total", "bench")),
