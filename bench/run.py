@@ -281,6 +281,43 @@ def measure_with_split(pid, splits, run):
     return result
 
 
+def worker_arenas(pid):
+    """Which glibc malloc arena each libmicrohttpd worker thread (`MHD-worker`) of `pid` allocates
+    from, as "main" or the arena's heap address; None without gdb or on any failure. glibc binds a
+    thread to an arena at its first allocation and httpdnsd caps them (`limitArenas`), so whether
+    two workers share one is decided at start, at random, for the instance's life; on a shared one
+    every hit's `calloc` (libmicrohttpd's response) takes the lock the other worker takes too.
+    gdb stops the process for the call to `malloc(24)` in each worker (24 bytes left behind): only
+    for an idle instance, after its measurements."""
+    gdb = shutil.which("gdb")
+    if not gdb:
+        return None
+    try:
+        with open(f"/proc/{pid}/maps") as maps:
+            heap = next(line.split()[0] for line in maps if line.rstrip().endswith("[heap]"))
+        low, high = (int(x, 16) for x in heap.split("-"))
+        listing = subprocess.run([gdb, "-p", str(pid), "-batch", "-ex", "info threads"], capture_output=True, text=True,
+                                 timeout=60).stdout
+        threads = re.findall(r'^\*?\s+(\d+)\s+Thread \S+ \(LWP \d+\) "MHD-worker"', listing, re.M)
+        commands = []
+        for number in threads:
+            commands += ["-ex", f"thread {number}", "-ex", "p/x (unsigned long)malloc(24)"]
+        out = subprocess.run([gdb, "-p", str(pid), "-batch"] + commands, capture_output=True, text=True, timeout=60).stdout
+        addresses = [int(a, 16) for a in re.findall(r"^\$\d+ = (0x[0-9a-f]+)", out, re.M)]
+    except (OSError, StopIteration, subprocess.SubprocessError):
+        return None
+    if not threads or len(addresses) != len(threads):
+        return None
+    # A non-main arena's memory lies in 64 MiB-aligned heaps (glibc's HEAP_MAX_SIZE on 64-bit).
+    return ["main" if low <= a < high else hex(a & ~(64 * 1024 * 1024 - 1)) for a in addresses]
+
+
+def arenas_text(arenas):
+    if arenas is None:
+        return "not checked (no gdb, or it failed)"
+    return f"{', '.join(arenas)}: {'**one arena shared**' if len(set(arenas)) < len(arenas) else 'one each'}"
+
+
 def rss_kib(pid):
     with open(f"/proc/{pid}/status") as status:
         for line in status:
@@ -665,6 +702,11 @@ def run(work, processes, results):
                               f"miss counter +{misses_delta:.0f}")
     results["s2"] = summarize(runs[2])
     results["worker_splits"] = splits
+    # After the hit loop, every measured instance idle: the arenas of their HTTP workers.
+    results["arenas"] = {"(1)": worker_arenas(main.process.pid)}
+    if redis:
+        results["arenas"][f"({REDIS})"] = worker_arenas(redis.replicas[0].process.pid)
+        results["arenas"][f"({REDIS}c)"] = worker_arenas(redis.control.process.pid)
     results["s3"] = summarize(runs[3])
     if runs[8]:
         results["s8"] = summarize(runs[8])
@@ -1390,6 +1432,10 @@ def report(results):
             hits, misses, requests = check[key]
             add(f"- {label}: hit counter +{hits:.0f} for {requests} requests, miss counter +{misses:.0f}")
         add(f"- ({REDIS}) commands replica a sent on its `answers` Redis connection during its hit runs: {check['answers']:.0f}")
+    if results.get("arenas"):
+        add("- malloc arena of each HTTP worker thread after the hit loop (gdb; whether two share one is decided "
+            "at random when an instance starts, and lasts its life): "
+            + "; ".join(f"{label} {arenas_text(arenas)}" for label, arenas in results["arenas"].items()))
     redis_splits = results.get(f"s{REDIS}_splits")
     if redis_splits and redis_splits["a"]:
         add(f"- CPU of the HTTP worker threads per repetition, busiest first (in %): ({REDIS}) {', '.join(redis_splits['a'])}; "
