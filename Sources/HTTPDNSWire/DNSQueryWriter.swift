@@ -7,13 +7,7 @@ public enum DNSQueryWriter {
     public static func query(
         name: String, type: UInt16, id: UInt16 = 0, clientSubnet: DNSQueryMessage.ClientSubnet? = nil
     ) throws(DNSMessageError) -> [UInt8] {
-        // `knot_dname_from_str` reads a C string: a NUL would end the name early.
-        guard !name.utf8.contains(0) else { throw DNSMessageError(.malformed, "a domain name cannot contain a NUL") }
-        var storage = [UInt8](repeating: 0, count: Int(KNOT_DNAME_MAXLEN))
-        let wireName = try storage.withUnsafeMutableBufferPointer { (buffer) throws(DNSMessageError) -> [UInt8] in
-            let written = try Knot.require(knot_dname_from_str(buffer.baseAddress, name, buffer.count), "knot_dname_from_str", malformed: true)
-            return Array(UnsafeBufferPointer(start: written, count: knot_dname_size(written)))
-        }
+        let wireName = try DNSName.wire(name)
         let packet = try KnotPacket(capacity: Int(KNOT_WIRE_HEADER_SIZE.rawValue) + wireName.count + 4 + 64)
         knot_wire_set_id(packet.wire, id)
         knot_wire_set_rd(packet.wire)

@@ -12,6 +12,8 @@ public struct DNSReplySummary: Sendable, Equatable {
     public var minimumTTL: UInt32?
     /// min(TTL, MINIMUM) of the first SOA in the authority section (RFC 2308 §5), nil without one.
     public var negativeTTL: UInt32?
+    /// That SOA (the zone a negative answer came from), nil without one.
+    public var soa: DNSSOARecord?
     /// The question's type and class, nil for a reply without a question.
     public var questionType: UInt16?
     /// The question name, wire form, lower-case.
@@ -51,7 +53,10 @@ public struct DNSReplySummary: Sendable, Equatable {
                 var ttl = rrset.pointee.ttl
                 if type == UInt16(KNOT_RRTYPE_SOA.rawValue) {
                     ttl = min(ttl, knot_soa_minimum(chttpdns_knot_rdata_at(rrset, 0)))
-                    if section == KNOT_AUTHORITY && summary.negativeTTL == nil { summary.negativeTTL = ttl }
+                    if section == KNOT_AUTHORITY && summary.negativeTTL == nil {
+                        summary.negativeTTL = ttl
+                        summary.soa = try DNSSOARecord(rrset)
+                    }
                 }
                 summary.minimumTTL = min(summary.minimumTTL ?? ttl, ttl)
             }

@@ -19,6 +19,18 @@ public enum DNSResponseWriter {
         }
     }
 
+    /// The authority section of a negative answer (RFC 2308 §3): the zone's SOA, with the TTL it
+    /// is sent with (the answer's remaining negative TTL, RFC 2308 §5).
+    public struct Authority: Sendable {
+        public var soa: DNSSOARecord
+        public var ttl: UInt32
+
+        public init(soa: DNSSOARecord, ttl: UInt32) {
+            self.soa = soa
+            self.ttl = ttl
+        }
+    }
+
     /// RCODEs the service writes.
     public static let noError: UInt8 = 0, serverFailure: UInt8 = 2, nameError: UInt8 = 3
 
@@ -26,12 +38,15 @@ public enum DNSResponseWriter {
     static let payloadSize: UInt16 = 1232
 
     /// The response to `query` with `rcode` and `answer` (nil or no records: an empty answer
-    /// section). `subnetScope`: the scope prefix length of the echoed Client Subnet option.
+    /// section), and `authority` in the authority section. `subnetScope`: the scope prefix
+    /// length of the echoed Client Subnet option. `.malformed` when the SOA's names are not ones
+    /// libknot reads.
     public static func response(
-        to query: DNSQueryMessage, rcode: UInt8, answer: Answer?, subnetScope: UInt8 = 0
+        to query: DNSQueryMessage, rcode: UInt8, answer: Answer?, authority: Authority? = nil, subnetScope: UInt8 = 0
     ) throws(DNSMessageError) -> [UInt8] {
         let records = answer?.records ?? []
-        let recordBytes = records.reduce(0) { $0 + 2 + 10 + $1.count }
+        let soa = try authority?.soa.wire()
+        let recordBytes = records.reduce(0) { $0 + 2 + 10 + $1.count } + (soa.map { $0.owner.count + 10 + $0.rdata.count } ?? 0)
         let capacity = min(
             Int(KNOT_WIRE_MAX_PKTSIZE.rawValue),
             Int(KNOT_WIRE_HEADER_SIZE.rawValue) + query.questionName.count + 4 + recordBytes + 64)
@@ -48,7 +63,12 @@ public enum DNSResponseWriter {
         }
         try Knot.check(knot_pkt_begin(packet.pointer, KNOT_ANSWER), "knot_pkt_begin")
         if let answer, !records.isEmpty {
-            try put(answer, owner: query.questionName, into: packet)
+            try put(answer, owner: query.questionName, compression: KNOT_COMPR_HINT_QNAME, into: packet)
+        }
+        if let authority, let soa {
+            try Knot.check(knot_pkt_begin(packet.pointer, KNOT_AUTHORITY), "knot_pkt_begin")
+            let record = Answer(type: UInt16(KNOT_RRTYPE_SOA.rawValue), ttl: authority.ttl, records: [soa.rdata])
+            try put(record, owner: soa.owner, compression: KNOT_COMPR_HINT_NONE, into: packet)
         }
         if let edns = query.edns {
             try Knot.check(knot_pkt_begin(packet.pointer, KNOT_ADDITIONAL), "knot_pkt_begin")
@@ -57,8 +77,12 @@ public enum DNSResponseWriter {
         return packet.bytes
     }
 
-    /// Puts one RRset (`knot_rrset_add_rdata`, `knot_pkt_put`); the owner compresses to the QNAME.
-    private static func put(_ answer: Answer, owner: [UInt8], into packet: KnotPacket) throws(DNSMessageError) {
+    /// Puts one RRset (`knot_rrset_add_rdata`, `knot_pkt_put`). `compression`: the owner's hint,
+    /// `KNOT_COMPR_HINT_QNAME` when the owner is the question name (a pointer to it is written
+    /// without looking), else `KNOT_COMPR_HINT_NONE` (libknot finds what it can compress).
+    private static func put(
+        _ answer: Answer, owner: [UInt8], compression: knot_compr_hint, into packet: KnotPacket
+    ) throws(DNSMessageError) {
         var rrset = knot_rrset_t()
         let ownerCopy = try owner.withUnsafeBufferPointer { (name) throws(DNSMessageError) in
             try Knot.require(knot_dname_copy(name.baseAddress, nil), "knot_dname_copy")
@@ -71,7 +95,7 @@ public enum DNSResponseWriter {
                 try Knot.check(knot_rrset_add_rdata(&rrset, data.baseAddress, UInt16(data.count), nil), "knot_rrset_add_rdata")
             }
         }
-        try Knot.check(knot_pkt_put_rotate(packet.pointer, UInt16(KNOT_COMPR_HINT_QNAME.rawValue), &rrset, 0, 0), "knot_pkt_put")
+        try Knot.check(knot_pkt_put_rotate(packet.pointer, UInt16(compression.rawValue), &rrset, 0, 0), "knot_pkt_put")
     }
 
     /// Puts the OPT record (`knot_edns_init`), with the Client Subnet option when the query had one.

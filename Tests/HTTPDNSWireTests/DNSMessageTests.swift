@@ -102,6 +102,74 @@ struct DNSMessageTests {
         #expect(throws: DNSMessageError.self) { try DNSReplySummary.parse(Self.plainQuery) }
     }
 
+    /// The SOA of `nxdomainReply`, as libknot writes its names.
+    static let zoneSOA = DNSSOARecord(
+        zone: "example.test.", primary: "ns.example.test.", mailbox: "hostmaster.example.test.", serial: 1, refresh: 3600, retry: 1200,
+        expire: 604_800, minimum: 45)
+
+    @Test func replySummaryKeepsTheAuthoritySOA() throws {
+        #expect(try DNSReplySummary.parse(Self.nxdomainReply).soa == Self.zoneSOA)
+        let positive = try DNSResponseWriter.response(
+            to: try DNSQueryMessage.parse(Self.plainQuery), rcode: DNSResponseWriter.noError, answer: .init(type: 28, ttl: 60, records: [[UInt8](repeating: 0, count: 16)]))
+        #expect(try DNSReplySummary.parse(positive).soa == nil)
+    }
+
+    /// A negative response with an SOA in the authority section reads back with that SOA and the
+    /// TTL it was given (below MINIMUM, so the negative TTL is that TTL), and no answer records.
+    @Test(arguments: [DNSResponseWriter.nameError, DNSResponseWriter.noError])
+    func negativeResponseCarriesTheSOAWithTheGivenTTL(_ rcode: UInt8) throws {
+        let query = try DNSQueryMessage.parse(Self.queryWithSubnet)
+        let bytes = try DNSResponseWriter.response(
+            to: query, rcode: rcode, answer: .init(type: 1, ttl: 17, records: []),
+            authority: .init(soa: Self.zoneSOA, ttl: 17), subnetScope: 0)
+        let reply = try DNSReplySummary.parse(bytes)
+        #expect(reply.rcode == UInt16(rcode))
+        #expect(reply.id == 0x1234)
+        #expect(reply.answerCount == 0)
+        #expect(reply.soa == Self.zoneSOA)
+        #expect(reply.negativeTTL == 17)
+        #expect(reply.minimumTTL == 17)
+        // Header counts: no answer, one authority record, the OPT in the additional section.
+        #expect(Array(bytes[6..<12]) == [0, 0, 0, 1, 0, 1])
+    }
+
+    @Test func soaNamesLibknotCannotReadAreMalformed() {
+        let long = DNSSOARecord(
+            zone: String(repeating: "x", count: 64) + ".test.", primary: "ns.test.", mailbox: "h.test.", serial: 1, refresh: 1, retry: 1,
+            expire: 1, minimum: 1)
+        do {
+            _ = try DNSResponseWriter.response(
+                to: try DNSQueryMessage.parse(Self.plainQuery), rcode: DNSResponseWriter.nameError, answer: nil, authority: .init(soa: long, ttl: 1))
+            Issue.record("wrote an SOA owned by a 64-byte label")
+        } catch {
+            #expect(error.code == .malformed)
+        }
+    }
+
+    @Test func soaPresentationDataSplitsOnSpacesAndTabsAndItsNamesGetTheFinalDot() throws {
+        let soa = try DNSSOARecord(zone: "Example.TEST", data: "ns.example.test  hostmaster.example.test.\t1 3600 1200 604800 45")
+        #expect(soa.zone == "Example.TEST.")
+        #expect(soa.primary == "ns.example.test.")
+        #expect(soa.mailbox == "hostmaster.example.test.")
+        #expect([soa.serial, soa.refresh, soa.retry, soa.expire, soa.minimum] == [1, 3600, 1200, 604_800, 45])
+    }
+
+    @Test(arguments: [
+        "ns.example.test. hostmaster.example.test. 1 3600 1200 604800",
+        "ns.example.test. hostmaster.example.test. 1 3600 1200 604800 45 9",
+        "ns.example.test. hostmaster.example.test. 1 3600 1200 604800 -45",
+        "ns.example.test. hostmaster.example.test. 1 3600 1200 604800 4294967296",
+        "ns..example.test. hostmaster.example.test. 1 3600 1200 604800 45",
+    ])
+    func soaPresentationDataThatIsNotSevenFieldsOfTheRightKindIsMalformed(_ data: String) {
+        do {
+            _ = try DNSSOARecord(zone: "example.test.", data: data)
+            Issue.record("read '\(data)'")
+        } catch {
+            #expect(error.code == .malformed)
+        }
+    }
+
     @Test func forwardedReplyTakesTheQueryID() throws {
         let query = try DNSQueryMessage.parse(Self.queryWithSubnet)
         let forwarded = DNSResponseWriter.forwarded(Self.nxdomainReply, to: query)
