@@ -154,6 +154,35 @@ import Testing
         #expect(fixture.upstream.calls("v4only.example.com", .aaaa) == 1)
     }
 
+    /// The zone's SOA of a negative answer comes with it from the upstream and from the cache
+    /// (RFC 2308 §3: for the client to negative-cache it), for NXDOMAIN and NODATA alike; the
+    /// TTL it is sent with is the answer's, counting down. A positive answer keeps none even if
+    /// the upstream named one.
+    @Test func aNegativeAnswerKeepsItsSOAFromUpstreamToCacheHit() throws {
+        let soa = try #require(SOARecord(
+            zone: "example.com.", primary: "ns.example.com.", mailbox: "hostmaster.example.com.", serial: 3, refresh: 3600, retry: 600,
+            expire: 86400, minimum: 20))
+        let fixture = EngineFixture()
+        fixture.upstream.setReply(
+            "missing.example.com", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 20, soa: soa)))
+        fixture.upstream.setReply(
+            "v4only.example.com", .aaaa, .success(UpstreamAnswer(addresses: [], ttl: nil, negativeTTL: 20, soa: soa)))
+        fixture.upstream.setReply(
+            "www.example.com", .a, .success(UpstreamAnswer(addresses: ["192.0.2.1"], ttl: 60, soa: soa)))
+
+        #expect(fixture.resolve("missing.example.com").answer
+            == ResolvedAnswer(addresses: [], ttl: 20, originTTL: 20, source: .upstream, nxdomain: true, soa: soa))
+        #expect(fixture.resolve("v4only.example.com", .aaaa).answer
+            == ResolvedAnswer(addresses: [], ttl: 20, originTTL: 20, source: .upstream, soa: soa))
+        #expect(fixture.resolve("www.example.com").answer?.soa == nil)
+        fixture.clock.advance(by: 5)
+        let hit = fixture.resolve("missing.example.com")
+        #expect(hit.fromCache)
+        #expect(hit.answer == ResolvedAnswer(addresses: [], ttl: 15, originTTL: 20, source: .cache, nxdomain: true, soa: soa))
+        #expect(fixture.resolve("v4only.example.com", .aaaa).answer?.soa == soa)
+        #expect(fixture.resolve("www.example.com").answer?.soa == nil)
+    }
+
     @Test func nodataWithoutTTLInformationIsNotCached() {
         let fixture = EngineFixture()
         fixture.upstream.setReply("v4only.example.com", .aaaa, .success(UpstreamAnswer(addresses: [], ttl: nil)))

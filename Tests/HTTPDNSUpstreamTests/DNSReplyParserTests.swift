@@ -110,6 +110,25 @@ struct DNSReplyParserTests {
         #expect(answer.negativeTTL == 120)
     }
 
+    /// The SOA of a negative reply is kept whole (names as libknot writes them), for the cache
+    /// to send on; the captured reply compresses its names.
+    @Test func negativeRepliesKeepTheAuthoritySOA() throws {
+        let captured = hexBytes(
+            "000085830001000000010000046e6f7065076578616d706c6504746573740000010001c011000600010000002d0021026e73"
+                + "c0110561646d696ec0110000000100000e1000000258000151800000002d")
+        let nxdomain = try DNSReplyParser.parse(captured, family: .a).get()
+        #expect(nxdomain.soa?.description == "example.test. ns.example.test. admin.example.test. 1 3600 600 86400 45")
+        var message = DNSTestMessage()
+        message.question.type = 28
+        message.authority = [("Example.test", 6, 3600, DNSTestMessage.soa(minimum: 120))]
+        let nodata = try DNSReplyParser.parse(message.bytes, family: .aaaa).get()
+        #expect(!nodata.nxdomain)
+        // libknot's parser lowers the owner's case.
+        #expect(nodata.soa?.description == "example.test. ns.example.test. admin.example.test. 1 3600 600 86400 120")
+        message.authority = []
+        #expect(try DNSReplyParser.parse(message.bytes, family: .aaaa).get().soa == nil)
+    }
+
     @Test func noErrorWithOnlyOtherFamilyIsNODATA() throws {
         var message = DNSTestMessage()
         message.answers = [("www.example.test", 1, 300, [192, 0, 2, 10])]

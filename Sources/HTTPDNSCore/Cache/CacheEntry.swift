@@ -77,27 +77,42 @@ public enum AnswerSource: String, Sendable, Hashable {
 
 /// One cached answer with its lifetime.
 public struct CacheEntry: Sendable, Hashable {
+    // Stored in this order so that the two flags fill the 2 bytes the address list leaves of
+    // its 16 and the SOA reference adds only its own 8: 40 bytes (34 without it), a cache slot
+    // (`AnswerCache.Slot`) 48 (40 without it). `CacheEntryLayoutTests` holds these.
     /// Addresses, empty for a negative answer; kept packed when they allow it (`AddressList`).
     public var addressList: AddressList
-    /// TTL after the account's caps, in seconds.
-    public var originTTL: UInt32
-    /// When the answer was stored (wall clock).
-    public var storedAt: Timestamp
     /// True when the name does not exist (NXDOMAIN); false for NODATA and positive answers.
     public var nxdomain: Bool
     /// `upstream` or `localdns`: who gave the answer.
     public var origin: AnswerSource
+    /// TTL after the account's caps, in seconds.
+    public var originTTL: UInt32
+    /// When the answer was stored (wall clock).
+    public var storedAt: Timestamp
+    /// The SOA of the zone a negative answer came from (RFC 2308 §3), when the upstream sent
+    /// one; always nil for a positive answer. A reference, so that entries without one pay only
+    /// its 8 bytes.
+    public var soa: SOARecord?
 
-    public init(addresses: [String], originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream) {
-        self.init(addressList: AddressList(addresses), originTTL: originTTL, storedAt: storedAt, nxdomain: nxdomain, origin: origin)
+    public init(
+        addresses: [String], originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream,
+        soa: SOARecord? = nil
+    ) {
+        self.init(
+            addressList: AddressList(addresses), originTTL: originTTL, storedAt: storedAt, nxdomain: nxdomain, origin: origin, soa: soa)
     }
 
-    public init(addressList: AddressList, originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream) {
+    public init(
+        addressList: AddressList, originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream,
+        soa: SOARecord? = nil
+    ) {
         self.addressList = addressList
         self.originTTL = originTTL
         self.storedAt = storedAt
         self.nxdomain = nxdomain
         self.origin = origin
+        self.soa = addressList.isEmpty ? soa : nil
     }
 
     /// Addresses as text, empty for a negative answer.

@@ -8,18 +8,28 @@ public struct ResolvedAnswer: Sendable, Equatable {
     public var source: AnswerSource
     public var stale: Bool
     public var nxdomain: Bool
+    /// The SOA of the zone a negative answer came from, when the upstream sent one.
+    public var soa: SOARecord?
 
-    public init(addresses: [String], ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false) {
-        self.init(addressList: AddressList(addresses), ttl: ttl, originTTL: originTTL, source: source, stale: stale, nxdomain: nxdomain)
+    public init(
+        addresses: [String], ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false,
+        soa: SOARecord? = nil
+    ) {
+        self.init(
+            addressList: AddressList(addresses), ttl: ttl, originTTL: originTTL, source: source, stale: stale, nxdomain: nxdomain, soa: soa)
     }
 
-    public init(addressList: AddressList, ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false) {
+    public init(
+        addressList: AddressList, ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false,
+        soa: SOARecord? = nil
+    ) {
         self.addressList = addressList
         self.ttl = ttl
         self.originTTL = originTTL
         self.source = source
         self.stale = stale
         self.nxdomain = nxdomain
+        self.soa = soa
     }
 
     /// The addresses as text.
@@ -33,7 +43,8 @@ public struct ResolvedAnswer: Sendable, Equatable {
         let expired = entry.isExpired(at: now)
         self.init(
             addressList: entry.addressList, ttl: entry.remainingTTL(at: now), originTTL: entry.originTTL,
-            source: expired ? .stale : source, stale: expired, nxdomain: entry.nxdomain)
+            source: expired ? .stale : source, stale: expired, nxdomain: entry.nxdomain,
+            soa: entry.soa)
     }
 }
 

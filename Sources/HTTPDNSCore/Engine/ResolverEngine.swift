@@ -364,7 +364,7 @@ public final class ResolverEngine: Sendable {
                 // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
                 result = .success(ResolvedAnswer(
                     addresses: entry.addresses, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
-                    nxdomain: entry.nxdomain))
+                    nxdomain: entry.nxdomain, soa: entry.soa))
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()
                 if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
@@ -499,7 +499,8 @@ public final class ResolverEngine: Sendable {
         } else {
             ttl = min(max(answer.ttl ?? AccountConfig.answerDefaultTTL, config.minCacheTTL), config.maxCacheTTL)
         }
-        return CacheEntry(addresses: answer.addresses, originTTL: ttl, storedAt: now, nxdomain: answer.nxdomain, origin: source)
+        return CacheEntry(
+            addresses: answer.addresses, originTTL: ttl, storedAt: now, nxdomain: answer.nxdomain, origin: source, soa: answer.soa)
     }
 
     private func statsKey(_ key: CacheKey) -> StatsKey { StatsKey(key) }

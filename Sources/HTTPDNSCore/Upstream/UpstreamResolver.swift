@@ -27,18 +27,23 @@ public struct UpstreamAnswer: Sendable, Hashable {
     public var nxdomain: Bool
     /// Negative TTL from the SOA minimum in the authority section (RFC 2308), when present.
     public var negativeTTL: UInt32?
+    /// The SOA of that authority section (the zone a negative answer came from), when present
+    /// and the upstream's format carries it (not the system resolver's `ares_getaddrinfo`).
+    public var soa: SOARecord?
     /// Set when the reply ended in a CNAME without records of the asked type (a "dangling"
     /// CNAME, as unbound's `local-zone static` gives): the name the chain points to, which the
     /// engine then resolves. `ttl` is then the minimum TTL over the CNAME records.
     public var cnameTarget: HostName?
 
     public init(
-        addresses: [String], ttl: UInt32?, nxdomain: Bool = false, negativeTTL: UInt32? = nil, cnameTarget: HostName? = nil
+        addresses: [String], ttl: UInt32?, nxdomain: Bool = false, negativeTTL: UInt32? = nil, soa: SOARecord? = nil,
+        cnameTarget: HostName? = nil
     ) {
         self.addresses = addresses
         self.ttl = ttl
         self.nxdomain = nxdomain
         self.negativeTTL = negativeTTL
+        self.soa = soa
         self.cnameTarget = cnameTarget
     }
 

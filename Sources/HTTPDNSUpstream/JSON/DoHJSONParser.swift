@@ -1,11 +1,12 @@
 import Foundation
 import HTTPDNSCore
+import HTTPDNSWire
 
 /// Turns a DoH JSON API body (WIRE-FORMATS §1) into an ``UpstreamAnswer``. Pure: no I/O.
 ///
 /// Accepts `Status`, `type` and `TTL` as numbers or strings; keeps only records of the asked
-/// type (CNAMEs before them count towards the TTL); reads the negative TTL from an SOA in
-/// `Authority`; a bare JSON array (`short=1`) gives addresses without a TTL.
+/// type (CNAMEs before them count towards the TTL); reads the negative TTL, and the SOA itself,
+/// from an SOA in `Authority`; a bare JSON array (`short=1`) gives addresses without a TTL.
 enum DoHJSONParser {
     static func parse(_ body: [UInt8], family: RecordFamily) -> Result<UpstreamAnswer, UpstreamError> {
         guard !body.isEmpty else {
@@ -53,7 +54,7 @@ enum DoHJSONParser {
         case 0:
             break
         case 3:
-            return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: negativeTTL(object)))
+            return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: negativeTTL(object), soa: soa(object)))
         default:
             return .failure(UpstreamError(.serverFailure, "DNS status \(status)", underlying: status))
         }
@@ -87,7 +88,7 @@ enum DoHJSONParser {
             if let start = asked.flatMap(HostName.init) ?? chain.firstOwner, let end = chain.end(from: start) {
                 return .success(UpstreamAnswer(addresses: [], ttl: end.ttl, negativeTTL: negativeTTL(object), cnameTarget: end.target))
             }
-            return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: false, negativeTTL: negativeTTL(object)))
+            return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: false, negativeTTL: negativeTTL(object), soa: soa(object)))
         }
         // No TTL on any record: nil, so the engine applies its default rather than expiring at once.
         return .success(UpstreamAnswer(addresses: addresses, ttl: chainTTL))
@@ -105,6 +106,20 @@ enum DoHJSONParser {
                 return min(minimum, UInt32(clamping: ttl))
             }
             return minimum
+        }
+        return nil
+    }
+
+    /// The first SOA in `Authority` whose owner (`name`) and `data` (`mname rname serial refresh
+    /// retry expire minimum`) libknot reads (`DNSSOARecord(zone:data:)`); nil without one. An
+    /// SOA that does not read leaves the answer as it is, without an SOA to pass on.
+    static func soa(_ object: [String: Any]) -> SOARecord? {
+        guard let authority = object["Authority"] as? [Any] else { return nil }
+        for case let record as [String: Any] in authority {
+            guard record["type"].flatMap(recordType) == 6, let zone = record["name"] as? String, let data = record["data"] as? String,
+                let read = try? DNSSOARecord(zone: zone, data: data)
+            else { continue }
+            return SOARecord(read)
         }
         return nil
     }

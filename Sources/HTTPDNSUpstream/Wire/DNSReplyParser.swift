@@ -6,7 +6,7 @@ import HTTPDNSWire
 /// (`ares_parse_a_reply` / `ares_parse_aaaa_reply` with addrttls, so the TTL is already the
 /// minimum over the CNAME chain), the RCODE from the header, and the negative TTL from an SOA in
 /// the authority section (which c-ares 1.18's `ares_parse_soa_reply` does not read) through
-/// libknot (`DNSReplySummary`). Pure.
+/// libknot (`DNSReplySummary`), with that SOA itself for a negative answer. Pure.
 enum DNSReplyParser {
     /// At most this many addresses are read from one reply.
     static let maximumAddresses = 64
@@ -23,9 +23,12 @@ enum DNSReplyParser {
         case 0:
             break
         case 3:
-            switch negativeTTL(message) {
-            case .success(let ttl): return .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: ttl))
-            case .failure(let error): return .failure(UpstreamError(.malformed, "NXDOMAIN reply does not parse: \(error.message)"))
+            do throws(DNSMessageError) {
+                let summary = try DNSReplySummary.parse(message)
+                return .success(UpstreamAnswer(
+                    addresses: [], ttl: nil, nxdomain: true, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(SOARecord.init)))
+            } catch {
+                return .failure(UpstreamError(.malformed, "NXDOMAIN reply does not parse: \(error.message)"))
             }
         default:
             return .failure(UpstreamError(.serverFailure, "DNS RCODE \(rcode)", underlying: rcode))
@@ -49,7 +52,8 @@ enum DNSReplyParser {
             if let end = cnameChain(summary) {
                 return .success(UpstreamAnswer(addresses: [], ttl: end.ttl ?? 0, negativeTTL: summary.negativeTTL, cnameTarget: end.target))
             }
-            return .success(UpstreamAnswer(addresses: [], ttl: nil, negativeTTL: summary.negativeTTL))
+            return .success(UpstreamAnswer(
+                addresses: [], ttl: nil, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(SOARecord.init)))
         default:
             return .failure(UpstreamError(.malformed, "DNS reply does not parse: " + String(cString: ares_strerror(parsed.status)), underlying: Int(parsed.status)))
         }
@@ -64,15 +68,6 @@ enum DNSReplyParser {
             chain.add(owner: owner, target: target, ttl: alias.ttl)
         }
         return chain.firstOwner.flatMap { chain.end(from: $0) }
-    }
-
-    /// min(TTL, MINIMUM) of the authority section's SOA (RFC 2308 §5), nil without one.
-    private static func negativeTTL(_ message: [UInt8]) -> Result<UInt32?, DNSMessageError> {
-        do throws(DNSMessageError) {
-            return .success(try DNSReplySummary.parse(message).negativeTTL)
-        } catch {
-            return .failure(error)
-        }
     }
 
     private static func parseA(_ message: [UInt8]) -> (status: Int32, addresses: [String], ttl: UInt32?) {
