@@ -23,7 +23,10 @@ enum StoreSchema {
             deleted INTEGER NOT NULL DEFAULT 0,
             updated_at REAL NOT NULL
         );
-        """
+        """,
+        // The SOA of a negative answer's zone (`SOARecord`'s text form), NULL for positive
+        // answers and for rows written before it was kept.
+        "ALTER TABLE cache_entries ADD COLUMN soa TEXT NULL;",
     ]
 
     /// The version this build writes.

@@ -30,14 +30,14 @@ final class StoreWriter {
             commit = try connection.prepare("COMMIT")
             upsertEntry = try connection.prepare("""
                 INSERT OR REPLACE INTO cache_entries
-                (account, host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                (account, host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin, soa)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                 """)
             deleteEntry = try connection.prepare(
                 "DELETE FROM cache_entries WHERE account = ?1 AND host = ?2 AND family = ?3 AND network = ?4")
             deleteAccountEntries = try connection.prepare("DELETE FROM cache_entries WHERE account = ?1")
             selectAccountEntries = try connection.prepare("""
-                SELECT host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin
+                SELECT host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin, soa
                 FROM cache_entries WHERE account = ?1
                 """)
             // Same arithmetic as the Swift side of `loadCache`: expiresAt = stored_at + origin_ttl,
@@ -124,6 +124,7 @@ final class StoreWriter {
                         try upsertEntry.bind(entry.storedAt, at: 7)
                         try upsertEntry.bind(Int64(entry.nxdomain ? 1 : 0), at: 8)
                         try upsertEntry.bind(entry.origin.rawValue, at: 9)
+                        try upsertEntry.bind(entry.soa?.description, at: 10)
                         try upsertEntry.run()
                     case .remove:
                         try deleteRow(account: account, host: key.host.value, family: Int64(key.family.rawValue), network: key.network)
@@ -187,7 +188,7 @@ final class StoreWriter {
 
     /// Reads one account's persisted cache in one transaction: unexpired entries, plus expired
     /// ones no older than `window` seconds when `keepExpired`; deletes the other expired rows
-    /// and rows whose host or family no longer validates.
+    /// and rows whose host, family or SOA no longer validates.
     func loadCache(account: String, now: Timestamp, window: Double, keepExpired: Bool) throws(StoreError) -> WarmLoadResult {
         try inTransaction { () throws(StoreError) -> WarmLoadResult in
             var result = WarmLoadResult()
@@ -200,11 +201,14 @@ final class StoreWriter {
                 let expiresAt = storedAt + Double(ttl)
                 if now >= expiresAt && (!keepExpired || now - expiresAt > window) { return }
                 let hostText = rows.text(at: 0)
+                let soaText: String? = rows.isNull(at: 8) ? nil : rows.text(at: 8)
+                let soa = soaText.flatMap { SOARecord($0) }
                 let familyRaw = rows.int64(at: 1)
                 guard let host = HostName(hostText),
                     let familyValue = UInt16(exactly: familyRaw),
                     let family = RecordFamily(rawValue: familyValue),
-                    let originTTL = UInt32(exactly: ttl)
+                    let originTTL = UInt32(exactly: ttl),
+                    soaText == nil || soa != nil
                 else {
                     invalid.append((hostText, familyRaw, rows.text(at: 2)))
                     return
@@ -215,7 +219,8 @@ final class StoreWriter {
                     originTTL: originTTL,
                     storedAt: storedAt,
                     nxdomain: rows.int64(at: 6) != 0,
-                    origin: AnswerSource(rawValue: rows.text(at: 7)) ?? .upstream)
+                    origin: AnswerSource(rawValue: rows.text(at: 7)) ?? .upstream,
+                    soa: soa)
                 result.entries.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
             }
             try deleteExpiredEntries.bind(account, at: 1)

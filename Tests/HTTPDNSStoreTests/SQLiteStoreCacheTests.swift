@@ -149,8 +149,8 @@ import Testing
             await store.flushed()
             let writer = try IndependentConnection(path: database.path)
             try writer.execute("""
-                INSERT INTO cache_entries VALUES ('acct', 'bad host!', 1, '', '192.0.2.9', 300, 1000000.0, 0, 'upstream');
-                INSERT INTO cache_entries VALUES ('acct', 'odd-family.example', 5, '', '192.0.2.9', 300, 1000000.0, 0, 'upstream');
+                INSERT INTO cache_entries VALUES ('acct', 'bad host!', 1, '', '192.0.2.9', 300, 1000000.0, 0, 'upstream', NULL);
+                INSERT INTO cache_entries VALUES ('acct', 'odd-family.example', 5, '', '192.0.2.9', 300, 1000000.0, 0, 'upstream', NULL);
                 """)
 
             #expect(try load(store, "acct") == [Sample.key("good.example"): Sample.entry(["192.0.2.1"])])
