@@ -3,19 +3,24 @@ import HTTPDNSCore
 
 /// How one answer is kept in Redis: a line of text,
 /// `1 <storedAt> <originTTL> <nxdomain 0|1> <origin> <address,address,...>` (version 1; the
-/// address list may be empty). What another replica wrote is checked whole before it is used:
+/// address list may be empty), or, for a negative answer that keeps its zone's SOA, version 2:
+/// the same six fields with `2` first, then the SOA's eight (`SOARecord`'s text form, `<zone>
+/// <mname> <rname> <serial> <refresh> <retry> <expire> <minimum>`). Every other answer is still
+/// written as version 1, which a build from before version 2 reads; such a build takes a
+/// version-2 value for a miss. What another replica wrote is checked whole before it is used:
 /// anything else is a miss.
 enum SharedAnswerCodec {
     static func encode(_ entry: CacheEntry) -> [UInt8] {
         let storedAt = String(format: "%.3f", entry.storedAt)
-        let line = "1 \(storedAt) \(entry.originTTL) \(entry.nxdomain ? 1 : 0) \(entry.origin.rawValue) \(entry.addresses.joined(separator: ","))"
-        return Array(line.utf8)
+        let fields = "\(entry.originTTL) \(entry.nxdomain ? 1 : 0) \(entry.origin.rawValue) \(entry.addresses.joined(separator: ","))"
+        guard let soa = entry.soa else { return Array("1 \(storedAt) \(fields)".utf8) }
+        return Array("2 \(storedAt) \(fields) \(soa)".utf8)
     }
 
     static func decode(_ bytes: [UInt8]) -> CacheEntry? {
         guard bytes.count <= 65_536 else { return nil }
         let fields = String(decoding: bytes, as: UTF8.self).split(separator: " ", omittingEmptySubsequences: false)
-        guard fields.count == 6, fields[0] == "1",
+        guard (fields.count == 6 && fields[0] == "1") || (fields.count == 14 && fields[0] == "2"),
             let storedAt = Double(fields[1]), storedAt.isFinite, storedAt > 0,
             let ttl = UInt32(fields[2]),
             fields[3] == "0" || fields[3] == "1",
@@ -23,6 +28,12 @@ enum SharedAnswerCodec {
         else { return nil }
         let addresses = fields[5].isEmpty ? [] : fields[5].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard addresses.allSatisfy({ IPAddress($0) != nil }) else { return nil }
-        return CacheEntry(addresses: addresses, originTTL: ttl, storedAt: storedAt, nxdomain: fields[3] == "1", origin: origin)
+        var soa: SOARecord?
+        if fields.count == 14 {
+            // Only a negative answer keeps one.
+            guard addresses.isEmpty, let record = SOARecord(fields[6...].joined(separator: " ")) else { return nil }
+            soa = record
+        }
+        return CacheEntry(addresses: addresses, originTTL: ttl, storedAt: storedAt, nxdomain: fields[3] == "1", origin: origin, soa: soa)
     }
 }
