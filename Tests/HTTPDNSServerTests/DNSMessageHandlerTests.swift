@@ -13,6 +13,8 @@ import Testing
         fixture.seed([
             ("www.example.test", .a, fixture.entry(["192.0.2.10", "192.0.2.11"], ttl: 287)),
             ("nx.example.test", .a, fixture.entry([], ttl: 30, nxdomain: true)),
+            ("gone.example.test", .a, fixture.entry([], ttl: 30, nxdomain: true, soa: ServiceFixture.zoneSOA)),
+            ("v4only.example.test", .aaaa, fixture.entry([], ttl: 30, soa: ServiceFixture.zoneSOA)),
         ])
         return fixture
     }
@@ -46,6 +48,27 @@ import Testing
         #expect(reply.rcode == 3)
         #expect(reply.answerCount == 0)
         #expect(exchange.header("Cache-Control") == "max-age=30")
+    }
+
+    /// RFC 2308 §3: a negative answer whose zone SOA the upstream gave carries it in the
+    /// authority section, with the answer's remaining TTL (§5), for NXDOMAIN and NODATA alike.
+    @Test func aCachedNegativeAnswerCarriesTheZoneSOAWithTheRemainingTTL() throws {
+        let fixture = fixture()
+        fixture.clock.advance(by: 12)
+        let expected = DNSSOARecord(
+            zone: "example.test.", primary: "ns.example.test.", mailbox: "hostmaster.example.test.", serial: 2026120301, refresh: 3600,
+            retry: 900, expire: 604_800, minimum: 45)
+        for (name, type, rcode) in [("gone.example.test", UInt16(1), UInt16(3)), ("v4only.example.test", 28, 0)] {
+            let exchange = try ask(fixture, name, type: type)
+            let reply = try DNSReplySummary.parse(exchange.response?.body ?? [])
+            #expect(reply.rcode == rcode)
+            #expect(reply.answerCount == 0)
+            #expect(reply.soa == expected)
+            #expect(reply.negativeTTL == 18)
+            #expect(exchange.header("Cache-Control") == "max-age=18")
+        }
+        // An entry without one (as the local DNS fallback stores it) is written without.
+        #expect(try DNSReplySummary.parse(try ask(fixture, "nx.example.test").response?.body ?? []).soa == nil)
     }
 
     @Test func aMissIsResolvedByTheEngineOnceAndThenCached() throws {

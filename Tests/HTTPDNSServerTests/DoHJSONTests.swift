@@ -23,6 +23,8 @@ import Testing
             ("www.example.test", .aaaa, fixture.entry(["2001:db8::10"], ttl: 60)),
             ("nx.example.test", .a, fixture.entry([], ttl: 30, nxdomain: true)),
             ("empty.example.test", .a, fixture.entry([], ttl: 30)),
+            ("gone.example.test", .a, fixture.entry([], ttl: 30, nxdomain: true, soa: ServiceFixture.zoneSOA)),
+            ("v4only.example.test", .aaaa, fixture.entry([], ttl: 30, soa: ServiceFixture.zoneSOA)),
         ])
         return fixture
     }
@@ -48,6 +50,18 @@ import Testing
             == #"{"Status":3,"TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[{"name":"nx.example.test.","type":1}]}"#)
         #expect(get(fixture(), ["name": "empty.example.test"]).text
             == #"{"Status":0,"TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[{"name":"empty.example.test.","type":1}]}"#)
+    }
+
+    /// A negative answer that kept its zone's SOA carries it as WIRE-FORMATS §1 shows it, with
+    /// the answer's remaining TTL; `short=1` stays the bare (empty) array.
+    @Test func aNegativeAnswerWithTheZoneSOACarriesItInAuthority() {
+        let fixture = fixture()
+        fixture.clock.advance(by: 4)
+        #expect(get(fixture, ["name": "gone.example.test"]).text
+            == #"{"Status":3,"TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[{"name":"gone.example.test.","type":1}],"Authority":[{"name":"example.test.","type":6,"TTL":26,"data":"ns.example.test. hostmaster.example.test. 2026120301 3600 900 604800 45"}]}"#)
+        #expect(get(fixture, ["name": "v4only.example.test", "type": "AAAA"]).text
+            == #"{"Status":0,"TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[{"name":"v4only.example.test.","type":28}],"Authority":[{"name":"example.test.","type":6,"TTL":26,"data":"ns.example.test. hostmaster.example.test. 2026120301 3600 900 604800 45"}]}"#)
+        #expect(get(fixture, ["name": "gone.example.test", "short": "1"]).text == "[]")
     }
 
     @Test func shortIsTheBareArrayOfAddresses() {

@@ -250,8 +250,9 @@ final class MemoryHead: RequestHead {
         fixture.seed([
             ("two.example.test", .a, fixture.entry(["127.0.0.11", "127.0.0.12"], ttl: 300)),
             ("two.example.test", .aaaa, fixture.entry(["::1", "2001:db8::1"], ttl: 120)),
-            ("nx.example.test", .a, fixture.entry([], ttl: 30, nxdomain: true)),
-            ("empty.example.test", .a, fixture.entry([], ttl: 40)),
+            ("nx.example.test", .a, fixture.entry([], ttl: 30, nxdomain: true, soa: ServiceFixture.zoneSOA)),
+            ("empty.example.test", .a, fixture.entry([], ttl: 40, soa: ServiceFixture.zoneSOA)),
+            ("nosoa.example.test", .a, fixture.entry([], ttl: 40, nxdomain: true)),
         ])
         return fixture
     }
@@ -291,6 +292,7 @@ final class MemoryHead: RequestHead {
         ("/resolve", [("name", "two.example.test"), ("type", "1"), ("short", "1"), ("edns_client_subnet", "192.0.2.0/24")]),
         ("/resolve", [("name", "nx.example.test"), ("random", "x")]),
         ("/resolve", [("name", "empty.example.test")]),
+        ("/resolve", [("name", "nosoa.example.test")]),
     ] as [(String, [(String, String?)])])
     func aJSONFormatHitIsTheGeneralPathsAnswer(path: String, arguments: [(String, String?)]) throws {
         try expectSameAnswer(seededFixture(), MemoryHead("GET", path, arguments, peer: "198.51.100.7"))
@@ -310,6 +312,7 @@ final class MemoryHead: RequestHead {
         ("/v1/default/dns-query", "two.example.test", UInt16(1)),
         ("/v1/default/dns-query", "nx.example.test", UInt16(1)),
         ("/dns-query", "empty.example.test", UInt16(1)),
+        ("/dns-query", "nosoa.example.test", UInt16(1)),
     ])
     func anRFC8484HitIsTheGeneralPathsMessageWithItsMaxAge(path: String, name: String, type: UInt16) throws {
         let fixture = seededFixture()

@@ -66,6 +66,39 @@ struct RFC8484Tests {
         }
     }
 
+    /// RFC 2308 §3: a negative answer the engine gives (NXDOMAIN, and NODATA: the AAAA of a
+    /// name with only an A) carries the zone's SOA in the authority section, on the miss and on
+    /// the cache hit alike, with a TTL no larger than the negative TTL (the zone's MINIMUM 45
+    /// capped by `maxNegativeCache` 30), as dnspython reads it. From the RFC 8484 upstream
+    /// (dnss) and from the DoH JSON one (its `Authority`).
+    @Test(arguments: ["doh", "json"])
+    func negativeAnswersCarryTheZoneSOAOnTheMissAndOnTheHit(upstream: String) async throws {
+        try await withService(upstreams: { [upstream == "json" ? $0.json.upstreamSpec : $0.dnss.upstreamSpec] }) { _, service in
+            let client = dnspython(service)
+            let missing = TestZone.nxdomain("soa")
+            for (name, type, rcode) in [(missing, "A", "NXDOMAIN"), (TestZone.v4Only, "AAAA", "NOERROR")] {
+                for post in [true, false] {
+                    let reply = try await client.query(name, type: type, post: post)
+                    #expect(reply.rcode == rcode, "\(reply)")
+                    #expect(reply.answer.isEmpty, "\(reply)")
+                    #expect(reply.authority.count == 1, "\(reply)")
+                    let soa = try #require(reply.authority.first)
+                    #expect(soa.type == "SOA")
+                    #expect(soa.name == "\(TestZone.origin).")
+                    #expect(soa.data == "ns.example.test. hostmaster.example.test. 1 3600 1200 604800 \(TestZone.soaMinimum)")
+                    #expect(soa.ttl >= 0 && soa.ttl <= 30, "\(soa)")
+                }
+            }
+            // The second of each was a cache hit.
+            let stats = try await service.client.get("/v1/default/stats")
+            for (name, type) in [(missing, 1), (TestZone.v4Only, 28)] {
+                let record = stats.json.array?.first { $0["domain"]?.string == name && $0["type"]?.int == type }
+                #expect(record?["requestPDnsNum"]?.int == 1, "\(stats)")
+                #expect(record?["cacheDnsNum"]?.int == 1, "\(stats)")
+            }
+        }
+    }
+
     @Test func txtAndMXGoThroughTheForwardPath() async throws {
         try await withService { _, service in
             let client = dnspython(service, path: "/v1/default/dns-query")

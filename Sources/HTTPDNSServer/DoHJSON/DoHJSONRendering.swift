@@ -11,8 +11,10 @@ enum DoHJSONRendering {
     /// One question's answer, HTTP 200: `{"Status":0,"TC":false,"RD":true,"RA":true,"AD":false,
     /// "CD":false,"Question":[{"name":"N.","type":T}],"Answer":[{"name":"N.","type":T,"TTL":t,
     /// "data":"ADDRESS"},...]}`. A name that does not exist is `Status` 3 without `Answer`, a
-    /// name without records of the type `Status` 0 without `Answer`, and one that no upstream
-    /// could answer `Status` 2 with a `Comment`. `short`: the bare array of addresses (`[]` for
+    /// name without records of the type `Status` 0 without `Answer`, both with `"Authority":[{
+    /// "name":"ZONE.","type":6,"TTL":t,"data":"MNAME RNAME SERIAL REFRESH RETRY EXPIRE MINIMUM"}]`
+    /// when the upstream gave the zone's SOA (`TTL` the answer's remaining one), and one that no
+    /// upstream could answer `Status` 2 with a `Comment`. `short`: the bare array of addresses (`[]` for
     /// no records), except for a failure, which keeps the object form (an array cannot say it).
     static func answer(_ result: HostResult, family: RecordFamily, short: Bool) -> HTTPResponse {
         var writer = JSONWriter()
@@ -36,6 +38,7 @@ enum DoHJSONRendering {
         // The header and question are under 128 bytes besides the name; each record under 64
         // besides the name and its address.
         let bound = 128 + host.count + answer.addressList.count * (64 + host.count) + AnswerRendering.maximumAddresses(answer.addressList)
+            + (answer.soa.map { 64 + ByteCursor.maximumString($0.zone.utf8.count) + ByteCursor.maximumString($0.data.utf8.count) } ?? 0)
         return FastResponse(bound: bound, source: answer.source) { buffer in
             var cursor = ByteCursor(buffer)
             writeAnswer(host: host, family: family, answer: answer, short: short, to: &cursor)
@@ -66,6 +69,15 @@ enum DoHJSONRendering {
                 sink.decimal(answer.ttl)
                 sink.put(#","data":"#)
             }
+            sink.put("}]")
+        }
+        if answer.addressList.isEmpty, let soa = answer.soa {
+            sink.put(#","Authority":[{"name":"#)
+            sink.string(soa.zone)
+            sink.put(#","type":6,"TTL":"#)
+            sink.decimal(answer.ttl)
+            sink.put(#","data":"#)
+            sink.string(soa.data)
             sink.put("}]")
         }
         sink.put("}")

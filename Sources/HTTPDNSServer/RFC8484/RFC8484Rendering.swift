@@ -7,18 +7,21 @@ import HTTPDNSWire
 enum RFC8484Rendering {
     /// The engine's answer to an A or AAAA question: its addresses as records owned by the
     /// question name (a CNAME chain is flattened; the TTL is the chain's smallest), NXDOMAIN as
-    /// RCODE 3 and NODATA as an empty NOERROR (neither with an SOA: the engine keeps only its
-    /// TTL, which `max-age` carries), SERVFAIL when nothing could be resolved.
+    /// RCODE 3 and NODATA as an empty NOERROR, each with the zone's SOA in the authority section
+    /// when the upstream gave one, sent with the answer's remaining TTL (RFC 2308 §3, §5),
+    /// SERVFAIL when nothing could be resolved.
     static func answer(_ result: HostResult, query: DNSQueryMessage, subnetScope: UInt8) -> HTTPResponse {
         guard let answer = result.answers.first?.1 else {
             return serverFailure(query)
         }
         let rcode = answer.nxdomain ? DNSResponseWriter.nameError : DNSResponseWriter.noError
         let records = answer.nxdomain ? [] : recordData(answer.addressList)
+        let authority = answer.soa.map { DNSResponseWriter.Authority(soa: DNSSOARecord($0), ttl: answer.ttl) }
         let body: [UInt8]
         do throws(DNSMessageError) {
             body = try DNSResponseWriter.response(
-                to: query, rcode: rcode, answer: .init(type: query.type, ttl: answer.ttl, records: records), subnetScope: subnetScope)
+                to: query, rcode: rcode, answer: .init(type: query.type, ttl: answer.ttl, records: records), authority: authority,
+                subnetScope: subnetScope)
         } catch {
             return writeFailure(error)
         }
