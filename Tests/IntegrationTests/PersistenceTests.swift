@@ -86,6 +86,37 @@ struct PersistenceTests {
         }
     }
 
+    /// A warm restart keeps the zone SOA of a negative answer (RFC 2308 §3): after it, with no
+    /// upstream reachable, the cached NXDOMAIN and NODATA still carry it over RFC 8484.
+    @Test func negativeAnswersKeepTheirSOAAcrossARestart() async throws {
+        let missing = TestZone.nxdomain("restart")
+        let database = try await withTestServers { servers in
+            var options = servers.options()
+            // Long enough to outlive the restart on a loaded machine: the zone's MINIMUM (45 s) is the TTL.
+            options.config = ["accounts": ["default": loopbackAccount(servers, ["maxNegativeCache": 300])]]
+            return try await withHTTPDNSD(options) { first in
+                let client = DoHTestClient(url: "http://127.0.0.1:\(first.port)/dns-query")
+                let nxdomain = try await client.query(missing, type: "A", post: true)
+                let nodata = try await client.query(TestZone.v4Only, type: "AAAA", post: true)
+                #expect(nxdomain.authority.count == 1 && nodata.authority.count == 1, "\(nxdomain) \(nodata)")
+                #expect(await first.stop() == 0)
+                return first.databasePath
+            }
+        }
+        try await withHTTPDNSD(offlineOptions(database)) { second in
+            let client = DoHTestClient(url: "http://127.0.0.1:\(second.port)/dns-query")
+            for (name, type, rcode) in [(missing, "A", "NXDOMAIN"), (TestZone.v4Only, "AAAA", "NOERROR")] {
+                let reply = try await client.query(name, type: type, post: false)
+                #expect(reply.rcode == rcode, "\(reply)")
+                let soa = reply.authority.first
+                #expect(reply.authority.count == 1, "\(reply)")
+                #expect(soa?.name == "\(TestZone.origin).")
+                #expect(soa?.data == "ns.example.test. hostmaster.example.test. 1 3600 1200 604800 \(TestZone.soaMinimum)")
+                #expect((soa?.ttl ?? -1) >= 0 && (soa?.ttl ?? 99) <= Int(TestZone.soaMinimum), "\(reply)")
+            }
+        }
+    }
+
     @Test func cacheCountLimitBoundsTheCacheByEvictingEntries() async throws {
         try await withService(configure: { servers, options in
             options.config = ["accounts": ["default": loopbackAccount(servers, ["cacheCountLimit": 10])]]

@@ -91,6 +91,29 @@ import Testing
         }
     }
 
+    /// A negative answer one replica resolved reaches the other through Redis with its zone
+    /// SOA (a version-2 value), and that replica's RFC 8484 answer carries it.
+    @Test func aSharedNegativeAnswerKeepsItsSOA() async throws {
+        try await withTestServers { servers in
+            let redis = try await RedisServerProcess.start()
+            defer { Task { await redis.stop() } }
+            try await withReplicas(2, servers, redis: redis, extra: ["--redis-timeout", "2000"]) { replicas in
+                for replica in replicas { _ = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("warm"))&type=A") }
+                try await waitUntilRedisUp(replicas, true)
+                let name = TestZone.nxdomain("shared")
+                let first = try await DoHTestClient(url: "http://127.0.0.1:\(replicas[0].port)/dns-query").query(name, post: true)
+                #expect(first.authority.count == 1, "\(first)")
+                let secondUpstream = try await upstreamQueries(replicas[1])
+                let second = try await DoHTestClient(url: "http://127.0.0.1:\(replicas[1].port)/dns-query").query(name, post: true)
+                #expect(try await upstreamQueries(replicas[1]) == secondUpstream, "the second replica asked its upstream")
+                #expect(second.rcode == "NXDOMAIN", "\(second)")
+                #expect(second.authority.map(\.name) == ["\(TestZone.origin)."], "\(second)")
+                #expect(second.authority.first?.data == first.authority.first?.data)
+                #expect((second.authority.first?.ttl ?? 99) <= 30, "\(second)")
+            }
+        }
+    }
+
     /// Issue 15: 3 × 50 concurrent misses for one new name across the replicas cost 1 upstream
     /// query (each replica's single-flight joins its 50; the Redis lock makes the three one).
     @Test func concurrentMissesAcrossReplicasCostOneUpstreamQuery() async throws {
