@@ -77,24 +77,20 @@ public enum AnswerSource: String, Sendable, Hashable {
 
 /// One cached answer with its lifetime.
 public struct CacheEntry: Sendable, Hashable {
-    // Stored in this order so that the two flags fill the 2 bytes the address list leaves of
-    // its 16 and the SOA reference adds only its own 8: 40 bytes (34 without it), a cache slot
-    // (`AnswerCache.Slot`) 48 (40 without it). `CacheEntryLayoutTests` holds these.
     /// Addresses, empty for a negative answer; kept packed when they allow it (`AddressList`).
+    /// A negative answer's list carries its zone's SOA (`soa`).
     public var addressList: AddressList
-    /// True when the name does not exist (NXDOMAIN); false for NODATA and positive answers.
-    public var nxdomain: Bool
-    /// `upstream` or `localdns`: who gave the answer.
-    public var origin: AnswerSource
     /// TTL after the account's caps, in seconds.
     public var originTTL: UInt32
     /// When the answer was stored (wall clock).
     public var storedAt: Timestamp
-    /// The SOA of the zone a negative answer came from (RFC 2308 §3), when the upstream sent
-    /// one; always nil for a positive answer. A reference, so that entries without one pay only
-    /// its 8 bytes.
-    public var soa: SOARecord?
+    /// True when the name does not exist (NXDOMAIN); false for NODATA and positive answers.
+    public var nxdomain: Bool
+    /// `upstream` or `localdns`: who gave the answer.
+    public var origin: AnswerSource
 
+    /// `soa`: the SOA a negative answer came with, kept in its (empty) address list; ignored for
+    /// a positive answer.
     public init(
         addresses: [String], originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream,
         soa: SOARecord? = nil
@@ -107,18 +103,21 @@ public struct CacheEntry: Sendable, Hashable {
         addressList: AddressList, originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream,
         soa: SOARecord? = nil
     ) {
-        self.addressList = addressList
+        self.addressList = soa != nil && addressList.isEmpty ? AddressList(negativeWith: soa) : addressList
         self.originTTL = originTTL
         self.storedAt = storedAt
         self.nxdomain = nxdomain
         self.origin = origin
-        self.soa = addressList.isEmpty ? soa : nil
     }
 
-    /// Addresses as text, empty for a negative answer.
+    /// The SOA of the zone a negative answer came from (RFC 2308 §3), when the upstream sent
+    /// one; nil for a positive answer.
+    public var soa: SOARecord? { addressList.soa }
+
+    /// Addresses as text, empty for a negative answer. Setting none keeps the SOA.
     public var addresses: [String] {
         get { addressList.strings }
-        set { addressList = AddressList(newValue) }
+        set { addressList = newValue.isEmpty ? AddressList(negativeWith: soa) : AddressList(newValue) }
     }
 
     public var expiresAt: Timestamp { storedAt + Double(originTTL) }

@@ -6,10 +6,15 @@
 /// hit it was one more cold object to retain. Anything else (IPv6, more addresses, text that is
 /// not in canonical dotted-quad form) keeps its `[String]`. The text given is always the text
 /// given back: an address is only packed when formatting the number reproduces it exactly.
+///
+/// The empty list of a negative answer may carry the SOA of the zone that gave it (RFC 2308 §3),
+/// a reference in the room the addresses would take: an entry pays nothing for it, and copying
+/// an answer (a cache hit) copies no more than before.
 public struct AddressList: Sendable, Hashable {
     private enum Storage: Sendable, Hashable {
         case ipv4(UInt32, UInt32, UInt32, count: UInt8)
         case text([String])
+        case negative(SOARecord)
     }
 
     private var storage: Storage
@@ -18,6 +23,17 @@ public struct AddressList: Sendable, Hashable {
 
     public init(_ addresses: [String]) {
         storage = Self.packed(addresses) ?? .text(addresses)
+    }
+
+    /// No addresses, with the SOA of the negative answer's zone when there is one.
+    public init(negativeWith soa: SOARecord?) {
+        storage = soa.map { .negative($0) } ?? .text([])
+    }
+
+    /// The SOA an empty list carries (`init(negativeWith:)`), nil otherwise.
+    public var soa: SOARecord? {
+        guard case .negative(let soa) = storage else { return nil }
+        return soa
     }
 
     private static func packed(_ addresses: [String]) -> Storage? {
@@ -38,6 +54,7 @@ public struct AddressList: Sendable, Hashable {
         switch storage {
         case .ipv4(_, _, _, let count): Int(count)
         case .text(let addresses): addresses.count
+        case .negative: 0
         }
     }
 
@@ -47,6 +64,7 @@ public struct AddressList: Sendable, Hashable {
     public var strings: [String] {
         switch storage {
         case .text(let addresses): return addresses
+        case .negative: return []
         case .ipv4(let first, let second, let third, let count):
             return [first, second, third].prefix(Int(count)).map(Self.dottedQuad)
         }

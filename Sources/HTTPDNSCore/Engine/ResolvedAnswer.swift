@@ -8,8 +8,6 @@ public struct ResolvedAnswer: Sendable, Equatable {
     public var source: AnswerSource
     public var stale: Bool
     public var nxdomain: Bool
-    /// The SOA of the zone a negative answer came from, when the upstream sent one.
-    public var soa: SOARecord?
 
     public init(
         addresses: [String], ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false,
@@ -23,19 +21,22 @@ public struct ResolvedAnswer: Sendable, Equatable {
         addressList: AddressList, ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false,
         soa: SOARecord? = nil
     ) {
-        self.addressList = addressList
+        self.addressList = soa != nil && addressList.isEmpty ? AddressList(negativeWith: soa) : addressList
         self.ttl = ttl
         self.originTTL = originTTL
         self.source = source
         self.stale = stale
         self.nxdomain = nxdomain
-        self.soa = soa
     }
 
-    /// The addresses as text.
+    /// The SOA of the zone a negative answer came from, when the upstream sent one (kept in
+    /// the empty address list, as `CacheEntry` keeps it).
+    public var soa: SOARecord? { addressList.soa }
+
+    /// The addresses as text. Setting none keeps the SOA.
     public var addresses: [String] {
         get { addressList.strings }
-        set { addressList = AddressList(newValue) }
+        set { addressList = newValue.isEmpty ? AddressList(negativeWith: soa) : AddressList(newValue) }
     }
 
     /// The answer a cached entry gives at `now`.
@@ -43,8 +44,7 @@ public struct ResolvedAnswer: Sendable, Equatable {
         let expired = entry.isExpired(at: now)
         self.init(
             addressList: entry.addressList, ttl: entry.remainingTTL(at: now), originTTL: entry.originTTL,
-            source: expired ? .stale : source, stale: expired, nxdomain: entry.nxdomain,
-            soa: entry.soa)
+            source: expired ? .stale : source, stale: expired, nxdomain: entry.nxdomain)
     }
 }
 
