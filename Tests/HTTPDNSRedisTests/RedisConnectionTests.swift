@@ -7,7 +7,10 @@ import Testing
 
 /// The connection against a real redis-server on loopback.
 @Suite(.serialized) struct RedisConnectionTests {
-    static func connection(_ server: RedisServerProcess, purpose: String = "test", timeout: Int = 2000, url: String? = nil, metrics: RedisMetrics = RedisMetrics(),
+    /// A connection to `server`. The default timeout (10 s) is a hang guard: a command or an idle
+    /// subscriber's health PING that a loaded machine's redis-server answers late must not read as
+    /// a timeout or a dead connection; the tests of the timeout pass their own.
+    static func connection(_ server: RedisServerProcess, purpose: String = "test", timeout: Int = 10_000, url: String? = nil, metrics: RedisMetrics = RedisMetrics(),
                            onStateChange: (@Sendable (Bool) -> Void)? = nil) throws -> RedisConnection {
         var options = RedisConnection.Options(url: try RedisURL(parsing: url ?? server.url, key: "redis"), purpose: purpose, timeoutMilliseconds: timeout)
         options.backoffMaximum = 0.2
