@@ -9,13 +9,65 @@ public enum DNSResponseWriter {
     public struct Answer: Sendable {
         public var type: UInt16
         public var ttl: UInt32
-        /// Each record's RDATA (4 bytes for A, 16 for AAAA).
-        public var records: [[UInt8]]
+        private var data: RecordData
 
+        private enum RecordData: Sendable {
+            case list([[UInt8]])
+            /// Up to three IPv4 addresses as numbers, without an array (the cache's usual form).
+            case ipv4(UInt32, UInt32, UInt32, count: Int)
+        }
+
+        /// `records`: each record's RDATA (4 bytes for A, 16 for AAAA).
         public init(type: UInt16, ttl: UInt32, records: [[UInt8]]) {
             self.type = type
             self.ttl = ttl
-            self.records = records
+            data = .list(records)
+        }
+
+        /// A records (type 1) of the first `count` (at most 3) of three IPv4 addresses, each a
+        /// number whose most significant byte is the address's first.
+        public init(ttl: UInt32, ipv4 first: UInt32, _ second: UInt32, _ third: UInt32, count: Int) {
+            precondition((0...3).contains(count), "DNSResponseWriter.Answer: at most 3 inline addresses")
+            type = UInt16(KNOT_RRTYPE_A.rawValue)
+            self.ttl = ttl
+            data = .ipv4(first, second, third, count: count)
+        }
+
+        /// Each record's RDATA.
+        public var records: [[UInt8]] {
+            var records: [[UInt8]] = []
+            forEachRecord { records.append(Array($0)) }
+            return records
+        }
+
+        var isEmpty: Bool {
+            switch data {
+            case .list(let records): records.isEmpty
+            case .ipv4(_, _, _, let count): count == 0
+            }
+        }
+
+        /// The bytes the records take in a message, owners compressed to a pointer.
+        var wireSize: Int {
+            switch data {
+            case .list(let records): records.reduce(0) { $0 + 2 + 10 + $1.count }
+            case .ipv4(_, _, _, let count): count * (2 + 10 + 4)
+            }
+        }
+
+        /// Gives `body` each record's RDATA in turn.
+        func forEachRecord<E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
+            switch data {
+            case .list(let records):
+                for record in records {
+                    try record.withUnsafeBytes { data in Result { () throws(E) in try body(data) } }.get()
+                }
+            case .ipv4(let first, let second, let third, let count):
+                for index in 0..<count {
+                    let address = index == 0 ? first : index == 1 ? second : third
+                    try withUnsafeBytes(of: address.bigEndian) { (data) throws(E) in try body(data) }
+                }
+            }
         }
     }
 
@@ -28,14 +80,54 @@ public enum DNSResponseWriter {
     /// The response to `query` with `rcode` and `answer` (nil or no records: an empty answer
     /// section). `subnetScope`: the scope prefix length of the echoed Client Subnet option.
     public static func response(
-        to query: DNSQueryMessage, rcode: UInt8, answer: Answer?, subnetScope: UInt8 = 0
+        to query: some DNSQuery, rcode: UInt8, answer: Answer?, subnetScope: UInt8 = 0
     ) throws(DNSMessageError) -> [UInt8] {
-        let records = answer?.records ?? []
-        let recordBytes = records.reduce(0) { $0 + 2 + 10 + $1.count }
-        let capacity = min(
+        var failure: DNSMessageError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: bound(for: query, answer: answer)) { buffer, count in
+            do throws(DNSMessageError) {
+                count = try write(to: query, rcode: rcode, answer: answer, subnetScope: subnetScope, into: UnsafeMutableRawBufferPointer(buffer))
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
+    /// The most bytes `write` writes for `query` and `answer`.
+    public static func bound(for query: some DNSQuery, answer: Answer?) -> Int {
+        messageBound(for: query, answer: answer)
+    }
+
+    private static func messageBound(for query: some DNSQuery, answer: Answer?) -> Int {
+        let recordBytes = answer?.wireSize ?? 0
+        // The OPT record with a Client Subnet option for IPv6 takes 35 bytes.
+        return min(
             Int(KNOT_WIRE_MAX_PKTSIZE.rawValue),
-            Int(KNOT_WIRE_HEADER_SIZE.rawValue) + query.questionName.count + 4 + recordBytes + 64)
-        let packet = try KnotPacket(capacity: capacity)
+            Int(KNOT_WIRE_HEADER_SIZE.rawValue) + query.withQuestionName { $0.count } + 4 + recordBytes + 64)
+    }
+
+    /// Writes the response of `response(to:rcode:answer:subnetScope:)` into `buffer` (at least
+    /// `bound(for:answer:)` bytes, its former content never read) and returns its size.
+    public static func write(
+        to query: some DNSQuery, rcode: UInt8, answer: Answer?, subnetScope: UInt8 = 0, into buffer: UnsafeMutableRawBufferPointer
+    ) throws(DNSMessageError) -> Int {
+        try writeMessage(to: query, rcode: rcode, answer: answer, subnetScope: subnetScope, into: buffer)
+    }
+
+    private static func writeMessage(
+        to query: some DNSQuery, rcode: UInt8, answer: Answer?, subnetScope: UInt8, into buffer: UnsafeMutableRawBufferPointer
+    ) throws(DNSMessageError) -> Int {
+        try KnotArena.with { (memory) throws(DNSMessageError) in
+            let packet = try KnotPacket(writingInto: buffer, memory: memory)
+            return try write(to: query, rcode: rcode, answer: answer, subnetScope: subnetScope, into: packet)
+        }
+    }
+
+    private static func write(
+        to query: some DNSQuery, rcode: UInt8, answer: Answer?, subnetScope: UInt8, into packet: borrowing KnotPacket
+    ) throws(DNSMessageError) -> Int {
         let wire = packet.wire
         knot_wire_set_id(wire, query.id)
         knot_wire_set_qr(wire)
@@ -43,39 +135,56 @@ public enum DNSResponseWriter {
         if query.recursionDesired { knot_wire_set_rd(wire) }
         if query.checkingDisabled { knot_wire_set_cd(wire) }
         knot_wire_set_rcode(wire, Int16(rcode))
-        try query.questionName.withUnsafeBufferPointer { (name) throws(DNSMessageError) in
+        try query.withQuestionName { (name) throws(DNSMessageError) in
             try Knot.check(knot_pkt_put_question(packet.pointer, name.baseAddress, query.questionClass, query.type), "knot_pkt_put_question")
         }
         try Knot.check(knot_pkt_begin(packet.pointer, KNOT_ANSWER), "knot_pkt_begin")
-        if let answer, !records.isEmpty {
-            try put(answer, owner: query.questionName, into: packet)
+        if let answer, !answer.isEmpty {
+            try put(answer, into: packet)
         }
         if let edns = query.edns {
             try Knot.check(knot_pkt_begin(packet.pointer, KNOT_ADDITIONAL), "knot_pkt_begin")
             try putOPT(subnet: edns.clientSubnet, scope: subnetScope, into: packet)
         }
-        return packet.bytes
+        return packet.size
     }
 
-    /// Puts one RRset (`knot_rrset_add_rdata`, `knot_pkt_put`); the owner compresses to the QNAME.
-    private static func put(_ answer: Answer, owner: [UInt8], into packet: KnotPacket) throws(DNSMessageError) {
+    /// `bound(for:answer:)` for a borrowed query, specialised here (a generic call from another
+    /// module is not).
+    public static func bound(for query: BorrowedDNSQuery, answer: Answer?) -> Int {
+        messageBound(for: query, answer: answer)
+    }
+
+    /// `write(to:rcode:answer:subnetScope:into:)` for a borrowed query, specialised here (the
+    /// fast path's call).
+    public static func write(
+        to query: BorrowedDNSQuery, rcode: UInt8, answer: Answer?, subnetScope: UInt8 = 0, into buffer: UnsafeMutableRawBufferPointer
+    ) throws(DNSMessageError) -> Int {
+        try writeMessage(to: query, rcode: rcode, answer: answer, subnetScope: subnetScope, into: buffer)
+    }
+
+    /// Puts one RRset owned by the question name (`knot_rrset_add_rdata`, `knot_pkt_put`): its
+    /// owner is written as a pointer to the QNAME.
+    private static func put(_ answer: Answer, into packet: borrowing KnotPacket) throws(DNSMessageError) {
         var rrset = knot_rrset_t()
-        let ownerCopy = try owner.withUnsafeBufferPointer { (name) throws(DNSMessageError) in
-            try Knot.require(knot_dname_copy(name.baseAddress, nil), "knot_dname_copy")
-        }
-        knot_rrset_init(&rrset, ownerCopy, answer.type, UInt16(KNOT_CLASS_IN.rawValue), answer.ttl)
+        // The owner is the question name in the packet's wire, which `KNOT_COMPR_HINT_QNAME`
+        // writes as a pointer to it; only the records are the RRset's own (freed below).
+        let owner = packet.wire + Int(KNOT_WIRE_HEADER_SIZE.rawValue)
+        knot_rrset_init(&rrset, owner, answer.type, UInt16(KNOT_CLASS_IN.rawValue), answer.ttl)
+        // The records from the packet's memory context.
+        var memory = packet.pointer.pointee.mm
         // The packet keeps a shallow copy of the RRset and reads it only while `knot_pkt_put` runs.
-        defer { knot_rrset_clear(&rrset, nil) }
-        for record in answer.records {
-            try record.withUnsafeBufferPointer { (data) throws(DNSMessageError) in
-                try Knot.check(knot_rrset_add_rdata(&rrset, data.baseAddress, UInt16(data.count), nil), "knot_rrset_add_rdata")
-            }
+        defer { knot_rdataset_clear(&rrset.rrs, &memory) }
+        try answer.forEachRecord { (data) throws(DNSMessageError) in
+            try Knot.check(
+                knot_rrset_add_rdata(&rrset, data.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt16(data.count), &memory),
+                "knot_rrset_add_rdata")
         }
         try Knot.check(knot_pkt_put_rotate(packet.pointer, UInt16(KNOT_COMPR_HINT_QNAME.rawValue), &rrset, 0, 0), "knot_pkt_put")
     }
 
     /// Puts the OPT record (`knot_edns_init`), with the Client Subnet option when the query had one.
-    static func putOPT(subnet: DNSQueryMessage.ClientSubnet?, scope: UInt8, into packet: KnotPacket) throws(DNSMessageError) {
+    static func putOPT(subnet: DNSQueryMessage.ClientSubnet?, scope: UInt8, into packet: borrowing KnotPacket) throws(DNSMessageError) {
         var opt = knot_rrset_t()
         try Knot.check(knot_edns_init(&opt, payloadSize, 0, 0, nil), "knot_edns_init")
         defer { knot_rrset_clear(&opt, nil) }
@@ -104,7 +213,7 @@ extension DNSResponseWriter {
     /// An upstream's reply passed on to the client that asked `query`: the same bytes with the
     /// query's ID (`knot_wire_set_id`; the upstream was asked with its own). `reply` must be at
     /// least a header (`DNSReplySummary.parse` checked it).
-    public static func forwarded(_ reply: [UInt8], to query: DNSQueryMessage) -> [UInt8] {
+    public static func forwarded(_ reply: [UInt8], to query: some DNSQuery) -> [UInt8] {
         DNSHeader.settingID(query.id, of: reply)
     }
 }
