@@ -13,26 +13,45 @@ enum RFC8484Rendering {
         guard let answer = result.answers.first?.1 else {
             return serverFailure(query)
         }
-        let rcode = answer.nxdomain ? DNSResponseWriter.nameError : DNSResponseWriter.noError
-        let records = answer.nxdomain ? [] : recordData(answer.addressList)
+        let (rcode, records) = response(to: answer, type: query.type)
         let body: [UInt8]
         do throws(DNSMessageError) {
-            body = try DNSResponseWriter.response(
-                to: query, rcode: rcode, answer: .init(type: query.type, ttl: answer.ttl, records: records), subnetScope: subnetScope)
+            body = try DNSResponseWriter.response(to: query, rcode: rcode, answer: records, subnetScope: subnetScope)
         } catch {
             return writeFailure(error)
         }
         return message(body, maxAge: answer.ttl)
     }
 
-    /// The RDATA of each address: packed IPv4 addresses (the usual cached form) straight from
-    /// their numbers, others parsed from their text.
-    static func recordData(_ list: AddressList) -> [[UInt8]] {
-        guard let packed = list.packedIPv4 else { return list.strings.compactMap { IPAddress($0)?.bytes } }
-        let numbers: [UInt32] = [packed.first, packed.second, packed.third]
-        return numbers.prefix(packed.count).map { (address: UInt32) -> [UInt8] in
-            withUnsafeBytes(of: address.bigEndian) { Array($0) }
+    /// The same response for the fast path: a cached answer to a query without a Client Subnet
+    /// scope, written by libknot straight into memory that libmicrohttpd takes over. Nil when
+    /// libknot fails (the general path then writes the error).
+    static func fastAnswer(_ answer: ResolvedAnswer, query: BorrowedDNSQuery) -> FastResponse? {
+        let (rcode, records) = response(to: answer, type: query.type)
+        return FastResponse(
+            bound: DNSResponseWriter.bound(for: query, answer: records), source: answer.source,
+            contentType: HTTPDNSService.dnsMessageType, headers: cacheControl(maxAge: answer.ttl)
+        ) { buffer in
+            try? DNSResponseWriter.write(to: query, rcode: rcode, answer: records, into: UnsafeMutableRawBufferPointer(buffer))
         }
+    }
+
+    /// The RCODE and answer section of the engine's answer to a question of `type`.
+    private static func response(to answer: ResolvedAnswer, type: UInt16) -> (UInt8, DNSResponseWriter.Answer) {
+        if answer.nxdomain {
+            return (DNSResponseWriter.nameError, DNSResponseWriter.Answer(type: type, ttl: answer.ttl, records: []))
+        }
+        // Packed IPv4 addresses (the usual cached form) go straight from their numbers.
+        if type == 1, let packed = answer.addressList.packedIPv4 {
+            return (DNSResponseWriter.noError, DNSResponseWriter.Answer(
+                ttl: answer.ttl, ipv4: packed.first, packed.second, packed.third, count: packed.count))
+        }
+        return (DNSResponseWriter.noError, DNSResponseWriter.Answer(type: type, ttl: answer.ttl, records: recordData(answer.addressList)))
+    }
+
+    /// The RDATA of each address, parsed from its text.
+    private static func recordData(_ list: AddressList) -> [[UInt8]] {
+        list.strings.compactMap { IPAddress($0)?.bytes }
     }
 
     /// An upstream's reply to a forwarded query, with the query's ID; SERVFAIL when it does not
@@ -65,7 +84,11 @@ enum RFC8484Rendering {
     }
 
     private static func message(_ body: [UInt8], maxAge: UInt32) -> HTTPResponse {
-        HTTPResponse(status: 200, contentType: HTTPDNSService.dnsMessageType, headers: [("Cache-Control", "max-age=\(maxAge)")], body: body)
+        HTTPResponse(status: 200, contentType: HTTPDNSService.dnsMessageType, headers: cacheControl(maxAge: maxAge), body: body)
+    }
+
+    private static func cacheControl(maxAge: UInt32) -> [(String, String)] {
+        [("Cache-Control", "max-age=" + String(maxAge))]
     }
 
     private static func writeFailure(_ error: DNSMessageError) -> HTTPResponse {
