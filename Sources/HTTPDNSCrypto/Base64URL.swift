@@ -31,20 +31,42 @@ public enum Base64URL {
     /// multiple of 4, and zero bits where a last partial group has unused bits (so every byte
     /// string has exactly one accepted encoding).
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        let characters = Array(text.utf8)
-        guard characters.count % 4 != 1 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(characters.count * 3 / 4)
+        var text = String(text)
+        return text.withUTF8 { characters in
+            var failed = false
+            let bytes = [UInt8](unsafeUninitializedCapacity: decodedCapacity(characters.count)) { buffer, count in
+                guard let written = decode(UnsafeRawBufferPointer(characters), into: UnsafeMutableRawBufferPointer(buffer)) else {
+                    failed = true
+                    count = 0
+                    return
+                }
+                count = written
+            }
+            return failed ? nil : bytes
+        }
+    }
+
+    /// The most bytes `count` characters of base64url decode to.
+    public static func decodedCapacity(_ count: Int) -> Int { count / 4 * 3 + 2 }
+
+    /// Decodes the characters `text` (as `decode(_:)` accepts them) into `output`, which must
+    /// hold `decodedCapacity(text.count)` bytes; returns how many it wrote, or nil when `text`
+    /// is not canonical unpadded base64url (what was written is then meaningless).
+    public static func decode(_ text: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) -> Int? {
+        guard text.count % 4 != 1 else { return nil }
+        precondition(output.count >= decodedCapacity(text.count), "Base64URL.decode: output too small")
+        var written = 0
         var group: UInt32 = 0
         var filled = 0
-        for character in characters {
+        for character in text {
             guard let value = sextet(character) else { return nil }
             group = group << 6 | UInt32(value)
             filled += 1
             if filled == 4 {
-                bytes.append(UInt8(group >> 16 & 0xFF))
-                bytes.append(UInt8(group >> 8 & 0xFF))
-                bytes.append(UInt8(group & 0xFF))
+                output[written] = UInt8(group >> 16 & 0xFF)
+                output[written + 1] = UInt8(group >> 8 & 0xFF)
+                output[written + 2] = UInt8(group & 0xFF)
+                written += 3
                 group = 0
                 filled = 0
             }
@@ -52,15 +74,17 @@ public enum Base64URL {
         switch filled {
         case 2:  // 12 bits: one byte and 4 unused bits
             guard group & 0x0F == 0 else { return nil }
-            bytes.append(UInt8(group >> 4))
+            output[written] = UInt8(group >> 4)
+            written += 1
         case 3:  // 18 bits: two bytes and 2 unused bits
             guard group & 0x03 == 0 else { return nil }
-            bytes.append(UInt8(group >> 10 & 0xFF))
-            bytes.append(UInt8(group >> 2 & 0xFF))
+            output[written] = UInt8(group >> 10 & 0xFF)
+            output[written + 1] = UInt8(group >> 2 & 0xFF)
+            written += 2
         default:
             break
         }
-        return bytes
+        return written
     }
 
     private static func sextet(_ character: UInt8) -> UInt8? {

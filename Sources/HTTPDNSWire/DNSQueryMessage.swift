@@ -2,7 +2,7 @@ import CKnot
 
 /// A DNS query as a client sent it (RFC 1035 §4.1), read by libknot (`knot_pkt_parse`): a
 /// standard query (QR 0, opcode QUERY) with exactly one question.
-public struct DNSQueryMessage: Sendable {
+public struct DNSQueryMessage: DNSQuery, Sendable {
     /// The message as received, for forwarding.
     public let bytes: [UInt8]
     public let id: UInt16
@@ -45,7 +45,31 @@ public struct DNSQueryMessage: Sendable {
     /// Reads a query. `.malformed` when libknot cannot parse it (also a bad Client Subnet
     /// option); `.unexpected` when it is a reply, another opcode, or has no or several questions.
     public static func parse(_ bytes: [UInt8]) throws(DNSMessageError) -> DNSQueryMessage {
-        let packet = try KnotPacket(parsing: bytes)
+        // Parsed in a copy: libknot may change the wire it parses, and `bytes` is forwarded as sent.
+        var wire = bytes
+        let result = wire.withUnsafeMutableBytes { wire in
+            Result { () throws(DNSMessageError) in
+                try withQuery(parsing: wire) { (query) throws(DNSMessageError) in try DNSQueryMessage(query, bytes: bytes) }
+            }
+        }
+        return try result.get()
+    }
+
+    /// Reads the query in `message` where it lies (libknot may change those bytes) and gives it
+    /// to `body`, borrowed: the query and its pointers are valid inside `body` only. The same
+    /// reader as `parse`, and the same errors, without a copy of the message or its name.
+    public static func withQuery<R>(
+        parsing message: UnsafeMutableRawBufferPointer, _ body: (BorrowedDNSQuery) throws(DNSMessageError) -> R
+    ) throws(DNSMessageError) -> R {
+        try KnotArena.with { (memory) throws(DNSMessageError) in
+            let packet = try KnotPacket(parsingInPlace: message, memory: memory)
+            return try read(packet, body)
+        }
+    }
+
+    private static func read<R>(
+        _ packet: borrowing KnotPacket, _ body: (BorrowedDNSQuery) throws(DNSMessageError) -> R
+    ) throws(DNSMessageError) -> R {
         guard !packet.isReply else { throw DNSMessageError(.unexpected, "the message is a reply (QR is 1), not a query") }
         guard packet.opcode == UInt8(KNOT_OPCODE_QUERY.rawValue) else {
             throw DNSMessageError(.unexpected, "opcode \(packet.opcode) is not a standard query (0)")
@@ -53,39 +77,48 @@ public struct DNSQueryMessage: Sendable {
         guard packet.questionCount == 1, packet.pointer.pointee.qname_size > 0 else {
             throw DNSMessageError(.unexpected, "a query must have exactly one question, this one has \(packet.questionCount)")
         }
-        return try DNSQueryMessage(packet, bytes: bytes)
+        return try body(try BorrowedDNSQuery(packet))
     }
 
-    private init(_ packet: KnotPacket, bytes: [UInt8]) throws(DNSMessageError) {
-        let pkt = packet.pointer
+    private init(_ query: BorrowedDNSQuery, bytes: [UInt8]) throws(DNSMessageError) {
         self.bytes = bytes
-        id = packet.id
-        recursionDesired = knot_wire_get_rd(packet.wire) != 0
-        checkingDisabled = knot_wire_get_cd(packet.wire) != 0
-        let nameSize = Int(pkt.pointee.qname_size)
-        questionName = Array(UnsafeBufferPointer(start: packet.wire + Int(KNOT_WIRE_HEADER_SIZE.rawValue), count: nameSize))
-        name = try Self.presentation(knot_pkt_qname(pkt))
-        type = knot_pkt_qtype(pkt)
-        questionClass = knot_pkt_qclass(pkt)
-        if let opt = pkt.pointee.opt_rr {
-            var subnet: ClientSubnet?
-            if let option = chttpdns_knot_ecs_option(pkt) {
-                subnet = try Self.clientSubnet(option)
-            }
-            edns = EDNS(payloadSize: knot_edns_get_payload(opt), dnssecOK: knot_edns_do(opt), clientSubnet: subnet)
-        } else {
-            edns = nil
+        id = query.id
+        recursionDesired = query.recursionDesired
+        checkingDisabled = query.checkingDisabled
+        questionName = Array(query.questionName)
+        name = try query.withName { String(decoding: $0, as: UTF8.self) }
+        type = query.type
+        questionClass = query.questionClass
+        edns = query.edns
+    }
+
+    public func withQuestionName<R, E: Error>(_ body: (UnsafeBufferPointer<UInt8>) throws(E) -> R) throws(E) -> R {
+        try questionName.withUnsafeBufferPointer { (name) throws(E) in try body(name) }
+    }
+
+    /// `name` (wire form) as text without the final dot (`knot_dname_to_str`), given to `body`.
+    static func withPresentation<R>(
+        _ name: UnsafePointer<UInt8>?, _ body: (UnsafeRawBufferPointer) throws(DNSMessageError) -> R
+    ) throws(DNSMessageError) -> R {
+        let name = try Knot.require(name, "knot_pkt_qname")
+        // At most KNOT_DNAME_TXT_MAXLEN characters and the NUL: on the stack, uninitialised.
+        return try withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(KNOT_DNAME_TXT_MAXLEN) + 1) {
+            (buffer) throws(DNSMessageError) -> R in
+            let text = try Knot.require(knot_dname_to_str(buffer.baseAddress, name, buffer.count), "knot_dname_to_str")
+            var count = strlen(text)
+            if count > 0 && text[count - 1] == CChar(UInt8(ascii: ".")) { count -= 1 }
+            return try body(UnsafeRawBufferPointer(start: text, count: count))
         }
     }
 
-    /// `name` (wire form) as text without the final dot (`knot_dname_to_str`).
-    static func presentation(_ name: UnsafePointer<UInt8>?) throws(DNSMessageError) -> String {
-        let name = try Knot.require(name, "knot_pkt_qname")
-        var buffer = [CChar](repeating: 0, count: 1100)
-        let text = try Knot.require(
-            buffer.withUnsafeMutableBufferPointer { knot_dname_to_str($0.baseAddress, name, $0.count) }.map { String(cString: $0) },
-            "knot_dname_to_str")
-        return text.hasSuffix(".") ? String(text.dropLast()) : text
+    /// What the query's OPT record says, nil without one.
+    static func edns(_ pkt: UnsafeMutablePointer<knot_pkt_t>) throws(DNSMessageError) -> EDNS? {
+        guard let opt = pkt.pointee.opt_rr else { return nil }
+        var subnet: ClientSubnet?
+        if let option = chttpdns_knot_ecs_option(pkt) {
+            subnet = try clientSubnet(option)
+        }
+        return EDNS(payloadSize: knot_edns_get_payload(opt), dnssecOK: knot_edns_do(opt), clientSubnet: subnet)
     }
 
     /// The Client Subnet option at `option` (code, length, data) (`knot_edns_client_subnet_parse`).

@@ -9,26 +9,84 @@ public enum DNSResponseWriter {
     public struct Answer: Sendable {
         public var type: UInt16
         public var ttl: UInt32
-        /// Each record's RDATA (4 bytes for A, 16 for AAAA).
-        public var records: [[UInt8]]
+        private var data: RecordData
 
+        private enum RecordData: Sendable {
+            case list([[UInt8]])
+            /// Up to three IPv4 addresses as numbers, without an array (the cache's usual form).
+            case ipv4(UInt32, UInt32, UInt32, count: Int)
+        }
+
+        /// `records`: each record's RDATA (4 bytes for A, 16 for AAAA).
         public init(type: UInt16, ttl: UInt32, records: [[UInt8]]) {
             self.type = type
             self.ttl = ttl
-            self.records = records
+            data = .list(records)
+        }
+
+        /// A records (type 1) of the first `count` (at most 3) of three IPv4 addresses, each a
+        /// number whose most significant byte is the address's first.
+        public init(ttl: UInt32, ipv4 first: UInt32, _ second: UInt32, _ third: UInt32, count: Int) {
+            precondition((0...3).contains(count), "DNSResponseWriter.Answer: at most 3 inline addresses")
+            type = UInt16(KNOT_RRTYPE_A.rawValue)
+            self.ttl = ttl
+            data = .ipv4(first, second, third, count: count)
+        }
+
+        /// Each record's RDATA.
+        public var records: [[UInt8]] {
+            var records: [[UInt8]] = []
+            forEachRecord { records.append(Array($0)) }
+            return records
+        }
+
+        var isEmpty: Bool {
+            switch data {
+            case .list(let records): records.isEmpty
+            case .ipv4(_, _, _, let count): count == 0
+            }
+        }
+
+        /// The bytes the records take in a message, owners compressed to a pointer.
+        var wireSize: Int {
+            switch data {
+            case .list(let records): records.reduce(0) { $0 + 2 + 10 + $1.count }
+            case .ipv4(_, _, _, let count): count * (2 + 10 + 4)
+            }
+        }
+
+        /// Gives `body` each record's RDATA in turn.
+        func forEachRecord<E: Error>(_ body: (UnsafeRawBufferPointer) throws(E) -> Void) throws(E) {
+            switch data {
+            case .list(let records):
+                for record in records {
+                    try record.withUnsafeBytes { data in Result { () throws(E) in try body(data) } }.get()
+                }
+            case .ipv4(let first, let second, let third, let count):
+                for index in 0..<count {
+                    let address = index == 0 ? first : index == 1 ? second : third
+                    try withUnsafeBytes(of: address.bigEndian) { (data) throws(E) in try body(data) }
+                }
+            }
         }
     }
 
     /// The authority section of a negative answer (RFC 2308 §3): the zone's SOA, with the TTL it
     /// is sent with (the answer's remaining negative TTL, RFC 2308 §5).
+    /// The SOA's names are turned into wire form once, here, for both the bound and the write.
     public struct Authority: Sendable {
-        public var soa: DNSSOARecord
-        public var ttl: UInt32
+        public let ttl: UInt32
+        /// The zone's name and the SOA's RDATA in wire form.
+        let owner: [UInt8], rdata: [UInt8]
 
-        public init(soa: DNSSOARecord, ttl: UInt32) {
-            self.soa = soa
+        /// `.malformed` when the SOA's names are not ones libknot reads.
+        public init(soa: DNSSOARecord, ttl: UInt32) throws(DNSMessageError) {
+            (owner, rdata) = try soa.wire()
             self.ttl = ttl
         }
+
+        /// The bytes the record takes in a message, its owner uncompressed.
+        var wireSize: Int { owner.count + 10 + rdata.count }
     }
 
     /// RCODEs the service writes.
@@ -42,15 +100,60 @@ public enum DNSResponseWriter {
     /// length of the echoed Client Subnet option. `.malformed` when the SOA's names are not ones
     /// libknot reads.
     public static func response(
-        to query: DNSQueryMessage, rcode: UInt8, answer: Answer?, authority: Authority? = nil, subnetScope: UInt8 = 0
+        to query: some DNSQuery, rcode: UInt8, answer: Answer?, authority: Authority? = nil, subnetScope: UInt8 = 0
     ) throws(DNSMessageError) -> [UInt8] {
-        let records = answer?.records ?? []
-        let soa = try authority?.soa.wire()
-        let recordBytes = records.reduce(0) { $0 + 2 + 10 + $1.count } + (soa.map { $0.owner.count + 10 + $0.rdata.count } ?? 0)
-        let capacity = min(
+        var failure: DNSMessageError?
+        let bytes = [UInt8](unsafeUninitializedCapacity: bound(for: query, answer: answer, authority: authority)) { buffer, count in
+            do throws(DNSMessageError) {
+                count = try write(
+                    to: query, rcode: rcode, answer: answer, authority: authority, subnetScope: subnetScope,
+                    into: UnsafeMutableRawBufferPointer(buffer))
+            } catch {
+                failure = error
+                count = 0
+            }
+        }
+        if let failure { throw failure }
+        return bytes
+    }
+
+    /// The most bytes `write` writes for `query`, `answer` and `authority`.
+    public static func bound(for query: some DNSQuery, answer: Answer?, authority: Authority? = nil) -> Int {
+        messageBound(for: query, answer: answer, authority: authority)
+    }
+
+    private static func messageBound(for query: some DNSQuery, answer: Answer?, authority: Authority?) -> Int {
+        let recordBytes = (answer?.wireSize ?? 0) + (authority?.wireSize ?? 0)
+        // The OPT record with a Client Subnet option for IPv6 takes 35 bytes.
+        return min(
             Int(KNOT_WIRE_MAX_PKTSIZE.rawValue),
-            Int(KNOT_WIRE_HEADER_SIZE.rawValue) + query.questionName.count + 4 + recordBytes + 64)
-        let packet = try KnotPacket(capacity: capacity)
+            Int(KNOT_WIRE_HEADER_SIZE.rawValue) + query.withQuestionName { $0.count } + 4 + recordBytes + 64)
+    }
+
+    /// Writes the response of `response(to:rcode:answer:authority:subnetScope:)` into `buffer`
+    /// (at least `bound(for:answer:authority:)` bytes, its former content never read) and
+    /// returns its size.
+    public static func write(
+        to query: some DNSQuery, rcode: UInt8, answer: Answer?, authority: Authority? = nil, subnetScope: UInt8 = 0,
+        into buffer: UnsafeMutableRawBufferPointer
+    ) throws(DNSMessageError) -> Int {
+        try writeMessage(to: query, rcode: rcode, answer: answer, authority: authority, subnetScope: subnetScope, into: buffer)
+    }
+
+    private static func writeMessage(
+        to query: some DNSQuery, rcode: UInt8, answer: Answer?, authority: Authority?, subnetScope: UInt8,
+        into buffer: UnsafeMutableRawBufferPointer
+    ) throws(DNSMessageError) -> Int {
+        try KnotArena.with { (memory) throws(DNSMessageError) in
+            let packet = try KnotPacket(writingInto: buffer, memory: memory)
+            return try write(to: query, rcode: rcode, answer: answer, authority: authority, subnetScope: subnetScope, into: packet)
+        }
+    }
+
+    private static func write(
+        to query: some DNSQuery, rcode: UInt8, answer: Answer?, authority: Authority?, subnetScope: UInt8,
+        into packet: borrowing KnotPacket
+    ) throws(DNSMessageError) -> Int {
         let wire = packet.wire
         knot_wire_set_id(wire, query.id)
         knot_wire_set_qr(wire)
@@ -58,48 +161,68 @@ public enum DNSResponseWriter {
         if query.recursionDesired { knot_wire_set_rd(wire) }
         if query.checkingDisabled { knot_wire_set_cd(wire) }
         knot_wire_set_rcode(wire, Int16(rcode))
-        try query.questionName.withUnsafeBufferPointer { (name) throws(DNSMessageError) in
+        try query.withQuestionName { (name) throws(DNSMessageError) in
             try Knot.check(knot_pkt_put_question(packet.pointer, name.baseAddress, query.questionClass, query.type), "knot_pkt_put_question")
         }
         try Knot.check(knot_pkt_begin(packet.pointer, KNOT_ANSWER), "knot_pkt_begin")
-        if let answer, !records.isEmpty {
-            try put(answer, owner: query.questionName, compression: KNOT_COMPR_HINT_QNAME, into: packet)
+        if let answer, !answer.isEmpty {
+            // The owner is the question name in the packet's wire, written as a pointer to it.
+            try put(answer, owner: packet.wire + Int(KNOT_WIRE_HEADER_SIZE.rawValue), compression: KNOT_COMPR_HINT_QNAME, into: packet)
         }
-        if let authority, let soa {
+        if let authority {
             try Knot.check(knot_pkt_begin(packet.pointer, KNOT_AUTHORITY), "knot_pkt_begin")
-            let record = Answer(type: UInt16(KNOT_RRTYPE_SOA.rawValue), ttl: authority.ttl, records: [soa.rdata])
-            try put(record, owner: soa.owner, compression: KNOT_COMPR_HINT_NONE, into: packet)
+            let record = Answer(type: UInt16(KNOT_RRTYPE_SOA.rawValue), ttl: authority.ttl, records: [authority.rdata])
+            // The zone's name is not the question's: no hint, libknot compresses what it can.
+            try authority.owner.withUnsafeBufferPointer { (owner) throws(DNSMessageError) in
+                try put(record, owner: UnsafeMutablePointer(mutating: owner.baseAddress!), compression: KNOT_COMPR_HINT_NONE, into: packet)
+            }
         }
         if let edns = query.edns {
             try Knot.check(knot_pkt_begin(packet.pointer, KNOT_ADDITIONAL), "knot_pkt_begin")
             try putOPT(subnet: edns.clientSubnet, scope: subnetScope, into: packet)
         }
-        return packet.bytes
+        return packet.size
     }
 
-    /// Puts one RRset (`knot_rrset_add_rdata`, `knot_pkt_put`). `compression`: the owner's hint,
-    /// `KNOT_COMPR_HINT_QNAME` when the owner is the question name (a pointer to it is written
-    /// without looking), else `KNOT_COMPR_HINT_NONE` (libknot finds what it can compress).
+    /// `bound(for:answer:authority:)` for a borrowed query, specialised here (a generic call
+    /// from another module is not).
+    public static func bound(for query: BorrowedDNSQuery, answer: Answer?, authority: Authority? = nil) -> Int {
+        messageBound(for: query, answer: answer, authority: authority)
+    }
+
+    /// `write(to:rcode:answer:authority:subnetScope:into:)` for a borrowed query, specialised
+    /// here (the fast path's call).
+    public static func write(
+        to query: BorrowedDNSQuery, rcode: UInt8, answer: Answer?, authority: Authority? = nil, subnetScope: UInt8 = 0,
+        into buffer: UnsafeMutableRawBufferPointer
+    ) throws(DNSMessageError) -> Int {
+        try writeMessage(to: query, rcode: rcode, answer: answer, authority: authority, subnetScope: subnetScope, into: buffer)
+    }
+
+    /// Puts one RRset (`knot_rrset_add_rdata`, `knot_pkt_put`) owned by `owner`, which must stay
+    /// valid while this runs. `compression`: `KNOT_COMPR_HINT_QNAME` when the owner is the
+    /// question name in the packet's wire (written as a pointer to it without looking), else
+    /// `KNOT_COMPR_HINT_NONE` (libknot finds what it can compress).
     private static func put(
-        _ answer: Answer, owner: [UInt8], compression: knot_compr_hint, into packet: KnotPacket
+        _ answer: Answer, owner: UnsafeMutablePointer<UInt8>, compression: knot_compr_hint, into packet: borrowing KnotPacket
     ) throws(DNSMessageError) {
         var rrset = knot_rrset_t()
-        let ownerCopy = try owner.withUnsafeBufferPointer { (name) throws(DNSMessageError) in
-            try Knot.require(knot_dname_copy(name.baseAddress, nil), "knot_dname_copy")
-        }
-        knot_rrset_init(&rrset, ownerCopy, answer.type, UInt16(KNOT_CLASS_IN.rawValue), answer.ttl)
+        // The owner is borrowed; only the records are the RRset's own (freed below).
+        knot_rrset_init(&rrset, owner, answer.type, UInt16(KNOT_CLASS_IN.rawValue), answer.ttl)
+        // The records from the packet's memory context.
+        var memory = packet.pointer.pointee.mm
         // The packet keeps a shallow copy of the RRset and reads it only while `knot_pkt_put` runs.
-        defer { knot_rrset_clear(&rrset, nil) }
-        for record in answer.records {
-            try record.withUnsafeBufferPointer { (data) throws(DNSMessageError) in
-                try Knot.check(knot_rrset_add_rdata(&rrset, data.baseAddress, UInt16(data.count), nil), "knot_rrset_add_rdata")
-            }
+        defer { knot_rdataset_clear(&rrset.rrs, &memory) }
+        try answer.forEachRecord { (data) throws(DNSMessageError) in
+            try Knot.check(
+                knot_rrset_add_rdata(&rrset, data.baseAddress?.assumingMemoryBound(to: UInt8.self), UInt16(data.count), &memory),
+                "knot_rrset_add_rdata")
         }
         try Knot.check(knot_pkt_put_rotate(packet.pointer, UInt16(compression.rawValue), &rrset, 0, 0), "knot_pkt_put")
     }
 
     /// Puts the OPT record (`knot_edns_init`), with the Client Subnet option when the query had one.
-    static func putOPT(subnet: DNSQueryMessage.ClientSubnet?, scope: UInt8, into packet: KnotPacket) throws(DNSMessageError) {
+    static func putOPT(subnet: DNSQueryMessage.ClientSubnet?, scope: UInt8, into packet: borrowing KnotPacket) throws(DNSMessageError) {
         var opt = knot_rrset_t()
         try Knot.check(knot_edns_init(&opt, payloadSize, 0, 0, nil), "knot_edns_init")
         defer { knot_rrset_clear(&opt, nil) }
@@ -128,7 +251,7 @@ extension DNSResponseWriter {
     /// An upstream's reply passed on to the client that asked `query`: the same bytes with the
     /// query's ID (`knot_wire_set_id`; the upstream was asked with its own). `reply` must be at
     /// least a header (`DNSReplySummary.parse` checked it).
-    public static func forwarded(_ reply: [UInt8], to query: DNSQueryMessage) -> [UInt8] {
+    public static func forwarded(_ reply: [UInt8], to query: some DNSQuery) -> [UInt8] {
         DNSHeader.settingID(query.id, of: reply)
     }
 }

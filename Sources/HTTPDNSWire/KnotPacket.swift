@@ -1,8 +1,13 @@
 import CKnot
 
-/// A `knot_pkt_t` and the buffer it owns, freed with it (`knot_pkt_free`). Thread-confined:
-/// made, read and dropped by one thread.
-final class KnotPacket {
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A `knot_pkt_t`, freed when dropped (`knot_pkt_free`). Its wire is its own buffer, or memory
+/// the caller lends it (`init(writingInto:)`, `init(parsingInPlace:)`), which must outlive it:
+/// such a packet is made and dropped inside the caller's `withUnsafe...` scope. Thread-confined.
+struct KnotPacket: ~Copyable {
     let pointer: UnsafeMutablePointer<knot_pkt_t>
 
     /// An empty packet (a zeroed header) of at most `capacity` bytes (`knot_pkt_new`).
@@ -13,19 +18,55 @@ final class KnotPacket {
         pointer = try Knot.require(knot_pkt_new(nil, UInt16(capacity), nil), "knot_pkt_new")
     }
 
+    /// An empty packet (a zeroed header) written into `buffer`, at most `buffer.count` bytes (up
+    /// to a DNS message's maximum): `knot_pkt_new` over the caller's memory, then
+    /// `knot_pkt_clear`. Nothing of what `buffer` held before is read or kept. `memory`: where
+    /// libknot's own allocations for it come from (`KnotArena.with`).
+    init(writingInto buffer: UnsafeMutableRawBufferPointer, memory: UnsafeMutablePointer<knot_mm_t>) throws(DNSMessageError) {
+        guard let base = buffer.baseAddress, buffer.count >= Int(KNOT_WIRE_HEADER_SIZE.rawValue) else {
+            throw DNSMessageError(.library, "a buffer of \(buffer.count) bytes cannot hold a DNS header")
+        }
+        let capacity = UInt16(min(buffer.count, Int(KNOT_WIRE_MAX_PKTSIZE.rawValue)))
+        pointer = try Knot.require(knot_pkt_new(base, capacity, memory), "knot_pkt_new")
+        knot_pkt_clear(pointer)
+    }
+
     /// A packet holding a copy of `bytes`, parsed (`knot_pkt_parse`): question, sections, EDNS.
     init(parsing bytes: [UInt8]) throws(DNSMessageError) {
-        guard bytes.count >= Int(KNOT_WIRE_HEADER_SIZE.rawValue) else {
-            throw DNSMessageError(.malformed, "\(bytes.count) bytes are shorter than a DNS header (12)")
-        }
-        guard bytes.count <= Int(KNOT_WIRE_MAX_PKTSIZE.rawValue) else {
-            throw DNSMessageError(.malformed, "\(bytes.count) bytes are longer than a DNS message may be (65535)")
-        }
-        pointer = try Knot.require(
+        try Self.checkMessageSize(bytes.count)
+        let packet = try Knot.require(
             bytes.withUnsafeBufferPointer { chttpdns_knot_pkt_copying($0.baseAddress, $0.count, $0.count) },
             "knot_pkt_new")
-        // Throwing here still runs `deinit` (every stored property is set), which frees the packet.
-        try Knot.check(knot_pkt_parse(pointer, 0), "knot_pkt_parse", malformed: true)
+        try Self.parse(packet)
+        pointer = packet
+    }
+
+    /// The message in `wire`, parsed where it lies (`knot_pkt_new` over it, `knot_pkt_parse`),
+    /// which may change it (a TSIG record is cut off). `memory`: as for `init(writingInto:memory:)`.
+    init(parsingInPlace wire: UnsafeMutableRawBufferPointer, memory: UnsafeMutablePointer<knot_mm_t>) throws(DNSMessageError) {
+        try Self.checkMessageSize(wire.count)
+        let packet = try Knot.require(knot_pkt_new(wire.baseAddress, UInt16(wire.count), memory), "knot_pkt_new")
+        try Self.parse(packet)
+        pointer = packet
+    }
+
+    private static func checkMessageSize(_ count: Int) throws(DNSMessageError) {
+        guard count >= Int(KNOT_WIRE_HEADER_SIZE.rawValue) else {
+            throw DNSMessageError(.malformed, "\(count) bytes are shorter than a DNS header (12)")
+        }
+        guard count <= Int(KNOT_WIRE_MAX_PKTSIZE.rawValue) else {
+            throw DNSMessageError(.malformed, "\(count) bytes are longer than a DNS message may be (65535)")
+        }
+    }
+
+    /// `knot_pkt_parse`; the packet is freed when it fails.
+    private static func parse(_ packet: UnsafeMutablePointer<knot_pkt_t>) throws(DNSMessageError) {
+        do {
+            try Knot.check(knot_pkt_parse(packet, 0), "knot_pkt_parse", malformed: true)
+        } catch {
+            knot_pkt_free(packet)
+            throw error
+        }
     }
 
     deinit {
@@ -33,6 +74,9 @@ final class KnotPacket {
     }
 
     var wire: UnsafeMutablePointer<UInt8> { pointer.pointee.wire }
+
+    /// The size of the message as written so far.
+    var size: Int { pointer.pointee.size }
 
     /// The message as written so far.
     var bytes: [UInt8] { Array(UnsafeBufferPointer(start: pointer.pointee.wire, count: pointer.pointee.size)) }
@@ -51,3 +95,58 @@ final class KnotPacket {
 }
 
 @available(*, unavailable) extension KnotPacket: Sendable {}
+
+/// The memory libknot's allocations for short-lived packets come from (`knot_mm_t`): a block of
+/// `blockSize` bytes per thread, handed out from its start and taken back all at once when the
+/// outermost `with` returns; a request that does not fit goes to `malloc`. libknot frees what it
+/// took through the same context: memory in the block is left alone, the rest `free`d. Nothing
+/// in the block is read before libknot writes it (`knot_pkt_new` clears the packet it takes).
+enum KnotArena {
+    static let blockSize = 8192
+
+    /// Gives `body` the memory context; everything `body` took from the block is taken back when
+    /// it returns, so every packet made over it must be dropped inside `body`. Scopes nest.
+    static func with<R>(_ body: (UnsafeMutablePointer<knot_mm_t>) throws(DNSMessageError) -> R) throws(DNSMessageError) -> R {
+        let block = threadBlock()
+        let mark = block.load(as: Int.self)
+        defer { block.storeBytes(of: mark, as: Int.self) }
+        var memory = knot_mm_t(ctx: block, alloc: allocate, free: release)
+        return try body(&memory)
+    }
+
+    /// The first 16 bytes of a block count the bytes taken after them.
+    private static let headerSize = 16
+
+    /// This thread's block (`pthread_getspecific`), made on its first use and freed when the
+    /// thread ends.
+    private static func threadBlock() -> UnsafeMutableRawPointer {
+        if let block = pthread_getspecific(key) { return block }
+        let block = UnsafeMutableRawPointer.allocate(byteCount: headerSize + blockSize, alignment: 16)
+        block.storeBytes(of: 0, as: Int.self)
+        precondition(pthread_setspecific(key, block) == 0, "KnotArena: pthread_setspecific failed")
+        return block
+    }
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key) { $0?.deallocate() } == 0, "KnotArena: pthread_key_create failed")
+        return key
+    }()
+
+    /// `knot_mm_alloc_t`: `len` bytes (rounded up to 16) from the block `context`, else from `malloc`.
+    private static let allocate: knot_mm_alloc_t = { context, len in
+        guard let block = context else { return malloc(len) }
+        let used = block.load(as: Int.self)
+        let size = (len + 15) & ~15
+        guard size >= len, size <= blockSize - used else { return malloc(len) }
+        block.storeBytes(of: used + size, as: Int.self)
+        return block + headerSize + used
+    }
+
+    /// `knot_mm_free_t`: nothing for memory in this thread's block, `free` for the rest.
+    private static let release: knot_mm_free_t = { pointer in
+        guard let pointer else { return }
+        if let block = pthread_getspecific(key), pointer >= block, pointer < block + headerSize + blockSize { return }
+        free(pointer)
+    }
+}

@@ -54,6 +54,14 @@ import Testing
         #expect(entry.remainingTTL(at: 5000) == 0)
     }
 
+    /// An entry stored "after now" (another replica's clock ahead, a clock stepped back, a
+    /// storedAt rounded up to the millisecond) shows its origin TTL, never a second more.
+    @Test func theRemainingTTLIsNeverAboveTheOriginTTL() {
+        #expect(CacheEntry(addresses: ["192.0.2.1"], originTTL: 60, storedAt: 1000.0004).remainingTTL(at: 1000) == 60)
+        #expect(CacheEntry(addresses: ["192.0.2.1"], originTTL: 60, storedAt: 1030).remainingTTL(at: 1000) == 60)
+        #expect(CacheEntry(addresses: ["192.0.2.1"], originTTL: 60, storedAt: 1030).remainingTTL(at: 1089.5) == 1)
+    }
+
     @Test func freshHitsAreCountedInTheSlotAndLeaveWithTheKey() throws {
         let cache = AnswerCache(limit: 1)
         cache.set(entry("192.0.2.1"), for: key("a.example"))

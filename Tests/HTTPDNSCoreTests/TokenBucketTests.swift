@@ -43,6 +43,25 @@ import Testing
         #expect(fast.take(at: start, rate: 1000, burst: 1) == .refused(retryAfter: 1))
     }
 
+    /// At Unix-time magnitudes, adding an interval that is not a multiple of 2^-22 s rounds: the
+    /// decisions and the Retry-After must not depend on where the clock happens to read.
+    @Test func theBurstAndTheRetryAfterDoNotDependOnTheClockReading() {
+        for now in [start, start + 0.123_456_7, 1_764_000_000.987_654, 2_100_000_000.5] {
+            for (rate, burst) in [(0.7, 2.0), (0.15, 1.0), (1.5, 3.0), (3.0, 6.0), (20.0, 20.0), (0.3, 1.0)] {
+                var bucket = TokenBucket()
+                for index in 0..<Int(burst) {
+                    #expect(bucket.take(at: now, rate: rate, burst: burst) == .allowed, "rate \(rate), burst \(burst), request \(index) at \(now)")
+                }
+                let wait = Int((1 / rate).rounded(.up))
+                #expect(bucket.take(at: now, rate: rate, burst: burst) == .refused(retryAfter: wait), "rate \(rate), burst \(burst) at \(now)")
+            }
+            // A whole-second interval reached exactly is that many seconds, not one more.
+            var tenth = TokenBucket()
+            _ = tenth.take(at: now, rate: 0.1, burst: 1)
+            #expect(tenth.take(at: now, rate: 0.1, burst: 1) == .refused(retryAfter: 10))
+        }
+    }
+
     @Test func aRefusedRequestTakesNothing() {
         var bucket = TokenBucket()
         _ = bucket.take(at: start, rate: 1, burst: 1)

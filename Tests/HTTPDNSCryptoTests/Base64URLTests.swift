@@ -38,3 +38,19 @@ struct Base64URLTests {
         #expect(Base64URL.decode(text) == nil)
     }
 }
+
+struct Base64URLIntoBufferTests {
+    /// The decoder into a caller's buffer (the RFC 8484 fast path's) accepts and refuses what
+    /// `decode(_:)` does, and writes the same bytes whatever the buffer held.
+    @Test(arguments: ["", "AQ", "-__-AQ", "AAAB", "AAAAAA", "-__-AQ==", "+//+AQ", "-__- AQ", "A", "AR", "AAE"])
+    func decodesIntoABufferWhatDecodeGives(_ text: String) {
+        var characters = Array(text.utf8)
+        for fill: UInt8 in [0x00, 0xEE] {
+            var output = [UInt8](repeating: fill, count: Base64URL.decodedCapacity(characters.count))
+            let count = characters.withUnsafeMutableBytes { text in
+                output.withUnsafeMutableBytes { Base64URL.decode(UnsafeRawBufferPointer(text), into: $0) }
+            }
+            #expect(count.map { Array(output.prefix($0)) } == Base64URL.decode(text), "'\(text)'")
+        }
+    }
+}

@@ -322,6 +322,60 @@ final class MemoryHead: RequestHead {
         #expect(answer.headers.contains { $0.0 == "Cache-Control" })
     }
 
+    @Test func anRFC8484HitWithEDNSAndPaddedBase64IsTheGeneralPathsMessage() throws {
+        let fixture = seededFixture()
+        let subnet = DNSQueryMessage.ClientSubnet(family: 1, sourcePrefixLength: 24, scopePrefixLength: 0, address: [198, 51, 100, 0])
+        let query = try DNSQueryWriter.query(name: "two.example.test", type: 1, id: 77, clientSubnet: subnet)
+        var text = Base64URL.encode(query)
+        while text.count % 4 != 0 { text += "=" }
+        try expectSameAnswer(fixture, MemoryHead("GET", "/dns-query", [("dns", text)]))
+    }
+
+    /// The fast path's memory (its decode buffer, libknot's per-thread block) serves one hit after
+    /// another: each is still exactly the general path's message, a short one after long ones too.
+    @Test func consecutiveRFC8484HitsCarryNothingOfEachOther() throws {
+        let fixture = seededFixture()
+        for (name, type) in [("two.example.test", UInt16(28)), ("nx.example.test", 1), ("two.example.test", 1), ("empty.example.test", 1), ("two.example.test", 28)] {
+            try expectSameAnswer(fixture, MemoryHead("GET", "/dns-query", [("dns", try Self.dns(name, type: type, id: UInt16(name.count)))]))
+        }
+    }
+
+    /// `query` with an EDNS padding option (RFC 7830) of `padding` bytes.
+    private static func padded(_ query: [UInt8], _ padding: Int) -> [UInt8] {
+        var bytes = query
+        bytes[11] = 1  // ARCOUNT
+        let length = 4 + padding
+        bytes += [0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, UInt8(length >> 8), UInt8(length & 0xFF), 0, 12, UInt8(padding >> 8), UInt8(padding & 0xFF)]
+        return bytes + [UInt8](repeating: 0, count: padding)
+    }
+
+    @Test func aMessageLongerThanTheFastPathsBufferIsAnsweredByTheGeneralPath() throws {
+        let fixture = seededFixture()
+        let query = Self.padded(try DNSQueryWriter.query(name: "two.example.test", type: 1, id: 5), 1100)
+        let head = MemoryHead("GET", "/dns-query", [("dns", Base64URL.encode(query))])
+        #expect(fast(fixture, head) == nil)
+        let exchange = fixture.send("GET", "/dns-query", query: ["dns": Base64URL.encode(query)])
+        #expect(exchange.status == 200)
+        #expect(try DNSReplySummary.parse(exchange.response?.body ?? []).answerCount == 2)
+        // A padded query that fits is answered fast, as the general path answers it.
+        try expectSameAnswer(fixture, MemoryHead("GET", "/dns-query", [("dns", Base64URL.encode(Self.padded(try DNSQueryWriter.query(name: "two.example.test", type: 1), 100)))]))
+    }
+
+    @Test(arguments: [
+        Base64URL.encode([UInt8](repeating: 0xC0, count: 1200)),  // longer than the fast path's buffer
+        Base64URL.encode([0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0xC0]),
+        Base64URL.encode([UInt8](repeating: 0, count: 5)),
+    ])
+    func aMalformedDNSArgumentIsLeftToTheGeneralPathWhichCountsIt(_ text: String) {
+        let fixture = seededFixture()
+        #expect(fast(fixture, MemoryHead("GET", "/dns-query", [("dns", text)])) == nil)
+        #expect(fixture.service.dnsMessages.malformed.value == 0)
+        let exchange = fixture.send("GET", "/dns-query", query: ["dns": text])
+        #expect(exchange.status == 400)
+        #expect(exchange.errorCode == "InvalidDNSMessage")
+        #expect(fixture.service.dnsMessages.malformed.value == 1)
+    }
+
     @Test(arguments: [
         ("GET", "/default/d", [("host", "two.example.test"), ("query", "4,6")]),
         ("GET", "/default/d", [("host", "two.example.test"), ("query", "5")]),

@@ -77,7 +77,7 @@ import Testing
         let fixture = ServiceFixture(persistence: persistence)
         fixture.upstream.setAnswer("p.example.test", addresses: ["127.0.0.5"], ttl: 60)
         try withService(fixture) { port, _ in
-            let connection = try RawHTTPConnection(port: port, timeout: 5)
+            let connection = try RawHTTPConnection(port: port)
             connection.send("POST", "/v1/default/preload", headers: [("Content-Type", "application/json")], body: Array(#"{"hosts":["p.example.test"],"type":"A"}"#.utf8))
             let deadline = Date().addingTimeInterval(30)
             while persistence.pendingFlushCount == 0 && Date() < deadline { usleep(2_000) }

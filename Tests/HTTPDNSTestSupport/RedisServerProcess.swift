@@ -73,12 +73,14 @@ public final class RedisServerProcess: Sendable {
     public func restart() async throws {
         await kill()
         var lastError: Error = HarnessError("redis-server did not restart")
-        // The port may linger a moment after the kill: a few tries.
+        // The port may linger a moment after the kill: a few tries. A server that cannot bind
+        // exits and fails the wait at once; one that runs gets 10 s to answer (3 s was not enough
+        // for a start and a redis-cli per probe on a loaded machine, and killed a healthy server).
         for _ in 0..<20 {
             let fresh = try await Self.launch(port: port, directory: directory, password: password)
             process.withLock { $0 = fresh }
             do {
-                try await waitUntilAnswering(seconds: 3)
+                try await waitUntilAnswering(seconds: 10)
                 return
             } catch {
                 lastError = error

@@ -67,7 +67,7 @@ struct CurlEventLoopTests {
         let port = try LoopbackDNSServers.freePort()
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
-        let result = await perform(loop, HTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMilliseconds: 2000))
+        let result = await perform(loop, HTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMilliseconds: 30_000))
         guard case .failure(let error) = result else {
             Issue.record("expected a failure, got \(result)")
             return
@@ -109,7 +109,7 @@ struct CurlEventLoopTests {
             let query = try #require(DNSQueryBuilder.query(host: "www.example.test", family: .a))
             let get = HTTPRequest(
                 url: servers.dohURL + "?dns=" + Base64URL.encode(query),
-                headers: [HTTPHeader("Accept", "application/dns-message")], timeoutMilliseconds: 3000)
+                headers: [HTTPHeader("Accept", "application/dns-message")], timeoutMilliseconds: 30_000)
             let response = try await perform(loop, get).get()
             #expect(response.status == 200)
             #expect(response.header("Date") != nil)
@@ -120,7 +120,7 @@ struct CurlEventLoopTests {
             let post = HTTPRequest(
                 url: servers.dohURL, method: .post,
                 headers: [HTTPHeader("Content-Type", "application/dns-message"), HTTPHeader("Accept", "application/dns-message")],
-                body: query, timeoutMilliseconds: 3000)
+                body: query, timeoutMilliseconds: 30_000)
             let posted = try await perform(loop, post).get()
             #expect(posted.status == 200)
             #expect(try DNSReplyParser.parse(posted.body, family: .a).get().addresses.count == 2)
@@ -135,11 +135,11 @@ struct CurlEventLoopReuseTests {
             let loop = CurlEventLoop()
             defer { loop.shutdown() }
             for _ in 0..<20 {
-                let request = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 3000)
+                let request = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 30_000)
                 let response = try await awaitResult { loop.perform(request, completion: $0) }.get()
                 #expect(response.status == 200)
             }
-            let stats = try await awaitResult { loop.perform(HTTPRequest(url: server.baseURL + "/connections", timeoutMilliseconds: 3000), completion: $0) }.get()
+            let stats = try await awaitResult { loop.perform(HTTPRequest(url: server.baseURL + "/connections", timeoutMilliseconds: 30_000), completion: $0) }.get()
             #expect(String(decoding: stats.body, as: UTF8.self) == #"{"count": 1}"#)
         }
     }

@@ -8,7 +8,7 @@ struct DoHWireClientLiveTests {
     private func resolve(_ client: DoHWireClient, _ host: String, _ family: RecordFamily, subnet: String? = nil) async
         -> Result<UpstreamAnswer, UpstreamError>
     {
-        let query = UpstreamQuery(host: HostName(host)!, family: family, timeoutMilliseconds: 3000, clientSubnet: subnet)
+        let query = UpstreamQuery(host: HostName(host)!, family: family, timeoutMilliseconds: 30_000, clientSubnet: subnet)
         return await awaitResult { client.resolve(query, completion: $0) }
     }
 

@@ -9,7 +9,7 @@ struct JSONClientsLiveTests {
     private func resolve(_ client: any UpstreamResolver, _ host: String, _ family: RecordFamily = .a) async
         -> Result<UpstreamAnswer, UpstreamError>
     {
-        let query = UpstreamQuery(host: HostName(host)!, family: family, timeoutMilliseconds: 3000)
+        let query = UpstreamQuery(host: HostName(host)!, family: family, timeoutMilliseconds: 30_000)
         return await awaitResult { client.resolve(query, completion: $0) }
     }
 

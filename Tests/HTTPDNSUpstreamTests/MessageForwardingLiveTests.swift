@@ -11,7 +11,7 @@ struct MessageForwardingLiveTests {
         -> Result<[UInt8], UpstreamError>
     {
         let query = try DNSQueryWriter.query(name: name, type: type, id: id)
-        return await awaitResult { forwarder.forward(query, timeoutMilliseconds: 3000, completion: $0) }
+        return await awaitResult { forwarder.forward(query, timeoutMilliseconds: 30_000, completion: $0) }
     }
 
     /// Both forwarders give the reply as the server wrote it: the records, an NXDOMAIN's SOA;

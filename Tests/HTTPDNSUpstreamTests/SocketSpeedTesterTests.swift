@@ -1,6 +1,7 @@
 import Foundation
 import HTTPDNSCore
 import HTTPDNSTestSupport
+import Synchronization
 import Testing
 
 import HTTPDNSLoop
@@ -84,15 +85,23 @@ import Glibc
         defer { tester.shutdown() }
         // Each black hole drops the SYNs: a probe stays in SYN_SENT for its whole 60 s timeout.
         // In parallel, all four are in flight at once; one after the other, never more than one.
-        async let results = probe(tester, holes.map(\.host), port: Int(port), timeout: SocketSpeedTester.maximumTimeout)
+        // The probe is handed to the prober thread here, before the wait, not from a child task
+        // that a busy cooperative pool may start only after the wait gave up.
+        let results = Mutex<[String: ProbeResult]?>(nil)
+        tester.probe(holes.map(\.host), port: Int(port), timeout: SocketSpeedTester.maximumTimeout) { found in
+            results.withLock { $0 = found }
+        }
+        var lastSeen: [TCPSocketTable.Entry] = []
         let allInFlight = await TCPSocketTable.wait { table in
             let synSent = table.filter { $0.remotePort == port && $0.state == .synSent }
+            lastSeen = table.filter { $0.remotePort == port }
             return hosts.isSubset(of: synSent.map(\.remoteHost))
         }
-        #expect(allInFlight, "the four probes were never in flight at the same time")
-        // Shutting down decides the undecided probes (unreachable) instead of waiting a minute.
+        #expect(allInFlight, "the four probes were never in flight at the same time: last seen \(lastSeen), results \(String(describing: results.withLock { $0 }))")
+        // Shutting down decides the undecided probes (unreachable) instead of waiting a minute;
+        // it returns once the prober thread has completed them.
         tester.shutdown()
-        #expect(await results == Dictionary(uniqueKeysWithValues: holes.map { ($0.host, ProbeResult.unreachable) }))
+        #expect(results.withLock { $0 } == Dictionary(uniqueKeysWithValues: holes.map { ($0.host, ProbeResult.unreachable) }))
     }
 
     @Test func mixedAnswerGetsOneResultPerDistinctAddress() async throws {

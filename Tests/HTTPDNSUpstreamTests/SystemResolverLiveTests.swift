@@ -6,7 +6,7 @@ import HTTPDNSLoop
 
 /// The c-ares fallback against unbound on loopback.
 struct SystemResolverLiveTests {
-    private func resolve(_ resolver: SystemResolver, _ host: String, _ family: RecordFamily, timeout: Int = 3000) async
+    private func resolve(_ resolver: SystemResolver, _ host: String, _ family: RecordFamily, timeout: Int = 30_000) async
         -> Result<UpstreamAnswer, UpstreamError>
     {
         let query = UpstreamQuery(host: HostName(host)!, family: family, timeoutMilliseconds: timeout)

@@ -121,7 +121,7 @@ struct DNSMessageTests {
         let query = try DNSQueryMessage.parse(Self.queryWithSubnet)
         let bytes = try DNSResponseWriter.response(
             to: query, rcode: rcode, answer: .init(type: 1, ttl: 17, records: []),
-            authority: .init(soa: Self.zoneSOA, ttl: 17), subnetScope: 0)
+            authority: try .init(soa: Self.zoneSOA, ttl: 17), subnetScope: 0)
         let reply = try DNSReplySummary.parse(bytes)
         #expect(reply.rcode == UInt16(rcode))
         #expect(reply.id == 0x1234)
@@ -138,9 +138,9 @@ struct DNSMessageTests {
             zone: String(repeating: "x", count: 64) + ".test.", primary: "ns.test.", mailbox: "h.test.", serial: 1, refresh: 1, retry: 1,
             expire: 1, minimum: 1)
         do {
-            _ = try DNSResponseWriter.response(
-                to: try DNSQueryMessage.parse(Self.plainQuery), rcode: DNSResponseWriter.nameError, answer: nil, authority: .init(soa: long, ttl: 1))
-            Issue.record("wrote an SOA owned by a 64-byte label")
+            // The names become wire form when the authority section is made, before any write.
+            _ = try DNSResponseWriter.Authority(soa: long, ttl: 1)
+            Issue.record("took an SOA owned by a 64-byte label")
         } catch {
             #expect(error.code == .malformed)
         }
@@ -175,6 +175,98 @@ struct DNSMessageTests {
         let forwarded = DNSResponseWriter.forwarded(Self.nxdomainReply, to: query)
         #expect(try DNSReplySummary.parse(forwarded).id == 0x1234)
         #expect(forwarded.dropFirst(2) == Self.nxdomainReply.dropFirst(2))
+    }
+}
+
+/// The borrowed reader and the writer into a caller's buffer (the RFC 8484 fast path's): the
+/// same messages as `parse` and `response`, whatever the buffers and libknot's per-thread memory
+/// held before.
+@Suite("DNS messages in place")
+struct DNSMessageInPlaceTests {
+    /// `query` with `count` A records (owner: a pointer to the QNAME) in its additional section.
+    static func withAdditionalRecords(_ query: [UInt8], count: Int) -> [UInt8] {
+        var bytes = query
+        bytes[10] = UInt8(count >> 8)
+        bytes[11] = UInt8(count & 0xFF)
+        for index in 0..<count {
+            bytes += [0xC0, 0x0C, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 192, 0, 2, UInt8(index & 0xFF)]
+        }
+        return bytes
+    }
+
+    @Test(arguments: [DNSMessageTests.queryWithSubnet, DNSMessageTests.plainQuery])
+    func theBorrowedQueryReadsWhatParseReads(_ bytes: [UInt8]) throws {
+        let parsed = try DNSQueryMessage.parse(bytes)
+        let wire = UnsafeMutableRawBufferPointer.allocate(byteCount: bytes.count, alignment: 8)
+        defer { wire.deallocate() }
+        wire.copyBytes(from: bytes)
+        let (fields, questionName, name) = try DNSQueryMessage.withQuery(parsing: wire) { (query) throws(DNSMessageError) in
+            ([Int(query.id), Int(query.type), Int(query.questionClass), query.recursionDesired ? 1 : 0, query.checkingDisabled ? 1 : 0],
+             Array(query.questionName), try query.withName { String(decoding: $0, as: UTF8.self) })
+        }
+        let edns = try DNSQueryMessage.withQuery(parsing: wire) { $0.edns }
+        #expect(fields == [Int(parsed.id), Int(parsed.type), Int(parsed.questionClass), parsed.recursionDesired ? 1 : 0, parsed.checkingDisabled ? 1 : 0])
+        #expect(edns == parsed.edns)
+        #expect(questionName == parsed.questionName)
+        #expect(name == parsed.name)
+    }
+
+    @Test func aResponseWrittenIntoABufferIsTheSameWhateverTheBufferHeld() throws {
+        let query = try DNSQueryMessage.parse(DNSMessageTests.queryWithSubnet)
+        let answer = DNSResponseWriter.Answer(type: 1, ttl: 287, records: [[127, 0, 0, 11], [127, 0, 0, 12]])
+        let expected = try DNSResponseWriter.response(to: query, rcode: DNSResponseWriter.noError, answer: answer, subnetScope: 24)
+        for fill: UInt8 in [0x00, 0xAA, 0xFF] {
+            var buffer = [UInt8](repeating: fill, count: DNSResponseWriter.bound(for: query, answer: answer))
+            let count = try buffer.withUnsafeMutableBytes {
+                try DNSResponseWriter.write(to: query, rcode: DNSResponseWriter.noError, answer: answer, subnetScope: 24, into: $0)
+            }
+            #expect(Array(buffer.prefix(count)) == expected)
+        }
+    }
+
+    @Test func aShorterResponseAfterALongerOneCarriesNothingOfIt() throws {
+        let wire = UnsafeMutableRawBufferPointer.allocate(byteCount: DNSMessageTests.plainQuery.count, alignment: 8)
+        defer { wire.deallocate() }
+        wire.copyBytes(from: DNSMessageTests.plainQuery)
+        let long = DNSResponseWriter.Answer(type: 28, ttl: 60, records: (1...8).map { [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [$0] })
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 8)
+        defer { buffer.deallocate() }
+        // One buffer, as the fast path's memory may be reused: first the long answer, then NXDOMAIN.
+        let (written, fresh) = try DNSQueryMessage.withQuery(parsing: wire) { (query) throws(DNSMessageError) in
+            _ = try DNSResponseWriter.write(to: query, rcode: DNSResponseWriter.noError, answer: long, into: buffer)
+            let count = try DNSResponseWriter.write(to: query, rcode: DNSResponseWriter.nameError, answer: nil, into: buffer)
+            return (Array(buffer.prefix(count)), try DNSResponseWriter.response(to: query, rcode: DNSResponseWriter.nameError, answer: nil))
+        }
+        #expect(written == fresh)
+        let reply = try DNSReplySummary.parse(written)
+        #expect(reply.rcode == 3)
+        #expect(reply.answerCount == 0)
+    }
+
+    @Test func inlineIPv4RecordsAreWrittenAsTheirRDATAList() throws {
+        let query = try DNSQueryMessage.parse(DNSMessageTests.queryWithSubnet)
+        for count in 0...3 {
+            let numbers: [UInt32] = [0x7F00_000B, 0xC000_020A, 0x0A00_0001]
+            let inline = DNSResponseWriter.Answer(ttl: 99, ipv4: numbers[0], numbers[1], numbers[2], count: count)
+            let list = DNSResponseWriter.Answer(type: 1, ttl: 99, records: numbers.prefix(count).map { withUnsafeBytes(of: $0.bigEndian) { Array($0) } })
+            #expect(inline.records == list.records)
+            #expect(try DNSResponseWriter.response(to: query, rcode: 0, answer: inline) == DNSResponseWriter.response(to: query, rcode: 0, answer: list))
+            #expect(DNSResponseWriter.bound(for: query, answer: inline) == DNSResponseWriter.bound(for: query, answer: list))
+        }
+    }
+
+    /// 600 records need more of libknot's memory than the per-thread block holds: the rest comes
+    /// from `malloc`, and the block serves the next message as before.
+    @Test func aQueryThatOutgrowsTheThreadsBlockStillParses() throws {
+        let large = Self.withAdditionalRecords(DNSMessageTests.plainQuery, count: 600)
+        for _ in 0..<3 {
+            let query = try DNSQueryMessage.parse(large)
+            #expect(query.name == "www.example.test")
+            #expect(query.type == 28)
+            let response = try DNSResponseWriter.response(to: query, rcode: 0, answer: .init(type: 28, ttl: 5, records: [[UInt8](repeating: 1, count: 16)]))
+            #expect(try DNSReplySummary.parse(response).answerCount == 1)
+            #expect(try DNSQueryMessage.parse(DNSMessageTests.plainQuery).name == "www.example.test")
+        }
     }
 }
 

@@ -19,15 +19,16 @@ struct LimitsTests {
     }
 
     @Test func aClientOverItsRateGets429WithRetryAfterAndIsServedAgainOnceItRefilled() async throws {
-        // Two requests at once, then one every two seconds.
-        try await withLimits(serviceKeys: ["rateLimit": 0.5, "rateBurst": 2]) { _, service in
+        // Two requests at once, then one every five seconds: the third is refused as long as the
+        // three come within five seconds (two was a margin a loaded machine's first miss used up).
+        try await withLimits(serviceKeys: ["rateLimit": 0.2, "rateBurst": 2]) { _, service in
             let path = "/v1/default/resolve?host=\(TestZone.www)&type=A"
             #expect(try await service.client.get(path).status == 200)
             #expect(try await service.client.get(path).status == 200)
             let refused = try await service.client.get(path)
             expectError(refused, status: 429, code: "RateLimited")
             let retryAfter = try #require(refused.header("Retry-After").flatMap { Int($0) }, "\(refused)")
-            #expect(retryAfter >= 1 && retryAfter <= 2)
+            #expect(retryAfter >= 1 && retryAfter <= 5)
             // The probes and /metrics are never limited.
             #expect(try await service.client.get("/healthz").status == 200)
             let metrics = try await service.metrics()

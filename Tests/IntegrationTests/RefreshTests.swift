@@ -14,36 +14,56 @@ struct RefreshTests {
     }
 
     @Test func requestsInTheLastTenthOfTheTTLRefreshTheEntryOnceBeforeItExpires() async throws {
-        let name = TestZone.uniqueTTL3("ahead")
         try await withJSONService { servers, service in
-            let path = "/v1/default/resolve?host=\(name)&type=A"
-            let first = try await service.client.get(path)
-            let resolvedAt = Date()
-            #expect(first.json["source"]?.string == "upstream", "\(first)")
-            #expect(first.json["origin_ttl"]?.int == Int(TestZone.ttl3))
+            // The window is one second of wall-clock time (TTL 3 s: the last second, 10% but at
+            // least 1 s). A loaded machine can deliver the requests meant for it after the entry
+            // expired; such an attempt shows nothing about refresh-ahead, so it is made again with
+            // a new name. An attempt whose three requests were certainly answered within the
+            // window is checked in full.
+            for attempt in 1...3 {
+                let name = TestZone.uniqueTTL3("ahead")
+                let path = "/v1/default/resolve?host=\(name)&type=A"
+                let prefetchesBefore = try await accountMetric(service, "httpdns_prefetch_total")
+                let sentAt = Date()  // the entry is stored after this...
+                let first = try await service.client.get(path)
+                let resolvedAt = Date()  // ...and before this
+                #expect(first.json["source"]?.string == "upstream", "\(first)")
+                #expect(first.json["origin_ttl"]?.int == Int(TestZone.ttl3))
 
-            // TTL 3 s: the refresh-ahead window is the last second (10%, at least 1 s).
-            try await sleep(until: 2.3, after: resolvedAt)
-            for _ in 0..<3 {
-                let hit = try await service.client.get(path)
-                #expect(hit.json["source"]?.string == "cache", "\(hit)")
-                #expect(hit.json["stale"]?.bool == false)
-                #expect(hit.json["ips"]?.strings == TestZone.ttl3V4)
-            }
-            let asked = try await poll { () -> Int? in
-                let count = try await servers.json.requests(for: name).count
-                return count >= 2 ? count : nil
-            }
-            #expect(asked == 2, "three requests in the window, one refresh: \(String(describing: asked))")
-            #expect(try await accountMetric(service, "httpdns_prefetch_total") == 1)
-            #expect(try await statsRecord(service, domain: name)?["prefetchNum"]?.int == 1)
+                // From 2 s after resolvedAt the window has begun; until 3 s after sentAt it has not
+                // ended. The three requests go at once, as early as certain: one after the other
+                // they took most of the second on a loaded machine.
+                try await sleep(until: 2.05, after: resolvedAt)
+                async let hit1 = service.client.get(path)
+                async let hit2 = service.client.get(path)
+                async let hit3 = service.client.get(path)
+                let hits = try await [hit1, hit2, hit3]
+                guard Date() < sentAt.addingTimeInterval(3) else {
+                    print("refresh-ahead attempt \(attempt): the requests were answered \(Date().timeIntervalSince(sentAt)) s after the first was sent, maybe past the window: trying again with a new name")
+                    continue
+                }
+                for hit in hits {
+                    #expect(hit.json["source"]?.string == "cache", "\(hit)")
+                    #expect(hit.json["stale"]?.bool == false)
+                    #expect(hit.json["ips"]?.strings == TestZone.ttl3V4)
+                }
+                let asked = try await poll { () -> Int? in
+                    let count = try await servers.json.requests(for: name).count
+                    return count >= 2 ? count : nil
+                }
+                #expect(asked == 2, "three requests in the window, one refresh: \(String(describing: asked))")
+                #expect(try await accountMetric(service, "httpdns_prefetch_total") - prefetchesBefore == 1)
+                #expect(try await statsRecord(service, domain: name)?["prefetchNum"]?.int == 1)
 
-            // Past the first answer's expiry the name is still a fresh cache hit: it never went cold.
-            try await sleep(until: 3.6, after: resolvedAt)
-            let later = try await service.client.get(path)
-            #expect(later.json["source"]?.string == "cache", "\(later)")
-            #expect(later.json["stale"]?.bool == false)
-            #expect((later.json["ttl"]?.int ?? 0) > 0)
+                // Past the first answer's expiry the name is still a fresh cache hit: it never went cold.
+                try await sleep(until: 3.6, after: resolvedAt)
+                let later = try await service.client.get(path)
+                #expect(later.json["source"]?.string == "cache", "\(later)")
+                #expect(later.json["stale"]?.bool == false)
+                #expect((later.json["ttl"]?.int ?? 0) > 0)
+                return
+            }
+            Issue.record("in three attempts the machine never answered three requests within the 1 s refresh-ahead window")
         }
     }
 

@@ -10,12 +10,14 @@ struct StatsCountersTests {
                                 "localErro"]
 
     /// httpdnsd with the JSON responder as the only upstream of every account: `default` without
-    /// fallback (timeout 1 s), `fallback` falling back to unbound, `deadfallback` to a dead port.
+    /// fallback (timeout 5 s: every failure below must reach it as the responder's reply, never as
+    /// a timeout, also when the loaded machine is slow to run the responder), `fallback` falling
+    /// back to unbound, `deadfallback` to a dead port.
     private func withJSONService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
         try await withService(upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false, configure: { servers, options in
             let json = [servers.json.upstreamSpec]
             options.config = ["accounts": [
-                "default": loopbackAccount(servers, upstreams: json, ["localDNSFallback": false, "timeout": 1]),
+                "default": loopbackAccount(servers, upstreams: json, ["localDNSFallback": false, "timeout": 5]),
                 "fallback": loopbackAccount(servers, upstreams: json, ["localDNSFallback": true]),
                 "deadfallback": loopbackAccount(servers, upstreams: json, [
                     "localDNSFallback": true, "localDNSServers": [.string("127.0.0.1:\(deadPort())")]]),
@@ -60,9 +62,9 @@ struct StatsCountersTests {
                 expectOnly(failure.counter, in: try await statsRecord(service, domain: name), failure.what)
             }
 
-            // An answer later than the account's timeout (1 s).
+            // An answer later than the account's timeout (5 s).
             let slow = TestZone.unique("slow")
-            try await servers.json.setDelay(milliseconds: 2500)
+            try await servers.json.setDelay(milliseconds: 8000)
             let timedOut = try await service.client.get("/v1/default/resolve?host=\(slow)&type=A")
             try await servers.json.setDelay(milliseconds: 0)
             #expect(timedOut.status == 504, "\(timedOut)")

@@ -135,9 +135,12 @@ public struct CacheEntry: Sendable, Hashable {
         return left > 0 && left <= max(Double(originTTL) / 10, 1)
     }
 
-    /// Whole seconds left before expiry, 0 once expired.
+    /// Whole seconds left before expiry, 0 once expired, never more than the origin TTL: an entry
+    /// can look stored after `now` (another replica's clock ahead, the shared tier's storedAt
+    /// rounded to the millisecond, a clock stepped back), and a part of a second past the origin
+    /// TTL would otherwise round up to one second more than the upstream gave.
     public func remainingTTL(at now: Timestamp) -> UInt32 {
         let left = expiresAt - now
-        return left <= 0 ? 0 : UInt32(left.rounded(.up))
+        return left <= 0 ? 0 : UInt32(min(left, Double(originTTL)).rounded(.up))
     }
 }

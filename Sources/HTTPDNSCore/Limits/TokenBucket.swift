@@ -26,10 +26,16 @@ public struct TokenBucket: Sendable, Equatable {
         let interval = 1 / rate
         let start = max(fullAt, now)
         let next = start + interval
-        // The bucket holds (burst / rate) seconds of tokens; one more must still fit in it.
+        // The bucket holds (burst / rate) seconds of tokens; one more must still fit in it. Today's
+        // Unix timestamps are multiples of 2^-22 s (about 0.24 µs): each addition to one rounds by up
+        // to half that, and `fullAt` collects one such rounding per token taken. `slack` covers
+        // them, so that the clock's reading never decides: without it a rate of 0.7/s with a
+        // burst of 2 let only one request through, and 0.15/s with a burst of 1 none. Under half
+        // an interval, it never lets one token more through.
+        let slack = min((burst + 2) * max(now.ulp, fullAt.ulp), interval / 2)
         let ahead = next - now
-        if ahead > burst * interval + interval * 1e-9 {
-            let wait = ahead - burst * interval
+        if ahead > burst * interval + slack {
+            let wait = ahead - burst * interval - slack
             return .refused(retryAfter: max(1, Int(wait.rounded(.up))))
         }
         fullAt = next

@@ -30,14 +30,16 @@ public struct FastResponse: ~Copyable {
         self.source = source
     }
 
-    /// A 200 a format's writer made as an `HTTPResponse` (its body copied; its source, content
-    /// type and headers kept).
-    init(copying response: HTTPResponse, source: AnswerSource) {
-        precondition(response.status == 200, "FastResponse: only a 200 is answered fast")
-        let body = response.body
-        memory = FastBody(bound: body.count) { buffer in buffer.initialize(from: body).1 }
-        contentType = response.contentType == HTTPResponse.jsonType ? nil : response.contentType
-        headers = response.headers
+    /// Writes a body of `contentType` with `write`, which gets memory for `bound` bytes and
+    /// returns how many it wrote, or nil when it could not write it (then so is this).
+    init?(
+        bound: Int, source: AnswerSource, contentType: String, headers: [(String, String)],
+        write: (UnsafeMutableBufferPointer<UInt8>) -> Int?
+    ) {
+        guard let memory = FastBody(bound: bound, write: write) else { return nil }
+        self.memory = memory
+        self.contentType = contentType
+        self.headers = headers
         self.source = source
     }
 
@@ -58,6 +60,18 @@ struct FastBody: ~Copyable {
         base = malloc(max(bound, 1))!.bindMemory(to: UInt8.self, capacity: max(bound, 1))
         count = write(UnsafeMutableBufferPointer(start: base, count: bound))
         precondition(count <= bound, "FastResponse: body longer than its bound")
+    }
+
+    /// The same, for a writer that may fail: nil (and the memory freed) when `write` gives nil.
+    init?(bound: Int, write: (UnsafeMutableBufferPointer<UInt8>) -> Int?) {
+        let base = malloc(max(bound, 1))!.bindMemory(to: UInt8.self, capacity: max(bound, 1))
+        guard let count = write(UnsafeMutableBufferPointer(start: base, count: bound)) else {
+            free(base)
+            return nil
+        }
+        precondition(count <= bound, "FastResponse: body longer than its bound")
+        self.base = base
+        self.count = count
     }
 
     var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }

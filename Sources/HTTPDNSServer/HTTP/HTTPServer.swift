@@ -354,9 +354,9 @@ public final class HTTPServer: @unchecked Sendable {
         if response.contentType == HTTPResponse.jsonType {
             _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
         } else {
-            _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), response.contentType)
+            Self.addHeader(mhdResponse, "Content-Type", response.contentType)
         }
-        for (name, value) in response.headers { _ = MHD_add_response_header(mhdResponse, name, value) }
+        for (name, value) in response.headers { Self.addHeader(mhdResponse, name, value) }
         let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
@@ -379,13 +379,13 @@ public final class HTTPServer: @unchecked Sendable {
             return .NO
         }
         if let contentType {
-            _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), contentType)
+            Self.addHeader(mhdResponse, "Content-Type", contentType)
         } else {
             _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
         }
-        for (name, value) in headers { _ = MHD_add_response_header(mhdResponse, name, value) }
+        for (name, value) in headers { Self.addHeader(mhdResponse, name, value) }
         if let context, let id = context.requestID {
-            _ = MHD_add_response_header(mhdResponse, Self.cString("X-Request-Id"), id)
+            Self.addHeader(mhdResponse, "X-Request-Id", id)
             AccessLog.write(
                 connection, method: method, path: url, status: 200, bytes: count, context: context,
                 account: String(decoding: account, as: UTF8.self), source: source.rawValue)
@@ -393,6 +393,14 @@ public final class HTTPServer: @unchecked Sendable {
         let result = MHD_queue_response(connection, UInt32(MHD_HTTP_OK), mhdResponse)
         MHD_destroy_response(mhdResponse)
         return result
+    }
+
+    /// `MHD_add_response_header` (which copies both). Through `withCString`: a short string
+    /// passed as `const char *` would be copied into a new array first.
+    private static func addHeader(_ response: OpaquePointer, _ name: String, _ value: String) {
+        name.withCString { name in
+            value.withCString { value in _ = MHD_add_response_header(response, name, value) }
+        }
     }
 
     private static func cString(_ text: StaticString) -> UnsafePointer<CChar> {

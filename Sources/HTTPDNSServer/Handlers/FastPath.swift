@@ -213,14 +213,3 @@ extension HTTPDNSService {
     /// The text of an argument's bytes.
     static func string(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
 }
-
-extension FastResponse {
-    /// A cache hit a format's general writer made (`HostResult` of one family, as `lookUp` gives
-    /// it to that writer): nil unless it is a 200.
-    init?(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, write: (HostResult) -> HTTPResponse) {
-        guard let name = HostName(utf8: UnsafeRawBufferPointer(host)) else { return nil }
-        let response = write(HostResult(host: name, families: [(family, .success(answer))]))
-        guard response.status == 200 else { return nil }
-        self.init(copying: response, source: answer.source)
-    }
-}

@@ -49,37 +49,55 @@ extension HTTPDNSService {
     /// The name and family of a question the engine answers (class IN, A or AAAA, a valid host
     /// name); nil for one that is forwarded.
     static func engineQuestion(_ query: DNSQueryMessage) -> (HostName, RecordFamily)? {
-        let family: RecordFamily? = switch query.type {
+        guard let family = engineFamily(query), let host = HostName(query.name) else { return nil }
+        return (host, family)
+    }
+
+    /// The family of a question of class IN and type A or AAAA, nil for any other.
+    private static func engineFamily(_ query: some DNSQuery) -> RecordFamily? {
+        guard query.questionClass == 1 else { return nil }
+        return switch query.type {
         case 1: .a
         case 28: .aaaa
         default: nil
         }
-        guard query.questionClass == 1, let family, let host = HostName(query.name) else { return nil }
-        return (host, family)
     }
 
     /// The fast path's reader of `GET /dns-query?dns=` and `/v1/{account}/dns-query?dns=`
     /// (`fastResponse`): an A or AAAA question the cache answers, written by
-    /// `RFC8484Rendering.answer` as the general path writes it (no Client Subnet scope: accounts
-    /// with `ispEnable` are not served here). Nil for anything else: a message that does not
-    /// parse (counted by the general path), a question that is forwarded, `enc`.
+    /// `RFC8484Rendering.fastAnswer`, the general path's writer (no Client Subnet scope: accounts
+    /// with `ispEnable` are not served here). The message is decoded into, and read by libknot
+    /// in, a buffer on the stack; the name is looked up as libknot writes it (a name that is not
+    /// a valid host name is never cached). Nil for anything else: a message that does not parse
+    /// (counted by the general path), one longer than `fastMessageCapacity`, a question that is
+    /// forwarded, `enc`.
     func fastDNSMessage<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
         typealias Name = FastRoutes.RFC8484
-        guard request.arguments[Name.enc] == nil,
-              case .success(let bytes) = Self.dnsMessageBytes(argument: request.arguments[Name.dns].map(Self.string)),
-              let query = try? DNSQueryMessage.parse(bytes), let (host, family) = Self.engineQuestion(query) else { return nil }
-        let options = request.options
-        var name = host.value
+        guard request.arguments[Name.enc] == nil, var text = request.arguments[Name.dns] else { return nil }
+        // Padding tolerated, as `dnsMessageBytes` does.
+        while text.last == UInt8(ascii: "=") { text = UnsafeRawBufferPointer(rebasing: text.dropLast()) }
+        let capacity = Base64URL.decodedCapacity(text.count)
+        guard !text.isEmpty, capacity <= Self.fastMessageCapacity else { return nil }
+        let needsAdmit = request.options.hasClientKeys || request.options.hasAESKey
         var response: FastResponse?
-        name.withUTF8 { name in
-            response = fastAnswer(
-                request, host: UnsafeRawBufferPointer(name), family: family, needsAdmit: options.hasClientKeys || options.hasAESKey
-            ) { host, answer in
-                FastResponse(host: host, family: family, answer: answer) { RFC8484Rendering.answer($0, query: query, subnetScope: 0) }
+        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 8) { buffer in
+            guard let count = Base64URL.decode(text, into: buffer) else { return }
+            try? DNSQueryMessage.withQuery(parsing: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])) { (query) throws(DNSMessageError) in
+                guard let family = Self.engineFamily(query) else { return }
+                try query.withName { name in
+                    response = fastAnswer(request, host: name, family: family, needsAdmit: needsAdmit) { _, answer in
+                        RFC8484Rendering.fastAnswer(answer, query: query)
+                    }
+                }
             }
         }
         return response
     }
+
+    /// The longest message the fast path decodes (on the stack; a query is far shorter, and
+    /// larger temporary allocations cost a check of the stack's bounds each): longer ones are
+    /// left to the general path.
+    static let fastMessageCapacity = 1024
 
     /// Forwards `query` through the engine (`ResolverEngine.forward`): the upstream's reply with
     /// the query's ID, or SERVFAIL when no upstream gave a usable one. The connection is

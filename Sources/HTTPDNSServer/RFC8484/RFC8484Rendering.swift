@@ -14,28 +14,55 @@ enum RFC8484Rendering {
         guard let answer = result.answers.first?.1 else {
             return serverFailure(query)
         }
-        let rcode = answer.nxdomain ? DNSResponseWriter.nameError : DNSResponseWriter.noError
-        let records = answer.nxdomain ? [] : recordData(answer.addressList)
-        let authority = answer.soa.map { DNSResponseWriter.Authority(soa: DNSSOARecord($0), ttl: answer.ttl) }
         let body: [UInt8]
         do throws(DNSMessageError) {
+            let (rcode, records, authority) = try response(to: answer, type: query.type)
             body = try DNSResponseWriter.response(
-                to: query, rcode: rcode, answer: .init(type: query.type, ttl: answer.ttl, records: records), authority: authority,
-                subnetScope: subnetScope)
+                to: query, rcode: rcode, answer: records, authority: authority, subnetScope: subnetScope)
         } catch {
             return writeFailure(error)
         }
         return message(body, maxAge: answer.ttl)
     }
 
-    /// The RDATA of each address: packed IPv4 addresses (the usual cached form) straight from
-    /// their numbers, others parsed from their text.
-    static func recordData(_ list: AddressList) -> [[UInt8]] {
-        guard let packed = list.packedIPv4 else { return list.strings.compactMap { IPAddress($0)?.bytes } }
-        let numbers: [UInt32] = [packed.first, packed.second, packed.third]
-        return numbers.prefix(packed.count).map { (address: UInt32) -> [UInt8] in
-            withUnsafeBytes(of: address.bigEndian) { Array($0) }
+    /// The same response for the fast path: a cached answer to a query without a Client Subnet
+    /// scope, written by libknot straight into memory that libmicrohttpd takes over. Nil when
+    /// libknot fails (the general path then writes the error).
+    static func fastAnswer(_ answer: ResolvedAnswer, query: BorrowedDNSQuery) -> FastResponse? {
+        guard let (rcode, records, authority) = try? response(to: answer, type: query.type) else { return nil }
+        return FastResponse(
+            bound: DNSResponseWriter.bound(for: query, answer: records, authority: authority), source: answer.source,
+            contentType: HTTPDNSService.dnsMessageType, headers: cacheControl(maxAge: answer.ttl)
+        ) { buffer in
+            try? DNSResponseWriter.write(
+                to: query, rcode: rcode, answer: records, authority: authority, into: UnsafeMutableRawBufferPointer(buffer))
         }
+    }
+
+    /// The RCODE, answer section and authority section (a negative answer's SOA, sent with the
+    /// answer's remaining TTL) of the engine's answer to a question of `type`. `.malformed`
+    /// when a kept SOA's names are not ones libknot reads.
+    private static func response(
+        to answer: ResolvedAnswer, type: UInt16
+    ) throws(DNSMessageError) -> (UInt8, DNSResponseWriter.Answer, DNSResponseWriter.Authority?) {
+        var authority: DNSResponseWriter.Authority?
+        if let soa = answer.soa { authority = try DNSResponseWriter.Authority(soa: DNSSOARecord(soa), ttl: answer.ttl) }
+        if answer.nxdomain {
+            return (DNSResponseWriter.nameError, DNSResponseWriter.Answer(type: type, ttl: answer.ttl, records: []), authority)
+        }
+        // Packed IPv4 addresses (the usual cached form) go straight from their numbers.
+        if type == 1, let packed = answer.addressList.packedIPv4 {
+            return (DNSResponseWriter.noError, DNSResponseWriter.Answer(
+                ttl: answer.ttl, ipv4: packed.first, packed.second, packed.third, count: packed.count), authority)
+        }
+        return (
+            DNSResponseWriter.noError,
+            DNSResponseWriter.Answer(type: type, ttl: answer.ttl, records: recordData(answer.addressList)), authority)
+    }
+
+    /// The RDATA of each address, parsed from its text.
+    private static func recordData(_ list: AddressList) -> [[UInt8]] {
+        list.strings.compactMap { IPAddress($0)?.bytes }
     }
 
     /// An upstream's reply to a forwarded query, with the query's ID; SERVFAIL when it does not
@@ -68,7 +95,11 @@ enum RFC8484Rendering {
     }
 
     private static func message(_ body: [UInt8], maxAge: UInt32) -> HTTPResponse {
-        HTTPResponse(status: 200, contentType: HTTPDNSService.dnsMessageType, headers: [("Cache-Control", "max-age=\(maxAge)")], body: body)
+        HTTPResponse(status: 200, contentType: HTTPDNSService.dnsMessageType, headers: cacheControl(maxAge: maxAge), body: body)
+    }
+
+    private static func cacheControl(maxAge: UInt32) -> [(String, String)] {
+        [("Cache-Control", "max-age=" + String(maxAge))]
     }
 
     private static func writeFailure(_ error: DNSMessageError) -> HTTPResponse {

@@ -40,8 +40,10 @@ final class RawHTTPConnection {
     let fd: Int32
     private var pending: [UInt8] = []
 
-    /// Connects; every later `recv`/`send` gives up after `timeout` seconds.
-    init(port: UInt16, timeout: Double = 5) throws {
+    /// Connects; every later `recv`/`send` gives up after `timeout` seconds. The default is a
+    /// hang guard: a reply held up by a loaded machine (tests in parallel on two busy cores)
+    /// must not read as no reply.
+    init(port: UInt16, timeout: Double = 30) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw RawHTTPError("socket: errno \(errno)") }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
