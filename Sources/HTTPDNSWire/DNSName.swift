@@ -18,9 +18,22 @@ enum DNSName {
     /// A wire name as presentation text with the final dot (`knot_dname_to_str`); `.malformed`
     /// when `name` is NULL or libknot cannot write it.
     static func text(_ name: UnsafePointer<knot_dname_t>?) throws(DNSMessageError) -> String {
-        let name = try Knot.require(name, "knot_dname_to_str", malformed: true)
-        var buffer = [CChar](repeating: 0, count: Int(KNOT_DNAME_TXT_MAXLEN) + 1)
-        _ = try Knot.require(knot_dname_to_str(&buffer, name, buffer.count), "knot_dname_to_str", malformed: true)
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        try withText(name, nullFrom: "knot_dname_to_str", malformed: true) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Gives `body` a wire name as presentation text with the final dot (`knot_dname_to_str`,
+    /// written on the stack: at most `KNOT_DNAME_TXT_MAXLEN` characters and the NUL). A NULL
+    /// `name` is `nullFrom`'s failure; `malformed`: whether a failure is the input's
+    /// (`.malformed`) or the library's (`.library`).
+    static func withText<R>(
+        _ name: UnsafePointer<knot_dname_t>?, nullFrom call: StaticString, malformed: Bool,
+        _ body: (UnsafeRawBufferPointer) throws(DNSMessageError) -> R
+    ) throws(DNSMessageError) -> R {
+        let name = try Knot.require(name, call, malformed: malformed)
+        return try withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(KNOT_DNAME_TXT_MAXLEN) + 1) {
+            (buffer) throws(DNSMessageError) -> R in
+            let text = try Knot.require(knot_dname_to_str(buffer.baseAddress, name, buffer.count), "knot_dname_to_str", malformed: malformed)
+            return try body(UnsafeRawBufferPointer(start: text, count: strlen(text)))
+        }
     }
 }

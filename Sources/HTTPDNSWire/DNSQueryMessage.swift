@@ -96,18 +96,13 @@ public struct DNSQueryMessage: DNSQuery, Sendable {
         try questionName.withUnsafeBufferPointer { (name) throws(E) in try body(name) }
     }
 
-    /// `name` (wire form) as text without the final dot (`knot_dname_to_str`), given to `body`.
+    /// `name` (wire form) as text without the final dot (`DNSName.withText`), given to `body`.
     static func withPresentation<R>(
         _ name: UnsafePointer<UInt8>?, _ body: (UnsafeRawBufferPointer) throws(DNSMessageError) -> R
     ) throws(DNSMessageError) -> R {
-        let name = try Knot.require(name, "knot_pkt_qname")
-        // At most KNOT_DNAME_TXT_MAXLEN characters and the NUL: on the stack, uninitialised.
-        return try withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(KNOT_DNAME_TXT_MAXLEN) + 1) {
-            (buffer) throws(DNSMessageError) -> R in
-            let text = try Knot.require(knot_dname_to_str(buffer.baseAddress, name, buffer.count), "knot_dname_to_str")
-            var count = strlen(text)
-            if count > 0 && text[count - 1] == CChar(UInt8(ascii: ".")) { count -= 1 }
-            return try body(UnsafeRawBufferPointer(start: text, count: count))
+        try DNSName.withText(name, nullFrom: "knot_pkt_qname", malformed: false) { (text) throws(DNSMessageError) -> R in
+            let count = text.last == UInt8(ascii: ".") ? text.count - 1 : text.count
+            return try body(UnsafeRawBufferPointer(rebasing: text[..<count]))
         }
     }
 
