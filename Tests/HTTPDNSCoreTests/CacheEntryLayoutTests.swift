@@ -24,6 +24,11 @@ import Testing
         #expect(ResolvedAnswer(entry: negative, at: 0, source: .cache).soa == soa)
         #expect(negative != CacheEntry(addresses: [], originTTL: 30, storedAt: 0, nxdomain: true))
         #expect(CacheEntry(addresses: ["192.0.2.1"], originTTL: 30, storedAt: 0, soa: soa).soa == nil)
+        // A resolved answer follows the same rule (both ask `AddressList.carrying`).
+        var answer = ResolvedAnswer(addresses: [], ttl: 30, originTTL: 30, source: .upstream, nxdomain: true, soa: soa)
+        answer.addresses = []
+        #expect(answer.soa == soa)
+        #expect(ResolvedAnswer(addresses: ["192.0.2.1"], ttl: 30, originTTL: 30, source: .upstream, soa: soa).soa == nil)
     }
 
     @Test(arguments: [

@@ -103,7 +103,7 @@ public struct CacheEntry: Sendable, Hashable {
         addressList: AddressList, originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream,
         soa: SOARecord? = nil
     ) {
-        self.addressList = soa != nil && addressList.isEmpty ? AddressList(negativeWith: soa) : addressList
+        self.addressList = addressList.carrying(soa)
         self.originTTL = originTTL
         self.storedAt = storedAt
         self.nxdomain = nxdomain
@@ -117,7 +117,7 @@ public struct CacheEntry: Sendable, Hashable {
     /// Addresses as text, empty for a negative answer. Setting none keeps the SOA.
     public var addresses: [String] {
         get { addressList.strings }
-        set { addressList = newValue.isEmpty ? AddressList(negativeWith: soa) : AddressList(newValue) }
+        set { addressList = AddressList(newValue).carrying(soa) }
     }
 
     public var expiresAt: Timestamp { storedAt + Double(originTTL) }

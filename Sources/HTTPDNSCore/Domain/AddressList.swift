@@ -30,6 +30,12 @@ public struct AddressList: Sendable, Hashable {
         storage = soa.map { .negative($0) } ?? .text([])
     }
 
+    /// This list carrying `soa` when it is empty (a negative answer's); a list with addresses, or
+    /// no `soa`, gives the list as it is.
+    public func carrying(_ soa: SOARecord?) -> AddressList {
+        soa != nil && isEmpty ? AddressList(negativeWith: soa) : self
+    }
+
     /// The SOA an empty list carries (`init(negativeWith:)`), nil otherwise.
     public var soa: SOARecord? {
         guard case .negative(let soa) = storage else { return nil }

@@ -21,7 +21,7 @@ public struct ResolvedAnswer: Sendable, Equatable {
         addressList: AddressList, ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false,
         soa: SOARecord? = nil
     ) {
-        self.addressList = soa != nil && addressList.isEmpty ? AddressList(negativeWith: soa) : addressList
+        self.addressList = addressList.carrying(soa)
         self.ttl = ttl
         self.originTTL = originTTL
         self.source = source
@@ -36,7 +36,7 @@ public struct ResolvedAnswer: Sendable, Equatable {
     /// The addresses as text. Setting none keeps the SOA.
     public var addresses: [String] {
         get { addressList.strings }
-        set { addressList = newValue.isEmpty ? AddressList(negativeWith: soa) : AddressList(newValue) }
+        set { addressList = AddressList(newValue).carrying(soa) }
     }
 
     /// The answer a cached entry gives at `now`.
