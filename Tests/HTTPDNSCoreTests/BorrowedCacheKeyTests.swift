@@ -39,4 +39,47 @@ import Testing
         #expect(cache.pendingHits(of: key) == 0)
         #expect(cache.count == 1)
     }
+
+    /// A key with a client network finds the entry of that network only, as the `CacheKey` of the
+    /// same parts does (per-network caches, `ispEnable`); the hit is counted on that entry.
+    @Test(arguments: ["198.51.100.0/24", "2001:db8:aa:bb00::/56", ""])
+    func aNetworkFindsOnlyItsOwnNetworksEntry(network: String) {
+        let cache = AnswerCache(limit: 100_000)
+        let host = HostName("www.example.test")!
+        let networks = ["198.51.100.0/24", "198.51.100.0/2", "2001:db8:aa:bb00::/56", ""]
+        for (index, stored) in networks.enumerated() {
+            cache.set(CacheEntry(addresses: ["192.0.2.\(index)"], originTTL: 60, storedAt: 1000), for: CacheKey(host: host, family: .a, network: stored))
+        }
+        withBytes("www.example.test") { hostBytes in
+            withBytes(network) { networkBytes in
+                let hit = cache.hit(BorrowedCacheKey(unchecked: hostBytes, family: .a, network: networkBytes), at: 1001, refreshAhead: false)
+                #expect(hit?.entry.addresses == ["192.0.2.\(networks.firstIndex(of: network)!)"])
+                #expect(cache.hit(BorrowedCacheKey(unchecked: hostBytes, family: .aaaa, network: networkBytes), at: 1001, refreshAhead: false) == nil)
+            }
+        }
+        #expect(cache.pendingHits(of: CacheKey(host: host, family: .a, network: network)) == 1)
+    }
+
+    /// The engine looks a borrowed key up under its network when the account keeps a cache per
+    /// network, and ignores the network when it does not, as it does a `network` argument.
+    @Test(arguments: [true, false])
+    func theEngineUsesTheNetworkOnlyForPerNetworkCaches(ispEnable: Bool) {
+        let fixture = EngineFixture(config: .test { $0.ispEnable = ispEnable })
+        let host = HostName("www.example.test")!
+        let network = "198.51.100.0/24"
+        fixture.engine.restore([
+            (CacheKey(host: host, family: .a, network: network), CacheEntry(addresses: ["192.0.2.1"], originTTL: 60, storedAt: fixture.clock.now())),
+            (CacheKey(host: host, family: .a), CacheEntry(addresses: ["192.0.2.2"], originTTL: 60, storedAt: fixture.clock.now())),
+        ])
+        withBytes("www.example.test") { hostBytes in
+            withBytes(network) { networkBytes in
+                let borrowed = fixture.engine.cachedResolution(BorrowedCacheKey(unchecked: hostBytes, family: .a, network: networkBytes))
+                let owned = fixture.engine.cachedResolution(host: host, family: .a, network: network)
+                #expect(borrowed?.addresses == [ispEnable ? "192.0.2.1" : "192.0.2.2"])
+                #expect(borrowed?.addresses == owned?.addresses)
+            }
+            let none = fixture.engine.cachedResolution(BorrowedCacheKey(unchecked: hostBytes, family: .a))
+            #expect(none?.addresses == ["192.0.2.2"])
+        }
+    }
 }

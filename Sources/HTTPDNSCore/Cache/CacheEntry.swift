@@ -34,35 +34,52 @@ public struct CacheKey: Hashable, Sendable {
     }
 }
 
-/// The key of a lookup whose host is still the bytes of a request (the resolve fast path), with
-/// no client network: it hashes as the `CacheKey` of the same parts and matches it byte for byte,
-/// so a cache hit builds no string. Valid only while those bytes are.
+/// The key of a lookup whose host (and client network) are still bytes of a request (the fast
+/// path): it hashes as the `CacheKey` of the same parts and matches it byte for byte, so a cache
+/// hit builds no string. Valid only while those bytes are.
 public struct BorrowedCacheKey {
     public let host: UnsafeBufferPointer<UInt8>
     public let family: RecordFamily
+    /// The client network as `ClientNetwork` writes it, empty for none (`CacheKey.network`).
+    public let network: UnsafeBufferPointer<UInt8>
 
     /// A key of bytes not checked as a host name. Only a valid name in canonical form is ever
     /// stored, and a key matches a stored one byte for byte, so a lookup that finds something
     /// proves the bytes valid and canonical; one that finds nothing says nothing about them.
-    public init(unchecked host: UnsafeRawBufferPointer, family: RecordFamily) {
+    public init(
+        unchecked host: UnsafeRawBufferPointer, family: RecordFamily,
+        network: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)
+    ) {
         self.host = host.assumingMemoryBound(to: UInt8.self)
         self.family = family
+        self.network = network.assumingMemoryBound(to: UInt8.self)
+    }
+
+    /// The same key without its network (for an account without per-network caches).
+    var withoutNetwork: BorrowedCacheKey {
+        BorrowedCacheKey(unchecked: UnsafeRawBufferPointer(host), family: family)
     }
 
     var hashValue: Int {
         var hasher = Hasher()
-        CacheKey.combine(host: host, family: family, network: UnsafeBufferPointer(start: nil, count: 0), into: &hasher)
+        CacheKey.combine(host: host, family: family, network: network, into: &hasher)
         return hasher.finalize()
     }
 
     func matches(_ key: CacheKey) -> Bool {
-        guard key.family == family, key.network.isEmpty else { return false }
-        var stored = key.host.value
-        return stored.withUTF8 { $0.count == host.count && (host.isEmpty || memcmp($0.baseAddress!, host.baseAddress!, host.count) == 0) }
+        guard key.family == family, Self.equal(key.network, network) else { return false }
+        return Self.equal(key.host.value, host)
+    }
+
+    private static func equal(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var text = text
+        return text.withUTF8 { $0.count == bytes.count && (bytes.isEmpty || memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0) }
     }
 
     /// The key with its own strings (for what outlives the lookup: a refresh, a statistics key).
-    var owned: CacheKey { CacheKey(host: HostName(canonical: host), family: family) }
+    var owned: CacheKey {
+        CacheKey(host: HostName(canonical: host), family: family, network: String(decoding: network, as: UTF8.self))
+    }
 }
 
 /// Where an answer came from.

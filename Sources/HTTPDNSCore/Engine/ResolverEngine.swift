@@ -179,12 +179,13 @@ public final class ResolverEngine: Sendable {
         return answer(hit, at: now, options: options) { key }
     }
 
-    /// The same for a host still in the request's bytes (the resolve fast path): a fresh hit
-    /// builds no string. Nil as well when the account keeps a cache per client network, which
-    /// this key has none of: the caller then takes the `HostName` path.
+    /// The same for a host (and network) still in the request's bytes (the fast path): a fresh
+    /// hit builds no string. The key's network counts only when the account keeps a cache per
+    /// client network, as `network` does above.
     public func cachedResolution(_ key: BorrowedCacheKey) -> ResolvedAnswer? {
         let options = lookupOptions
-        guard options.cacheEnable, !options.ispEnable else { return nil }
+        guard options.cacheEnable else { return nil }
+        let key = options.ispEnable || key.network.isEmpty ? key : key.withoutNetwork
         let now = clock.now()
         let hit = cache.hit(key, at: now, refreshAhead: options.schedulePrefetchEnable)
         return answer(hit, at: now, options: options) { key.owned }
