@@ -18,14 +18,17 @@ final class MemoryHead: RequestHead {
     let authorization: String?
     /// The `Accept` header (read by the fast path on `/dns-query`).
     let accept: String?
+    /// The `X-Forwarded-For` fields, joined (read for the trusted-proxy rule).
+    let forwardedFor: String?
 
     init(
         _ method: String, _ path: String, _ arguments: [(String, String?)] = [], peer: String? = nil, authorization: String? = nil,
-        accept: String? = nil
+        accept: String? = nil, forwardedFor: String? = nil
     ) {
         peerAddress = peer.flatMap(PeerAddress.init)
         self.authorization = authorization
         self.accept = accept
+        self.forwardedFor = forwardedFor
         self.method = copy(method)
         self.path = copy(path)
         self.arguments = arguments.map { (copy($0.0), $0.1.map(copy)) }
@@ -58,7 +61,7 @@ final class MemoryHead: RequestHead {
         }
         var request = HTTPRequest(
             method: String(decoding: method, as: UTF8.self), path: String(decoding: path, as: UTF8.self), query: query,
-            authorization: authorization, body: [], peerAddress: peerAddress, forwardedFor: nil)
+            authorization: authorization, body: [], peerAddress: peerAddress, forwardedFor: forwardedFor)
         request.accept = accept
         return request
     }
@@ -164,11 +167,6 @@ final class MemoryHead: RequestHead {
         let fixture = seededFixture { $0.ipv6Enable = true }
         #expect(fastBody(fixture, MemoryHead("GET", Self.path, [("host", "two.example.test")])) == nil)
         #expect(fastBody(fixture, MemoryHead("GET", Self.path, [("host", "two.example.test"), ("type", "A")])) != nil)
-    }
-
-    @Test func accountsWithAPerNetworkCacheAreLeftToTheFullPath() {
-        let fixture = seededFixture { $0.ispEnable = true }
-        #expect(fastBody(fixture, MemoryHead("GET", Self.path, [("host", "two.example.test")])) == nil)
     }
 
     @Test func aFastHitIsCountedOnceInTheMetricsAndTheStatistics() throws {
@@ -404,13 +402,9 @@ final class MemoryHead: RequestHead {
         #expect(fixture.engine.metrics.cacheHits.value == hits, "a declined request must count nothing")
     }
 
-    @Test func otherRFC8484QuestionsAndPerNetworkAccountsAreLeftToTheGeneralPath() throws {
+    @Test func otherRFC8484QuestionsAreLeftToTheGeneralPath() throws {
         let fixture = seededFixture()
         #expect(fast(fixture, MemoryHead("GET", "/dns-query", [("dns", try Self.dns("two.example.test", type: 16))])) == nil)
-        let isp = seededFixture { $0.ispEnable = true }
-        #expect(fast(isp, MemoryHead("GET", "/dns-query", [("dns", try Self.dns("two.example.test"))])) == nil)
-        #expect(fast(isp, MemoryHead("GET", "/default/d", [("host", "two.example.test")])) == nil)
-        #expect(fast(isp, MemoryHead("GET", "/resolve", [("name", "two.example.test")])) == nil)
     }
 
     @Test func anAccountThatRequiresSignaturesGetsNoUnsignedFastAnswer() {

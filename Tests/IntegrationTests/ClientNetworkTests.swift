@@ -1,5 +1,6 @@
 import Foundation
 import HTTPDNSTestSupport
+import HTTPDNSWire
 import Testing
 
 /// Per-network caches (`ispEnable`): the client network reaches the JSON upstream as
@@ -100,5 +101,70 @@ struct ClientNetworkTests {
             #expect(response.status == 200)
             #expect(try await subnets(servers, name) == ["127.0.0.0/24"])
         }
+    }
+
+    /// The fast path keeps the networks of an `ispEnable` account apart in every format: two
+    /// networks whose answers differ (unbound's record changed between their first requests) each
+    /// get their own answer from the cache, named by each format's own client argument and by a
+    /// trusted proxy's `X-Forwarded-For`, and every one of those hits is a fast-path answer.
+    @Test func eachNetworksHitsStayApartOnTheFastPathInEveryFormat() async throws {
+        try await withJSONUpstream(ispEnable: true, serviceKeys: ["trustedProxies": ["127.0.0.1"]]) { servers, service in
+            let name = TestZone.unique("ispfast")
+            let networks = [("198.51.100.7", "127.0.0.61"), ("2001:db8:aa:bb01::9", "127.0.0.62")]
+            for (client, address) in networks {
+                try await servers.unbound.setAddresses(of: name, [address], ttl: 3600)
+                let first = try await service.client.get("/v1/default/resolve?host=\(name)&type=A&client_ip=\(client)")
+                #expect(first.json["ips"]?.strings == [address], "\(first)")
+                #expect(first.json["source"]?.string == "upstream", "\(first)")
+            }
+            let fastAnswers = { try await service.metrics().sum("httpdns_http_fast_path_total", ["listener": "main"]) }
+            let before = try await fastAnswers()
+            var hits = 0
+            for (client, address) in networks {
+                let other = networks.first { $0.0 != client }!.1
+                let encoded = client.replacingOccurrences(of: ":", with: "%3A")
+                let subnet = DNSQueryMessage.ClientSubnet(
+                    family: client.contains(":") ? 2 : 1, sourcePrefixLength: client.contains(":") ? 56 : 24, scopePrefixLength: 0,
+                    address: Self.addressBytes(client))
+                let forwarded = ["X-Forwarded-For": client]
+                let requests: [(String, [String: String])] = [
+                    ("/v1/default/resolve?host=\(name)&type=A&client_ip=\(encoded)", [:]),
+                    ("/default/d?host=\(name)&ip=\(encoded)", [:]),
+                    ("/resolve?name=\(name)&edns_client_subnet=\(encoded)", [:]),
+                    ("/dns-query?dns=\(RFC8484Tests.base64URL(try DNSQueryWriter.query(name: name, type: 1, id: 7, clientSubnet: subnet)))", [:]),
+                    ("/v1/default/resolve?host=\(name)&type=A", forwarded),
+                    ("/default/d?host=\(name)", forwarded),
+                    ("/resolve?name=\(name)", forwarded),
+                    ("/dns-query?name=\(name)", ["Accept": "application/dns-json", "X-Forwarded-For": client]),
+                    ("/v1/default/dns-query?dns=\(RFC8484Tests.base64URL(try DNSQueryWriter.query(name: name, type: 1, id: 8)))", forwarded),
+                ]
+                for (path, headers) in requests {
+                    let response = try await service.client.get(path, headers: headers)
+                    #expect(response.status == 200, "\(path): \(response)")
+                    #expect(Self.holds(response.body, address) && !Self.holds(response.body, other), "\(client) \(path) \(headers): \(response)")
+                    hits += 1
+                }
+            }
+            #expect(try await fastAnswers() - before == Double(hits), "every hit answered on the fast path")
+        }
+    }
+
+    /// The bytes of an IP address (`inet_pton`).
+    private static func addressBytes(_ text: String) -> [UInt8] {
+        if text.contains(":") {
+            var storage = in6_addr()
+            _ = inet_pton(AF_INET6, text, &storage)
+            return withUnsafeBytes(of: &storage) { Array($0) }
+        }
+        var storage = in_addr()
+        _ = inet_pton(AF_INET, text, &storage)
+        return withUnsafeBytes(of: &storage) { Array($0) }
+    }
+
+    /// Whether a JSON answer holds `address` as a string, or a DNS message as A record data.
+    private static func holds(_ body: [UInt8], _ address: String) -> Bool {
+        if String(decoding: body, as: UTF8.self).contains("\"\(address)\"") { return true }
+        let bytes = addressBytes(address)
+        return body.count >= 4 && (0...(body.count - 4)).contains { Array(body[$0..<($0 + 4)]) == bytes }
     }
 }

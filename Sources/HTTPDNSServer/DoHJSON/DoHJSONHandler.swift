@@ -31,17 +31,21 @@ extension HTTPDNSService {
             }
             subnetAddress = address
         }
-        var network = ""
-        if engine.lookupOptions.ispEnable {
-            let address = subnetAddress ?? ClientNetwork.selectAddress(
-                clientIP: nil, forwardedFor: request.forwardedFor, peer: request.peerAddress?.ipAddress,
-                trustedProxies: limits.trustedProxies)
-            network = address.map(ClientNetwork.network(of:)) ?? ""
-        }
+        let network = engine.lookupOptions.ispEnable
+            ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: request.forwardedFor, peer: request.peerAddress) : ""
         let shortForm = short
         return lookUp([host], [family], engine: engine, network: network) { results in
             DoHJSONRendering.answer(results[0], family: family, short: shortForm)
         }
+    }
+
+    /// The client network of a request to an account with `ispEnable`: the address of its
+    /// `edns_client_subnet` (`subnet`), else the peer (or, from a trusted proxy, the address
+    /// `X-Forwarded-For` names); `""` when none is known.
+    func dohJSONNetwork(subnet: IPAddress?, forwardedFor: String?, peer: PeerAddress?) -> String {
+        let address = subnet ?? ClientNetwork.selectAddress(
+            clientIP: nil, forwardedFor: forwardedFor, peer: peer?.ipAddress, trustedProxies: limits.trustedProxies)
+        return address.map(ClientNetwork.network(of:)) ?? ""
     }
 
     /// The `short` argument: `1`/`true`, or `0`/`false`/empty/absent.
@@ -55,21 +59,26 @@ extension HTTPDNSService {
 
     /// The fast path's reader of `GET /resolve` and `GET /dns-query` with `Accept:
     /// application/dns-json` (`fastResponse`), written by `DoHJSONRendering.fastAnswer` (the
-    /// general path's writer). Nil for an invalid argument and `enc`; a signed request (`ak`,
-    /// `ts` or `key`) runs the general signature check first. Other arguments are ignored, as on
-    /// the general path.
+    /// general path's writer); for `ispEnable`, the hit of the network `dohJSONNetwork` picks.
+    /// Nil for an invalid argument and `enc`; a signed request (`ak`, `ts` or `key`) runs the
+    /// general signature check first. Other arguments are ignored, as on the general path.
     func fastDoHJSON<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
         typealias Name = FastRoutes.DoHJSON
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let nameText = arguments[Name.name], nameText.count > 0,
               case .success(let family) = Self.dohJSONFamily(arguments[Name.type].map(Self.string)),
               case .success(let short) = Self.dohJSONShort(arguments[Name.short].map(Self.string)) else { return nil }
-        // The subnet only chooses the network of `ispEnable` accounts (not served here), but an
-        // invalid one is refused.
-        if let subnet = arguments[Name.subnet], subnet.count > 0, Self.subnetAddress(Self.string(subnet)) == nil { return nil }
+        // The subnet only chooses the network of `ispEnable` accounts, but an invalid one is refused.
+        var subnetAddress: IPAddress?
+        if let subnet = arguments[Name.subnet], subnet.count > 0 {
+            guard let address = Self.subnetAddress(Self.string(subnet)) else { return nil }
+            subnetAddress = address
+        }
+        let network = options.ispEnable
+            ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: fastForwardedFor(request.head), peer: request.head.peerAddress) : ""
         let signed = arguments[Name.ak] != nil || arguments[Name.ts] != nil || arguments[Name.key] != nil
-        return fastAnswer(request, host: nameText, family: family, needsAdmit: signed || options.hasClientKeys || options.hasAESKey) {
-            host, answer in
+        let needsAdmit = signed || options.hasClientKeys || options.hasAESKey
+        return fastAnswer(request, host: nameText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
             DoHJSONRendering.fastAnswer(host: host, family: family, answer: answer, short: short)
         }
     }

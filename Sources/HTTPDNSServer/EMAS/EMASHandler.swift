@@ -32,25 +32,29 @@ extension HTTPDNSService {
         case .success(let value): families = value
         case .failure(let error): return fail(error)
         }
-        let address = emasClientAddress(ip: request.query["ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress?.ipAddress)
-        let network = engine.lookupOptions.ispEnable ? address.map(ClientNetwork.network(of:)) ?? "" : ""
-        let clientIP = address.map(\.description) ?? ""
+        let (clientIP, network) = emasClient(
+            ip: request.query["ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress, options: engine.lookupOptions)
         return lookUp(hosts, families, engine: engine, network: network) { results in
             batch ? EMASRendering.batch(results) : EMASRendering.single(results[0], clientIP: clientIP)
         }
     }
 
-    /// The client's address an EMAS request names: `ip` when it is an address, else the peer
-    /// (or, from a trusted proxy, the address `X-Forwarded-For` names). Echoed as `client_ip`.
-    func emasClientAddress(ip: String?, forwardedFor: String?, peer: IPAddress?) -> IPAddress? {
-        ClientNetwork.selectAddress(clientIP: ip, forwardedFor: forwardedFor, peer: peer, trustedProxies: limits.trustedProxies)
+    /// The client's address an EMAS request names, as the `client_ip` it echoes (`""` when none
+    /// is known), and its network when the account has `ispEnable` (else `""`): `ip` when it is an
+    /// address, else the peer (or, from a trusted proxy, the address `X-Forwarded-For` names).
+    func emasClient(
+        ip: String?, forwardedFor: String?, peer: PeerAddress?, options: ResolverEngine.LookupOptions
+    ) -> (clientIP: String, network: String) {
+        let address = ClientNetwork.selectAddress(
+            clientIP: ip, forwardedFor: forwardedFor, peer: peer?.ipAddress, trustedProxies: limits.trustedProxies)
+        return (address.map(\.description) ?? "", options.ispEnable ? address.map(ClientNetwork.network(of:)) ?? "" : "")
     }
 
     /// The fast path's reader of `GET /{account}/d` and `/sign_d` (`fastResponse`): one host, one
-    /// family, written by `EMASRendering.fastSingle` (the general path's writer). Nil for anything
-    /// else: both families, an invalid argument, `enc`, a peer that is a trusted proxy without a
-    /// valid `ip` (its `X-Forwarded-For` is read by the general path only). Other arguments are
-    /// ignored, as on the general path. `sign_d` always runs the general signature check.
+    /// family (for `ispEnable`, of the client's network), written by `EMASRendering.fastSingle`
+    /// (the general path's writer), the client chosen by `emasClient` as there. Nil for anything
+    /// else: both families, an invalid argument, `enc`. Other arguments are ignored, as on the
+    /// general path. `sign_d` always runs the general signature check.
     func fastEMAS<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
         typealias Name = FastRoutes.EMAS
         let arguments = request.arguments, options = request.options
@@ -58,15 +62,12 @@ extension HTTPDNSService {
               case .success(let families) = Self.emasFamilies(arguments[Name.query].map(Self.string)), families.count == 1 else {
             return nil
         }
-        let ip = arguments[Name.ip].map(Self.string)
-        let peer = request.head.peerAddress?.ipAddress
-        if ip.flatMap(IPAddress.init) == nil, let peer, !limits.trustedProxies.isEmpty, ClientNetwork.isTrusted(peer, limits.trustedProxies) {
-            return nil
-        }
-        let clientIP = emasClientAddress(ip: ip, forwardedFor: nil, peer: peer).map(\.description) ?? ""
+        let (clientIP, network) = emasClient(
+            ip: arguments[Name.ip].map(Self.string), forwardedFor: fastForwardedFor(request.head), peer: request.head.peerAddress,
+            options: options)
         let family = families[0]
         let needsAdmit = request.route.route.access == .emasSigned || options.hasClientKeys || options.hasAESKey
-        return fastAnswer(request, host: hostText, family: family, needsAdmit: needsAdmit) { host, answer in
+        return fastAnswer(request, host: hostText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
             EMASRendering.fastSingle(host: host, family: family, answer: answer, clientIP: clientIP)
         }
     }

@@ -26,7 +26,7 @@ extension HTTPRequest {
 
     /// Every `X-Forwarded-For` field joined with `, `, or nil. The common case (no such header)
     /// costs one lookup; only when there is one are the headers walked to find repeated fields.
-    private static func forwardedFor(_ connection: OpaquePointer) -> String? {
+    static func forwardedFor(_ connection: OpaquePointer) -> String? {
         guard let first = header(connection, "X-Forwarded-For") else { return nil }
         final class Box { var values: [String] = [] }
         let box = Box()

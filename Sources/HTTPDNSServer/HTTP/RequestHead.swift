@@ -22,6 +22,9 @@ public protocol RequestHead {
     /// value holds a control character or invalid UTF-8 (`DecodedArgument`), which the full path refuses. The
     /// first name's value is not checked: the caller must refuse what it cannot take.
     func arguments(_ names: ArgumentNames) -> RequestArguments?
+    /// Every `X-Forwarded-For` field joined with `, `, nil when there is none (as
+    /// `HTTPRequest.forwardedFor`; read by the fast path only when trusted proxies are configured).
+    var forwardedFor: String? { get }
     /// The first value of a request header, nil when absent (read by the fast path only where a
     /// route depends on one: `Accept` of `/dns-query`).
     func header(_ name: StaticString) -> String?
@@ -129,6 +132,9 @@ public struct ConnectionHead: RequestHead {
         guard !search.refused else { return nil }
         return search.found
     }
+
+    /// `HTTPRequest`'s own reading of the `X-Forwarded-For` fields.
+    public var forwardedFor: String? { HTTPRequest.forwardedFor(connection) }
 
     /// `MHD_lookup_connection_value` of a header.
     public func header(_ name: StaticString) -> String? {

@@ -42,7 +42,7 @@ struct FastRoutes: Sendable {
     enum V1 { static let host = 0, type = 1, clientIP = 2, short = 3, enc = 4 }
     enum EMAS { static let host = 0, query = 1, ip = 2, enc = 3 }
     enum DoHJSON { static let name = 0, type = 1, short = 2, subnet = 3, uid = 4, enc = 5, ak = 6, ts = 7, key = 8 }
-    enum RFC8484 { static let dns = 0, enc = 1 }
+    enum RFC8484 { static let dns = 0, enc = 1, clientIP = 2 }
 
     init(_ table: RouteTable) {
         // v1 reads the signature v1 arguments too, so that anything else is an unknown argument
@@ -56,7 +56,7 @@ struct FastRoutes: Sendable {
         let jsonNames = ArgumentNames("name", "type", "short", "edns_client_subnet", "uid", "enc", "ak", "ts", "key")
         dohJSON = FastRoute(kind: .dohJSON, route: table.route("GET", "/resolve", format: .json), names: jsonNames)
         dohJSONAtDNSQuery = FastRoute(kind: .dohJSON, route: table.route("GET", "/dns-query", format: .json), names: jsonNames)
-        let messageNames = ArgumentNames("dns", "enc")
+        let messageNames = ArgumentNames("dns", "enc", "client_ip")
         rfc8484 = FastRoute(kind: .rfc8484, route: table.route("GET", "/dns-query", format: .rfc8484), names: messageNames)
         rfc8484Account = FastRoute(kind: .rfc8484, route: table.route("GET", "/v1/{account}/dns-query", format: .rfc8484), names: messageNames)
     }
@@ -108,8 +108,10 @@ extension HTTPDNSService {
     /// read from the borrowed request (no `HTTPRequest`, no router), answered by its format's
     /// one writer. It answers exactly what `handle` would, or returns nil and leaves the request
     /// to `handle`: for anything else, any invalid or unusual argument (so the general path
-    /// writes the error), a miss, and accounts with `ispEnable` (their network needs the peer
-    /// and its headers). For accounts with client keys or an `aesSecretKey`, and for signed
+    /// writes the error), and a miss. For accounts with `ispEnable` each format's reader picks
+    /// the client network with the general path's own parts (its format's client address
+    /// argument, the Client Subnet of an RFC 8484 query, else the peer after the trusted-proxy
+    /// rule, `X-Forwarded-For` included) and looks the hit up under that network. For accounts with client keys or an `aesSecretKey`, and for signed
     /// requests, it runs the general pipeline's own steps on a copy of the request
     /// (`fastPathAdmits`) and answers only what they let through unchanged: a refused signature
     /// or role, an encrypted request (its answer is sealed) and a plain one refused by
@@ -124,7 +126,6 @@ extension HTTPDNSService {
         var response: FastResponse?
         registry.withEngine(utf8: account) { engine in
             let options = engine.lookupOptions
-            guard !options.ispEnable else { return }
             response = fastAnswer(
                 FastRequest(head: head, route: fast, account: account, arguments: arguments, engine: engine, options: options, started: started))
         }
@@ -152,16 +153,17 @@ extension HTTPDNSService {
     /// first, then (when `needsAdmit`) authentication, role and encryption as the general path
     /// runs them (a flood of bad signatures costs no HMAC beyond its rate), then the cache, so
     /// that only admitted hits are counted; `write` is the format's writer, given the host (a
-    /// valid name in canonical form) and the cached answer. Nil, with the rate token given back,
-    /// for what the general path must answer.
+    /// valid name in canonical form) and the cached answer. `network`: the client network the
+    /// general path would look the name up for (`""` unless the account has `ispEnable`). Nil,
+    /// with the rate token given back, for what the general path must answer.
     func fastAnswer<Head: RequestHead>(
-        _ request: FastRequest<Head>, host hostText: UnsafeRawBufferPointer, family: RecordFamily, needsAdmit: Bool,
-        write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
+        _ request: FastRequest<Head>, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
+        needsAdmit: Bool, write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResponse? {
         let admission = fastPathAdmission(request.head, account: request.account, options: request.options)
         if case .toGeneralPath = admission { return nil }
         guard !needsAdmit || fastPathAdmits(request.head, route: request.route.route, engine: request.engine),
-              var response = fastLookup(hostText, family, request.engine, write) else {
+              var response = fastLookup(hostText, family, network, request.engine, write) else {
             fastPathRefund(admission, account: request.account)
             return nil
         }
@@ -190,24 +192,39 @@ extension HTTPDNSService {
     /// The cache lookup of every fast path, and its format's writer; nil on a miss (or a name to
     /// check on the general path).
     private func fastLookup(
-        _ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ engine: ResolverEngine,
+        _ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ network: String, _ engine: ResolverEngine,
         _ write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResponse? {
-        // A name in canonical form (the usual case) is looked up and written from the request's
-        // bytes, before it is checked: a name the cache has is valid (`BorrowedCacheKey(unchecked:)`).
-        if hostText.count <= HostName.maximumLength {
-            let key = BorrowedCacheKey(unchecked: hostText, family: family)
-            if let answer = engine.cachedResolution(key) { return write(key.host, answer) }
+        // `FastResponse` is not copyable: the closures below hand it out through `response`.
+        var response: FastResponse?
+        var networkText = network
+        let checked: Bool = networkText.withUTF8 { networkBytes in
+            // A name in canonical form (the usual case) is looked up and written from the
+            // request's bytes, before it is checked: a name the cache has is valid
+            // (`BorrowedCacheKey(unchecked:)`).
+            guard hostText.count <= HostName.maximumLength else { return false }
+            let key = BorrowedCacheKey(unchecked: hostText, family: family, network: UnsafeRawBufferPointer(networkBytes))
+            if let answer = engine.cachedResolution(key) {
+                response = write(key.host, answer)
+                return true
+            }
             // Not cached in this form: a canonical name is a miss, for the full path to resolve.
-            if HostName.isCanonical(key.host) { return nil }
+            return HostName.isCanonical(key.host)
         }
-        guard let host = HostName(utf8: hostText), let answer = engine.cachedResolution(host: host, family: family, network: "") else {
+        if checked { return response }
+        guard let host = HostName(utf8: hostText), let answer = engine.cachedResolution(host: host, family: family, network: network) else {
             return nil
         }
         var name = host.value
-        var response: FastResponse?
         name.withUTF8 { response = write($0, answer) }
         return response
+    }
+
+    /// The `X-Forwarded-For` fields of a request for the trusted-proxy rule of
+    /// `ClientNetwork.selectAddress`, which reads them only when trusted proxies are configured:
+    /// without any, no header is read.
+    func fastForwardedFor<Head: RequestHead>(_ head: Head) -> String? {
+        limits.trustedProxies.isEmpty ? nil : head.forwardedFor
     }
 
     /// The text of an argument's bytes.

@@ -176,7 +176,8 @@ extension HTTPDNSService {
     }
 
     /// The fast path's reader of `GET /v1/{account}/resolve` (`fastResponse`): one host and one
-    /// family, written by `AnswerRendering.fastSingle`. Nil for anything the general path must
+    /// family (for `ispEnable`, of the network `clientNetwork` picks), written by
+    /// `AnswerRendering.fastSingle`. Nil for anything the general path must
     /// answer: an invalid parameter, an argument the route does not read (refused there), an
     /// encrypted request (`enc`, opened or refused by the general path only).
     func fastV1Resolve<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
@@ -189,7 +190,14 @@ extension HTTPDNSService {
                   short: arguments[Name.short].map(Self.string)),
               let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) else { return nil }
         let short = parsed.short ?? options.shortEnable
-        return fastAnswer(request, host: hostText, family: family, needsAdmit: options.hasClientKeys || options.hasAESKey) { host, answer in
+        let network = options.ispEnable
+            ? clientNetwork(
+                clientIP: arguments[Name.clientIP].map(Self.string), forwardedFor: fastForwardedFor(request.head),
+                peer: request.head.peerAddress)
+            : ""
+        return fastAnswer(
+            request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey
+        ) { host, answer in
             AnswerRendering.fastSingle(host: host, family: family, answer: answer, short: short)
         }
     }
@@ -199,8 +207,11 @@ extension HTTPDNSService {
     /// `limits.trustedProxies`, else from the peer (`ClientNetwork.select` has the rules). The
     /// engine uses it only for accounts with `ispEnable`.
     public func clientNetwork(of request: HTTPRequest) -> String {
-        ClientNetwork.select(
-            clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress?.ipAddress,
-            trustedProxies: limits.trustedProxies)
+        clientNetwork(clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress)
+    }
+
+    /// The same from the request's parts (the fast path reads them from the borrowed request).
+    func clientNetwork(clientIP: String?, forwardedFor: String?, peer: PeerAddress?) -> String {
+        ClientNetwork.select(clientIP: clientIP, forwardedFor: forwardedFor, peer: peer?.ipAddress, trustedProxies: limits.trustedProxies)
     }
 }

@@ -26,24 +26,26 @@ extension HTTPDNSService {
         guard let (host, family) = Self.engineQuestion(query) else {
             return forwardDNSMessage(query, engine: engine)
         }
-        let options = engine.lookupOptions
-        var network = ""
-        var scope: UInt8 = 0
-        if options.ispEnable {
-            if let subnet = query.edns?.clientSubnet {
-                if subnet.sourcePrefixLength > 0,
-                   let address = IPAddress(family: subnet.family == 1 ? .a : .aaaa, bytes: subnet.address) {
-                    network = ClientNetwork.network(of: address)
-                    scope = UInt8(address.family == .a ? ClientNetwork.ipv4PrefixLength : ClientNetwork.ipv6PrefixLength)
-                }
-            } else {
-                network = clientNetwork(of: request)
-            }
-        }
-        let subnetScope = scope
+        let (network, subnetScope) = engine.lookupOptions.ispEnable
+            ? Self.dnsMessageNetwork(query) { clientNetwork(of: request) } : ("", 0)
         return lookUp([host], [family], engine: engine, network: network) { results in
             RFC8484Rendering.answer(results[0], query: query, subnetScope: subnetScope)
         }
+    }
+
+    /// The client network of a query to an account with `ispEnable`, and the scope prefix length
+    /// its answer's Client Subnet option carries: the query's Client Subnet (none for a source
+    /// prefix of 0 or an address that does not parse, scope 0), else `peerNetwork()` (the
+    /// request's `clientNetwork`) when the query has no Client Subnet.
+    static func dnsMessageNetwork(_ query: some DNSQuery, peerNetwork: () -> String) -> (network: String, scope: UInt8) {
+        guard let subnet = query.edns?.clientSubnet else { return (peerNetwork(), 0) }
+        guard subnet.sourcePrefixLength > 0, let address = IPAddress(family: subnet.family == 1 ? .a : .aaaa, bytes: subnet.address) else {
+            return ("", 0)
+        }
+        return (
+            ClientNetwork.network(of: address),
+            UInt8(address.family == .a ? ClientNetwork.ipv4PrefixLength : ClientNetwork.ipv6PrefixLength)
+        )
     }
 
     /// The name and family of a question the engine answers (class IN, A or AAAA, a valid host
@@ -65,8 +67,8 @@ extension HTTPDNSService {
 
     /// The fast path's reader of `GET /dns-query?dns=` and `/v1/{account}/dns-query?dns=`
     /// (`fastResponse`): an A or AAAA question the cache answers, written by
-    /// `RFC8484Rendering.fastAnswer`, the general path's writer (no Client Subnet scope: accounts
-    /// with `ispEnable` are not served here). The message is decoded into, and read by libknot
+    /// `RFC8484Rendering.fastAnswer`, the general path's writer (for `ispEnable`, the hit of the
+    /// network and with the Client Subnet scope `dnsMessageNetwork` gives). The message is decoded into, and read by libknot
     /// in, a buffer on the stack; the name is looked up as libknot writes it (a name that is not
     /// a valid host name is never cached). Nil for anything else: a message that does not parse
     /// (counted by the general path), one longer than `fastMessageCapacity`, a question that is
@@ -78,15 +80,22 @@ extension HTTPDNSService {
         while text.last == UInt8(ascii: "=") { text = UnsafeRawBufferPointer(rebasing: text.dropLast()) }
         let capacity = Base64URL.decodedCapacity(text.count)
         guard !text.isEmpty, capacity <= Self.fastMessageCapacity else { return nil }
-        let needsAdmit = request.options.hasClientKeys || request.options.hasAESKey
+        let options = request.options
+        let needsAdmit = options.hasClientKeys || options.hasAESKey
         var response: FastResponse?
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 8) { buffer in
             guard let count = Base64URL.decode(text, into: buffer) else { return }
             try? DNSQueryMessage.withQuery(parsing: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])) { (query) throws(DNSMessageError) in
                 guard let family = Self.engineFamily(query) else { return }
+                let (network, scope) = options.ispEnable
+                    ? Self.dnsMessageNetwork(query) {
+                        clientNetwork(
+                            clientIP: request.arguments[Name.clientIP].map(Self.string), forwardedFor: fastForwardedFor(request.head),
+                            peer: request.head.peerAddress)
+                    } : ("", 0)
                 try query.withName { name in
-                    response = fastAnswer(request, host: name, family: family, needsAdmit: needsAdmit) { _, answer in
-                        RFC8484Rendering.fastAnswer(answer, query: query)
+                    response = fastAnswer(request, host: name, family: family, network: network, needsAdmit: needsAdmit) { _, answer in
+                        RFC8484Rendering.fastAnswer(answer, query: query, subnetScope: scope)
                     }
                 }
             }

@@ -25,17 +25,18 @@ enum RFC8484Rendering {
         return message(body, maxAge: answer.ttl)
     }
 
-    /// The same response for the fast path: a cached answer to a query without a Client Subnet
-    /// scope, written by libknot straight into memory that libmicrohttpd takes over. Nil when
-    /// libknot fails (the general path then writes the error).
-    static func fastAnswer(_ answer: ResolvedAnswer, query: BorrowedDNSQuery) -> FastResponse? {
+    /// The same response for the fast path: a cached answer, written by libknot straight into
+    /// memory that libmicrohttpd takes over. Nil when libknot fails (the general path then writes
+    /// the error).
+    static func fastAnswer(_ answer: ResolvedAnswer, query: BorrowedDNSQuery, subnetScope: UInt8) -> FastResponse? {
         guard let (rcode, records, authority) = try? response(to: answer, type: query.type) else { return nil }
         return FastResponse(
             bound: DNSResponseWriter.bound(for: query, answer: records, authority: authority), source: answer.source,
             contentType: HTTPDNSService.dnsMessageType, headers: cacheControl(maxAge: answer.ttl)
         ) { buffer in
             try? DNSResponseWriter.write(
-                to: query, rcode: rcode, answer: records, authority: authority, into: UnsafeMutableRawBufferPointer(buffer))
+                to: query, rcode: rcode, answer: records, authority: authority, subnetScope: subnetScope,
+                into: UnsafeMutableRawBufferPointer(buffer))
         }
     }
 
