@@ -221,11 +221,16 @@ public enum DNSResponseWriter {
         try Knot.check(knot_pkt_put_rotate(packet.pointer, UInt16(compression.rawValue), &rrset, 0, 0), "knot_pkt_put")
     }
 
-    /// Puts the OPT record (`knot_edns_init`), with the Client Subnet option when the query had one.
+    /// Puts the OPT record (`knot_edns_init`), with the Client Subnet option when the query had
+    /// one. Its owner and RDATA come from the packet's memory context, as the records of `put`
+    /// do (the per-thread `KnotArena` for the messages written here), and the option's data is
+    /// written on the stack: no `malloc` for an EDNS query's answer.
     static func putOPT(subnet: DNSQueryMessage.ClientSubnet?, scope: UInt8, into packet: borrowing KnotPacket) throws(DNSMessageError) {
+        var memory = packet.pointer.pointee.mm
         var opt = knot_rrset_t()
-        try Knot.check(knot_edns_init(&opt, payloadSize, 0, 0, nil), "knot_edns_init")
-        defer { knot_rrset_clear(&opt, nil) }
+        try Knot.check(knot_edns_init(&opt, payloadSize, 0, 0, &memory), "knot_edns_init")
+        // The packet keeps a shallow copy of the RRset and reads it only while `knot_pkt_put` runs.
+        defer { knot_rrset_clear(&opt, &memory) }
         if let subnet {
             var ecs = knot_edns_client_subnet_t()
             ecs.family = subnet.family
@@ -235,13 +240,20 @@ public enum DNSResponseWriter {
                 for (index, byte) in subnet.address.prefix(target.count).enumerated() { target[index] = byte }
             }
             let size = knot_edns_client_subnet_size(&ecs)
-            var data = [UInt8](repeating: 0, count: Int(size))
-            try data.withUnsafeMutableBufferPointer { (buffer) throws(DNSMessageError) in
-                try Knot.check(knot_edns_client_subnet_write(buffer.baseAddress, size, &ecs), "knot_edns_client_subnet_write")
-                try Knot.check(
-                    knot_edns_add_option(&opt, UInt16(KNOT_EDNS_OPTION_CLIENT_SUBNET), size, buffer.baseAddress, nil),
-                    "knot_edns_add_option")
+            // The option's data: family, two prefix lengths and at most an IPv6 address (20 bytes).
+            var data: (UInt64, UInt64, UInt64) = (0, 0, 0)
+            guard Int(size) <= MemoryLayout.size(ofValue: data) else {
+                throw DNSMessageError(.library, "a Client Subnet option of \(size) bytes")
             }
+            let written = withUnsafeMutableBytes(of: &data) {
+                knot_edns_client_subnet_write($0.baseAddress?.assumingMemoryBound(to: UInt8.self), size, &ecs)
+            }
+            try Knot.check(written, "knot_edns_client_subnet_write")
+            let added = withUnsafeBytes(of: &data) {
+                knot_edns_add_option(
+                    &opt, UInt16(KNOT_EDNS_OPTION_CLIENT_SUBNET), size, $0.baseAddress?.assumingMemoryBound(to: UInt8.self), &memory)
+            }
+            try Knot.check(added, "knot_edns_add_option")
         }
         try Knot.check(knot_pkt_put_rotate(packet.pointer, UInt16(KNOT_COMPR_HINT_NONE.rawValue), &opt, 0, 0), "knot_pkt_put")
     }

@@ -83,6 +83,50 @@ struct DNSMessageTests {
         #expect(bytes.suffix(7) == [0x00, 0x01, 24, 24, 198, 51, 100])
     }
 
+    /// The OPT record of an EDNS query's answer, byte for byte (payload 1232, no flags; the
+    /// Client Subnet echoed with the scope given, its address cut to the source prefix), on
+    /// both writers (a new array, and the fast path's buffer over a borrowed query), the same
+    /// on every call while the per-thread memory its parts come from is reused.
+    @Test(arguments: [
+        // family, source prefix, address, scope, the option as written
+        (UInt16(1), UInt8(24), [UInt8]([198, 51, 100, 7]), UInt8(24), "0008000700011818c63364"),
+        (UInt16(2), UInt8(56), [UInt8]([0x20, 0x01, 0x0d, 0xb8, 0, 0xaa, 0, 0xbb, 0, 0, 0, 0, 0, 0, 0, 9]), UInt8(56),
+         "0008000b000238382001" + "0db800aa00"),
+        (UInt16(1), UInt8(0), [UInt8]([0, 0, 0, 0]), UInt8(0), "00080004000100" + "00"),
+        (UInt16(0), UInt8(0), [UInt8](), UInt8(0), ""),
+    ] as [(UInt16, UInt8, [UInt8], UInt8, String)])
+    func anEDNSQuerysAnswerCarriesItsOPTRecord(family: UInt16, prefix: UInt8, address: [UInt8], scope: UInt8, option: String) throws {
+        let subnet = family == 0 ? nil : DNSQueryMessage.ClientSubnet(family: family, sourcePrefixLength: prefix, scopePrefixLength: 0, address: address)
+        var queryBytes = try DNSQueryWriter.query(name: "www.example.test", type: 1, id: 0x2222, clientSubnet: subnet)
+        if subnet == nil {  // an OPT record without options
+            queryBytes[11] = 1
+            queryBytes += [0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 0]
+        }
+        let optionBytes = Self.hex(option)
+        let expectedOPT: [UInt8] = [0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, UInt8(optionBytes.count)] + optionBytes
+        let query = try DNSQueryMessage.parse(queryBytes)
+        #expect(query.edns?.clientSubnet?.sourcePrefixLength == subnet?.sourcePrefixLength)
+        let answer = DNSResponseWriter.Answer(type: 1, ttl: 60, records: [[127, 0, 0, 11]])
+        for _ in 0..<3 {
+            let bytes = try DNSResponseWriter.response(to: query, rcode: DNSResponseWriter.noError, answer: answer, subnetScope: scope)
+            #expect(Array(bytes.suffix(expectedOPT.count)) == expectedOPT, "\(bytes)")
+            #expect(bytes[11] == 1, "one additional record")
+            #expect(try DNSReplySummary.parse(bytes).answerCount == 1)
+            var wire = queryBytes
+            let written = try wire.withUnsafeMutableBytes { message in
+                try DNSQueryMessage.withQuery(parsing: message) { (borrowed) throws(DNSMessageError) in
+                    let target = UnsafeMutableRawBufferPointer.allocate(byteCount: DNSResponseWriter.bound(for: borrowed, answer: answer), alignment: 8)
+                    defer { target.deallocate() }
+                    target.initializeMemory(as: UInt8.self, repeating: 0xAA)
+                    let count = try DNSResponseWriter.write(
+                        to: borrowed, rcode: DNSResponseWriter.noError, answer: answer, subnetScope: scope, into: target)
+                    return Array(target.prefix(count))
+                }
+            }
+            #expect(written == bytes)
+        }
+    }
+
     @Test func nameErrorResponseHasRcode3AndNoRecords() throws {
         let query = try DNSQueryMessage.parse(Self.plainQuery)
         let bytes = try DNSResponseWriter.response(to: query, rcode: DNSResponseWriter.nameError, answer: nil)
