@@ -20,6 +20,9 @@ same request with a trailing `/` (every format's fast path against its general p
 run.py's `sign_v1`); `signed-general`: the same signed hits on `/v1/default/resolve/` (trailing
 `/`), which the router serves but the fast path leaves to the general path, to compare the two
 paths in one build.
+CALLGRIND_ISP=1 turns on `ispEnable` for the account (a cache per client network: every hit is
+looked up under the network of the peer, 127.0.0.0/24), in any mode: run a mode with and without it
+to compare the hits of such an account with everyone's.
 CALLGRIND_CONNECTION_MEMORY_LIMIT=N sets `connectionMemoryLimit` (the binary's default otherwise).
 CALLGRIND_REDIS=1 starts a `redis-server` on a free loopback port (no persistence) and sets `redis`
 to it (issue 15: the shared answer tier, account replication and their connection threads exist;
@@ -78,6 +81,8 @@ if os.environ.get("CALLGRIND_HISTOGRAMS", "1") == "0":
 if MODE in ("signed", "signed-general"):
     config["accounts"]["default"].update({"clientKeys": [{"id": "r1", "secret": SECRET, "role": "resolve"}],
                                           "requireSignedRequests": True, "maxSignatureAge": 86400})
+if os.environ.get("CALLGRIND_ISP", "0") not in ("0", ""):
+    config["accounts"]["default"]["ispEnable"] = True
 redis = None
 if os.environ.get("CALLGRIND_REDIS", "0") not in ("0", ""):
     redis_port = free_port()
@@ -145,4 +150,4 @@ for f in glob.glob(out + "*"):
         if line.startswith("summary:") or line.startswith("totals:"):
             total += int(line.split()[1]); threads.append(int(line.split()[1])); break
 print("instructions per thread during the hits (threads that ran):", sorted((t for t in threads if t), reverse=True))
-print(f"mode: {MODE}  hits: {N}  instructions: {total}  per hit: {total / N:.0f}  (dump: {out}.*)")
+print(f"mode: {MODE}{' (ispEnable)' if config['accounts']['default'].get('ispEnable') else ''}  hits: {N}  instructions: {total}  per hit: {total / N:.0f}  (dump: {out}.*)")
