@@ -89,6 +89,11 @@ if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED, RFC8484, EMAS, DOHJSON, REDIS}:
 if 1 in SECTIONS:
     SECTIONS |= {2, 3}
 PRELOAD_BATCH = 10000
+# Every httpdnsd here and the C baseline get the same per-connection buffer (httpdnsd's default
+# `connectionMemoryLimit`): libmicrohttpd zeroes all of it after every keep-alive request, so a
+# larger one in the baseline (it had 64 KiB until 2026-12-03) costs it about 3 us a request and
+# flatters every ratio against it.
+CONNECTION_MEMORY = 16384
 PRELOAD_PARALLEL = 4
 PRELOAD_CONCURRENCY = 128
 # (8): account `limited` has a client rate limit no benchmark reaches, so every hit pays the
@@ -492,6 +497,7 @@ class HTTPDNSD:
             "preloadConcurrency": PRELOAD_CONCURRENCY,
             # Every load generator connects from 127.0.0.1: no per-address connection limit.
             "perIPConnectionLimit": 0,
+            "connectionMemoryLimit": CONNECTION_MEMORY,
             "opsListen": f"127.0.0.1:{self.ops_port}",
             "metricsHistograms": "true" if HISTOGRAMS else "false",
             "accounts": {
@@ -633,7 +639,7 @@ def run(work, processes, results):
         f.write(body)
 
     baseline_port = free_port()
-    baseline = processes.start("baseline", [baseline_bin, str(baseline_port), str(threads), body_file])
+    baseline = processes.start("baseline", [baseline_bin, str(baseline_port), str(threads), str(CONNECTION_MEMORY), body_file])
     wait_until(lambda: http_get(baseline_port, "/v1/bench/resolve?host=x")[0] == 200, 15, "baseline", baseline)
     status, base_body, _ = http_get(baseline_port, f"/v1/bench/resolve?host={names[0]}")
     assert base_body == body
@@ -1105,7 +1111,7 @@ class TLSSection:
         log(f"(7) warmed {len(names)} names into the TLS instance in {seconds:.1f} s")
         self.baseline_port = free_port()
         threads = os.cpu_count() or 1
-        self.baseline = processes.start("baseline-tls", [baseline_bin, str(self.baseline_port), str(threads), body_file,
+        self.baseline = processes.start("baseline-tls", [baseline_bin, str(self.baseline_port), str(threads), str(CONNECTION_MEMORY), body_file,
                                                          self.cert, self.key])
         wait_until(lambda: self.handshake_ok(self.baseline_port), 15, "baseline-tls", self.baseline)
         if not self.handshake_ok(self.tls_port):
@@ -1395,7 +1401,7 @@ def report(results):
         results.get(f"s{REDIS}"))
     row(f"{REDIS}c", f"  the same hits on the control: replica a's configuration without `redis`, started and warmed as a, "
         f"just before or after each ({REDIS})", results.get(f"s{REDIS}c"))
-    row(2, "baseline: C on libmicrohttpd, same pool settings, fixed body of the same size", s2)
+    row(2, f"baseline: C on libmicrohttpd, same pool settings and {CONNECTION_MEMORY // 1024} KiB per connection, fixed body of the same size", s2)
     row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
     row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
     row("4u", "upstream alone: dnss with a never-asked name every request (same chain)", results.get("s4_dnss"))
@@ -1626,7 +1632,8 @@ def report(results):
   unbound. httpdnsd's accounts have `localDNSFallback: false`, `maxCacheTTL: {TTL}`.
 - (1) wrk cycles through {NAMES} names preloaded into account `bench` (requests pre-formatted in the
   Lua `init`, each wrk thread starting at another offset); the hit and miss counters of `/metrics`
-  are checked afterwards. (2) the same wrk script against `bench/baseline/baseline.c`; (3) the same
+  are checked afterwards. (2) the same wrk script against `bench/baseline/baseline.c`, given the same
+  per-connection buffer as httpdnsd ({CONNECTION_MEMORY} bytes, `connectionMemoryLimit`); (3) the same
   names as pre-encoded base64url queries (written by run.py) against dnss, whose unbound has them
   cached (checked with `unbound-control stats_noreset`). (1), (8), ({SIGNED}), (2), (3), (5q), (5), (6q) and
   (6) run in that order in each repetition, so a repetition of (5) or (6) is measured about a minute after its (1).
