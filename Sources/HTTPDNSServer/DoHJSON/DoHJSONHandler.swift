@@ -62,7 +62,7 @@ extension HTTPDNSService {
     /// general path's writer); for `ispEnable`, the hit of the network `dohJSONNetwork` picks.
     /// Nil for an invalid argument and `enc`; a signed request (`ak`, `ts` or `key`) runs the
     /// general signature check first. Other arguments are ignored, as on the general path.
-    func fastDoHJSON<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+    func fastDoHJSON<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
         typealias Name = FastRoutes.DoHJSON
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let nameText = arguments[Name.name], nameText.count > 0,
@@ -75,10 +75,10 @@ extension HTTPDNSService {
             subnetAddress = address
         }
         let network = options.ispEnable
-            ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: fastForwardedFor(request.head), peer: request.head.peerAddress) : ""
+            ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: fastForwardedFor(head), peer: head.peerAddress) : ""
         let signed = arguments[Name.ak] != nil || arguments[Name.ts] != nil || arguments[Name.key] != nil
         let needsAdmit = signed || options.hasClientKeys || options.hasAESKey
-        return fastAnswer(request, host: nameText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
+        return fastAnswer(head, request, host: nameText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
             DoHJSONRendering.fastAnswer(host: host, family: family, answer: answer, short: short)
         }
     }

@@ -55,7 +55,7 @@ extension HTTPDNSService {
     /// (the general path's writer), the client chosen by `emasClient` as there. Nil for anything
     /// else: both families, an invalid argument, `enc`. Other arguments are ignored, as on the
     /// general path. `sign_d` always runs the general signature check.
-    func fastEMAS<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+    func fastEMAS<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
         typealias Name = FastRoutes.EMAS
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let hostText = arguments[Name.host], hostText.count > 0,
@@ -63,11 +63,11 @@ extension HTTPDNSService {
             return nil
         }
         let (clientIP, network) = emasClient(
-            ip: arguments[Name.ip].map(Self.string), forwardedFor: fastForwardedFor(request.head), peer: request.head.peerAddress,
+            ip: arguments[Name.ip].map(Self.string), forwardedFor: fastForwardedFor(head), peer: head.peerAddress,
             options: options)
         let family = families[0]
         let needsAdmit = request.route.route.access == .emasSigned || options.hasClientKeys || options.hasAESKey
-        return fastAnswer(request, host: hostText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
+        return fastAnswer(head, request, host: hostText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
             EMASRendering.fastSingle(host: host, family: family, answer: answer, clientIP: clientIP)
         }
     }

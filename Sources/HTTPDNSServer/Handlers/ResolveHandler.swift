@@ -180,7 +180,7 @@ extension HTTPDNSService {
     /// `AnswerRendering.fastSingle`. Nil for anything the general path must
     /// answer: an invalid parameter, an argument the route does not read (refused there), an
     /// encrypted request (`enc`, opened or refused by the general path only).
-    func fastV1Resolve<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+    func fastV1Resolve<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
         typealias Name = FastRoutes.V1
         let arguments = request.arguments, options = request.options
         // The host's bytes are checked by the lookup (the cache holds valid names only) and `HostName`.
@@ -192,11 +192,11 @@ extension HTTPDNSService {
         let short = parsed.short ?? options.shortEnable
         let network = options.ispEnable
             ? clientNetwork(
-                clientIP: arguments[Name.clientIP].map(Self.string), forwardedFor: fastForwardedFor(request.head),
-                peer: request.head.peerAddress)
+                clientIP: arguments[Name.clientIP].map(Self.string), forwardedFor: fastForwardedFor(head),
+                peer: head.peerAddress)
             : ""
         return fastAnswer(
-            request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey
+            head, request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey
         ) { host, answer in
             AnswerRendering.fastSingle(host: host, family: family, answer: answer, short: short)
         }

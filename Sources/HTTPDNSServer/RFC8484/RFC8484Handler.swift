@@ -73,7 +73,7 @@ extension HTTPDNSService {
     /// a valid host name is never cached). Nil for anything else: a message that does not parse
     /// (counted by the general path), one longer than `fastMessageCapacity`, a question that is
     /// forwarded, `enc`.
-    func fastDNSMessage<Head: RequestHead>(_ request: FastRequest<Head>) -> FastResponse? {
+    func fastDNSMessage<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
         typealias Name = FastRoutes.RFC8484
         guard request.arguments[Name.enc] == nil, var text = request.arguments[Name.dns] else { return nil }
         // Padding tolerated, as `dnsMessageBytes` does.
@@ -90,11 +90,11 @@ extension HTTPDNSService {
                 let (network, scope) = options.ispEnable
                     ? Self.dnsMessageNetwork(query) {
                         clientNetwork(
-                            clientIP: request.arguments[Name.clientIP].map(Self.string), forwardedFor: fastForwardedFor(request.head),
-                            peer: request.head.peerAddress)
+                            clientIP: request.arguments[Name.clientIP].map(Self.string), forwardedFor: fastForwardedFor(head),
+                            peer: head.peerAddress)
                     } : ("", 0)
                 try query.withName { name in
-                    response = fastAnswer(request, host: name, family: family, network: network, needsAdmit: needsAdmit) { _, answer in
+                    response = fastAnswer(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) { _, answer in
                         RFC8484Rendering.fastAnswer(answer, query: query, subnetScope: scope)
                     }
                 }
