@@ -190,11 +190,7 @@ extension HTTPDNSService {
                   short: arguments[Name.short].map(Self.string)),
               let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) else { return nil }
         let short = parsed.short ?? options.shortEnable
-        let network = options.ispEnable
-            ? clientNetwork(
-                clientIP: arguments[Name.clientIP].map(Self.string), forwardedFor: fastForwardedFor(head),
-                peer: head.peerAddress)
-            : ""
+        let network = options.ispEnable ? fastClientNetwork(head, clientIP: arguments[Name.clientIP]) : ""
         return fastAnswer(
             head, request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey
         ) { host, answer in
@@ -210,8 +206,14 @@ extension HTTPDNSService {
         clientNetwork(clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress)
     }
 
-    /// The same from the request's parts (the fast path reads them from the borrowed request).
+    /// The same from the request's parts.
     func clientNetwork(clientIP: String?, forwardedFor: String?, peer: PeerAddress?) -> String {
         ClientNetwork.select(clientIP: clientIP, forwardedFor: forwardedFor, peer: peer?.ipAddress, trustedProxies: limits.trustedProxies)
+    }
+
+    /// `clientNetwork(of:)` of a borrowed request whose `client_ip` argument is `clientIP` (the
+    /// fast readers of v1 and RFC 8484, whose routes both read `client_ip`).
+    func fastClientNetwork<Head: RequestHead>(_ head: Head, clientIP: UnsafeRawBufferPointer?) -> String {
+        clientNetwork(clientIP: clientIP.map(Self.string), forwardedFor: fastForwardedFor(head), peer: head.peerAddress)
     }
 }

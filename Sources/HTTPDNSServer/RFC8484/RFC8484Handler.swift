@@ -88,11 +88,7 @@ extension HTTPDNSService {
             try? DNSQueryMessage.withQuery(parsing: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])) { (query) throws(DNSMessageError) in
                 guard let family = Self.engineFamily(query) else { return }
                 let (network, scope) = options.ispEnable
-                    ? Self.dnsMessageNetwork(query) {
-                        clientNetwork(
-                            clientIP: request.arguments[Name.clientIP].map(Self.string), forwardedFor: fastForwardedFor(head),
-                            peer: head.peerAddress)
-                    } : ("", 0)
+                    ? Self.dnsMessageNetwork(query) { fastClientNetwork(head, clientIP: request.arguments[Name.clientIP]) } : ("", 0)
                 try query.withName { name in
                     response = fastAnswer(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) { _, answer in
                         RFC8484Rendering.fastAnswer(answer, query: query, subnetScope: scope)
