@@ -1,6 +1,10 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Release builds optimise across our modules (generic code of one module specialised in its
+/// callers), which plain `-O` does only for what is marked `@inlinable`.
+let optimized: [SwiftSetting] = [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]
+
 let package = Package(
     name: "httpdnsd",
     platforms: [.macOS(.v15)],
@@ -22,21 +26,22 @@ let package = Package(
 
         // The git revision compiled in (scripts/build-revision.sh writes its ignored revision.h).
         .target(name: "CBuildRevision"),
-        .target(name: "HTTPDNSCore", dependencies: ["CBuildRevision"]),
+        .target(name: "HTTPDNSCore", dependencies: ["CBuildRevision"], swiftSettings: optimized),
         // Digests, MACs and AEAD from libcrypto, for signatures made (upstreams) and checked (clients).
-        .target(name: "HTTPDNSCrypto", dependencies: ["COpenSSL"]),
+        .target(name: "HTTPDNSCrypto", dependencies: ["COpenSSL"], swiftSettings: optimized),
         // DNS messages (RFC 1035) read and written by libknot, for RFC 8484 and the upstreams' replies.
-        .target(name: "HTTPDNSWire", dependencies: ["CKnot"]),
+        .target(name: "HTTPDNSWire", dependencies: ["CKnot"], swiftSettings: optimized),
         // What every event-loop thread shares: its work queue, wake-up pipe, epoll set and system-call checks.
-        .target(name: "HTTPDNSLoop", dependencies: ["HTTPDNSCore", "CEpoll"]),
-        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CCurl", "CAres"]),
+        .target(name: "HTTPDNSLoop", dependencies: ["HTTPDNSCore", "CEpoll"], swiftSettings: optimized),
+        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CCurl", "CAres"], swiftSettings: optimized),
         // Redis (issue 15, docs/redis.md): hiredis connections on their own event loops, and the shared answer tier.
-        .target(name: "HTTPDNSRedis", dependencies: ["HTTPDNSCore", "HTTPDNSLoop", "CHiredis"]),
-        .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"]),
-        .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD"]),
+        .target(name: "HTTPDNSRedis", dependencies: ["HTTPDNSCore", "HTTPDNSLoop", "CHiredis"], swiftSettings: optimized),
+        .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"], swiftSettings: optimized),
+        .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD"], swiftSettings: optimized),
         .executableTarget(
             name: "httpdnsd",
-            dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis"]
+            dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis"],
+            swiftSettings: optimized
         ),
         // Issue 16's cache simulator: hit ratios of the eviction policies on synthetic workloads.
         .executableTarget(name: "cachesim", dependencies: ["HTTPDNSCore"], path: "bench/cachesim"),
