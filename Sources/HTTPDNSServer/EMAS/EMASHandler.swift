@@ -66,7 +66,7 @@ extension HTTPDNSService {
             ip: arguments[Name.ip].map(Self.string), forwardedFor: fastForwardedFor(head), peer: head.peerAddress,
             options: options)
         let family = families[0]
-        let needsAdmit = request.route.route.access == .emasSigned || options.hasClientKeys || options.hasAESKey
+        let needsAdmit = request.route.pointee.route.access == .emasSigned || options.hasClientKeys || options.hasAESKey
         return fastAnswer(head, request, host: hostText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
             EMASRendering.fastSingle(host: host, family: family, answer: answer, clientIP: clientIP)
         }

@@ -28,15 +28,17 @@ struct FastRoute: Sendable {
 
 /// The routes of `RouteTable.standard` the fast path serves, found once (when the service is
 /// made): each request on the fast path picks one by its path alone (and `Accept` for
-/// `/dns-query`), before any string is made.
-struct FastRoutes: Sendable {
-    let v1Resolve: FastRoute
-    let emasD: FastRoute
-    let emasSignD: FastRoute
-    let dohJSON: FastRoute
-    let dohJSONAtDNSQuery: FastRoute
-    let rfc8484: FastRoute
-    let rfc8484Account: FastRoute
+/// `/dns-query`), before any string is made. They are kept in memory of their own, for the
+/// service's life, and handed to a request as a pointer: a `FastRoute` holds references (its
+/// route's handler and texts, the argument names), and a copy of one per request cost their
+/// retains and releases and two struct copies (about 800 instructions a hit, callgrind).
+final class FastRoutes: @unchecked Sendable {
+    /// The routes, written in `init` and never changed (hence `@unchecked Sendable`).
+    private let routes: UnsafeMutableBufferPointer<FastRoute>
+
+    private enum Index: Int, CaseIterable {
+        case v1Resolve, emasD, emasSignD, dohJSON, dohJSONAtDNSQuery, rfc8484, rfc8484Account
+    }
 
     /// The positions of the arguments each kind reads in its `names`.
     enum V1 { static let host = 0, type = 1, clientIP = 2, short = 3, enc = 4 }
@@ -47,28 +49,43 @@ struct FastRoutes: Sendable {
     init(_ table: RouteTable) {
         // v1 reads the signature v1 arguments too, so that anything else is an unknown argument
         // (refused by the general path).
-        v1Resolve = FastRoute(
-            kind: .v1Resolve, route: table.route("GET", "/v1/{account}/resolve", format: .v1),
-            names: ArgumentNames("host", "type", "client_ip", "short", "enc", "kid", "t", "sign"))
+        let v1Names = ArgumentNames("host", "type", "client_ip", "short", "enc", "kid", "t", "sign")
         let emasNames = ArgumentNames("host", "query", "ip", "enc")
-        emasD = FastRoute(kind: .emas, route: table.route("GET", "/{account}/d", format: .emas), names: emasNames)
-        emasSignD = FastRoute(kind: .emas, route: table.route("GET", "/{account}/sign_d", format: .emas), names: emasNames)
         let jsonNames = ArgumentNames("name", "type", "short", "edns_client_subnet", "uid", "enc", "ak", "ts", "key")
-        dohJSON = FastRoute(kind: .dohJSON, route: table.route("GET", "/resolve", format: .json), names: jsonNames)
-        dohJSONAtDNSQuery = FastRoute(kind: .dohJSON, route: table.route("GET", "/dns-query", format: .json), names: jsonNames)
         let messageNames = ArgumentNames("dns", "enc", "client_ip")
-        rfc8484 = FastRoute(kind: .rfc8484, route: table.route("GET", "/dns-query", format: .rfc8484), names: messageNames)
-        rfc8484Account = FastRoute(kind: .rfc8484, route: table.route("GET", "/v1/{account}/dns-query", format: .rfc8484), names: messageNames)
+        routes = .allocate(capacity: Index.allCases.count)
+        for index in Index.allCases {
+            let route = switch index {
+            case .v1Resolve: FastRoute(kind: .v1Resolve, route: table.route("GET", "/v1/{account}/resolve", format: .v1), names: v1Names)
+            case .emasD: FastRoute(kind: .emas, route: table.route("GET", "/{account}/d", format: .emas), names: emasNames)
+            case .emasSignD: FastRoute(kind: .emas, route: table.route("GET", "/{account}/sign_d", format: .emas), names: emasNames)
+            case .dohJSON: FastRoute(kind: .dohJSON, route: table.route("GET", "/resolve", format: .json), names: jsonNames)
+            case .dohJSONAtDNSQuery: FastRoute(kind: .dohJSON, route: table.route("GET", "/dns-query", format: .json), names: jsonNames)
+            case .rfc8484: FastRoute(kind: .rfc8484, route: table.route("GET", "/dns-query", format: .rfc8484), names: messageNames)
+            case .rfc8484Account:
+                FastRoute(kind: .rfc8484, route: table.route("GET", "/v1/{account}/dns-query", format: .rfc8484), names: messageNames)
+            }
+            (routes.baseAddress! + index.rawValue).initialize(to: route)
+        }
     }
 
-    /// The fast route of a path, with the account its path names (nil for routes whose account
-    /// is an argument or fixed). Only paths the router serves by exactly that row are taken:
-    /// anything else (a trailing `/`, more segments) is left to the router.
-    func match<Head: RequestHead>(_ head: Head) -> (FastRoute, UnsafeRawBufferPointer?)? {
+    deinit {
+        routes.deinitialize()
+        routes.deallocate()
+    }
+
+    /// The route at `index`, valid as long as this object.
+    private subscript(index: Index) -> UnsafePointer<FastRoute> { UnsafePointer(routes.baseAddress! + index.rawValue) }
+
+    /// The fast route of a path (valid as long as this object), with the account its path names
+    /// (nil for routes whose account is an argument or fixed). Only paths the router serves by
+    /// exactly that row are taken: anything else (a trailing `/`, more segments) is left to the
+    /// router.
+    func match<Head: RequestHead>(_ head: Head) -> (UnsafePointer<FastRoute>, UnsafeRawBufferPointer?)? {
         let path = head.path
-        if path.equals("/resolve") { return (dohJSON, nil) }
+        if path.equals("/resolve") { return (self[.dohJSON], nil) }
         if path.equals("/dns-query") {
-            return (head.header("Accept").map(HTTPDNSService.acceptsDNSJSON) == true ? dohJSONAtDNSQuery : rfc8484, nil)
+            return (self[head.header("Accept").map(HTTPDNSService.acceptsDNSJSON) == true ? .dohJSONAtDNSQuery : .rfc8484], nil)
         }
         // `/{first}/{second}` or `/v1/{account}/{third}`: segments without a `/` in them.
         guard path.count > 1, path[0] == UInt8(ascii: "/") else { return nil }
@@ -80,12 +97,12 @@ struct FastRoutes: Sendable {
             guard first.equals("v1"), next > 0 else { return nil }
             let account = UnsafeRawBufferPointer(rebasing: tail[..<next])
             let last = UnsafeRawBufferPointer(rebasing: tail[(next + 1)...])
-            if last.equals("resolve") { return (v1Resolve, account) }
-            if last.equals("dns-query") { return (rfc8484Account, account) }
+            if last.equals("resolve") { return (self[.v1Resolve], account) }
+            if last.equals("dns-query") { return (self[.rfc8484Account], account) }
             return nil
         }
-        if tail.equals("d") { return (emasD, first) }
-        if tail.equals("sign_d") { return (emasSignD, first) }
+        if tail.equals("d") { return (self[.emasD], first) }
+        if tail.equals("sign_d") { return (self[.emasSignD], first) }
         return nil
     }
 }
@@ -96,7 +113,8 @@ struct FastRoutes: Sendable {
 /// `FastRequest<ConnectionHead>`'s accessor took four runtime-cache lookups a hit (about 1 300
 /// instructions, callgrind).
 struct FastRequest {
-    let route: FastRoute
+    /// The route (the service's `FastRoutes` keeps it alive).
+    let route: UnsafePointer<FastRoute>
     let account: UnsafeRawBufferPointer
     let arguments: RequestArguments
     let engine: ResolverEngine
@@ -121,10 +139,10 @@ extension HTTPDNSService {
     /// answer.
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         guard head.method.equals("GET"), let (fast, pathAccount) = fastRoutes.match(head),
-              let arguments = head.arguments(fast.names) else { return nil }
+              let arguments = head.arguments(fast.pointee.names) else { return nil }
         let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
         // The DoH JSON API names its account with `uid` (`default` when absent).
-        let account = pathAccount ?? (fast.kind == .dohJSON ? arguments[FastRoutes.DoHJSON.uid] : nil) ?? Self.defaultAccount
+        let account = pathAccount ?? (fast.pointee.kind == .dohJSON ? arguments[FastRoutes.DoHJSON.uid] : nil) ?? Self.defaultAccount
         var response: FastResponse?
         registry.withEngine(utf8: account) { engine in
             let options = engine.lookupOptions
@@ -136,7 +154,7 @@ extension HTTPDNSService {
 
     /// The hit of `request` in its format, or nil.
     private func fastAnswer<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
-        switch request.route.kind {
+        switch request.route.pointee.kind {
         case .v1Resolve: fastV1Resolve(head, request)
         case .emas: fastEMAS(head, request)
         case .dohJSON: fastDoHJSON(head, request)
@@ -164,16 +182,16 @@ extension HTTPDNSService {
     ) -> FastResponse? {
         let admission = fastPathAdmission(head, account: request.account, options: request.options)
         if case .toGeneralPath = admission { return nil }
-        guard !needsAdmit || fastPathAdmits(head, route: request.route.route, engine: request.engine),
+        guard !needsAdmit || fastPathAdmits(head, route: request.route.pointee.route, engine: request.engine),
               var response = fastLookup(hostText, family, network, request.engine, write) else {
             fastPathRefund(admission, account: request.account)
             return nil
         }
-        response.endpoint = request.route.route.endpoint
+        response.endpoint = request.route.pointee.route.endpoint
         response.account = request.account
         if request.started != 0 {
             request.engine.metrics.requestDurationRecorder.record(
-                slot: RequestDurations.slot(request.route.route, source: response.source),
+                slot: RequestDurations.slot(request.route.pointee.route, source: response.source),
                 nanoseconds: MonotonicClock.nanoseconds() &- request.started)
         }
         return response
