@@ -40,6 +40,28 @@ struct Base64URLTests {
 }
 
 struct Base64URLIntoBufferTests {
+    /// Every byte value in every position of a group: exactly the 64 characters of the URL
+    /// alphabet decode, to their place in it (the decoder looks each byte up in a table).
+    @Test func everyByteOutsideTheAlphabetIsRefusedInEveryPosition() {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        for position in 0..<4 {
+            for byte in 0...255 {
+                var text: [UInt8] = Array("AAAA".utf8)
+                text[position] = UInt8(byte)
+                var output = [UInt8](repeating: 0, count: Base64URL.decodedCapacity(4))
+                let count = text.withUnsafeBytes { text in output.withUnsafeMutableBytes { Base64URL.decode(text, into: $0) } }
+                guard let value = alphabet.firstIndex(of: UInt8(byte)) else {
+                    #expect(count == nil, "byte \(byte) at \(position)")
+                    continue
+                }
+                let group = UInt32(value) << (6 * (3 - position))
+                #expect(count == 3 && output.prefix(3).elementsEqual([UInt8(group >> 16), UInt8(group >> 8 & 0xFF), UInt8(group & 0xFF)]),
+                        "byte \(byte) at \(position)")
+            }
+        }
+    }
+
+
     /// The decoder into a caller's buffer (the RFC 8484 fast path's) accepts and refuses what
     /// `decode(_:)` does, and writes the same bytes whatever the buffer held.
     @Test(arguments: ["", "AQ", "-__-AQ", "AAAB", "AAAAAA", "-__-AQ==", "+//+AQ", "-__- AQ", "A", "AR", "AAE"])
