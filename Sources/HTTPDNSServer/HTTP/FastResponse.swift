@@ -13,7 +13,8 @@ public struct FastResponse: ~Copyable {
     public var count: Int { memory.count }
     /// Nil: `HTTPResponse.jsonType` (written from a static C string).
     public let contentType: String?
-    public let headers: [(String, String)]
+    /// `Cache-Control: max-age=` this many seconds (`CacheControl`), nil for none.
+    public let maxAge: UInt32?
     /// What answered (the request-duration slot's and the access log's `source`).
     public let source: AnswerSource
     /// The route's endpoint (`Route.endpoint`), for `httpdns_http_requests_total`.
@@ -26,22 +27,25 @@ public struct FastResponse: ~Copyable {
     init(bound: Int, source: AnswerSource, write: (UnsafeMutableBufferPointer<UInt8>) -> Int) {
         memory = FastBody(bound: bound, write: write)
         contentType = nil
-        headers = []
+        maxAge = nil
         self.source = source
     }
 
     /// Writes a body of `contentType` with `write`, which gets memory for `bound` bytes and
     /// returns how many it wrote, or nil when it could not write it (then so is this).
     init?(
-        bound: Int, source: AnswerSource, contentType: String, headers: [(String, String)],
+        bound: Int, source: AnswerSource, contentType: String, maxAge: UInt32?,
         write: (UnsafeMutableBufferPointer<UInt8>) -> Int?
     ) {
         guard let memory = FastBody(bound: bound, write: write) else { return nil }
         self.memory = memory
         self.contentType = contentType
-        self.headers = headers
+        self.maxAge = maxAge
         self.source = source
     }
+
+    /// The headers besides `Content-Type`, as the general path's `HTTPResponse` has them.
+    public var headers: [(String, String)] { maxAge.map { [CacheControl.header(maxAge: $0)] } ?? [] }
 
     /// The body's bytes (a copy).
     public var body: [UInt8] { memory.bytes }

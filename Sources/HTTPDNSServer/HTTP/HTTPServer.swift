@@ -351,13 +351,11 @@ public final class HTTPServer: @unchecked Sendable {
         guard let mhdResponse else { return .NO }
         // Static C strings for the usual case: a Swift string literal passed as `const char *`
         // is copied into a new array on every call when it is short (12 bytes here).
-        if response.contentType == HTTPResponse.jsonType {
-            _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
-        } else {
-            Self.addHeader(mhdResponse, "Content-Type", response.contentType)
-        }
-        for (name, value) in response.headers { Self.addHeader(mhdResponse, name, value) }
-        let result = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+        var added = response.contentType == HTTPResponse.jsonType
+            ? Self.addHeader(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
+            : Self.addHeader(mhdResponse, "Content-Type", response.contentType)
+        for (name, value) in response.headers where added { added = Self.addHeader(mhdResponse, name, value) }
+        let result = added ? MHD_queue_response(connection, UInt32(response.status), mhdResponse) : .NO
         MHD_destroy_response(mhdResponse)
         return result
     }
@@ -371,36 +369,48 @@ public final class HTTPServer: @unchecked Sendable {
     ) -> MHD_Result {
         metrics.recordFastHit(endpoint: response.endpoint)
         let count = response.count
-        let contentType = response.contentType, headers = response.headers
+        let contentType = response.contentType, maxAge = response.maxAge
         let account = response.account, source = response.source
         let body = response.take()
         guard let mhdResponse = MHD_create_response_from_buffer(count, body, .RESPMEM_MUST_FREE) else {
             free(body)
             return .NO
         }
-        if let contentType {
+        var added = if let contentType {
             Self.addHeader(mhdResponse, "Content-Type", contentType)
         } else {
-            _ = MHD_add_response_header(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
+            Self.addHeader(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
         }
-        for (name, value) in headers { Self.addHeader(mhdResponse, name, value) }
-        if let context, let id = context.requestID {
-            Self.addHeader(mhdResponse, "X-Request-Id", id)
+        if added, let maxAge {
+            added = CacheControl.withValue(maxAge: maxAge) { Self.addHeader(mhdResponse, Self.cString(CacheControl.name), $0) }
+        }
+        if added, let context, let id = context.requestID {
+            added = Self.addHeader(mhdResponse, "X-Request-Id", id)
             AccessLog.write(
                 connection, method: method, path: url, status: 200, bytes: count, context: context,
                 account: String(decoding: account, as: UTF8.self), source: source.rawValue)
         }
-        let result = MHD_queue_response(connection, UInt32(MHD_HTTP_OK), mhdResponse)
+        let result = added ? MHD_queue_response(connection, UInt32(MHD_HTTP_OK), mhdResponse) : .NO
         MHD_destroy_response(mhdResponse)
         return result
     }
 
-    /// `MHD_add_response_header` (which copies both). Through `withCString`: a short string
-    /// passed as `const char *` would be copied into a new array first.
-    private static func addHeader(_ response: OpaquePointer, _ name: String, _ value: String) {
-        name.withCString { name in
-            value.withCString { value in _ = MHD_add_response_header(response, name, value) }
+    /// `MHD_add_response_header` (which copies both), the one place its result is checked: false
+    /// when libmicrohttpd refused the header (a name or value it does not send, such as one with
+    /// a line break, or no memory), logged; the response is then not queued and libmicrohttpd
+    /// closes the connection.
+    private static func addHeader(_ response: OpaquePointer, _ name: UnsafePointer<CChar>, _ value: UnsafePointer<CChar>) -> Bool {
+        guard MHD_add_response_header(response, name, value) == .YES else {
+            Log.error("HTTP: libmicrohttpd refused the response header '\(Log.escaped(String(cString: name)))'; the connection is closed")
+            return false
         }
+        return true
+    }
+
+    /// The same for Swift strings, through `withCString`: a short string passed as `const char *`
+    /// would be copied into a new array first.
+    private static func addHeader(_ response: OpaquePointer, _ name: String, _ value: String) -> Bool {
+        name.withCString { name in value.withCString { value in addHeader(response, name, value) } }
     }
 
     private static func cString(_ text: StaticString) -> UnsafePointer<CChar> {
