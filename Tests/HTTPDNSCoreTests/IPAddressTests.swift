@@ -1,6 +1,10 @@
 import HTTPDNSCore
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 @Suite struct IPAddressTests {
     @Test func ipv4ParsesToFourBytesInNetworkOrder() throws {
         let address = try #require(IPAddress("192.0.2.1"))
@@ -30,5 +34,24 @@ import Testing
         #expect(IPAddress(family: .a, bytes: [10, 0, 0]) == nil)
         #expect(IPAddress(family: .aaaa, bytes: [10, 0, 0, 1]) == nil)
         #expect(IPAddress(family: .aaaa, bytes: [0x20, 0x01, 0x0d, 0xb8] + Array(repeating: 0, count: 12))?.description == "2001:db8::")
+    }
+
+    /// IPv4 text is written digit by digit: every byte value in every position reads as
+    /// `inet_ntop` writes it (and parses back to the same bytes).
+    @Test func ipv4TextIsInetNtopsForEveryByteInEveryPosition() throws {
+        for position in 0..<4 {
+            for value in 0...255 {
+                var bytes: [UInt8] = [192, 0, 2, 1]
+                bytes[position] = UInt8(value)
+                let address = try #require(IPAddress(family: .a, bytes: bytes))
+                var reference = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+                _ = bytes.withUnsafeBytes { inet_ntop(AF_INET, $0.baseAddress, &reference, socklen_t(reference.count)) }
+                let text = String(decoding: reference.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                #expect(address.description == text, "\(bytes)")
+                #expect(IPAddress(address.description)?.bytes == bytes)
+            }
+        }
+        #expect(IPAddress(family: .a, bytes: [255, 255, 255, 255])?.description == "255.255.255.255")
+        #expect(IPAddress(family: .a, bytes: [0, 0, 0, 0])?.description == "0.0.0.0")
     }
 }
