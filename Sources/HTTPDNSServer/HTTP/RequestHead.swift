@@ -36,19 +36,36 @@ public protocol RequestHead {
 
 /// The query argument names one fast route reads (at most `RequestArguments.capacity`), built
 /// once per route: the first is the one whose value the caller checks itself (see
-/// `RequestHead.arguments`).
+/// `RequestHead.arguments`). Held inline, not in an array: both HTTP threads read a route's
+/// names on every request, and each read of an array retained and released it, atomic writes
+/// to the one shared buffer (the cache line went back and forth between the cores).
 public struct ArgumentNames: Sendable {
-    let names: [StaticString]
+    private var names: (
+        StaticString, StaticString, StaticString, StaticString, StaticString,
+        StaticString, StaticString, StaticString, StaticString, StaticString
+    ) = ("", "", "", "", "", "", "", "", "", "")
+    let count: Int
 
     init(_ names: StaticString...) {
         precondition(!names.isEmpty && names.count <= RequestArguments.capacity, "ArgumentNames: 1 to \(RequestArguments.capacity) names")
-        self.names = names
+        count = names.count
+        withUnsafeMutableBytes(of: &self.names) { storage in
+            for (index, name) in names.enumerated() {
+                storage.storeBytes(of: name, toByteOffset: index * MemoryLayout<StaticString>.stride, as: StaticString.self)
+            }
+        }
+    }
+
+    /// The `index`th name.
+    subscript(index: Int) -> StaticString {
+        precondition(index >= 0 && index < count)
+        return withUnsafeBytes(of: names) { $0.load(fromByteOffset: index * MemoryLayout<StaticString>.stride, as: StaticString.self) }
     }
 
     /// The position of `name` among the names, nil when it is none of them.
     @inline(__always)
     func index(of name: UnsafeRawBufferPointer) -> Int? {
-        for index in names.indices where name.equals(names[index]) { return index }
+        for index in 0..<count where name.equals(self[index]) { return index }
         return nil
     }
 }
