@@ -56,40 +56,42 @@ public enum Base64URL {
         guard text.count % 4 != 1 else { return nil }
         precondition(output.count >= decodedCapacity(text.count), "Base64URL.decode: output too small")
         return sextets.withUnsafeBufferPointer { sextets in
-            var written = 0
-            var group: UInt32 = 0
-            var filled = 0
             // Any character outside the alphabet has the bit 0x40 set in `sextets`: collected
             // in `invalid` and checked once at the end.
             var invalid: UInt8 = 0
-            for character in text {
-                let value = sextets[Int(character)]
+            func value(_ index: Int) -> UInt32 {
+                let value = sextets[Int(text[index])]
                 invalid |= value
-                group = group << 6 | UInt32(value & 0x3F)
-                filled += 1
-                if filled == 4 {
-                    output[written] = UInt8(truncatingIfNeeded: group >> 16)
-                    output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
-                    output[written + 2] = UInt8(truncatingIfNeeded: group)
-                    written += 3
-                    group = 0
-                    filled = 0
-                }
+                return UInt32(value & 0x3F)
             }
-            guard invalid & 0x40 == 0 else { return nil }
-            switch filled {
+            var written = 0
+            var index = 0
+            // Whole groups: four characters, three bytes.
+            let whole = text.count / 4 * 4
+            while index < whole {
+                let group = value(index) << 18 | value(index + 1) << 12 | value(index + 2) << 6 | value(index + 3)
+                output[written] = UInt8(truncatingIfNeeded: group >> 16)
+                output[written + 1] = UInt8(truncatingIfNeeded: group >> 8)
+                output[written + 2] = UInt8(truncatingIfNeeded: group)
+                written += 3
+                index += 4
+            }
+            switch text.count - whole {
             case 2:  // 12 bits: one byte and 4 unused bits
+                let group = value(index) << 6 | value(index + 1)
                 guard group & 0x0F == 0 else { return nil }
-                output[written] = UInt8(group >> 4)
+                output[written] = UInt8(truncatingIfNeeded: group >> 4)
                 written += 1
             case 3:  // 18 bits: two bytes and 2 unused bits
+                let group = value(index) << 12 | value(index + 1) << 6 | value(index + 2)
                 guard group & 0x03 == 0 else { return nil }
-                output[written] = UInt8(group >> 10 & 0xFF)
-                output[written + 1] = UInt8(group >> 2 & 0xFF)
+                output[written] = UInt8(truncatingIfNeeded: group >> 10)
+                output[written + 1] = UInt8(truncatingIfNeeded: group >> 2)
                 written += 2
             default:
                 break
             }
+            guard invalid & 0x40 == 0 else { return nil }
             return written
         }
     }
