@@ -23,6 +23,8 @@ paths in one build.
 CALLGRIND_ISP=1 turns on `ispEnable` for the account (a cache per client network: every hit is
 looked up under the network of the peer, 127.0.0.0/24), in any mode: run a mode with and without it
 to compare the hits of such an account with everyone's.
+CALLGRIND_LIMITED=1 gives the account the `rateLimit` and `rateBurst` of `make bench`'s section (8)
+(every hit takes a token, none is refused): run a mode with and without it for what the limiter costs a hit.
 CALLGRIND_CONNECTION_MEMORY_LIMIT=N sets `connectionMemoryLimit` (the binary's default otherwise).
 CALLGRIND_REDIS=1 starts a `redis-server` on a free loopback port (no persistence) and sets `redis`
 to it (issue 15: the shared answer tier, account replication and their connection threads exist;
@@ -83,6 +85,8 @@ if MODE in ("signed", "signed-general"):
                                           "requireSignedRequests": True, "maxSignatureAge": 86400})
 if os.environ.get("CALLGRIND_ISP", "0") not in ("0", ""):
     config["accounts"]["default"]["ispEnable"] = True
+if os.environ.get("CALLGRIND_LIMITED", "0") not in ("0", ""):
+    config["accounts"]["default"].update({"rateLimit": 1_000_000, "rateBurst": 10_000_000})
 redis = None
 if os.environ.get("CALLGRIND_REDIS", "0") not in ("0", ""):
     redis_port = free_port()
