@@ -78,6 +78,21 @@ import Testing
         }
     }
 
+    /// Every `MHD_add_response_header` result is checked: a header libmicrohttpd refuses (a line
+    /// break in the value) is not silently dropped, the response is not sent and the connection
+    /// closes; an empty value, which libmicrohttpd refuses too, is left out and the rest sent.
+    @Test func aRefusedResponseHeaderClosesTheConnectionAndAnEmptyOneIsLeftOut() throws {
+        try withServer { port, _, _ in
+            let empty = try RawHTTPConnection(port: port).request("GET", "/header-empty")
+            #expect(empty.status == 200)
+            #expect(empty.headerCount("X-Value") == 0)
+            #expect(empty.text == "empty")
+            #expect(throws: (any Error).self) { try RawHTTPConnection(port: port).request("GET", "/header-line-break") }
+            // The server goes on serving.
+            #expect(try RawHTTPConnection(port: port).request("GET", "/text").status == 200)
+        }
+    }
+
     @Test func aBodyOfExactlyTheLimitIsAcceptedAndOneByteMoreIs413() throws {
         try withServer(maxBodyBytes: 1024) { port, _, handler in
             let exact = try RawHTTPConnection(port: port).request("POST", "/echo", body: Array(repeating: 7, count: 1024))
