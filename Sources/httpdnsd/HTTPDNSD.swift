@@ -41,8 +41,12 @@ enum HTTPDNSD {
             fail("configuration error: \(error)", code: 2)
         }
         Log.configure(level: config.logLevel, format: config.logFormat)
-        // From here on access-log lines go through the log's own thread (no HTTP thread waits on stderr).
-        LogSink.shared.start()
+        // From here on access-log lines go through the log's own thread (no HTTP thread waits on
+        // stderr). Without the access log nothing would ever go through it, and an idle thread
+        // started this early takes the second malloc arena ahead of the threads that allocate
+        // (see MemoryTrim.limitArenas): the curl loop that makes every cache entry then shared
+        // the first arena with the HTTP threads and their request buffers.
+        if config.accessLog { LogSink.shared.start() }
         switch MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
         case .applied(let arenas): Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")
         case .refused(let arenas): Log.warning("malloc: mallopt(M_ARENA_MAX, \(arenas)) refused (an allocator other than glibc's, such as a sanitizer's): arenas are not capped")

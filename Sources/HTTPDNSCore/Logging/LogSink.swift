@@ -38,8 +38,12 @@ public final class LogSink: @unchecked Sendable {
         guard !locked_running else { return }
         locked_running = true
         locked_stopping = false
-        let thread = Thread { [self] in run() }
-        thread.name = "httpdnsd-log"
+        let thread = Thread { [self] in
+            // Named from the thread itself: a name set before `start` does not reach the
+            // system's thread name on Linux (`/proc/PID/task/TID/comm`, `top -H`, gdb).
+            Thread.current.name = "httpdnsd-log"
+            run()
+        }
         thread.start()
     }
 

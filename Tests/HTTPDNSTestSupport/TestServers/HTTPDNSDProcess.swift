@@ -109,6 +109,9 @@ public final class HTTPDNSDProcess: Sendable {
     /// True while the process runs.
     public var isRunning: Bool { process.isRunning }
 
+    /// The process id.
+    public var pid: Int32 { process.pid }
+
     /// The captured stderr (and stdout) so far.
     public func log() -> String { process.output() }
 
