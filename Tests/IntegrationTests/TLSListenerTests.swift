@@ -25,6 +25,28 @@ struct TLSListenerTests {
         try await ExternalTool.run("curl", ["-sS", "--max-time", "10", "-o", "/dev/null", "-w", "%{http_code}"] + arguments, timeout: 20)
     }
 
+    /// The certificate watcher and the connection reaper name themselves, so `top -H` and gdb
+    /// show them (a name set before a thread starts, or one over 15 characters, never reaches
+    /// `/proc/PID/task/TID/comm`).
+    @Test func theWatcherAndReaperThreadsCarryTheirNames() async throws {
+        let certificates = try await TestCertificates.make()
+        let (certificate, key) = try await certificates.issue("server", serial: "1003")
+        try await withTLSService(certificate: certificate, key: key) { service, _ in
+            // The threads name themselves once they run: wait for that (a hang guard, not a timing check).
+            let deadline = Date().addingTimeInterval(20)
+            func names() -> [String] {
+                let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(service.pid)/task")) ?? []
+                return tasks.compactMap { try? String(contentsOfFile: "/proc/\(service.pid)/task/\($0)/comm", encoding: .utf8) }
+                    .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            }
+            while !(names().contains("httpdnsd-tls") && names().contains("httpdnsd-reaper")) && Date() < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            #expect(names().contains("httpdnsd-tls"), "\(names())")
+            #expect(names().contains("httpdnsd-reaper"), "\(names())")
+        }
+    }
+
     @Test func handshakeVerifiesAgainstTheCAAndTheHostName() async throws {
         let certificates = try await TestCertificates.make()
         let (certificate, key) = try await certificates.issue("server", serial: "1001")

@@ -97,6 +97,10 @@ public final class TLSCertificateStore: Sendable {
     public func startWatching(interval: Double) {
         guard !watching.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
+            // Named from the thread itself, in at most 15 characters: a name set before `start`,
+            // or a longer one, does not reach the system's thread name on Linux
+            // (`/proc/PID/task/TID/comm`, `top -H`, gdb).
+            Thread.current.name = "httpdnsd-tls"
             while !watcherStop.withLock({ $0 }) {
                 _ = watcherWake.wait(timeout: .now() + interval)
                 if watcherStop.withLock({ $0 }) { break }
@@ -104,7 +108,6 @@ public final class TLSCertificateStore: Sendable {
             }
             watcherDone.signal()
         }
-        thread.name = "httpdns-tls-watch"
         thread.start()
     }
 
