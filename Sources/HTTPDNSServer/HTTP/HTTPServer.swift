@@ -349,11 +349,7 @@ public final class HTTPServer: @unchecked Sendable {
             MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
         }
         guard let mhdResponse else { return .NO }
-        // Static C strings for the usual case: a Swift string literal passed as `const char *`
-        // is copied into a new array on every call when it is short (12 bytes here).
-        var added = response.contentType == HTTPResponse.jsonType
-            ? Self.addHeader(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
-            : Self.addHeader(mhdResponse, "Content-Type", response.contentType)
+        var added = Self.addContentType(mhdResponse, response.contentType)
         for (name, value) in response.headers where added { added = Self.addHeader(mhdResponse, name, value) }
         let result = added ? MHD_queue_response(connection, UInt32(response.status), mhdResponse) : .NO
         MHD_destroy_response(mhdResponse)
@@ -376,11 +372,7 @@ public final class HTTPServer: @unchecked Sendable {
             free(body)
             return .NO
         }
-        var added = if let contentType {
-            Self.addHeader(mhdResponse, "Content-Type", contentType)
-        } else {
-            Self.addHeader(mhdResponse, Self.cString("Content-Type"), Self.cString(HTTPResponse.jsonTypeLiteral))
-        }
+        var added = Self.addContentType(mhdResponse, contentType)
         if added, let maxAge {
             added = CacheControl.withValue(maxAge: maxAge) { Self.addHeader(mhdResponse, Self.cString(CacheControl.name), $0) }
         }
@@ -395,9 +387,19 @@ public final class HTTPServer: @unchecked Sendable {
         return result
     }
 
+    /// `Content-Type: type` (nil: JSON, as a fast response says it), both paths' one writer of
+    /// it. JSON, the usual case, from static C strings: a Swift string passed as `const char *`
+    /// is copied into a new array on every call when it is short (12 bytes here).
+    private static func addContentType(_ response: OpaquePointer, _ type: String?) -> Bool {
+        guard let type, type != HTTPResponse.jsonType else {
+            return addHeader(response, cString("Content-Type"), cString(HTTPResponse.jsonTypeLiteral))
+        }
+        return addHeader(response, "Content-Type", type)
+    }
+
     /// `MHD_add_response_header` (which copies both), the one place its result is checked: false
     /// when libmicrohttpd refused the header (a name or value it does not send, such as one with
-    /// a line break or a tab, or no memory), logged; the response is then not queued and
+    /// a line break, or no memory), logged; the response is then not queued and
     /// libmicrohttpd closes the connection. A header with an empty value is left out: HTTP allows
     /// one, libmicrohttpd 0.9.75 refuses it (it was always left out; `HTTPServerTests`' echo
     /// handler sends one).
