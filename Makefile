@@ -17,7 +17,7 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run clean deps bench fuzz soak sanitize tsan revision
+.PHONY: all build test run trial clean deps bench fuzz soak sanitize tsan revision
 
 all: build
 
@@ -54,6 +54,12 @@ run: deps build
 	$(if $(UPSTREAMS),HTTPDNS_UPSTREAMS='$(UPSTREAMS)') \
 	$(if $(LOCALDNS),HTTPDNS_LOCALDNS_SERVERS='$(LOCALDNS)') \
 	"$$($(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(ARGS)
+
+# A trial on loopback only (scripts/trial.sh): unbound with the zone example.test, dnss as its
+# RFC 8484 front and httpdnsd pointed at both, with a generated admin token it prints; Ctrl-C
+# stops all three. TRIAL_PORT, TRIAL_DNS_PORT, TRIAL_DOH_PORT move them off 8080, 5353, 8053.
+trial: deps build
+	HTTPDNSD_BIN="$$($(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS) --show-bin-path)/httpdnsd" ./scripts/trial.sh
 
 # Benchmark of issue 4 (not part of `make test`): installs what is missing, builds a release binary in its
 # own scratch path, measures on loopback, writes bench/RESULTS.md. Quick run: make bench BENCH_DURATION=2 BENCH_REPS=1
