@@ -64,9 +64,15 @@ struct DocExamplesTests {
     /// TTLs, times and ids may differ.
     @Test func aDriftedOutputIsCaughtAndOnlyTTLsTimesAndIdsMayDiffer() {
         let printed = #"{"host":"www.example.test","ips":["127.0.0.11"],"ttl":287,"origin_ttl":300}"#
-        #expect(DocOutput.matches(expected: [#"{"host":"www.example.test","ips":["127.0.0.11"],"ttl":300,"origin_ttl":300}"#], actual: [printed]))
-        #expect(!DocOutput.matches(expected: [#"{"host":"www.example.test","ips":["127.0.0.12"],"ttl":300,"origin_ttl":300}"#], actual: [printed]))
-        #expect(!DocOutput.matches(expected: [#"{"host":"www.example.test","ips":["127.0.0.11"],"ttl":300,"origin_ttl":60}"#], actual: [printed]))
+        #expect(
+            DocOutput.matches(
+                expected: [#"{"host":"www.example.test","ips":["127.0.0.11"],"ttl":300,"origin_ttl":300}"#], actual: [printed]))
+        #expect(
+            !DocOutput.matches(
+                expected: [#"{"host":"www.example.test","ips":["127.0.0.12"],"ttl":300,"origin_ttl":300}"#], actual: [printed]))
+        #expect(
+            !DocOutput.matches(
+                expected: [#"{"host":"www.example.test","ips":["127.0.0.11"],"ttl":300,"origin_ttl":60}"#], actual: [printed]))
         #expect(!DocOutput.matches(expected: [], actual: [printed]), "an example that shows nothing must print nothing")
         #expect(DocOutput.matches(expected: ["first", "...", "last"], actual: ["first\nany\nlines\nlast"]))
         #expect(!DocOutput.matches(expected: ["first", "...", "last"], actual: ["first\nany"]))
@@ -74,22 +80,24 @@ struct DocExamplesTests {
     }
 
     @Test func aShellBlockIsReadAsCommandsWithTheirOutput() {
-        let page = DocPage(path: "x.md", text: """
-            text
-            ```console
-            $ curl -s "$HTTPDNS/a" \\
-                   -d '{}'
-            {"a":1}
-            $ true
-            ```
-            ```sh
-            # doc-test: skip needs docker
-            docker run x
-            ```
-            ```sh
-            make run
-            ```
-            """)
+        let page = DocPage(
+            path: "x.md",
+            text: """
+                text
+                ```console
+                $ curl -s "$HTTPDNS/a" \\
+                       -d '{}'
+                {"a":1}
+                $ true
+                ```
+                ```sh
+                # doc-test: skip needs docker
+                docker run x
+                ```
+                ```sh
+                make run
+                ```
+                """)
         #expect(page.examples.map(\.command) == ["curl -s \"$HTTPDNS/a\" \\\n       -d '{}'", "true"])
         #expect(page.examples.map(\.expected) == [[#"{"a":1}"#], []])
         #expect(page.examples.map(\.line) == [3, 6])
@@ -149,8 +157,9 @@ struct DocTrial {
 /// runs `body` and stops the trial (its Ctrl-C path: SIGTERM) on every path.
 func withTrial(_ body: (DocTrial) async throws -> Void) async throws {
     let directory = try TestPaths.makeTemporaryDirectory("trial")
-    let trial = DocTrial(httpPort: freePort(), dnsPort: freePort(), dohPort: freePort(),
-                         token: "doc-test-\(UUID().uuidString)", directory: directory)
+    let trial = DocTrial(
+        httpPort: freePort(), dnsPort: freePort(), dohPort: freePort(),
+        token: "doc-test-\(UUID().uuidString)", directory: directory)
     let script = TestPaths.packageRoot.appendingPathComponent("scripts/trial.sh").path
     let process = try await ChildProcess.launch(
         name: "trial", executable: "/bin/bash", arguments: [script],
