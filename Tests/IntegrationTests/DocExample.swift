@@ -30,8 +30,12 @@ struct DocPage {
 
     init(path: String, text: String) {
         self.path = path
-        for block in Self.fencedBlocks(text) where Self.shellLanguages.contains(block.language) {
-            read(block)
+        for block in Self.fencedBlocks(text) {
+            if Self.shellLanguages.contains(block.language) {
+                read(block)
+            } else if block.language.isEmpty, block.lines.first?.hasPrefix("$ ") == true {
+                problems.append((block.line, "commands in an untagged block: tag it `console` so that it runs"))
+            }
         }
     }
 

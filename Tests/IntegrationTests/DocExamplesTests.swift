@@ -97,12 +97,15 @@ struct DocExamplesTests {
                 ```sh
                 make run
                 ```
+                ```
+                $ untagged
+                ```
                 """)
         #expect(page.examples.map(\.command) == ["curl -s \"$HTTPDNS/a\" \\\n       -d '{}'", "true"])
         #expect(page.examples.map(\.expected) == [[#"{"a":1}"#], []])
         #expect(page.examples.map(\.line) == [3, 6])
         #expect(page.skips.map(\.reason) == ["needs docker"])
-        #expect(page.problems.map(\.line) == [12])
+        #expect(page.problems.map(\.line) == [12, 15])
     }
 }
 
