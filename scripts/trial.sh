@@ -73,16 +73,16 @@ remote-control:
   control-enable: no
 CONF
 
-# Polls `check` until it succeeds, for at most 10 s, while process `pid` runs.
+# Polls `check` until it succeeds, for at most 30 s (a loaded machine), while process `pid` runs.
 wait_for() {
   local what="$1" pid="$2" check="$3" log="$4"
-  for _ in $(seq 100); do
+  for _ in $(seq 300); do
     kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "$what exited"; }
     if eval "$check" >/dev/null 2>&1; then return 0; fi
     sleep 0.1
   done
   cat "$log" >&2
-  fail "$what did not answer within 10 s"
+  fail "$what did not answer within 30 s"
 }
 
 unbound -d -c "$dir/unbound.conf" >"$dir/unbound.log" 2>&1 &

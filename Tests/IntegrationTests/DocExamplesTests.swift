@@ -156,27 +156,37 @@ struct DocTrial {
     }
 }
 
-/// Starts `scripts/trial.sh` as `make trial` does, on free ports, waits until httpdnsd is ready,
-/// runs `body` and stops the trial (its Ctrl-C path: SIGTERM) on every path.
+/// Starts `scripts/trial.sh` as `make trial` does, on free ports (again on new ones when a port
+/// was taken meanwhile), waits until it prints its export line, runs `body` and stops the trial
+/// (its Ctrl-C path: SIGTERM) on every path.
 func withTrial(_ body: (DocTrial) async throws -> Void) async throws {
-    let directory = try TestPaths.makeTemporaryDirectory("trial")
-    let trial = DocTrial(
-        httpPort: freePort(), dnsPort: freePort(), dohPort: freePort(),
-        token: "doc-test-\(UUID().uuidString)", directory: directory)
     let script = TestPaths.packageRoot.appendingPathComponent("scripts/trial.sh").path
-    let process = try await ChildProcess.launch(
-        name: "trial", executable: "/bin/bash", arguments: [script],
-        environment: TestPaths.childEnvironment([
-            "HTTPDNSD_BIN": TestPaths.httpdnsdBinary, "ADMIN_TOKEN": trial.token, "TMPDIR": directory.path,
-            "TRIAL_PORT": "\(trial.httpPort)", "TRIAL_DNS_PORT": "\(trial.dnsPort)", "TRIAL_DOH_PORT": "\(trial.dohPort)",
-        ]),
-        logURL: directory.appendingPathComponent("trial.log"))
+    let (trial, process) = try await startRetrying(
+        "scripts/trial.sh",
+        launch: { () async throws -> (DocTrial, ChildProcess) in
+            let directory = try TestPaths.makeTemporaryDirectory("trial")
+            let trial = DocTrial(
+                httpPort: freePort(), dnsPort: freePort(), dohPort: freePort(),
+                token: "doc-test-\(UUID().uuidString)", directory: directory)
+            let process = try await ChildProcess.launch(
+                name: "trial", executable: "/bin/bash", arguments: [script],
+                environment: TestPaths.childEnvironment([
+                    "HTTPDNSD_BIN": TestPaths.httpdnsdBinary, "ADMIN_TOKEN": trial.token, "TMPDIR": directory.path,
+                    "TRIAL_PORT": "\(trial.httpPort)", "TRIAL_DNS_PORT": "\(trial.dnsPort)",
+                    "TRIAL_DOH_PORT": "\(trial.dohPort)",
+                ]),
+                logURL: directory.appendingPathComponent("trial.log"))
+            return (trial, process)
+        },
+        ready: { trial, process in
+            let ready = try await poll(for: 60) { () throws -> Bool? in
+                guard process.isRunning else { throw HarnessError("scripts/trial.sh exited:\n\(process.output())") }
+                return process.output().contains("export HTTPDNS=http://127.0.0.1:\(trial.httpPort) ") ? true : nil
+            }
+            guard ready == true else { throw HarnessError("scripts/trial.sh printed no export line within 60 s") }
+        },
+        stop: { _, process in await process.stop() })
     do {
-        let ready = try await poll(for: 60) { () throws -> Bool? in
-            guard process.isRunning else { throw HarnessError("scripts/trial.sh exited:\n\(process.output())") }
-            return process.output().contains("export HTTPDNS=http://127.0.0.1:\(trial.httpPort) ") ? true : nil
-        }
-        guard ready == true else { throw HarnessError("scripts/trial.sh printed no export line within 60 s") }
         try await body(trial)
     } catch {
         Issue.record("scripts/trial.sh output:\n\(process.output().suffix(4000))")
@@ -184,6 +194,6 @@ func withTrial(_ body: (DocTrial) async throws -> Void) async throws {
         throw error
     }
     #expect(await process.stop() == 0, "the trial stops cleanly on SIGTERM:\n\(process.output().suffix(2000))")
-    let left = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+    let left = (try? FileManager.default.contentsOfDirectory(atPath: trial.directory.path)) ?? []
     #expect(!left.contains { $0.hasPrefix("httpdnsd-trial.") }, "the trial removes its directory when stopped")
 }
