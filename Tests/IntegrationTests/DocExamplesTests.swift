@@ -48,6 +48,20 @@ struct DocExamplesTests {
         }
     }
 
+    /// The trial binds and asks nothing but loopback: every address the script names is in
+    /// 127.0.0.0/8, and it names no wildcard.
+    @Test func theTrialNamesNoAddressButLoopback() throws {
+        let script = try String(
+            contentsOf: TestPaths.packageRoot.appendingPathComponent("scripts/trial.sh"), encoding: .utf8)
+        let pattern = try NSRegularExpression(pattern: #"\b[0-9]{1,3}(\.[0-9]{1,3}){3}\b"#)
+        let addresses = pattern.matches(in: script, range: NSRange(script.startIndex..., in: script)).compactMap {
+            Range($0.range, in: script).map { String(script[$0]) }
+        }
+        #expect(!addresses.isEmpty)
+        #expect(addresses.allSatisfy { $0.hasPrefix("127.") }, "addresses in scripts/trial.sh: \(addresses)")
+        #expect(!script.contains("[::]") && !script.contains("interface: ::"), "a wildcard in scripts/trial.sh")
+    }
+
     @Test func skippedShellBlocksAreFewAndEachGivesAReason() throws {
         var skips: [String] = []
         for page in Self.pages {
