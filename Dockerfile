@@ -6,7 +6,7 @@
 #   docker run --rm -p 8080:8080 -v httpdnsd-data:/var/lib/httpdnsd httpdnsd
 #
 # On a machine without Docker (or without access to a registry) see scripts/container-check.sh
-# and the "Container" section of README.md.
+# and docs/deployment.md.
 
 # ---- build stage ---------------------------------------------------------------------------
 FROM swift:6.3-bookworm AS builder

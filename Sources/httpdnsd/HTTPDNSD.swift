@@ -118,8 +118,8 @@ enum HTTPDNSD {
         service.addMetricsSource { StoreMetrics.render(store) }
         service.addMetricsSource { ProcessMetrics.render() }
         if let redis { service.addMetricsSource { RedisMetricsText.render(redis.metrics) } }
-        // Accounts and cache changes shared with the other replicas (README: "Running several
-        // replicas"): admin changes go to Redis first; the replicator reconciles on every connect.
+        // Accounts and cache changes shared with the other replicas (docs/replicas.md): admin
+        // changes go to Redis first; the replicator reconciles on every connect.
         let replication = redis.map { client in
             let replicator = AccountReplicator(
                 records: records, registry: registry, localStore: store, preloadConcurrency: config.preloadConcurrency)
@@ -169,7 +169,7 @@ enum HTTPDNSD {
         if !exposed.isEmpty {
             let reach = exposed.map(\.description).joined(separator: " or ")
             for engine in registry.all where engine.config.clientKeys.isEmpty {
-                Log.warning("account \(engine.accountID) has no clientKeys: anyone who can reach \(reach) may use it (see Security in README)")
+                Log.warning("account \(engine.accountID) has no clientKeys: anyone who can reach \(reach) may use it (see docs/security.md)")
             }
         }
 

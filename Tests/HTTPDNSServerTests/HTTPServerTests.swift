@@ -378,7 +378,7 @@ import Testing
 
     /// A head that does not fit libmicrohttpd's buffer at all (here 70 KB against the default
     /// 16 KiB `connectionMemoryLimit`) never reaches the service: libmicrohttpd 0.9.75 answers
-    /// its built-in HTML page, without a Content-Type. README ("Errors") lists these answers.
+    /// its built-in HTML page, without a Content-Type. docs/api.md ("Errors") lists these answers.
     @Test func libmicrohttpdsOwnErrorPagesHaveNoContentType() throws {
         try withServer { port, _, handler in
             let connection = try RawHTTPConnection(port: port)

@@ -294,7 +294,7 @@ import Testing
         #expect(exchange.object["source"] as? String == "upstream")
     }
 
-    /// openapi.yaml and the README: "When every resolver failed and an expired entry is cached
+    /// openapi.yaml and docs/api.md: "When every resolver failed and an expired entry is cached
     /// it is served with `source: stale`, `stale: true`" (and `ttl` 0) rather than an error.
     @Test func anExpiredAnswerIsServedStaleWhenEveryResolverFails() {
         let fixture = ServiceFixture(config: .test { $0.localDNSFallback = true })

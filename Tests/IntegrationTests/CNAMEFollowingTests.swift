@@ -2,7 +2,7 @@ import Foundation
 import HTTPDNSTestSupport
 import Testing
 
-/// The README's trial setup: unbound's `local-zone static` answers a CNAME alone. httpdnsd
+/// A common unbound setup: `local-zone static` answers a CNAME alone. httpdnsd
 /// follows it to the addresses (with the chain's TTL), and a chain that ends nowhere is a
 /// marked, negative-cached answer.
 @Suite("CNAME following")

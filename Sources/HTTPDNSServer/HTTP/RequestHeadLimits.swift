@@ -3,7 +3,7 @@
 /// is 414 `URITooLong`, a head (request line and header fields) longer than `headBytes` is 431
 /// `HeaderTooLarge`. A head that does not fit libmicrohttpd's per-connection buffer
 /// (`connectionMemoryLimit`) at all never reaches the service: libmicrohttpd 0.9.75 answers it
-/// itself, with an HTML page and no `Content-Type` (README, "Errors", lists those answers).
+/// itself, with an HTML page and no `Content-Type` (docs/api.md, "Errors", lists those answers).
 struct RequestHeadLimits: Sendable {
     /// Request-target bytes at most, as sent (before percent-decoding).
     let targetBytes: Int

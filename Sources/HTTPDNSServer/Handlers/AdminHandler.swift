@@ -234,8 +234,8 @@ extension HTTPDNSService {
         return .json(200, writer)
     }
 
-    /// An account change when replicas share their accounts (README: "Running several
-    /// replicas"): written to Redis first, then applied here (database, registry) by the
+    /// An account change when replicas share their accounts (docs/replicas.md): written to Redis
+    /// first, then applied here (database, registry) by the
     /// replicator, which the other replicas follow. Redis unreachable: 503 and nothing changed
     /// anywhere (Redis is the source of truth; a change made here alone would be undone by the
     /// next reconcile). Leaves an audit line.

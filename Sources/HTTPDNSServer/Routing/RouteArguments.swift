@@ -5,7 +5,7 @@ import HTTPDNSCore
 /// `hots=` on resolve) is never silently ignored. The signature v1 arguments are allowed
 /// everywhere (and `enc`, whose decrypted arguments are checked once opened). The compatibility
 /// APIs (EMAS, DoH JSON, RFC 8484), whose existing clients add arguments of their own, are not
-/// listed here and ignore what they do not read (README, "Using existing clients").
+/// listed here and ignore what they do not read (docs/clients.md).
 enum RouteArguments {
     /// What one route accepts: the same set always, or (`GET /cache`) a set chosen by the request.
     enum Allowed: Sendable {

@@ -159,7 +159,7 @@ public final class TestUnbound: Sendable {
           # Never recurse to the internet: everything outside the test zone is REFUSED.
           local-zone: "." refuse
           local-zone: "example.test." transparent
-          # README's trial setup: local-data in a static zone answers a CNAME alone (unbound
+          # unbound's local-data in a static zone answers a CNAME alone (unbound
           # does not chase it), so httpdnsd must follow it.
           local-zone: "cname.test." static
         \(TestZone.staticCNAMEData().map { "  local-data: \"\($0)\"" }.joined(separator: "\n"))

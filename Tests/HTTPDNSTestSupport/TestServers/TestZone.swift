@@ -91,7 +91,7 @@ public enum TestZone {
     public static func bulkV4(_ index: Int) -> String { "127.1.\(index / 250).\(index % 250 + 1)" }
 
     /// The zone file text.
-    /// `cname.test.`, an unbound `local-zone static` (as in the README's trial setup): each
+    /// `cname.test.`, an unbound `local-zone static` (as many deployments configure unbound): each
     /// CNAME is answered alone. `api` → `www` (60 s, then 300 s), a loop, a chain of 12 links,
     /// and a CNAME to a name that does not exist.
     public static let staticCNAME = "api.cname.test"
