@@ -39,6 +39,30 @@ struct ConfigurationReferenceTests {
         #expect(Set(documented).subtracting(AccountConfig.keys).isEmpty, "in docs/configuration.md, not accepted by the parser")
     }
 
+    /// Each default the account table shows as a value (the first `code` of its default cell) is
+    /// the one a new account has; defaults given in words ("none", "the service's") are not values.
+    @Test func theAccountKeysTableShowsTheDefaultsAnAccountHas() throws {
+        let rows = try ConfigurationTables(Self.page).table(headedBy: ["key", "default", "meaning"], keepingCode: true)
+        let defaults = AccountConfig().jsonObject(redacted: true)
+        var compared = 0
+        for row in rows {
+            let key = row[0].replacingOccurrences(of: "`", with: "")
+            guard row[1].hasPrefix("`"), let shown = row[1].split(separator: "`").first.map(String.init) else { continue }
+            let value = try #require(defaults[key], "\(key) has a default value in the table but none in AccountConfig")
+            let text: String
+            if let string = value as? String {
+                text = string
+            } else {
+                let data = try JSONSerialization.data(
+                    withJSONObject: value, options: [.fragmentsAllowed, .sortedKeys, .withoutEscapingSlashes])
+                text = String(decoding: data, as: UTF8.self)
+            }
+            #expect(shown == text, "default of \(key) in docs/configuration.md")
+            compared += 1
+        }
+        #expect(compared >= 25, "defaults compared: \(compared)")
+    }
+
     /// The example the reference points to loads, and keeps the connection buffer the code
     /// defaults to (a copy of an older default would be taken for advice).
     @Test func theExampleFileLoadsAndKeepsTheDefaultConnectionBuffer() throws {
@@ -67,7 +91,7 @@ struct ConfigurationReferenceTests {
     }
 }
 
-/// The Markdown tables of a page: cells without backticks, `\|` read as `|`.
+/// The Markdown tables of a page: cells trimmed, `\|` read as `|`.
 struct ConfigurationTables {
     private var tables: [(header: [String], rows: [[String]])] = []
 
@@ -93,9 +117,15 @@ struct ConfigurationTables {
         if let table = current { tables.append(table) }
     }
 
-    /// The rows of the one table with this header (empty when there is none).
-    func table(headedBy header: [String]) -> [[String]] {
-        tables.first { $0.header == header }?.rows ?? []
+    /// The rows of the one table with this header (empty when there is none); `keepingCode`
+    /// keeps the backticks of the cells (the header is matched without them).
+    func table(headedBy header: [String], keepingCode: Bool = false) -> [[String]] {
+        let rows = tables.first { $0.header.map(Self.withoutCode) == header }?.rows ?? []
+        return keepingCode ? rows : rows.map { $0.map(Self.withoutCode) }
+    }
+
+    private static func withoutCode(_ cell: String) -> String {
+        cell.replacingOccurrences(of: "`", with: "")
     }
 
     private static func cells(_ line: String) -> [String] {
@@ -115,6 +145,6 @@ struct ConfigurationTables {
                 cell.append(character)
             }
         }
-        return cells.map { $0.replacingOccurrences(of: "`", with: "").trimmingCharacters(in: .whitespaces) }
+        return cells.map { $0.trimmingCharacters(in: .whitespaces) }
     }
 }
