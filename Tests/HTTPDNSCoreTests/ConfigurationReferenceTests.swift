@@ -39,6 +39,25 @@ struct ConfigurationReferenceTests {
         #expect(Set(documented).subtracting(AccountConfig.keys).isEmpty, "in docs/configuration.md, not accepted by the parser")
     }
 
+    /// Each default the service table shows as a value (the first `code` of its default cell),
+    /// set through the parser, leaves a new configuration unchanged: it is the code's default.
+    @Test func theServiceKeysTableShowsTheDefaultsTheServiceHas() throws {
+        let rows = try ConfigurationTables(Self.page)
+            .table(headedBy: ["key", "env", "flag", "default", "meaning"], keepingCode: true)
+        var compared = 0
+        for row in rows {
+            let key = row[0].replacingOccurrences(of: "`", with: "")
+            guard let setting = ServiceConfig.settings.first(where: { $0.key == key }), row[3].hasPrefix("`"),
+                let shown = row[3].split(separator: "`").first.map(String.init)
+            else { continue }
+            var config = ServiceConfig()
+            try setting.apply(&config, shown, key)
+            #expect(config == ServiceConfig(), "default of \(key) in docs/configuration.md: \(shown)")
+            compared += 1
+        }
+        #expect(compared >= 20, "defaults compared: \(compared)")
+    }
+
     /// Each default the account table shows as a value (the first `code` of its default cell) is
     /// the one a new account has; defaults given in words ("none", "the service's") are not values.
     @Test func theAccountKeysTableShowsTheDefaultsAnAccountHas() throws {
