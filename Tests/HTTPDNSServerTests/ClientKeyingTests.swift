@@ -1,6 +1,7 @@
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 /// How the per-client limits tell clients apart: an IPv4 address each, an IPv6 one by its prefix.
 @Suite struct ClientKeyingTests {
