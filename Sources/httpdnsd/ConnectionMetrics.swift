@@ -23,6 +23,10 @@ enum ConnectionMetrics {
                 help: "Connections shut down because a request did not arrive whole within requestReadTimeout.",
                 samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.closedSlow)) })
             + MetricsExposition.family(
+                "httpdns_connections_shed_total", type: "counter",
+                help: "Connections shut down at connectionLimit to admit a client holding fewer (of the client holding the most).",
+                samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.shed)) })
+            + MetricsExposition.family(
                 "httpdns_http_fast_path_total", type: "counter",
                 help: "Requests answered by the resolve fast path (cache hits of GET /v1/{account}/resolve, without routing).",
                 samples: listeners.map { (labels: "listener=\"\($0.name)\"", value: $0.server.fastPathAnswers) })

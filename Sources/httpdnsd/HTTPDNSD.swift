@@ -114,7 +114,8 @@ enum HTTPDNSD {
                 trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil,
                 advertisedAddresses: config.effectiveAdvertisedAddresses,
                 clientRate: .init(perSecond: config.rateLimit, burst: config.rateBurst),
-                metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms))
+                metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms,
+                clientKeying: ClientKeying(ipv6PrefixLength: config.clientIPv6PrefixLength)))
         service.addMetricsSource { StoreMetrics.render(store) }
         service.addMetricsSource { ProcessMetrics.render() }
         if let redis { service.addMetricsSource { RedisMetricsText.render(redis.metrics) } }
@@ -267,6 +268,7 @@ enum HTTPDNSD {
         options.listener = listener
         options.requestReadTimeout = config.requestReadTimeout
         options.trustedProxies = config.trustedProxies
+        options.clientKeying = ClientKeying(ipv6PrefixLength: config.clientIPv6PrefixLength)
         options.tls = tls
         options.accessLog = config.accessLog
         return options

@@ -45,8 +45,21 @@ import Testing
         #expect(ConfigLoading().error(["--request-read-timeout", "-1"])?.key == "--request-read-timeout")
     }
 
+    @Test func anIPv6ClientIsItsSlash64UnlessTheConfigurationSaysOtherwise() throws {
+        #expect(try #require(try ConfigLoading().config()).clientIPv6PrefixLength == 64)
+        let file = try #require(try ConfigLoading.file(#"{"clientIPv6PrefixLength": 56}"#).config(["--config", "/etc/httpdnsd.json"]))
+        #expect(file.clientIPv6PrefixLength == 56)
+        let env = try #require(try ConfigLoading().config([], env: ["HTTPDNS_CLIENT_IPV6_PREFIX_LENGTH": "128"]))
+        #expect(env.clientIPv6PrefixLength == 128)
+        // Out of range or not a number: refused at start-up, naming the key.
+        let tooShort = try #require(ConfigLoading.fileError(#"{"clientIPv6PrefixLength": 16}"#))
+        #expect(tooShort.description == "clientIPv6PrefixLength: must be a whole number between 32 and 128, got '16'")
+        #expect(ConfigLoading().error(["--client-ipv6-prefix-length", "129"])?.key == "--client-ipv6-prefix-length")
+        #expect(ConfigLoading().error([], env: ["HTTPDNS_CLIENT_IPV6_PREFIX_LENGTH": "/64"])?.key == "HTTPDNS_CLIENT_IPV6_PREFIX_LENGTH")
+    }
+
     @Test func helpListsTheNewKeys() {
-        for flag in ["--tls-cert", "--tls-key", "--listen-plain", "--ops-listen", "--request-read-timeout"] {
+        for flag in ["--tls-cert", "--tls-key", "--listen-plain", "--ops-listen", "--request-read-timeout", "--client-ipv6-prefix-length"] {
             #expect(ServiceConfig.helpText.contains(flag))
         }
     }

@@ -32,6 +32,19 @@ import Testing
         #expect(fixture.upstream.totalCalls == 3)
     }
 
+    /// A client's misses take from its share: one spending the budget leaves another's misses
+    /// their part of it (`FairBudget` has the rule).
+    @Test func aClientSpendingTheBudgetLeavesAnotherClientItsShare() {
+        let fixture = fixture(qps: 10)
+        let flooder = ClientID(key: 1), other = ClientID(key: 2)
+        let names = (0..<200).map { "flood\($0).example" }
+        for name in names { fixture.upstream.setAnswer(name, .a, addresses: ["192.0.2.200"], ttl: 30) }
+        let flooded = names.prefix(40).filter { fixture.resolve($0, client: flooder).answer != nil }.count
+        #expect(flooded == 5, "a client alone gets half the bucket at once")
+        for index in 0..<4 { #expect(fixture.resolve("h\(index).example", client: other).answer != nil, "h\(index)") }
+        #expect(fixture.engine.metrics.upstreamBudgetRefusals.value == 35)
+    }
+
     @Test func hitsAndJoinedWaitersCostNothing() {
         let fixture = fixture(qps: 1)
         fixture.upstream.holdReplies(true)

@@ -7,10 +7,14 @@ import Testing
 /// The limit step: a token bucket per (account, client address), 429 `RateLimited` with
 /// `Retry-After` over it, on both the full path and the resolve fast path, on a manual clock.
 @Suite struct ClientRateLimitTests {
-    private func fixture(rate: Double = 2, burst: Int = 3, trustedProxies: [CIDR] = [], _ change: (inout AccountConfig) -> Void = { _ in }) -> ServiceFixture {
+    private func fixture(
+        rate: Double = 2, burst: Int = 3, trustedProxies: [CIDR] = [], keying: ClientKeying = ClientKeying(),
+        _ change: (inout AccountConfig) -> Void = { _ in }
+    ) -> ServiceFixture {
         let fixture = ServiceFixture(
             config: .test(change),
-            limits: HTTPDNSService.Limits(trustedProxies: trustedProxies, clientRate: .init(perSecond: rate, burst: burst)))
+            limits: HTTPDNSService.Limits(
+                trustedProxies: trustedProxies, clientRate: .init(perSecond: rate, burst: burst), clientKeying: keying))
         fixture.seed([("www.example.test", .a, fixture.entry(["192.0.2.1"]))])
         return fixture
     }
@@ -39,6 +43,21 @@ import Testing
         #expect(resolve(fixture, peer: "192.0.2.51").status == 200)
         #expect(resolve(fixture, peer: "2001:db8::50").status == 200)
         #expect(fixture.get("/v1/other/stats", peer: "192.0.2.50").status == 200)
+    }
+
+    /// A host given a /64 is one client however many of its addresses it uses, on the full path
+    /// (a batch) and the fast path (one host) alike; the prefix length is configurable.
+    @Test func anIPv6ClientIsLimitedPerSlash64() {
+        let fixture = fixture(rate: 1, burst: 2)
+        #expect(resolve(fixture, peer: "2001:db8:1:2::1").status == 200)
+        #expect(resolve(fixture, peer: "2001:db8:1:2:ffff::2", query: ["host": "www.example.test,www.example.test"]).status == 200)
+        #expect(resolve(fixture, peer: "2001:db8:1:2:abcd::3").status == 429)
+        #expect(resolve(fixture, peer: "2001:db8:1:3::1").status == 200)
+
+        let perAddress = self.fixture(rate: 1, burst: 1, keying: ClientKeying(ipv6PrefixLength: 128))
+        #expect(resolve(perAddress, peer: "2001:db8:1:2::1").status == 200)
+        #expect(resolve(perAddress, peer: "2001:db8:1:2::2").status == 200)
+        #expect(resolve(perAddress, peer: "2001:db8:1:2::1").status == 429)
     }
 
     @Test func clientIPDoesNotChooseTheBucket() {

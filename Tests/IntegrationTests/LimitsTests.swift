@@ -106,6 +106,44 @@ struct LimitsTests {
         }
     }
 
+    /// One address floods random names (no request rate limit); another asks a new name now and
+    /// then. The flood may spend what the other leaves of the account's upstream budget, never
+    /// the other's share: each of its misses is answered.
+    @Test func aFloodOfMissesFromOneAddressLeavesAnotherAddressItsShareOfTheUpstreamBudget() async throws {
+        try await withLimits(serviceKeys: [:], accountKeys: ["upstreamQPS": 20]) { _, service in
+            let flooder = HTTPClient(port: service.port, timeout: 10, source: "127.0.0.2")
+            let occasional = HTTPClient(port: service.port, timeout: 10, source: "127.0.0.3")
+            let floodStatuses = StatusTally(), occasionalStatuses = StatusTally()
+            let flooding = Flag()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<6 {
+                    group.addTask {
+                        while await flooding.isSet {
+                            let status = try await flooder.get("/v1/default/resolve?host=\(TestZone.unique("flood"))&type=A").status
+                            await floodStatuses.add(status)
+                        }
+                    }
+                }
+                group.addTask {
+                    // Once the budget has refused the flood (it has spent the budget), ask now and then.
+                    let spent = try await poll(for: 30) { await floodStatuses.counts[429, default: 0] >= 20 ? true : nil }
+                    for _ in 0..<(spent == nil ? 0 : 12) {
+                        let status = try await occasional.get("/v1/default/resolve?host=\(TestZone.unique("calm"))&type=A").status
+                        await occasionalStatuses.add(status)
+                        try await Task.sleep(for: .milliseconds(250))
+                    }
+                    await flooding.clear()
+                }
+                try await group.waitForAll()
+            }
+            let flood = await floodStatuses.counts, calm = await occasionalStatuses.counts
+            let sorted = { (counts: [Int: Int]) in counts.sorted { $0.key < $1.key } }
+            print("upstream budget shares: flooder \(sorted(flood)), occasional client \(sorted(calm))")
+            #expect(calm == [200: 12], "the occasional client's misses were refused: \(calm)")
+            #expect(flood[429, default: 0] >= 20 && flood[200, default: 0] >= 20, "\(flood)")
+        }
+    }
+
     @Test func aMissOverTheUpstreamBudgetIs429UnlessItCanBeAnsweredStale() async throws {
         // One upstream query per 100 s: the first miss spends it.
         try await withLimits(serviceKeys: [:], accountKeys: ["upstreamQPS": 0.01]) { _, service in
@@ -126,6 +164,13 @@ struct LimitsTests {
             #expect(metrics.sum("httpdns_rate_limited_total", ["reason": "upstream_budget"]) == 4)
         }
     }
+}
+
+/// A switch concurrent tasks read (on until cleared).
+private actor Flag {
+    private(set) var isSet = true
+
+    func clear() { isSet = false }
 }
 
 /// HTTP statuses counted from concurrent tasks.

@@ -16,7 +16,8 @@ struct SlowClientTests {
         var max_open: Int
     }
 
-    /// Runs scripts/test/slow_clients.py from `source` while `during` runs; returns both results.
+    /// Runs scripts/test/slow_clients.py from `source` (addresses separated by commas, taken in
+    /// turn) while `during` runs; returns both results.
     func attack<T: Sendable>(
         port: UInt16, source: String, count: Int, interval: Double, duration: Double,
         during: @Sendable @escaping () async throws -> T
@@ -123,6 +124,46 @@ struct SlowClientTests {
             // Once the slow connections are gone, the public listener serves again.
             let after = try await service.client.get("/healthz")
             #expect(after.status == 200)
+        }
+    }
+
+    /// Many addresses, each at its per-address limit, hold every connection of the listener (no
+    /// read deadline to free any): a newcomer from another address is still answered, its first
+    /// connection in place of a slow one of an address holding the most (then there is room).
+    @Test(.timeLimit(.minutes(3)))
+    func aFullListenerShedsTheAddressesHoldingTheMostForANewcomer() async throws {
+        let opsPort = freePort()
+        let limits = ["--connection-limit", "40", "--per-ip-connection-limit", "8", "--request-read-timeout", "0"]
+        try await withService(configure: { _, options in options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"] + limits }) {
+            _, service in
+            let port = service.port
+            let ops = HTTPClient(port: opsPort, timeout: 5)
+            let attackers = (2...6).map { "127.0.0.\($0)" }.joined(separator: ",")
+            let (result, answers) = try await attack(port: port, source: attackers, count: 40, interval: 1, duration: 8) {
+                // Once the 40 slow connections are all in, the newcomer asks five times.
+                let full = try await poll(for: 20) {
+                    let metrics = PrometheusText(try await ops.get("/metrics").text)
+                    return metrics.sum("httpdns_connections_open", ["listener": "main"]) >= 40 ? true : nil
+                }
+                guard full != nil else { return ["the slow connections never filled the listener"] }
+                let newcomer = HTTPClient(port: port, timeout: 5, source: "127.0.0.9")
+                var seen: [String] = []
+                for _ in 0..<5 {
+                    do {
+                        seen.append("\(try await newcomer.get("/v1/default/resolve?host=\(TestZone.www)").status)")
+                    } catch {
+                        seen.append("\(error)")
+                    }
+                }
+                return seen
+            }
+            let metrics = PrometheusText(try await ops.get("/metrics").text)
+            let shed = metrics.sum("httpdns_connections_shed_total", ["listener": "main"])
+            print("full listener: \(result); newcomer \(answers); shed \(shed)")
+            #expect(result.opened == 40, "\(result)")
+            #expect(answers == Array(repeating: "200", count: 5), "the newcomer was not served: \(answers)")
+            #expect(shed >= 1, "shed \(shed)")
+            #expect(result.closed >= 1 && result.closed == Int(shed), "\(result)")
         }
     }
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Slow clients from one address (driven by SlowClientTests).
+"""Slow clients from one address or several (driven by SlowClientTests).
 
 usage: slow_clients.py PORT SOURCE COUNT INTERVAL DURATION OUT
 
-Opens COUNT connections from SOURCE (e.g. 127.0.0.2) to 127.0.0.1:PORT, then, for DURATION
+Opens COUNT connections from SOURCE (e.g. 127.0.0.2, or 127.0.0.2,127.0.0.3 to take the
+addresses in turn) to 127.0.0.1:PORT, then, for DURATION
 seconds, sends each connection still open one more byte of a request head that never ends,
 every INTERVAL seconds, and notices when the server closes one. Writes OUT as JSON:
 opened, connect_failed, closed (by the server during the run), open_at_end, max_open (open
@@ -19,7 +20,7 @@ import time
 
 
 def main():
-    port, source, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    port, sources, count = int(sys.argv[1]), sys.argv[2].split(","), int(sys.argv[3])
     interval, duration, out = float(sys.argv[4]), float(sys.argv[5]), sys.argv[6]
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = count + 256
@@ -53,10 +54,10 @@ def main():
             except OSError:
                 close(fd)
 
-    for _ in range(count):
+    for index in range(count):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         try:
-            s.bind((source, 0))
+            s.bind((sources[index % len(sources)], 0))
             s.settimeout(5)
             s.connect(("127.0.0.1", port))
             s.setblocking(False)

@@ -12,6 +12,9 @@ public struct ServiceConfig: Sendable, Equatable {
     public var connectionLimit = 4096
     /// Open connections per client address (trusted proxies exempt); 0 means no limit.
     public var perIPConnectionLimit = 64
+    /// Bits of an IPv6 address that name one client for the per-client limits (connections,
+    /// request rate, upstream budget shares): a /64 by default.
+    public var clientIPv6PrefixLength = 64
     /// Idle connection timeout, seconds.
     public var connectionTimeout = 30
     /// Seconds a request may take to arrive whole, whatever the pace of its bytes; 0 = none.
@@ -141,6 +144,12 @@ public struct ServiceConfig: Sendable, Equatable {
         },
         Setting(key: "perIPConnectionLimit", env: "HTTPDNS_PER_IP_CONNECTION_LIMIT", flag: "--per-ip-connection-limit", help: "open connections per client address; trusted proxies exempt (default 64, 0 = no limit)") { config, value, name throws(ConfigError) in
             config.perIPConnectionLimit = try parseInt(value, key: name, range: 0...1_000_000)
+        },
+        Setting(
+            key: "clientIPv6PrefixLength", env: "HTTPDNS_CLIENT_IPV6_PREFIX_LENGTH", flag: "--client-ipv6-prefix-length",
+            help: "bits of an IPv6 address naming one client for perIPConnectionLimit, rateLimit, upstreamQPS (default 64; 32-128)"
+        ) { config, value, name throws(ConfigError) in
+            config.clientIPv6PrefixLength = try parseInt(value, key: name, range: 32...128)
         },
         Setting(key: "connectionTimeout", env: "HTTPDNS_CONNECTION_TIMEOUT", flag: "--connection-timeout", help: "seconds an idle connection is kept (default 30)") { config, value, name throws(ConfigError) in
             config.connectionTimeout = try parseInt(value, key: name, range: 1...3600)

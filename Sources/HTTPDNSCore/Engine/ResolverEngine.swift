@@ -151,18 +151,19 @@ public final class ResolverEngine: Sendable {
     /// Resolves one (host, family) for a client on `network` (its /24 or /56, "" when unknown;
     /// used only when the account has `ispEnable`). Returns the outcome at once when the cache
     /// answers; otherwise returns nil and calls `completion` exactly once when the upstream chain
-    /// has answered.
+    /// has answered. `client` is whose share of the upstream budget a miss takes (nil: the
+    /// service's own work).
     ///
     /// The cache answers with a fresh entry (starting its refresh-ahead when the entry is in the
     /// last tenth of its TTL), or with an expired one that may still be served (see `mayServe`)
     /// when the account reuses expired IPs or when the last attempt for it failed. Either way the
     /// refresh runs in the background, and after a failure only when its backoff has passed.
     public func resolve(
-        host: HostName, family: RecordFamily, network: String = "",
+        host: HostName, family: RecordFamily, network: String = "", client: ClientID? = nil,
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) -> FamilyOutcome? {
         if let answer = cachedResolution(host: host, family: family, network: network) { return .success(answer) }
-        resolveUncached(host: host, family: family, network: network, completion: completion)
+        resolveUncached(host: host, family: family, network: network, client: client, completion: completion)
         return nil
     }
 
@@ -218,9 +219,11 @@ public final class ResolverEngine: Sendable {
     }
 
     /// The upstream half of `resolve`, after `cachedResolution` gave nothing: counts a miss and
-    /// starts (or joins) the resolution; `completion` runs exactly once with its outcome.
+    /// starts (or joins) the resolution; `completion` runs exactly once with its outcome. A
+    /// resolution started takes from `client`'s share of the upstream budget; joining one in
+    /// flight costs nothing.
     public func resolveUncached(
-        host: HostName, family: RecordFamily, network: String = "",
+        host: HostName, family: RecordFamily, network: String = "", client: ClientID? = nil,
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) {
         let settings = current
@@ -243,18 +246,18 @@ public final class ResolverEngine: Sendable {
             flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .cache)))
             return
         }
-        launchAfterSharedTier(key, settings: settings)
+        launchAfterSharedTier(key, settings: settings, client: client)
     }
 
     /// A client's miss (the caller leads its flight): asks the shared tier first, when there is
     /// one and the account caches. A fresh answer found there is cached here and answers with
     /// source `shared`; otherwise the upstreams are asked (holding the fleet's lock on the key
     /// if the tier gave it). Background refreshes skip this: they exist to get a newer answer.
-    private func launchAfterSharedTier(_ key: CacheKey, settings: Settings) {
+    private func launchAfterSharedTier(_ key: CacheKey, settings: Settings, client: ClientID?) {
         let config = settings.config
         guard let sharedTier, config.cacheEnable else {
             Log.debug("cache miss: asking the upstreams", debugFields(key))
-            launch(key, settings: settings)
+            launch(key, settings: settings, client: client)
             return
         }
         sharedTier.lookup(account: accountID, key: key, waitMilliseconds: config.timeoutMilliseconds) { [self] result in
@@ -262,7 +265,7 @@ public final class ResolverEngine: Sendable {
             case .found(let found):
                 let now = clock.now()
                 guard !found.isExpired(at: now), found.originTTL > 0 else {
-                    launch(key, settings: settings)
+                    launch(key, settings: settings, client: client)
                     return
                 }
                 var entry = found
@@ -271,7 +274,7 @@ public final class ResolverEngine: Sendable {
                 flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
             case .miss(let holdsLock):
                 Log.debug("cache miss: not shared, asking the upstreams", debugFields(key))
-                launch(key, settings: settings, holdsSharedLock: holdsLock)
+                launch(key, settings: settings, client: client, holdsSharedLock: holdsLock)
             }
         }
     }
@@ -324,11 +327,10 @@ public final class ResolverEngine: Sendable {
 
     /// Asks the upstream chain for `key` (the caller leads its single-flight) and completes the
     /// flight: a usable answer is cached, a failure backs the key off and serves the stale entry
-    /// if one may be served.
-    private func launch(_ key: CacheKey, settings: Settings, holdsSharedLock: Bool = false) {
+    /// if one may be served. The query takes from `client`'s share of the upstream budget.
+    private func launch(_ key: CacheKey, settings: Settings, client: ClientID? = nil, holdsSharedLock: Bool = false) {
         let config = settings.config
-        if config.upstreamQPS > 0,
-           case .refused(let retryAfter) = upstreamBudget.take(at: clock.now(), queriesPerSecond: config.upstreamQPS) {
+        if let retryAfter = budgetRefusal(for: client, config: config) {
             Log.debug("upstream budget spent (upstreamQPS): no upstream asked", debugFields(key, [("retryAfter", "\(retryAfter)")]))
             if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
             flights.complete(key, with: overBudget(key, config: config, retryAfter: retryAfter))
@@ -407,6 +409,16 @@ public final class ResolverEngine: Sendable {
         }
         let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
         Log.warning("account \(accountID): the CNAME chain of \(key.host.value) \(key.family.typeName) \(why): answered as no data\(more)")
+    }
+
+    /// The `Retry-After` seconds when the account's upstream budget (`upstreamQPS`) refuses a
+    /// query for `client` now, else nil (the query goes ahead, counted in the budget).
+    func budgetRefusal(for client: ClientID?, config: AccountConfig) -> Int? {
+        guard config.upstreamQPS > 0 else { return nil }
+        guard case .refused(let retryAfter) = upstreamBudget.take(for: client, at: clock.now(), queriesPerSecond: config.upstreamQPS) else {
+            return nil
+        }
+        return retryAfter
     }
 
     /// The outcome of a query the upstream budget refused: the cached answer if it may be served

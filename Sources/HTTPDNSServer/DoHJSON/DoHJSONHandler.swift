@@ -34,7 +34,7 @@ extension HTTPDNSService {
         let network = engine.lookupOptions.ispEnable
             ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: request.forwardedFor, peer: request.peerAddress) : ""
         let shortForm = short
-        return lookUp([host], [family], engine: engine, network: network) { results in
+        return lookUp([host], [family], engine: engine, network: network, from: request) { results in
             DoHJSONRendering.answer(results[0], family: family, short: shortForm)
         }
     }

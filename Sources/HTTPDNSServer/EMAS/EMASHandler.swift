@@ -34,7 +34,7 @@ extension HTTPDNSService {
         }
         let (clientIP, network) = emasClient(
             ip: request.query["ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress, options: engine.lookupOptions)
-        return lookUp(hosts, families, engine: engine, network: network) { results in
+        return lookUp(hosts, families, engine: engine, network: network, from: request) { results in
             batch ? EMASRendering.batch(results) : EMASRendering.single(results[0], clientIP: clientIP)
         }
     }

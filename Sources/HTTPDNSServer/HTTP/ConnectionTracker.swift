@@ -12,8 +12,10 @@ import Glibc
 /// the request-read deadline, enforced by a reaper thread.
 ///
 /// - **Accept** (`MHD_AcceptPolicyCallback`, called by libmicrohttpd right after `accept()`): a
-///   connection over `connectionLimit`, or over `perIPConnectionLimit` from its peer address,
-///   is refused, and libmicrohttpd closes the socket at once. libmicrohttpd's own limit is set
+///   connection over `perIPConnectionLimit` from its client (`ClientKeying`: an IPv6 peer by its
+///   prefix) is refused, and libmicrohttpd closes the socket at once. At `connectionLimit`, the
+///   least useful connection of the client holding the most is shut down in its place when
+///   that client holds at least two more (`ConnectionTable` has the rule); else it is refused. libmicrohttpd's own limit is set
 ///   well above ours (it stops accepting at its limit, which would leave new connections
 ///   waiting in the kernel's backlog), and its per-address limit is not used, so that trusted
 ///   proxies can be exempt. Counting happens in `MHD_OPTION_NOTIFY_CONNECTION` (started /
@@ -26,8 +28,8 @@ import Glibc
 ///   wakes a few times per deadline and calls `shutdown(fd, SHUT_RDWR)` on connections past
 ///   theirs; libmicrohttpd then sees the socket end on its own thread and closes the connection
 ///   the usual way. It never closes a socket itself and never calls into libmicrohttpd.
-/// - **fd reuse**: the reaper calls `shutdown` holding the table's lock, and only on connections
-///   in the table. libmicrohttpd calls the connection's "closed" notification, which removes it
+/// - **fd reuse**: the reaper and the shedding call `shutdown` holding the table's lock, and only
+///   on connections in the table. libmicrohttpd calls the connection's "closed" notification, which removes it
 ///   under that same lock, before it closes the socket, so a socket number the reaper shuts down
 ///   is never one already closed and reused.
 final class ConnectionTracker: @unchecked Sendable {
@@ -36,17 +38,14 @@ final class ConnectionTracker: @unchecked Sendable {
         var perAddress: Int
         var trustedProxies: [CIDR]
         var deadline: ReadDeadline
-    }
-
-    private struct Table {
-        var open: [ObjectIdentifier: TrackedConnection] = [:]
-        var perAddress: [PeerAddress: Int] = [:]
+        var keying = ClientKeying()
     }
 
     let limits: Limits
     let certificates: TLSCertificateStore?
-    private let locked_table = Mutex(Table())
+    private let locked_table = Mutex(ConnectionTable())
     private let rejectedAtLimitCount = Atomic<Int>(0)
+    private let shedCount = Atomic<Int>(0)
     private let rejectedPerAddressCount = Atomic<Int>(0)
     private let closedSlowCount = Atomic<Int>(0)
     /// One warning per reason every 10 s, with the count of those held back.
@@ -67,6 +66,8 @@ final class ConnectionTracker: @unchecked Sendable {
     var rejectedPerAddress: Int { rejectedPerAddressCount.load(ordering: .relaxed) }
     /// Connections shut down because a request did not arrive whole within the read deadline.
     var closedSlow: Int { closedSlowCount.load(ordering: .relaxed) }
+    /// Connections shut down at the limit to let in a client holding fewer.
+    var shed: Int { shedCount.load(ordering: .relaxed) }
     var openConnections: Int { locked_table.withLock { $0.open.count } }
 
     /// Milliseconds of a coarse monotonic clock (a vDSO read, no system call).
@@ -78,18 +79,27 @@ final class ConnectionTracker: @unchecked Sendable {
 
     // MARK: Accept and lifecycle (libmicrohttpd threads)
 
-    /// Whether a connection from `peer` may be accepted now.
+    /// Whether a connection from `peer` may be accepted now (shutting down another to make room
+    /// when the listener is full; see the type's notes).
     func admit(_ peer: PeerAddress?) -> Bool {
-        enum Verdict { case admitted, atLimit, perAddress }
-        let verdict = locked_table.withLock { table -> Verdict in
-            if table.open.count >= limits.connectionLimit { return .atLimit }
-            if let peer, limits.perAddress > 0, table.perAddress[peer, default: 0] >= limits.perAddress {
-                return isTrusted(peer) ? .admitted : .perAddress
-            }
-            return .admitted
+        let client = self.client(peer)
+        let verdict = locked_table.withLock { table -> ConnectionTable.Verdict in
+            let verdict = table.admit(client, connectionLimit: limits.connectionLimit, perClient: limits.perAddress)
+            if case .shed(let victim) = verdict, victim.fd >= 0 { shutdown(victim.fd, Int32(SHUT_RDWR)) }
+            return verdict
         }
         switch verdict {
         case .admitted: return true
+        case .shed(let victim):
+            shedCount.add(1, ordering: .relaxed)
+            Log.debug("connection shed for a client holding fewer", [("peer", peer?.text ?? "?"), ("shed", victim.client?.text ?? "?")])
+            if let held = refusalLog.admit("shed", now: SystemClock().now()) {
+                let shed = victim.client?.text ?? "?"
+                Log.warning(
+                    "\(limits.connectionLimit) connections open (connectionLimit): closed one of \(shed)'s, the client holding the most, "
+                        + "for \(peer?.text ?? "?")\(Self.heldBack(held, what: "such closes"))")
+            }
+            return true
         case .atLimit:
             rejectedAtLimitCount.add(1, ordering: .relaxed)
             Log.debug("connection refused: connectionLimit reached", [("peer", peer?.text ?? "?"), ("limit", "\(limits.connectionLimit)")])
@@ -100,10 +110,19 @@ final class ConnectionTracker: @unchecked Sendable {
             rejectedPerAddressCount.add(1, ordering: .relaxed)
             Log.debug("connection refused: perIPConnectionLimit reached", [("peer", peer?.text ?? "?"), ("limit", "\(limits.perAddress)")])
             if let held = refusalLog.admit("per_address", now: SystemClock().now()) {
-                Log.warning("connection from \(peer?.text ?? "?") refused: \(limits.perAddress) connections open from that address (perIPConnectionLimit)\(Self.heldBack(held))")
+                Log.warning(
+                    "connection from \(peer?.text ?? "?") refused: \(limits.perAddress) connections open from that client "
+                        + "(perIPConnectionLimit)\(Self.heldBack(held))")
             }
         }
         return false
+    }
+
+    /// The key `peer` is counted under; nil for a trusted proxy (not counted per client, never
+    /// shed) or an unknown peer.
+    private func client(_ peer: PeerAddress?) -> PeerAddress? {
+        guard let peer, !isTrusted(peer) else { return nil }
+        return limits.keying.key(peer)
     }
 
     private static func heldBack(_ count: Int, what: String = "refusals") -> String {
@@ -131,21 +150,13 @@ final class ConnectionTracker: @unchecked Sendable {
     /// Counts a new connection (in `.opening` since `since`, default now).
     @discardableResult
     func register(peer: PeerAddress?, fd: Int32 = -1, since: Int? = nil) -> TrackedConnection {
-        let record = TrackedConnection(fd: fd, peer: peer, certificates: certificates, since: since ?? Self.now())
-        locked_table.withLock { table in
-            table.open[ObjectIdentifier(record)] = record
-            if let peer { table.perAddress[peer, default: 0] += 1 }
-        }
+        let record = TrackedConnection(fd: fd, client: client(peer), certificates: certificates, since: since ?? Self.now())
+        locked_table.withLock { $0.add(record) }
         return record
     }
 
     func unregister(_ record: TrackedConnection) {
-        locked_table.withLock { table in
-            table.open.removeValue(forKey: ObjectIdentifier(record))
-            if let peer = record.peer, let count = table.perAddress[peer] {
-                if count <= 1 { table.perAddress.removeValue(forKey: peer) } else { table.perAddress[peer] = count - 1 }
-            }
-        }
+        locked_table.withLock { $0.remove(record) }
     }
 
     /// The request line of a request was parsed; `uri` is its request-target as sent.
@@ -217,15 +228,15 @@ final class ConnectionTracker: @unchecked Sendable {
     func reap(now: Int) {
         let deadline = limits.deadline
         let cut = locked_table.withLock { table -> Int in
-            var cut = 0
-            for record in table.open.values where !record.reaped {
+            var late: [TrackedConnection] = []
+            for record in table.open.values where !record.closing {
                 let (phase, since) = record.state
                 guard let until = deadline.deadline(phase, since: since), now > until, record.fd >= 0 else { continue }
                 shutdown(record.fd, Int32(SHUT_RDWR))
-                record.reaped = true
-                cut += 1
+                late.append(record)
             }
-            return cut
+            for record in late { table.markClosing(record) }
+            return late.count
         }
         if cut > 0 {
             closedSlowCount.add(cut, ordering: .relaxed)
@@ -240,19 +251,22 @@ final class ConnectionTracker: @unchecked Sendable {
 /// retained reference from the "started" notification to the "closed" one.
 final class TrackedConnection: @unchecked Sendable {
     let fd: Int32
-    let peer: PeerAddress?
+    /// The client it is counted under (`ClientKeying`); nil for a trusted proxy or an unknown peer.
+    let client: PeerAddress?
     let certificates: TLSCertificateStore?
     /// `since << 2 | phase`, stored by the connection's libmicrohttpd thread, read by the reaper.
     private let packed: Atomic<Int>
-    /// Set by the reaper under the tracker's lock once it shut the socket down.
-    var reaped = false
+    /// Set under the tracker's lock once the reaper or the shedding shut the socket down.
+    var closing = false
+    /// Its index in its client's list (`ConnectionTable`), under the tracker's lock.
+    var slot = 0
     /// The current request's target as sent; written and read by the connection's
     /// libmicrohttpd thread only (the URI log callback, then the access handler).
     var rawURI: RawRequestURI?
 
-    init(fd: Int32, peer: PeerAddress?, certificates: TLSCertificateStore?, since: Int) {
+    init(fd: Int32, client: PeerAddress?, certificates: TLSCertificateStore?, since: Int) {
         self.fd = fd
-        self.peer = peer
+        self.client = client
         self.certificates = certificates
         packed = Atomic(since << 2 | ReadDeadline.Phase.opening.rawValue)
     }

@@ -51,13 +51,15 @@ public final class HTTPServer: @unchecked Sendable {
             limits: .init(
                 connectionLimit: options.connectionLimit, perAddress: options.perIPConnectionLimit,
                 trustedProxies: options.trustedProxies,
-                deadline: ReadDeadline(requestReadTimeout: options.requestReadTimeout * 1000, idleTimeout: options.connectionTimeout * 1000)),
+                deadline: ReadDeadline(
+                    requestReadTimeout: options.requestReadTimeout * 1000, idleTimeout: options.connectionTimeout * 1000),
+                keying: options.clientKeying),
             certificates: options.tls)
     }
 
     /// Connection counters of this listener, for `/metrics`.
-    public var connectionStats: (open: Int, rejectedAtLimit: Int, rejectedPerAddress: Int, closedSlow: Int) {
-        (tracker.openConnections, tracker.rejectedAtLimit, tracker.rejectedPerAddress, tracker.closedSlow)
+    public var connectionStats: (open: Int, rejectedAtLimit: Int, rejectedPerAddress: Int, closedSlow: Int, shed: Int) {
+        (tracker.openConnections, tracker.rejectedAtLimit, tracker.rejectedPerAddress, tracker.closedSlow, tracker.shed)
     }
 
     /// Requests answered by the fast handler (without an `HTTPRequest` or the router), for

@@ -23,6 +23,9 @@ public struct HTTPServerOptions: Sendable {
     public var requestReadTimeout: Int = 10
     /// Peers exempt from `perIPConnectionLimit` (the service's trusted proxies).
     public var trustedProxies: [CIDR] = []
+    /// How connections are counted per client for `perIPConnectionLimit` and shed when the
+    /// listener is full (an IPv6 peer by its prefix).
+    public var clientKeying = ClientKeying()
     /// Serves HTTPS with these certificates when set (TLS 1.2 and 1.3 only).
     public var tls: TLSCertificateStore?
     public var connectionMemoryLimit: Int

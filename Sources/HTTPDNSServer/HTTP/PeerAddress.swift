@@ -68,6 +68,31 @@ public struct PeerAddress: Sendable, Hashable {
     /// The canonical text form (`192.0.2.1`, `::1`).
     public var text: String { ipAddress.description }
 
+    /// The address with every bit after the first `prefixLength` cleared, for an IPv6 address
+    /// (0-128); an IPv4 address is returned whole. An IPv4-mapped IPv6 address
+    /// (`::ffff:192.0.2.1`) is the IPv4 address it carries.
+    public func keyed(ipv6PrefixLength prefixLength: Int) -> PeerAddress {
+        guard family == .aaaa else { return self }
+        let first = UInt64(bigEndian: storage.0), second = UInt64(bigEndian: storage.1)
+        if first == 0 && second >> 32 == 0xFFFF {
+            var v4: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &v4) { target in
+                withUnsafeBytes(of: storage.1) { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0[4..<8])) }
+            }
+            return PeerAddress(family: .a, storage: &v4)
+        }
+        let keep = max(0, min(128, prefixLength))
+        let high = keep >= 64 ? first : (keep == 0 ? 0 : first & ~(UInt64.max >> keep))
+        let low = keep <= 64 ? 0 : (keep == 128 ? second : second & ~(UInt64.max >> (keep - 64)))
+        var masked = (high.bigEndian, low.bigEndian)
+        return PeerAddress(family: .aaaa, storage: &masked)
+    }
+
+    private init(family: RecordFamily, storage: inout (UInt64, UInt64)) {
+        self.family = family
+        self.storage = storage
+    }
+
     public static func == (lhs: PeerAddress, rhs: PeerAddress) -> Bool {
         lhs.family == rhs.family && lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
     }

@@ -108,7 +108,7 @@ extension HTTPDNSService {
         }
         let short = query.short ?? options.shortEnable
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)
-        return lookUp(query.hosts, families, engine: engine, network: network, firstKnownMissing: singleMissed) { results in
+        return lookUp(query.hosts, families, engine: engine, network: network, from: request, firstKnownMissing: singleMissed) { results in
             AnswerRendering.response(results, batch: query.batch, short: short)
         }
     }
@@ -118,9 +118,11 @@ extension HTTPDNSService {
     /// one result per host, in order. The cache is asked first for every pair without closures;
     /// only the pairs it cannot answer go to the upstreams, so a request that hits allocates no
     /// gather, slot or completion. `firstKnownMissing`: the caller already asked the cache for
-    /// the first pair, which missed.
+    /// the first pair, which missed. The misses take from the upstream budget's share of
+    /// `request`'s client (`clientID`).
     func lookUp(
-        _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, firstKnownMissing: Bool = false,
+        _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, from request: HTTPRequest,
+        firstKnownMissing: Bool = false,
         render: @escaping @Sendable ([HostResult]) -> HTTPResponse
     ) -> HandlerResult {
         let pairs = hosts.flatMap { host in families.map { (host, $0) } }
@@ -146,6 +148,7 @@ extension HTTPDNSService {
             response.source = AnswerSource.combined(outcomes)
             return .response(response)
         }
+        let client = clientID(request)
         let slot = ReplySlot()
         let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { outcomes in
             var response = results(outcomes)
@@ -156,7 +159,7 @@ extension HTTPDNSService {
             if let outcome = cached[index] {
                 gather.fill(index, with: outcome)
             } else {
-                engine.resolveUncached(host: host, family: family, network: network) { gather.fill(index, with: $0) }
+                engine.resolveUncached(host: host, family: family, network: network, client: client) { gather.fill(index, with: $0) }
             }
         }
         return slot.result

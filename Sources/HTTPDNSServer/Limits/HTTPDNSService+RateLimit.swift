@@ -20,12 +20,11 @@ extension HTTPDNSService {
     }
 
     /// 429 when the client of a tenant request to `engine`'s account (nil: to no known account)
-    /// is over its rate, else nil (the request goes on). The client is the peer, or, when the
-    /// peer is a trusted proxy, the address `X-Forwarded-For` names (never `client_ip`, which a
-    /// client chooses freely). Requests to no known account share one bucket per client.
+    /// is over its rate, else nil (the request goes on). The client is `clientAddress`'s.
+    /// Requests to no known account share one bucket per client.
     func rateLimitRejection(for request: HTTPRequest, engine: ResolverEngine?) -> APIError? {
         let rate = clientRate(engine?.lookupOptions)
-        guard rate.isLimited, let address = rateLimitedAddress(request) else { return nil }
+        guard rate.isLimited, let address = clientAddress(request) else { return nil }
         let decision = rateLimiter.take(account: engine?.accountID ?? "", address: address, rate: rate)
         guard case .refused(let retryAfter) = decision else { return nil }
         return refuseClient(engine, rate: rate, retryAfter: retryAfter)
@@ -52,7 +51,8 @@ extension HTTPDNSService {
         let rate = clientRate(options)
         guard rate.isLimited, let peer = head.peerAddress else { return .free }
         if !limits.trustedProxies.isEmpty && ClientNetwork.isTrusted(peer.ipAddress, limits.trustedProxies) { return .toGeneralPath }
-        return rateLimiter.take(account: account, address: peer, rate: rate) == .allowed ? .charged(peer, rate) : .toGeneralPath
+        let client = limits.clientKeying.key(peer)
+        return rateLimiter.take(account: account, address: client, rate: rate) == .allowed ? .charged(client, rate) : .toGeneralPath
     }
 
     /// Gives back the token of a fast-path request that missed the cache.
@@ -60,7 +60,19 @@ extension HTTPDNSService {
         if case .charged(let peer, let rate) = admission { rateLimiter.refund(account: account, address: peer, rate: rate) }
     }
 
-    private func rateLimitedAddress(_ request: HTTPRequest) -> PeerAddress? {
+    /// The client of a request for the per-client limits, keyed by `limits.clientKeying` (an
+    /// IPv6 address by its prefix): the peer, or, when the peer is a trusted proxy, the address
+    /// `X-Forwarded-For` names (never `client_ip`, which a client chooses freely).
+    func clientAddress(_ request: HTTPRequest) -> PeerAddress? {
+        clientPeer(request).map(limits.clientKeying.key)
+    }
+
+    /// The same client as the engine knows it: whose share of the upstream budget a miss takes.
+    func clientID(_ request: HTTPRequest) -> ClientID? {
+        clientPeer(request).map(limits.clientKeying.id)
+    }
+
+    private func clientPeer(_ request: HTTPRequest) -> PeerAddress? {
         guard let peer = request.peerAddress else { return nil }
         guard request.forwardedFor != nil, !limits.trustedProxies.isEmpty else { return peer }
         return ClientNetwork.selectAddress(

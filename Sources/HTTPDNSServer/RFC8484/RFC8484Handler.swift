@@ -24,11 +24,11 @@ extension HTTPDNSService {
             return .response(APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)").response)
         }
         guard let (host, family) = Self.engineQuestion(query) else {
-            return forwardDNSMessage(query, engine: engine)
+            return forwardDNSMessage(query, engine: engine, client: clientID(request))
         }
         let (network, subnetScope) = engine.lookupOptions.ispEnable
             ? Self.dnsMessageNetwork(query) { clientNetwork(of: request) } : ("", 0)
-        return lookUp([host], [family], engine: engine, network: network) { results in
+        return lookUp([host], [family], engine: engine, network: network, from: request) { results in
             RFC8484Rendering.answer(results[0], query: query, subnetScope: subnetScope)
         }
     }
@@ -104,13 +104,14 @@ extension HTTPDNSService {
     /// left to the general path.
     static let fastMessageCapacity = 1024
 
-    /// Forwards `query` through the engine (`ResolverEngine.forward`): the upstream's reply with
-    /// the query's ID, or SERVFAIL when no upstream gave a usable one. The connection is
+    /// Forwards `query` through the engine (`ResolverEngine.forward`, on `client`'s share of the
+    /// upstream budget): the upstream's reply with the query's ID, or SERVFAIL when no upstream
+    /// gave a usable one. The connection is
     /// suspended meanwhile.
-    private func forwardDNSMessage(_ query: DNSQueryMessage, engine: ResolverEngine) -> HandlerResult {
+    private func forwardDNSMessage(_ query: DNSQueryMessage, engine: ResolverEngine, client: ClientID?) -> HandlerResult {
         let metrics = dnsMessages
         return .deferred { respond in
-            engine.forward(query.bytes) { result in
+            engine.forward(query.bytes, client: client) { result in
                 let response: HTTPResponse
                 switch result {
                 case .success(let reply):

@@ -19,6 +19,8 @@ public final class HTTPDNSService: Sendable {
 
         /// The service's default client rate (`rateLimit`, `rateBurst`); accounts may override it.
         public var clientRate = ClientRateLimiter.Rate(perSecond: 0, burst: 0)
+        /// How the per-client limits tell clients apart (`clientIPv6PrefixLength`).
+        public var clientKeying = ClientKeying()
         /// Which accounts `/metrics` on the operations listener shows per account (`metricsAccounts`).
         public var metricsAccounts = MetricsAccounts.all
         /// Whether tenant request durations are recorded (`metricsHistograms`).
@@ -28,7 +30,7 @@ public final class HTTPDNSService: Sendable {
             maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32, trustedProxies: [CIDR] = [],
             separateOpsListener: Bool = false, advertisedAddresses: [String] = [],
             clientRate: ClientRateLimiter.Rate = .init(perSecond: 0, burst: 0), metricsAccounts: MetricsAccounts = .all,
-            requestDurations: Bool = true
+            requestDurations: Bool = true, clientKeying: ClientKeying = ClientKeying()
         ) {
             self.maxPreloadHosts = maxPreloadHosts
             self.preloadConcurrency = preloadConcurrency
@@ -38,6 +40,7 @@ public final class HTTPDNSService: Sendable {
             self.clientRate = clientRate
             self.metricsAccounts = metricsAccounts
             self.requestDurations = requestDurations
+            self.clientKeying = clientKeying
         }
     }
 

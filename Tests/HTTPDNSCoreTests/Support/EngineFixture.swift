@@ -33,10 +33,11 @@ struct EngineFixture {
         }
     }
 
-    /// Resolves and reports what arrived by the time `resolve` returned.
-    func resolve(_ host: String, _ family: RecordFamily = .a, network: String = "") -> Resolution {
+    /// Resolves (for `client`, whose share of the upstream budget a miss takes) and reports what
+    /// arrived by the time `resolve` returned.
+    func resolve(_ host: String, _ family: RecordFamily = .a, network: String = "", client: ClientID? = nil) -> Resolution {
         let box = OutcomeBox()
-        let sync = engine.resolve(host: HostName(host)!, family: family, network: network) { box.append($0) }
+        let sync = engine.resolve(host: HostName(host)!, family: family, network: network, client: client) { box.append($0) }
         return Resolution(synchronous: sync, box: box)
     }
 }

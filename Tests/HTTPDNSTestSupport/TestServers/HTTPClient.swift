@@ -15,12 +15,17 @@ public struct HTTPClient: Sendable {
     public var port: UInt16
     /// Seconds a request may take in total (connect, send, receive).
     public var timeout: Double
+    /// The loopback address requests come from (e.g. `127.0.0.2`, one client among several);
+    /// nil: the kernel's choice.
+    public var source: String?
 
-    public init(host: String = "127.0.0.1", port: UInt16, timeout: Double = 15) {
+    public init(host: String = "127.0.0.1", port: UInt16, timeout: Double = 15, source: String? = nil) {
         precondition(host.hasPrefix("127."), "HTTPClient talks to IPv4 loopback only")
+        precondition(source?.hasPrefix("127.") ?? true, "HTTPClient sends from IPv4 loopback only")
         self.host = host
         self.port = port
         self.timeout = timeout
+        self.source = source
     }
 
     /// GET `path` (with its query string).
@@ -69,6 +74,15 @@ public struct HTTPClient: Sendable {
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { throw HarnessError("bind to \(source) failed: errno \(errno)") }
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(port).bigEndian
