@@ -60,7 +60,8 @@ extension HTTPDNSService {
         if case .charged(let peer, let rate) = admission { rateLimiter.refund(account: account, address: peer, rate: rate) }
     }
 
-    private func rateLimitedAddress(_ request: HTTPRequest) -> PeerAddress? {
+    /// The client a request's rate is counted for (also its share of the replay memory).
+    func rateLimitedAddress(_ request: HTTPRequest) -> PeerAddress? {
         guard let peer = request.peerAddress else { return nil }
         guard request.forwardedFor != nil, !limits.trustedProxies.isEmpty else { return peer }
         return ClientNetwork.selectAddress(

@@ -11,6 +11,8 @@ final class InMemorySharedAccounts: SharedAccountStore {
         var counter: Int64 = 0
         var down = false
         var replicators: [AccountReplicator] = []
+        /// Claimed signatures, `account:signature` (never expired: tests are short).
+        var signatures: Set<String> = []
     }
 
     private let state = Mutex(State())
@@ -73,6 +75,13 @@ final class InMemorySharedAccounts: SharedAccountStore {
     func publish(_ invalidation: CacheInvalidation) {
         let replicators: [AccountReplicator] = state.withLock { $0.down ? [] : $0.replicators }
         for replicator in replicators { replicator.received(invalidation) }
+    }
+
+    func claim(
+        account: String, signature: String, expiry: Timestamp, completion: @escaping @Sendable (Result<Bool, ReplicationError>) -> Void
+    ) {
+        let stored: Bool? = state.withLock { $0.down ? nil : $0.signatures.insert("\(account):\(signature)").inserted }
+        completion(stored.map { .success($0) } ?? .failure(Self.unavailable))
     }
 
     private func deliver(_ record: AccountRecord) {
