@@ -38,8 +38,9 @@ struct ReplayFloodTests {
         let arguments = [script, String(service.port), "shop", kid, secret, mode, String(addresses), String(perAddress), out.path]
         let (status, output) = try await ExternalTool.run("python3", arguments, timeout: 300, in: directory)
         guard status == 0, let data = try? Data(contentsOf: out),
-              let result = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let statuses = result["statuses"] as? [String: Int] else {
+            let result = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let statuses = result["statuses"] as? [String: Int]
+        else {
             throw HarnessError("signed_flood.py failed (\(status)): \(output)")
         }
         return statuses
@@ -54,9 +55,11 @@ struct ReplayFloodTests {
         #expect(deleted.status == 200, "the manage key's DELETE /cache: \(deleted)", sourceLocation: sourceLocation)
         let body = TestJSON.object(["hosts": [.string(TestZone.www)]]).encoded()
         let preload = try ClientRequestSigner.sign(
-            method: "POST", path: "/v1/shop/preload", body: Array(body.utf8), secret: Self.manageSecret, t: ClientRequestSigner.expiry(in: 121))
+            method: "POST", path: "/v1/shop/preload", body: Array(body.utf8), secret: Self.manageSecret,
+            t: ClientRequestSigner.expiry(in: 121))
         let preloaded = try await service.client.request(
-            "POST", "/v1/shop/preload?" + preload.signedQuery(kid: "m1"), headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+            "POST", "/v1/shop/preload?" + preload.signedQuery(kid: "m1"), headers: ["Content-Type": "application/json"],
+            body: Array(body.utf8))
         #expect(preloaded.status == 200, "the manage key's preload: \(preloaded)", sourceLocation: sourceLocation)
     }
 
