@@ -77,6 +77,19 @@ import Testing
         #expect(shared.records["shop"] == nil)
     }
 
+    /// The connection broke with the write in flight: 503 saying the outcome is unknown (not
+    /// "nothing was changed", which may be false), and an audit line that says so.
+    @Test func aWriteWhoseConnectionBrokeIsAnsweredAsUnknown() {
+        let shared = InMemorySharedAccounts()
+        let first = Replica(shared)
+        shared.setLosesWrites(true)
+        let answer = first.put("shop")
+        #expect(answer.status == 503)
+        #expect(answer.errorCode == "ServiceUnavailable")
+        #expect(answer.errorMessage?.contains("may or may not have been made") == true, "\(answer.text)")
+        #expect(answer.errorMessage?.contains("nothing was changed") == false)
+    }
+
     /// Redis restarted empty: reconnecting replicas write back what they hold, and a change
     /// afterwards gets a version above every one held (the counter was lost with the data).
     @Test func anEmptyRedisIsRepopulatedAndLaterChangesStillWin() {
