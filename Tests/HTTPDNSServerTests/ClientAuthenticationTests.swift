@@ -1,5 +1,6 @@
 import Foundation
 import HTTPDNSCore
+import HTTPDNSWire
 @testable import HTTPDNSServer
 import Testing
 
@@ -153,6 +154,19 @@ import Testing
         let get = try signed("GET", "/v1/default/stats", kid: "m1", secret: Self.manageSecret, expiry: fixture.clock.now() + 60)
         #expect(send(fixture, get).status == 200)
         #expect(send(fixture, get).status == 200)
+    }
+
+    /// An RFC 8484 POST is a query (its signature covers the DNS message): sent again, it is
+    /// answered again, and it takes no room in the replay memory of signed changes.
+    @Test func aSignedDNSMessagePostIsAQueryNotAChange() throws {
+        let fixture = fixture()
+        let body = try DNSQueryWriter.query(name: "www.example.test", type: 1, id: 7)
+        let expiry = fixture.clock.now() + 60
+        var post = try signed("POST", "/v1/default/dns-query", body: body, kid: "r1", secret: Self.resolveSecret, expiry: expiry)
+        post.contentType = "application/dns-message"
+        #expect(send(fixture, post).status == 200)
+        #expect(send(fixture, post).status == 200, "a repeated query is not a replayed change")
+        #expect(fixture.service.authenticator.replays.count(account: "default") == 0)
     }
 
     @Test func aForbiddenChangeIsNotRemembered() throws {

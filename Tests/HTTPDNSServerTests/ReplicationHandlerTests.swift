@@ -77,6 +77,19 @@ import Testing
         #expect(shared.records["shop"] == nil)
     }
 
+    /// The connection broke with the write in flight: 503 saying the outcome is unknown (not
+    /// "nothing was changed", which may be false), and an audit line that says so.
+    @Test func aWriteWhoseConnectionBrokeIsAnsweredAsUnknown() {
+        let shared = InMemorySharedAccounts()
+        let first = Replica(shared)
+        shared.setLosesWrites(true)
+        let answer = first.put("shop")
+        #expect(answer.status == 503)
+        #expect(answer.errorCode == "ServiceUnavailable")
+        #expect(answer.errorMessage?.contains("may or may not have been made") == true, "\(answer.text)")
+        #expect(answer.errorMessage?.contains("nothing was changed") == false)
+    }
+
     /// Redis restarted empty: reconnecting replicas write back what they hold, and a change
     /// afterwards gets a version above every one held (the counter was lost with the data).
     @Test func anEmptyRedisIsRepopulatedAndLaterChangesStillWin() {
@@ -108,5 +121,43 @@ import Testing
         #expect(second.fixture.get("/v1/default/cache", ["host": "api.example.test"]).status == 200)
         #expect(second.fixture.send("DELETE", "/v1/default/cache").status == 200)
         #expect(first.fixture.engine.cacheCount == 0)
+    }
+
+    /// A signed change is accepted once across replicas: the shared store is the replay memory.
+    /// Sent again to the other replica it is refused (401) and changes nothing there; while the
+    /// store is down a signed change is refused (503) and changes nothing.
+    @Test func aSignedChangeIsAcceptedOnceAcrossReplicas() throws {
+        let shared = InMemorySharedAccounts()
+        let first = Replica(shared), second = Replica(shared)
+        let secret = "manage-secret-0123456789"
+        let keyed =
+            Self.body.dropLast()
+            + #","requireSignedRequests":true,"clientKeys":[{"id":"m1","secret":"\#(secret)","role":"manage"}]}"#
+        #expect(first.put("shop", String(keyed)).status == 201)
+        for replica in [first, second] {
+            replica.fixture.seed([("www.example.test", .a, replica.fixture.entry(["127.0.0.1"]))], account: "shop")
+        }
+        func signedDelete(expiry: Double) throws -> HTTPRequest {
+            let t = String(Int(expiry))
+            let canonical = try SignatureV1.canonicalString(
+                method: "DELETE", path: "/v1/shop/cache", arguments: [("host", "www.example.test")], expiry: t, body: [])
+            let sign = try SignatureV1.signature(secret: secret, canonical: canonical)
+            let query = ["host": "www.example.test", "kid": "m1", "t": t, "sign": sign]
+            return HTTPRequest(method: "DELETE", path: "/v1/shop/cache", query: query)
+        }
+        let delete = try signedDelete(expiry: first.fixture.clock.now() + 60)
+        #expect(Exchange(first.fixture.handle(delete)).awaited().status == 200)
+        second.fixture.seed([("www.example.test", .a, second.fixture.entry(["127.0.0.1"]))], account: "shop")
+        let replayed = Exchange(second.fixture.handle(delete)).awaited()
+        #expect(replayed.status == 401)
+        #expect(replayed.errorMessage?.contains("replayed signature") == true)
+        #expect(second.fixture.registry.engine("shop")?.cacheCount == 1, "the replay evicted")
+
+        shared.setDown(true)
+        first.fixture.seed([("www.example.test", .a, first.fixture.entry(["127.0.0.1"]))], account: "shop")
+        let refused = Exchange(first.fixture.handle(try signedDelete(expiry: first.fixture.clock.now() + 61))).awaited()
+        #expect(refused.status == 503)
+        #expect(refused.header("Retry-After") != nil)
+        #expect(first.fixture.registry.engine("shop")?.cacheCount == 1, "a change whose replay check failed was made")
     }
 }

@@ -137,35 +137,3 @@ import Testing
         #expect(SignatureV1.presented(in: request) == .malformed("a query argument is given more than once"))
     }
 }
-
-/// The bounded memory of used POST/DELETE signatures.
-@Suite struct ReplayMemoryTests {
-    @Test func aSignatureIsAcceptedOnceUntilItExpires() {
-        var memory = ReplayMemory(capacity: 4)
-        #expect(memory.use([1], expiry: 100, now: 10) == .accepted)
-        #expect(memory.use([1], expiry: 100, now: 50) == .replayed)
-        #expect(memory.use([1], expiry: 100, now: 100) == .replayed)
-        // Past its expiry the signature itself is refused as expired; the memory may forget it.
-        #expect(memory.use([1], expiry: 100, now: 101) == .accepted)
-    }
-
-    @Test func whenFullOfLiveSignaturesANewOneIsRefusedNotForgotten() {
-        var memory = ReplayMemory(capacity: 3)
-        for byte in UInt8(1)...3 { #expect(memory.use([byte], expiry: 100 + Double(byte), now: 10) == .accepted) }
-        #expect(memory.use([9], expiry: 200, now: 20) == .full(until: 101))
-        // Every remembered signature is still refused.
-        for byte in UInt8(1)...3 { #expect(memory.use([byte], expiry: 100 + Double(byte), now: 20) == .replayed) }
-        #expect(memory.count == 3)
-    }
-
-    @Test func expiredEntriesAreDroppedToMakeRoom() {
-        var memory = ReplayMemory(capacity: 3)
-        #expect(memory.use([1], expiry: 50, now: 10) == .accepted)
-        #expect(memory.use([2], expiry: 60, now: 10) == .accepted)
-        #expect(memory.use([3], expiry: 200, now: 10) == .accepted)
-        #expect(memory.use([4], expiry: 200, now: 55) == .accepted)
-        #expect(memory.count == 3)
-        #expect(memory.use([2], expiry: 60, now: 56) == .replayed)
-        #expect(memory.use([3], expiry: 200, now: 56) == .replayed)
-    }
-}

@@ -112,6 +112,15 @@ public final class AccountReplicator: Replication, Sendable {
         shared?.publish(CacheInvalidation(origin: origin, account: account, change: change))
     }
 
+    public func claimSignature(
+        account: String, signature: String, expiry: Timestamp, completion: @escaping @Sendable (Result<Bool, ReplicationError>) -> Void
+    ) {
+        guard let shared else {
+            return completion(.failure(ReplicationError(.unavailable, "replication has no shared store")))
+        }
+        shared.claim(account: account, signature: signature, expiry: expiry, completion: completion)
+    }
+
     // MARK: Side effects
 
     private func perform(_ actions: [AccountReplicationState.Action]) {

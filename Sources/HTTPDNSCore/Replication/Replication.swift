@@ -3,18 +3,29 @@
 public protocol Replication: Sendable {
     /// Writes the account (`config` nil: its deletion) to the shared store first, then applies
     /// it on this replica (local database, then the registry). `completion` runs once, on any
-    /// thread: with the record now held here, or with why nothing was changed (`unavailable`)
-    /// or why this replica could not store what Redis now holds (`localStore`).
+    /// thread: with the record now held here, or with why nothing was changed (`unavailable`),
+    /// why it is not known (`unknownOutcome`), or why this replica could not store what Redis
+    /// now holds (`localStore`).
     func writeAccount(id: String, config: AccountConfig?, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void)
     /// Tells the other replicas of a cache change made here (best effort: not retried).
     func publish(account: String, change: CacheInvalidation.Change)
+    /// Records the signature of a signed change in the replay memory every replica shares,
+    /// unless it is there already. `completion` runs once, on any thread: true the first time
+    /// (make the change), false for a replay, `unavailable` when the check could not be made
+    /// (make no change: a replay could not be told from a first use).
+    func claimSignature(
+        account: String, signature: String, expiry: Timestamp, completion: @escaping @Sendable (Result<Bool, ReplicationError>) -> Void)
 }
 
 /// Why an account change through replication did not (fully) happen. Never holds a secret.
 public struct ReplicationError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Code: Sendable, Equatable {
-        /// Redis could not be reached or refused the write: nothing changed anywhere.
+        /// Redis could not be reached, refused the write, or did not answer before its deadline
+        /// (past which it refuses it): nothing changed anywhere.
         case unavailable
+        /// The write was sent and the connection broke before the answer: Redis may have made
+        /// the change (then every replica follows it) or not.
+        case unknownOutcome
         /// Redis holds the change, but this replica's database could not store it.
         case localStore
     }
@@ -46,4 +57,8 @@ public protocol SharedAccountStore: Sendable {
     func loadAll(completion: @escaping @Sendable (Result<[AccountRecord], ReplicationError>) -> Void)
     /// Publishes a cache change to every replica (best effort).
     func publish(_ invalidation: CacheInvalidation)
+    /// Stores `signature` of `account` until `expiry` (Unix seconds) unless it is stored:
+    /// completes with whether it stored it.
+    func claim(
+        account: String, signature: String, expiry: Timestamp, completion: @escaping @Sendable (Result<Bool, ReplicationError>) -> Void)
 }

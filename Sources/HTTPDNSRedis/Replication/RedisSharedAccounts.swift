@@ -18,7 +18,15 @@ import Synchronization
 /// subscriber). After each (re)subscription and every `reconcileInterval` seconds the
 /// replicator reconciles with the hash.
 public final class RedisSharedAccounts: SharedAccountStore, Sendable {
+    /// ARGV[5] is the write's deadline, Unix milliseconds: past it, by Redis's clock, the write
+    /// is refused (`LATE`), so a write whose caller gave up on it (and answered "nothing was
+    /// changed") cannot take effect later, when a paused or slow Redis gets to it.
     public static let writeScript = """
+        if redis.replicate_commands then redis.replicate_commands() end
+        local now = redis.call('TIME')
+        if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > tonumber(ARGV[5]) then
+          return redis.error_reply('LATE the account write reached Redis after its deadline')
+        end
         local v = redis.call('INCR', KEYS[2])
         local floor = tonumber(ARGV[3])
         local current = redis.call('HGET', KEYS[1], ARGV[1])
@@ -74,8 +82,16 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
         return n
         """
 
+    /// How long a signature is remembered past its expiry: replicas whose clocks differ by up
+    /// to this still refuse its replay.
+    static let replayMargin = 60.0
+
     private let keys: RedisKeys
+    private let clock: any Clock
     private let commands: RedisConnection
+    /// The `commands` connection's timeout: a write's deadline is half of it after the call,
+    /// so Redis refuses it before the caller gives up even when their clocks differ by as much.
+    private let commandTimeoutMilliseconds: Int
     private let subscriber: RedisConnection
     private let hashKey: String
     private let counterKey: String
@@ -86,14 +102,16 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
 
     /// Connects (two connections of its own, metrics in `client.metrics`), subscribes, and feeds
     /// `replicator` from then on.
-    public init(client: RedisClient, replicator: AccountReplicator, reconcileInterval: Double = 15) {
+    public init(client: RedisClient, replicator: AccountReplicator, clock: any Clock = SystemClock(), reconcileInterval: Double = 15) {
         keys = client.keys
+        self.clock = clock
+        commandTimeoutMilliseconds = max(client.timeoutMilliseconds, 2000)
         hashKey = client.keys.key("accounts")
         counterKey = client.keys.key("accounts:version")
         accountsChannel = client.keys.key("channel:accounts")
         invalidateChannel = client.keys.key("channel:invalidate")
         commands = RedisConnection(
-            options: .init(url: client.url, purpose: "accounts", timeoutMilliseconds: max(client.timeoutMilliseconds, 2000)),
+            options: .init(url: client.url, purpose: "accounts", timeoutMilliseconds: commandTimeoutMilliseconds),
             metrics: client.metrics)
         let accountsChannel = accountsChannel
         let invalidateChannel = invalidateChannel
@@ -151,8 +169,16 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
         } catch {
             return completion(.failure(ReplicationError(.unavailable, "account \(record.id): \(error)")))
         }
-        commands.command(["EVAL", Self.writeScript, "2", hashKey, counterKey, record.id, body, String(record.version), accountsChannel]) {
-            completion(Self.record($0, id: record.id))
+        let deadline = Int64((clock.now() * 1000).rounded(.down)) + Int64(commandTimeoutMilliseconds / 2)
+        let arguments = [
+            "EVAL", Self.writeScript, "2", hashKey, counterKey, record.id, body, String(record.version), accountsChannel, String(deadline),
+        ]
+        commands.command(arguments) { result in
+            if case .failure(let error) = result, error.code == .connectionLost {
+                // Sent, and then the connection broke: Redis may have run it before its deadline.
+                return completion(.failure(ReplicationError(.unknownOutcome, "Redis: \(error)")))
+            }
+            completion(Self.record(result, id: record.id))
         }
     }
 
@@ -191,6 +217,22 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
                 completion(.success(records))
             case .success:
                 completion(.failure(ReplicationError(.unavailable, "Redis: HGETALL did not answer an array")))
+            }
+        }
+    }
+
+    /// `SET <prefix>replay:<account>:<signature> 1 NX PX <ms>`: kept until the signature's
+    /// expiry and `replayMargin` after.
+    public func claim(
+        account: String, signature: String, expiry: Timestamp, completion: @escaping @Sendable (Result<Bool, ReplicationError>) -> Void
+    ) {
+        let milliseconds = max(1000, Int(((expiry - clock.now() + Self.replayMargin) * 1000).rounded(.up)))
+        commands.command(["SET", keys.key("replay:\(account):\(signature)"), "1", "NX", "PX", String(milliseconds)]) { result in
+            switch result {
+            case .success(.null): completion(.success(false))
+            case .success(let reply) where reply.isOK: completion(.success(true))
+            case .success: completion(.failure(ReplicationError(.unavailable, "Redis: SET NX answered neither OK nor nil")))
+            case .failure(let error): completion(.failure(ReplicationError(.unavailable, "Redis: \(error)")))
             }
         }
     }

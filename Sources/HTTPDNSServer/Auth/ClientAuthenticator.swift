@@ -81,23 +81,45 @@ struct ClientAuthenticator: Sendable {
         return APIError(.forbidden, "key '\(id)' has role \(role.rawValue); this endpoint needs \(required.rawValue)")
     }
 
-    /// For a signed POST or DELETE: refuses a signature already used (401), or any new one while
-    /// the account's replay memory is full of live signatures (503 with `Retry-After`).
-    func checkReplay(_ request: HTTPRequest, _ authentication: Authentication, account: String) -> APIError? {
-        guard case .key = authentication, request.method == "POST" || request.method == "DELETE",
-              case .credentials(let credentials) = SignatureV1.presented(in: request),
-              let expiry = Double(credentials.expiry) else { return nil }
+    /// For a signed change without Redis: refuses a signature already used (401), or a new one
+    /// while the account's replay memory, or the key's or the client's share of it, is full of
+    /// live signatures (503 with `Retry-After`).
+    func checkReplay(_ change: SignedChange) -> APIError? {
         let now = clock.now()
-        switch replays.use(Array(credentials.signature.utf8), expiry: expiry, account: account, now: now) {
+        let outcome = replays.use(
+            Array(change.signature.utf8), expiry: change.expiry, key: change.keyID, client: change.client, account: change.account, now: now)
+        switch outcome {
         case .accepted:
             return nil
         case .replayed:
-            return Self.unauthorized("replayed signature: a POST or DELETE signature is accepted once within its validity")
-        case .full(let until):
+            return Self.replayed
+        case .full(let limit, let until):
             let wait = max(1, Int((until - now).rounded(.up)))
+            let whose: String
+            switch limit {
+            case .account: whose = "for this account"
+            case .key: whose = "for key '\(change.keyID)' (one key may hold half of the account's)"
+            case .client: whose = "from this client (one client may hold a quarter of the account's)"
+            }
             return APIError(
-                .serviceUnavailable, "too many signed changes in flight for this account: try again in \(wait) s",
+                .serviceUnavailable, "too many signed changes in flight \(whose): try again in \(wait) s",
                 headers: [("Retry-After", String(wait))])
         }
     }
+
+    /// A signature used before (locally or, with Redis, on any replica).
+    static let replayed = unauthorized("replayed signature: a POST or DELETE signature is accepted once within its validity")
+}
+
+/// A signed request to a route that changes state (`Route.isSignedChange`): what its replay
+/// check needs.
+struct SignedChange: Sendable {
+    var account: String
+    var keyID: String
+    /// Lower-case hex, as sent.
+    var signature: String
+    /// Unix seconds.
+    var expiry: Timestamp
+    /// The client as the rate limit sees it (the peer, or `X-Forwarded-For` of a trusted proxy).
+    var client: PeerAddress?
 }

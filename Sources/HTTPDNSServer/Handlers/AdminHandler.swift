@@ -235,10 +235,11 @@ extension HTTPDNSService {
     }
 
     /// An account change when replicas share their accounts (docs/replicas.md): written to Redis
-    /// first, then applied here (database, registry) by the
-    /// replicator, which the other replicas follow. Redis unreachable: 503 and nothing changed
-    /// anywhere (Redis is the source of truth; a change made here alone would be undone by the
-    /// next reconcile). Leaves an audit line.
+    /// first, then applied here (database, registry) by the replicator, which the other replicas
+    /// follow. Redis unreachable or not answering in time:
+    /// 503 and nothing changed anywhere (Redis is the source of truth; a change made here alone
+    /// would be undone by the next reconcile; a write Redis gets to late is refused by its
+    /// deadline). Leaves an audit line.
     private func replicatedWrite(
         _ id: String, config: AccountConfig?, existing: AccountConfig?, request: HTTPRequest, _ replication: any Replication
     ) -> HandlerResult {
@@ -261,6 +262,13 @@ extension HTTPDNSService {
                     .serviceUnavailable,
                     "account changes need the shared store (Redis), which is unreachable: nothing was changed; retry when it is back",
                     headers: [("Retry-After", "5")]).response)
+            case .failure(let error) where error.code == .unknownOutcome:
+                Log.warning("account \(id): the connection to Redis broke with the change in flight: \(error.message)")
+                audit(request, result: "unknown 503", detail: "")
+                let message =
+                    "the connection to the shared store (Redis) broke with the change in flight: "
+                    + "it may or may not have been made; read the account back (GET) before retrying"
+                slot.set(APIError(.serviceUnavailable, message, headers: [("Retry-After", "5")]).response)
             case .failure(let error):
                 Log.error("account \(id): \(error.message)")
                 audit(request, result: "refused 500", detail: "")

@@ -120,8 +120,8 @@ public final class HTTPDNSService: Sendable {
     var metricsSources: [@Sendable () -> String] { extraMetrics.withLock { $0 } }
 
     /// Routes one request through the route table: path (404), listener (404), admin token,
-    /// method (405 with `Allow`), account (404), then the pipeline (`run`): limits → authenticate → authorise →
-    /// handler.
+    /// method (405 with `Allow`), account (404), then the pipeline (`run`): limits → authenticate →
+    /// authorise → open → arguments → replay check (signed changes) → handler.
     public func handle(_ request: HTTPRequest) -> HandlerResult {
         let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
         var routed = Routed()
@@ -219,7 +219,7 @@ public final class HTTPDNSService: Sendable {
                let refusal = RouteArguments.refusal(admitted.request.query, arguments, method: route.method, path: admitted.request.path) {
                 return sealResponse(.response(route.format.response(refusal)), admitted)
             }
-            return sealResponse(route.handler(self, admitted), admitted)
+            return sealResponse(runChange(route, signed: match.request, admitted), admitted)
         case .answer(let response): return .response(response)
         }
     }
@@ -253,7 +253,8 @@ public final class HTTPDNSService: Sendable {
         return rateLimitRejection(for: match.request, engine: engine)
     }
 
-    /// Authenticate → authorise → replay check, for a tenant route that needs `role`. An open
+    /// Authenticate → authorise, for a tenant route that needs `role` (the replay check of a
+    /// signed change comes after the arguments are checked: `runChange`). An open
     /// account (no client keys; one flag the engine holds) costs nothing more.
     func authenticateClient(_ request: HTTPRequest, role: ClientKey.Role, engine: ResolverEngine) -> Result<Authentication, APIError> {
         guard engine.lookupOptions.hasClientKeys else { return .success(.anonymous) }
@@ -263,7 +264,6 @@ public final class HTTPDNSService: Sendable {
         case .failure(let refusal): return .failure(refusal)
         }
         if let refusal = authenticator.authorise(authentication, required: role) { return .failure(refusal) }
-        if let refusal = authenticator.checkReplay(request, authentication, account: engine.accountID) { return .failure(refusal) }
         return .success(authentication)
     }
 

@@ -129,6 +129,13 @@ struct Route: Sendable {
         self.handler = handler
     }
 
+    /// Whether a signed request to the route changes state, and so is accepted once: the
+    /// `POST`s and `DELETE`s that need a `manage` key. RFC 8484's `POST` carries a query (its
+    /// signature covers the DNS message): served again, it only answers again, as a `GET` does.
+    var isSignedChange: Bool {
+        access == .client(.manage) && (method == "POST" || method == "DELETE")
+    }
+
     /// Whether `segments` fit the pattern (an `{account}` or `{id}` fits any segment).
     func matches(_ segments: PathSegments) -> Bool {
         guard segments.count == pattern.count else { return false }

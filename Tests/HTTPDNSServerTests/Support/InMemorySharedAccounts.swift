@@ -10,7 +10,11 @@ final class InMemorySharedAccounts: SharedAccountStore {
         var records: [String: AccountRecord] = [:]
         var counter: Int64 = 0
         var down = false
+        /// Writes fail as when the connection broke after sending them (the outcome unknown).
+        var losesWrites = false
         var replicators: [AccountReplicator] = []
+        /// Claimed signatures, `account:signature` (never expired: tests are short).
+        var signatures: Set<String> = []
     }
 
     private let state = Mutex(State())
@@ -22,6 +26,8 @@ final class InMemorySharedAccounts: SharedAccountStore {
 
     func setDown(_ down: Bool) { state.withLock { $0.down = down } }
 
+    func setLosesWrites(_ loses: Bool) { state.withLock { $0.losesWrites = loses } }
+
     func loseData() { state.withLock { $0.records = [:]; $0.counter = 0 } }
 
     var records: [String: AccountRecord] { state.withLock { $0.records } }
@@ -29,6 +35,9 @@ final class InMemorySharedAccounts: SharedAccountStore {
     private static let unavailable = ReplicationError(.unavailable, "Redis: unavailable: connection refused")
 
     func write(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void) {
+        if state.withLock({ $0.losesWrites }) {
+            return completion(.failure(ReplicationError(.unknownOutcome, "Redis: connection_lost: the connection was lost")))
+        }
         let stored: AccountRecord? = state.withLock { state in
             guard !state.down else { return nil }
             state.counter += 1
@@ -73,6 +82,13 @@ final class InMemorySharedAccounts: SharedAccountStore {
     func publish(_ invalidation: CacheInvalidation) {
         let replicators: [AccountReplicator] = state.withLock { $0.down ? [] : $0.replicators }
         for replicator in replicators { replicator.received(invalidation) }
+    }
+
+    func claim(
+        account: String, signature: String, expiry: Timestamp, completion: @escaping @Sendable (Result<Bool, ReplicationError>) -> Void
+    ) {
+        let stored: Bool? = state.withLock { $0.down ? nil : $0.signatures.insert("\(account):\(signature)").inserted }
+        completion(stored.map { .success($0) } ?? .failure(Self.unavailable))
     }
 
     private func deliver(_ record: AccountRecord) {

@@ -112,6 +112,21 @@ struct Exchange {
         }
     }
 
+    private init(deferred: Bool, response: ServerResponse?, box: ResponseBox?) {
+        self.deferred = deferred
+        self.response = response
+        self.box = box
+    }
+
+    /// The exchange once a deferred response has come (answered from another thread), after
+    /// `seconds` at most.
+    func awaited(seconds: Double = 10) -> Exchange {
+        guard response == nil, let box else { return self }
+        let deadline = Date().addingTimeInterval(seconds)
+        while box.first == nil, Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        return Exchange(deferred: deferred, response: box.first, box: box)
+    }
+
     var status: Int { response?.status ?? -1 }
 
     /// The body parsed as JSON (any top-level value).
