@@ -73,18 +73,26 @@ extension HTTPDNSService {
     }
 
     /// The families of an EMAS `query` argument: `4` (also when absent or empty), `6`, or both
-    /// (`4,6`, `6,4`; `%2C` arrives decoded).
+    /// (`4,6`, `6,4`; `%2C` arrives decoded). Anything else, a family given twice or an empty
+    /// part included (`4,6,4`, `4,4`, `4,`), is refused.
     static func emasFamilies(_ query: String?) -> Result<[RecordFamily], APIError> {
         guard let query, !query.isEmpty else { return .success([.a]) }
         var families: [RecordFamily] = []
-        for part in query.split(separator: ",") {
+        for part in query.split(separator: ",", omittingEmptySubsequences: false) {
+            let family: RecordFamily
             switch part.trimmingWhitespace() {
-            case "4": if !families.contains(.a) { families.append(.a) }
-            case "6": if !families.contains(.aaaa) { families.append(.aaaa) }
-            default: return .failure(APIError(.invalidParameter, "query must be 4, 6 or 4,6, got '\(query)'"))
+            case "4": family = .a
+            case "6": family = .aaaa
+            default: return .failure(Self.badQuery(query))
             }
+            guard !families.contains(family) else { return .failure(Self.badQuery(query)) }
+            families.append(family)
         }
         return .success(families.sorted { $0 == .a && $1 == .aaaa })
+    }
+
+    private static func badQuery(_ query: String) -> APIError {
+        APIError(.invalidParameter, "query must be 4, 6 or 4,6, got '\(query)'")
     }
 
     /// `GET /{account}/ss`: the service addresses clients should use next.
