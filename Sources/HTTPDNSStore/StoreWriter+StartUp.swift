@@ -18,11 +18,12 @@ extension StoreWriter {
             do throws(StoreError) {
                 _ = try writer.loadAccounts()
                 return (writer, nil)
-            } catch where error.isDamage {
+            } catch {
                 writer.close()
-                damage = error
+                throw error
             }
-        } catch where error.isDamage {
+        } catch {
+            guard error.isDamage else { throw error }
             damage = error
         }
         let aside = try FileMoves.moveDamaged(path, now: now)
