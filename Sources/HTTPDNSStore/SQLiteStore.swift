@@ -16,7 +16,9 @@ import Synchronization
 ///   between attempts, and the store becomes healthy by itself with the first one that commits.
 ///   Nothing is dropped while the store is open. When SQLite reports the file damaged
 ///   (`SQLITE_CORRUPT`, `SQLITE_NOTADB`), the store sets the file aside (`<path>.corrupt-<time>`)
-///   and starts a new one holding the accounts read from the old (the cache starts cold).
+///   and starts a new one holding the accounts read from the old (the cache starts cold). A file
+///   found damaged when the store opens is set aside the same way, without its accounts, which
+///   cannot be read (`damagedAtStartUp`); `health.damagedFile` names the last one set aside.
 /// - `flush` tries a commit at once (whatever the backoff) and says whether everything queued
 ///   before it is durable. Account writes (`saveAccount`, `deleteAccount`) run on the writer
 ///   queue and complete there once committed with `synchronous=FULL`; `loadAccounts` and
@@ -42,6 +44,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     private let lastFlushNanoseconds = Atomic<Int>(0)
     private let skippedInvalidRowsCounter = Atomic<Int>(0)
     private let discardedExpiredRowsCounter = Atomic<Int>(0)
+    private let damagedFilesCounter = Atomic<Int>(0)
+    /// The last file set aside as damaged; written on `writerQueue` (or in `init`).
+    private let locked_damagedFile = Mutex<DamagedFile?>(nil)
 
     /// Opens (creates) the database at `path`, migrates its schema and starts the writer.
     /// - Parameters:
@@ -50,7 +55,8 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     ///   - maxPendingChanges: the write-behind queue's bound (queued and being committed); beyond
     ///     it, cache changes to keys not already queued are dropped and counted (`droppedWrites`).
     ///     The service passes `storeMaxPendingChanges`; the default (no bound) is for tests.
-    /// - Throws: `StoreError` naming `path` when it cannot be opened or is not a database.
+    /// A file SQLite reports damaged is moved aside and a new one made (`damagedAtStartUp`).
+    /// - Throws: `StoreError` naming `path` when it cannot be opened, or its new file made.
     public init(
         path: String, flushInterval: Double = 1, earlyFlushThreshold: Int = 5_000,
         maxPendingChanges: Int = .max
@@ -58,10 +64,16 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         self.path = path
         let queue = DispatchQueue(label: "httpdnsd.store.writer", qos: .utility)
         queue.setSpecific(key: writerQueueKey, value: true)
-        let opened = queue.sync { () -> Result<StoreWriter, StoreError> in
-            Result { () throws(StoreError) -> StoreWriter in try StoreWriter(path: path) }
+        let opened = queue.sync { () -> Result<(StoreWriter, DamagedFile?), StoreError> in
+            Result { () throws(StoreError) in try StoreWriter.openAtStartUp(path: path, now: SystemClock().now()) }
         }
-        writer = try opened.get()
+        let (writer, damaged) = try opened.get()
+        self.writer = writer
+        damagedAtStartUp = damaged
+        if let damaged {
+            locked_damagedFile.withLock { $0 = damaged }
+            damagedFilesCounter.add(1, ordering: .relaxed)
+        }
         writerQueue = queue
         locked_state = Mutex(WriteBehindState(
             earlyFlushThreshold: max(1, earlyFlushThreshold), maxPendingChanges: maxPendingChanges))
@@ -75,6 +87,10 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     }
 
     deinit { close() }
+
+    /// The file found damaged and moved aside when the store opened, if it was: the service
+    /// started without the accounts only that file held (the caller says so in its log).
+    public let damagedAtStartUp: DamagedFile?
 
     // MARK: Counters (for /metrics)
 
@@ -95,6 +111,8 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     public var skippedInvalidRows: Int { skippedInvalidRowsCounter.load(ordering: .relaxed) }
     /// Expired rows deleted by warm loads.
     public var discardedExpiredRows: Int { discardedExpiredRowsCounter.load(ordering: .relaxed) }
+    /// Database files found damaged and moved aside so far (at start-up and while running).
+    public var damagedFilesSetAside: Int { damagedFilesCounter.load(ordering: .relaxed) }
     /// Cache changes queued and not yet committed (being committed included).
     public var pendingChanges: Int { locked_state.withLock { $0.pending } }
     /// Cache changes dropped because the write-behind queue was full (the store failing or
@@ -109,7 +127,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         let state = locked_health.withLock { $0 }
         return PersistenceHealth(
             healthy: state.isHealthy, pendingChanges: pendingChanges, lastError: state.reason,
-            failingSince: state.failingSince)
+            failingSince: state.failingSince, damagedFile: locked_damagedFile.withLock { $0 })
     }
 
     // MARK: CachePersistence (hot path: no I/O, no waiting)
@@ -185,7 +203,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             do throws(StoreError) {
                 return try writer.loadCache(
                     account: account, now: now, window: max(0, discardExpiredOlderThan), keepExpired: keepExpired)
-            } catch where Self.isDamage(error) {
+            } catch where error.isDamage {
                 // A damaged cache table is not read around: the file is set aside, the cache starts cold.
                 guard self.setDamagedFileAside(after: error) else { throw error }
                 return WarmLoadResult()
@@ -207,7 +225,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             let writer = try self.openWriter()
             do throws(StoreError) {
                 return try writer.cachedAccounts().sorted()
-            } catch where Self.isDamage(error) {
+            } catch where error.isDamage {
                 guard self.setDamagedFileAside(after: error) else { throw error }
                 return []
             }
@@ -332,15 +350,10 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     private func commit(_ batch: PendingBatch, with writer: StoreWriter) throws(StoreError) -> Int {
         do throws(StoreError) {
             return try writer.apply(batch)
-        } catch where Self.isDamage(error) {
+        } catch where error.isDamage {
             guard setDamagedFileAside(after: error), let fresh = self.writer else { throw error }
             return try fresh.apply(batch)
         }
-    }
-
-    /// True for the errors that say the file itself is damaged.
-    private static func isDamage(_ error: StoreError) -> Bool {
-        error.code == .corrupt || error.code == .notADatabase
     }
 
     /// Reads the accounts from the damaged file, moves it (and its `-wal` and `-shm`) to
@@ -361,14 +374,16 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             Log.error("store: the database '\(path)' is damaged (\(damage)) and its accounts cannot be read (\(error)); it is left as it is: move it away and restart to start a new one")
             return false
         }
-        let aside = "\(path).corrupt-\(Int(SystemClock().now()))"
         writer.close()
         self.writer = nil
         do {
-            try FileMoves.move(path, to: aside)
-            for suffix in ["-wal", "-shm"] { try FileMoves.moveIfPresent(path + suffix, to: aside + suffix) }
-            let fresh = try StoreWriter(path: path)
             let now = SystemClock().now()
+            let aside = try FileMoves.moveDamaged(path, now: now)
+            damagedFilesCounter.add(1, ordering: .relaxed)
+            locked_damagedFile.withLock {
+                $0 = DamagedFile(path: path, movedTo: aside, reason: StoreHealth.reason(damage), at: now, atStartUp: false)
+            }
+            let fresh = try StoreWriter(path: path)
             for (id, json) in accounts.sorted(by: { $0.key < $1.key }) {
                 try fresh.saveAccount(id: id, json: json, deleted: json == nil, now: now)
             }

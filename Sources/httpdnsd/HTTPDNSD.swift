@@ -72,6 +72,14 @@ enum HTTPDNSD {
         } catch {
             fail("cannot open the database: \(error)", code: 1)
         }
+        if let damaged = store.damagedAtStartUp {
+            // One line naming both files: the damaged one is kept, the service goes on without its accounts.
+            let redisToo = config.redis == nil ? "" : ", and those Redis holds once it answers"
+            Log.error(
+                "store: the database '\(damaged.path)' is damaged (\(damaged.reason)): moved to '\(damaged.movedTo)', where it is kept; "
+                    + "started with a new database and the \(config.accounts.count) accounts of the configuration\(redisToo) "
+                    + "(accounts only that file held are not loaded; the persisted cache starts empty)")
+        }
         // The file's accounts (version 0), overlaid by the database's rows: bare configurations
         // and deletions written without Redis (version 0), records written by replication.
         var records = config.accounts.sorted(by: { $0.key < $1.key }).map { AccountRecord(id: $0.key, version: 0, config: $0.value) }

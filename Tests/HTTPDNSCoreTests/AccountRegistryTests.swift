@@ -23,6 +23,34 @@ import Testing
         }
     }
 
+    /// Accounts are hidden exactly while some account requires signatures, whichever way
+    /// accounts are created, changed or removed.
+    @Test func accountsAreHiddenWhileSomeAccountRequiresSignatures() {
+        let registry = Harness().registry
+        let signed = AccountConfig.test {
+            $0.clientKeys = [ClientKey(id: "app", secret: "0123456789abcdef0123", role: .resolve)]
+            $0.requireSignedRequests = true
+        }
+        let optional = AccountConfig.test { $0.clientKeys = signed.clientKeys }
+        #expect(!registry.hidesAccounts)
+        registry.upsert("open", config: .test())
+        registry.upsert("keys", config: optional)
+        #expect(!registry.hidesAccounts, "keys without requireSignedRequests do not hide accounts")
+        registry.upsert("shop", config: signed)
+        #expect(registry.hidesAccounts)
+        registry.upsert("shop", config: .test())
+        #expect(!registry.hidesAccounts, "shop no longer requires signatures")
+        registry.upsert(contentsOf: [(id: "a", config: signed), (id: "b", config: signed)])
+        #expect(registry.hidesAccounts)
+        registry.remove("a")
+        #expect(registry.hidesAccounts)
+        registry.upsert(contentsOf: [(id: "b", config: .test())])
+        #expect(!registry.hidesAccounts)
+        registry.upsert("shop", config: signed)
+        registry.remove("shop")
+        #expect(!registry.hidesAccounts)
+    }
+
     /// `withEngine(utf8:)` agrees with `engine(_:)`, with few accounts (compared as bytes) and many
     /// (looked up by hash), and forgets a removed account.
     @Test(arguments: [1, 8, 9, 40])

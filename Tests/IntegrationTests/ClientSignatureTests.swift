@@ -96,7 +96,7 @@ struct ClientSignatureTests {
                 }
                 expectUnauthorized(try await call(offset: -5), "signature expired")
                 expectUnauthorized(try await call(offset: 700), "signature expiry too far ahead")
-                expectUnauthorized(try await call(kid: "nobody"), "unknown key id")
+                expectUnauthorized(try await call(kid: "nobody"), "bad signature")
                 expectUnauthorized(try await call(secret: "not-the-secret-0123456789"), "bad signature")
                 expectUnauthorized(try await call(tamper: { query, _ in query = "extra=1&" + query }), "bad signature")
                 if endpoint.body != nil {
@@ -146,7 +146,7 @@ struct ClientSignatureTests {
             #expect(put.status == 200, "\(put)")
             #expect(!put.text.contains(newSecret))
             expectUnauthorized(try await send(service, "GET", "/v1/shop/resolve", args, kid: "old", secret: Self.resolveSecret, offset: 123),
-                               "unknown key id 'old'")
+                               "bad signature")
             #expect(try await send(service, "GET", "/v1/shop/resolve", args, kid: "new", secret: newSecret, offset: 124).status == 200)
             #expect(!service.log().contains(newSecret))
         }
@@ -201,7 +201,7 @@ struct ClientSignatureTests {
             for inHeader in [false, true] {
                 expectUnauthorized(try await call(offset: -5, inHeader: inHeader), "signature expired")
                 expectUnauthorized(try await call(offset: 700, inHeader: inHeader), "signature expiry too far ahead")
-                expectUnauthorized(try await call(kid: "nobody", inHeader: inHeader), "unknown key id 'nobody'")
+                expectUnauthorized(try await call(kid: "nobody", inHeader: inHeader), "bad signature")
                 expectUnauthorized(try await call(secret: "not-the-secret-0123456789", inHeader: inHeader), "bad signature")
                 expectUnauthorized(try await call(inHeader: inHeader, tamper: { query, _ in query += "&short=1" }), "bad signature")
             }

@@ -47,6 +47,18 @@ public struct AccountConfig: Sendable, Equatable {
     /// How far in the future a signature's expiry `t` may lie, seconds.
     public var maxSignatureAge: Double = 600
 
+    /// Only signed requests are served (`requireSignedRequests` with `clientKeys`).
+    public var requiresSignatures: Bool { requireSignedRequests && !clientKeys.isEmpty }
+
+    /// What a request naming no account is checked against while accounts are hidden
+    /// (`AccountRegistry.hidesAccounts`): an account that requires signatures and has no key, so
+    /// that every signature check runs and refuses as it would for a key the caller does not have.
+    public static let hidden: AccountConfig = {
+        var config = AccountConfig()
+        config.requireSignedRequests = true
+        return config
+    }()
+
     // MARK: SDK behaviours (issue 3)
 
     /// Answer an expired entry at once (`stale`) and refresh it in the background.

@@ -20,10 +20,19 @@ public final class AccountRegistry: Sendable {
         var list: [(id: [UInt8], engine: Unmanaged<ResolverEngine>)]?
     }
 
+    /// What the writers keep beside the shards.
+    private struct Totals {
+        var count = 0
+        /// The accounts that require signed requests (`AccountConfig.requiresSignatures`).
+        var signed: Set<String> = []
+    }
+
     private let shards: [ReadMostly<[String: ResolverEngine]>]
     private let small: ReadMostly<Small>
-    /// Serialises writers, so that `small` always lists what the shards hold.
-    private let writer = Mutex<Int>(0)
+    /// Serialises writers, so that `small` always lists what the shards hold and `signed` which
+    /// accounts require signatures.
+    private let writer = Mutex(Totals())
+    private let anySigned = Atomic<Bool>(false)
     private let makeEngine: @Sendable (String, AccountConfig) -> ResolverEngine
 
     public init(makeEngine: @escaping @Sendable (String, AccountConfig) -> ResolverEngine) {
@@ -89,16 +98,30 @@ public final class AccountRegistry: Sendable {
 
     public var count: Int { shards.reduce(0) { $0 + $1.value.count } }
 
+    /// Whether some account requires signed requests: then a request to an account that does not
+    /// exist is refused as a signed account refuses a caller without a valid key, so that no one
+    /// without a key can tell which accounts exist. One atomic load.
+    public var hidesAccounts: Bool { anySigned.load(ordering: .acquiring) }
+
+    /// Records whether account `id` requires signatures, as the configuration it holds now says
+    /// (read under `writer`, after the caller's update: of two racing writers, the later one
+    /// records the configuration that stayed). Under `writer`.
+    private func noteSigning(_ id: String, _ totals: inout Totals) {
+        if engine(id)?.config.requiresSignatures == true { totals.signed.insert(id) } else { totals.signed.remove(id) }
+        anySigned.store(!totals.signed.isEmpty, ordering: .releasing)
+    }
+
     /// Creates the account or updates its configuration in place (its cache stays warm).
     /// Returns true when the account is new.
     @discardableResult
     public func upsert(_ id: String, config: AccountConfig) -> Bool {
         if let existing = engine(id) {
             existing.update(config: config)
+            writer.withLock { noteSigning(id, &$0) }
             return false
         }
         let engine = makeEngine(id, config)
-        let winner: ResolverEngine? = writer.withLock { total in
+        let winner: ResolverEngine? = writer.withLock { totals in
             let winner: ResolverEngine? = shard(id).update { table in
                 if let existing = table[id] { return (table, existing) }
                 var table = table
@@ -106,13 +129,14 @@ public final class AccountRegistry: Sendable {
                 return (table, nil)
             }
             if winner == nil {
-                total += 1
-                publishSmall(total)
+                totals.count += 1
+                publishSmall(totals.count)
             }
             return winner
         }
         // Another caller created the account meanwhile: this call's configuration still applies.
         winner?.update(config: config)
+        writer.withLock { noteSigning(id, &$0) }
         if winner == nil { Log.debug("account created", [("account", id)]) }
         return winner == nil
     }
@@ -130,7 +154,7 @@ public final class AccountRegistry: Sendable {
                 fresh[shardIndex(id), default: [:]][id] = makeEngine(id, config)
             }
         }
-        let raced: [ResolverEngine] = writer.withLock { total in
+        let raced: [ResolverEngine] = writer.withLock { totals in
             var raced: [ResolverEngine] = []
             for (index, engines) in fresh {
                 shards[index].update { table in
@@ -140,31 +164,35 @@ public final class AccountRegistry: Sendable {
                             raced.append(existing)
                         } else {
                             table[id] = engine
-                            total += 1
+                            totals.count += 1
                         }
                     }
                     return (table, ())
                 }
             }
-            publishSmall(total)
+            publishSmall(totals.count)
             return raced
         }
         // Created by another caller meanwhile: this call's configuration still applies.
         for engine in raced { configs[engine.accountID].map(engine.update(config:)) }
+        writer.withLock { totals in
+            for id in configs.keys { noteSigning(id, &totals) }
+        }
     }
 
     /// Removes the account; returns its engine (so the caller can drop its cache), nil if unknown.
     @discardableResult
     public func remove(_ id: String) -> ResolverEngine? {
-        writer.withLock { total in
+        writer.withLock { totals in
             let removed: ResolverEngine? = shard(id).update { table in
                 var table = table
                 let removed = table.removeValue(forKey: id)
                 return (table, removed)
             }
             if removed != nil {
-                total -= 1
-                publishSmall(total)
+                noteSigning(id, &totals)
+                totals.count -= 1
+                publishSmall(totals.count)
                 Log.debug("account removed", [("account", id)])
             }
             return removed

@@ -68,11 +68,42 @@ public struct PersistenceHealth: Sendable, Equatable {
     public var lastError: String?
     /// Unix time of the first failure of the current unhealthy spell.
     public var failingSince: Timestamp?
+    /// The last database file found damaged and moved aside (at start-up or since), kept for the
+    /// operator; nil when none was.
+    public var damagedFile: DamagedFile?
 
-    public init(healthy: Bool, pendingChanges: Int = 0, lastError: String? = nil, failingSince: Timestamp? = nil) {
+    public init(
+        healthy: Bool, pendingChanges: Int = 0, lastError: String? = nil, failingSince: Timestamp? = nil, damagedFile: DamagedFile? = nil
+    ) {
         self.healthy = healthy
         self.pendingChanges = pendingChanges
         self.lastError = lastError
         self.failingSince = failingSince
+        self.damagedFile = damagedFile
+    }
+}
+
+/// A database file SQLite reported damaged (`SQLITE_CORRUPT`, `SQLITE_NOTADB`), which the store
+/// moved aside, next to where it was, before starting a new one: nothing in it is deleted.
+public struct DamagedFile: Sendable, Equatable {
+    /// Where the file was (the configured database path).
+    public var path: String
+    /// Where it is now: `<path>.corrupt-<unix time>`.
+    public var movedTo: String
+    /// The short reason (the kind of damage and the SQLite result code).
+    public var reason: String
+    /// Unix time of the move.
+    public var at: Timestamp
+    /// Found when the service started (its accounts could not be read: the service starts with
+    /// the configuration's, and Redis's when configured), rather than while it ran (its
+    /// accounts were copied into the new file).
+    public var atStartUp: Bool
+
+    public init(path: String, movedTo: String, reason: String, at: Timestamp, atStartUp: Bool) {
+        self.path = path
+        self.movedTo = movedTo
+        self.reason = reason
+        self.at = at
+        self.atStartUp = atStartUp
     }
 }

@@ -30,10 +30,19 @@ struct ClientAuthenticator: Sendable {
         APIError(.unauthorized, message, headers: [("WWW-Authenticate", SignatureV1.scheme)])
     }
 
+    /// What every signature that no key of the account made is refused with: the same whether
+    /// the key id is unknown, the signature wrong, or the account missing (while accounts are
+    /// hidden), so that a caller without a key learns nothing of which ids exist.
+    static let badSignature = "bad signature: no key of this account made it for this request (signature v1, see docs/security.md)"
+
     /// Verifies the request's signature, if the account has keys and the request carries one or
-    /// the account requires it. An account without `clientKeys` is open: signatures are not read.
+    /// the account requires it. An account without `clientKeys` is open: signatures are not read
+    /// (`AccountConfig.hidden`, which stands for a missing account, has no key but requires them).
+    /// The checks that depend on the account (its key ids, `maxSignatureAge`) come after the
+    /// HMAC, which is computed with a decoy key when the key id is unknown: the answer and the
+    /// work are the same either way.
     func authenticate(_ request: HTTPRequest, config: AccountConfig) -> Result<Authentication, APIError> {
-        guard !config.clientKeys.isEmpty else { return .success(.anonymous) }
+        guard !config.clientKeys.isEmpty || config.requireSignedRequests else { return .success(.anonymous) }
         let credentials: SignatureV1.Credentials
         switch SignatureV1.presented(in: request) {
         case .none:
@@ -47,32 +56,34 @@ struct ClientAuthenticator: Sendable {
         case .credentials(let value):
             credentials = value
         }
-        guard let key = config.clientKeys.first(where: { $0.id == credentials.keyID }) else {
-            let shown = ClientKey.isValidID(credentials.keyID) ? " '\(credentials.keyID)'" : ""
-            return .failure(Self.unauthorized("unknown key id\(shown)"))
-        }
         let now = clock.now()
         let expiry = Double(credentials.expiry)!  // digits only, at most 12 (checked by `presented`)
         guard expiry >= now else {
             return .failure(Self.unauthorized(
                 "signature expired: t=\(credentials.expiry) is before the server's time \(Int(now)) (the Date header gives it)"))
         }
-        guard expiry - now <= config.maxSignatureAge else {
-            return .failure(Self.unauthorized(
-                "signature expiry too far ahead: t=\(credentials.expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
-        }
+        let key = config.clientKeys.first { $0.id == credentials.keyID }
         let matches: Bool
         do {
-            matches = try SignatureV1.verify(request, credentials, key: try preparedKeys.key(for: key.secret))
+            matches = try SignatureV1.verify(request, credentials, key: try preparedKeys.key(for: key?.secret ?? Self.decoySecret))
         } catch {
             Log.error("client signature check: \(error)")
             return .failure(APIError(.internalError, "the signature could not be checked"))
         }
-        guard matches else {
-            return .failure(Self.unauthorized("bad signature: it does not match the request (signature v1, see docs/security.md)"))
+        guard let key, matches else { return .failure(Self.unauthorized(Self.badSignature)) }
+        guard expiry - now <= config.maxSignatureAge else {
+            return .failure(Self.unauthorized(
+                "signature expiry too far ahead: t=\(credentials.expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
         }
         return .success(.key(id: key.id, role: key.role))
     }
+
+    /// The secret an unknown key id's signature is checked with, so that it costs what a known
+    /// one does; random for each process and never a match (the key is unknown).
+    static let decoySecret: String = {
+        var generator = SystemRandomNumberGenerator()
+        return String((0..<32).map { _ in "0123456789abcdef".randomElement(using: &generator)! })
+    }()
 
     /// Whether `authentication` may call a route that needs `required`. Anonymous requests reach
     /// this only where the account lets them in (open, or signatures not required).

@@ -137,11 +137,10 @@ extension HTTPDNSService {
     /// `maxSignatureAge` of the server's time in either direction, and `key` is
     /// `DoHJSONSignature.key` over `uid`, the key's secret, `ts`, `name` and `ak` as sent. An
     /// unsigned request passes unless the account has `requireSignedRequests`.
-    func authenticateDoHJSON(_ request: HTTPRequest, engine: ResolverEngine) -> Result<Authentication, APIError> {
-        let config = engine.config
+    func authenticateDoHJSON(_ request: HTTPRequest, config: AccountConfig) -> Result<Authentication, APIError> {
         let query = request.query
         guard query["ak"] != nil || query["ts"] != nil || query["key"] != nil else {
-            guard !(config.requireSignedRequests && !config.clientKeys.isEmpty) else {
+            guard !config.requireSignedRequests else {
                 return .failure(APIError(.invalidSignature, "missing signature: this account requires signed requests (uid, ak, ts and key arguments)"))
             }
             return .success(.anonymous)
@@ -149,41 +148,47 @@ extension HTTPDNSService {
         guard let uid = query["uid"], let keyID = query["ak"], let timestamp = query["ts"], let presented = query["key"] else {
             return .failure(APIError(.invalidSignature, "malformed signature: a signed request needs all of uid, ak, ts and key"))
         }
-        guard !config.clientKeys.isEmpty else {
+        guard !config.clientKeys.isEmpty || config.requireSignedRequests else {
             return .failure(APIError(.invalidSignature, "this account has no clientKeys to check a signature with: send the request unsigned"))
-        }
-        guard let key = config.clientKeys.first(where: { $0.id == keyID }) else {
-            let shown = ClientKey.isValidID(keyID) ? " '\(keyID)'" : ""
-            return .failure(APIError(.invalidSignature, "unknown key id\(shown) in ak"))
-        }
-        guard key.role.allows(.resolve) else {
-            return .failure(APIError(.forbidden, "key '\(key.id)' has role \(key.role.rawValue); this endpoint needs resolve"))
         }
         guard (1...12).contains(timestamp.utf8.count), timestamp.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Double(timestamp) else {
             return .failure(APIError(.invalidSignature, "ts must be the signing time in Unix seconds (digits only)"))
         }
-        let now = authenticator.clock.now()
-        guard now - seconds <= config.maxSignatureAge else {
-            return .failure(APIError(
-                .signatureExpired,
-                "signature expired: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) before the server's time \(Int(now))"))
-        }
-        guard seconds - now <= config.maxSignatureAge else {
-            return .failure(APIError(
-                .invalidSignature,
-                "ts too far ahead: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
-        }
-        let expected: String
+        // The key, its role and `maxSignatureAge` are the account's: they are looked at after the
+        // digest, which an unknown `ak` (or a missing account) computes with a decoy secret.
+        let key = config.clientKeys.first { $0.id == keyID }
+        let matches: Bool
         do {
-            expected = try DoHJSONSignature.key(uid: uid, secret: key.secret, timestamp: timestamp, name: query["name"] ?? "", accessKeyID: keyID)
+            let expected = try DoHJSONSignature.key(
+                uid: uid, secret: key?.secret ?? ClientAuthenticator.decoySecret, timestamp: timestamp, name: query["name"] ?? "", accessKeyID: keyID)
+            matches = Digest.constantTimeEquals(Array(expected.utf8), Array(presented.lowercased().utf8))
         } catch {
             Log.error("DoH JSON signature check: \(error)")
             return .failure(APIError(.internalError, "the signature could not be checked"))
         }
-        guard Digest.constantTimeEquals(Array(expected.utf8), Array(presented.lowercased().utf8)) else {
-            return .failure(APIError(.invalidSignature, "bad signature: key is not sha256(uid + secret + ts + name + ak) for key '\(key.id)'"))
+        guard let key, matches else {
+            return .failure(APIError(.invalidSignature, "bad signature: key is not sha256(uid + secret + ts + name + ak) for a client key of this account named by ak"))
         }
-        return .success(.key(id: key.id, role: key.role))
+        guard key.role.allows(.resolve) else {
+            return .failure(APIError(.forbidden, "key '\(key.id)' has role \(key.role.rawValue); this endpoint needs resolve"))
+        }
+        return checkDoHJSONTime(timestamp, seconds, config: config).map { .failure($0) } ?? .success(.key(id: key.id, role: key.role))
+    }
+
+    /// `ts` within `maxSignatureAge` of the server's time in either direction, else the refusal.
+    private func checkDoHJSONTime(_ timestamp: String, _ seconds: Double, config: AccountConfig) -> APIError? {
+        let now = authenticator.clock.now()
+        guard now - seconds <= config.maxSignatureAge else {
+            return APIError(
+                .signatureExpired,
+                "signature expired: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) before the server's time \(Int(now))")
+        }
+        guard seconds - now <= config.maxSignatureAge else {
+            return APIError(
+                .invalidSignature,
+                "ts too far ahead: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))")
+        }
+        return nil
     }
 }
 

@@ -73,18 +73,26 @@ extension HTTPDNSService {
     }
 
     /// The families of an EMAS `query` argument: `4` (also when absent or empty), `6`, or both
-    /// (`4,6`, `6,4`; `%2C` arrives decoded).
+    /// (`4,6`, `6,4`; `%2C` arrives decoded). Anything else, a family given twice or an empty
+    /// part included (`4,6,4`, `4,4`, `4,`), is refused.
     static func emasFamilies(_ query: String?) -> Result<[RecordFamily], APIError> {
         guard let query, !query.isEmpty else { return .success([.a]) }
         var families: [RecordFamily] = []
-        for part in query.split(separator: ",") {
+        for part in query.split(separator: ",", omittingEmptySubsequences: false) {
+            let family: RecordFamily
             switch part.trimmingWhitespace() {
-            case "4": if !families.contains(.a) { families.append(.a) }
-            case "6": if !families.contains(.aaaa) { families.append(.aaaa) }
-            default: return .failure(APIError(.invalidParameter, "query must be 4, 6 or 4,6, got '\(query)'"))
+            case "4": family = .a
+            case "6": family = .aaaa
+            default: return .failure(Self.badQuery(query))
             }
+            guard !families.contains(family) else { return .failure(Self.badQuery(query)) }
+            families.append(family)
         }
         return .success(families.sorted { $0 == .a && $1 == .aaaa })
+    }
+
+    private static func badQuery(_ query: String) -> APIError {
+        APIError(.invalidParameter, "query must be 4, 6 or 4,6, got '\(query)'")
     }
 
     /// `GET /{account}/ss`: the service addresses clients should use next.
@@ -95,13 +103,14 @@ extension HTTPDNSService {
     /// The authentication step of `sign_d` and `sign_resolve`: `t` (expiry, Unix seconds) within
     /// `[now, now + maxSignatureAge]`, and `s` the EMAS signature of the `host` argument with one
     /// of the account's client keys (every key may resolve). An account without client keys
-    /// cannot check a signature: its signed paths are refused (its unsigned ones are open).
-    func authenticateEMAS(_ request: HTTPRequest, engine: ResolverEngine) -> Result<Authentication, APIError> {
-        let config = engine.config
+    /// cannot check a signature: its signed paths are refused (its unsigned ones are open); the
+    /// stand-in for a missing account (`AccountConfig.hidden`) is refused as a wrong signature,
+    /// after one decoy digest. `maxSignatureAge`, the account's own, is checked after the digest.
+    func authenticateEMAS(_ request: HTTPRequest, config: AccountConfig) -> Result<Authentication, APIError> {
         guard let expiry = request.query["t"], let presented = request.query["s"] else {
             return .failure(APIError(.invalidSignature, "signed paths need the 't' (expiry) and 's' (signature) arguments"))
         }
-        guard !config.clientKeys.isEmpty else {
+        guard !config.clientKeys.isEmpty || config.requireSignedRequests else {
             return .failure(APIError(.invalidSignature, "this account has no clientKeys to check a signature with: use /d and /resolve"))
         }
         guard (1...12).contains(expiry.utf8.count), expiry.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Double(expiry) else {
@@ -111,24 +120,30 @@ extension HTTPDNSService {
         guard seconds >= now else {
             return .failure(APIError(.signatureExpired, "signature expired: t=\(expiry) is before the server's time \(Int(now))"))
         }
+        let hosts = request.query["host"] ?? ""
+        let keys = config.clientKeys.filter { $0.role.allows(.resolve) }
+        var signer: ClientKey?
+        do {
+            for key in keys where try EMASSignature.matches(presented, hosts: hosts, secret: key.secret, expiry: expiry) {
+                signer = key
+                break
+            }
+            if keys.isEmpty { _ = try EMASSignature.matches(presented, hosts: hosts, secret: ClientAuthenticator.decoySecret, expiry: expiry) }
+        } catch {
+            Log.error("EMAS signature check: \(error)")
+            return .failure(APIError(.internalError, "the signature could not be checked"))
+        }
+        guard let signer else { return .failure(APIError(.invalidSignature, Self.badEMASSignature)) }
         guard seconds - now <= config.maxSignatureAge else {
             return .failure(APIError(
                 .invalidSignature,
                 "signature expiry too far ahead: t=\(expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
         }
-        let hosts = request.query["host"] ?? ""
-        for key in config.clientKeys where key.role.allows(.resolve) {
-            do {
-                if try EMASSignature.matches(presented, hosts: hosts, secret: key.secret, expiry: expiry) {
-                    return .success(.key(id: key.id, role: key.role))
-                }
-            } catch {
-                Log.error("EMAS signature check: \(error)")
-                return .failure(APIError(.internalError, "the signature could not be checked"))
-            }
-        }
-        return .failure(APIError(.invalidSignature, "bad signature: s is not md5(host + \"-\" + secret + \"-\" + t) for any client key of this account"))
+        return .success(.key(id: signer.id, role: signer.role))
     }
+
+    /// The refusal of an EMAS signature that no key of the account made (a missing account's too).
+    static let badEMASSignature = "bad signature: s is not md5(host + \"-\" + secret + \"-\" + t) for any client key of this account"
 }
 
 extension Substring {

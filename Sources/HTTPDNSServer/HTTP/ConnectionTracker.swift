@@ -170,7 +170,7 @@ final class ConnectionTracker: @unchecked Sendable {
     /// The request arrived whole (head and body). Returns its refusal, nil when it may be served:
     /// `RawRequestURI.refusal` when its `method` and `url` (and `version`, as the access handler
     /// got them) are not the whole request line (a NUL cut it short), else 414 or 431 when its
-    /// request-target or head is over `headLimits`.
+    /// request-target (its length or its arguments) or head is over `headLimits`.
     func requestReceived(
         _ connection: OpaquePointer, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
         headLimits: RequestHeadLimits
@@ -182,7 +182,8 @@ final class ConnectionTracker: @unchecked Sendable {
         }
         guard let raw, let method, let url, let version else { return nil }
         guard raw.isWhole(method: method, url: url, version: version) else { return RawRequestURI.refusal }
-        return headLimits.refusal(targetLength: raw.length, headLength: chttpdns_mhd_request_head_size(connection))
+        return headLimits.refusal(
+            targetLength: raw.length, tooManyArguments: raw.hasTooManyArguments, headLength: chttpdns_mhd_request_head_size(connection))
     }
 
     /// The response was sent (or the request ended otherwise); the connection waits for another.

@@ -231,8 +231,15 @@ public final class HTTPServer: @unchecked Sendable {
             } else {
                 conCls.pointee = Self.noContext
             }
-            if let length = HTTPRequest.header(connection, "Content-Length").flatMap({ Int($0) }), length > options.maxBodyBytes {
-                return queue(connection, payloadTooLarge(), method: method, url: url, context: logged)
+            // Read only when there is a Content-Length, which requests without a body (every
+            // GET) do not carry: one header lookup for them, as before.
+            if let length = HTTPRequest.header(connection, "Content-Length") {
+                if let refusal = RequestFraming.refusal(transferEncoding: HTTPRequest.header(connection, "Transfer-Encoding")) {
+                    return queue(connection, refusal.response, method: method, url: url, context: logged)
+                }
+                if let length = Int(length), length > options.maxBodyBytes {
+                    return queue(connection, payloadTooLarge(), method: method, url: url, context: logged)
+                }
             }
             return .YES
         }

@@ -13,13 +13,28 @@ struct RawRequestURI {
     let length: Int
     /// The path (before `?`) holds `%00`.
     let pathHasEncodedNUL: Bool
+    /// The query holds more `&`-separated arguments than `RequestHeadLimits.maximumArguments`.
+    let hasTooManyArguments: Bool
 
     /// Reads `uri` (vectorised C scans: its length, then `?` and `%` in the path; the `%00` test
-    /// runs only on a path with escapes).
+    /// runs only on a path with escapes; the arguments are counted only in a query long enough
+    /// to hold more than `RequestHeadLimits.maximumArguments`).
+    ///
+    /// A query with more arguments than that is emptied where it lies, before libmicrohttpd
+    /// parses it: 0.9.75 keeps every argument in the connection's memory pool (`connectionMemoryLimit`)
+    /// and, when the pool runs out, answers an HTML 431 or closes the connection without a word.
+    /// Emptied, the request reaches the access handler, which refuses it with a JSON 414
+    /// (`RequestHeadLimits.refusal`). The bytes are libmicrohttpd's own read buffer, which it
+    /// rewrites in place itself right after this callback (it cuts the target at `?` and splits
+    /// the arguments there).
     init(_ uri: UnsafePointer<CChar>) {
         let start = UnsafeRawPointer(uri)
         length = strlen(uri)
         let pathLength = memchr(start, Int32(UInt8(ascii: "?")), length).map { UnsafeRawPointer($0) - start } ?? length
+        hasTooManyArguments = Self.holdsTooManyArguments(start + pathLength, length - pathLength)
+        if hasTooManyArguments {
+            UnsafeMutablePointer(mutating: uri)[pathLength + 1] = 0
+        }
         var encodedNUL = false
         var from = 0
         while let percent = memchr(start + from, Int32(UInt8(ascii: "%")), pathLength - from) {
@@ -48,6 +63,22 @@ struct RawRequestURI {
             gap += 1
         }
         return true
+    }
+
+    /// Whether `query` (`?` and what follows it, `count` bytes; none when the target has no
+    /// query) holds more arguments than the limit. A query shorter than the limit cannot (n
+    /// arguments need n - 1 separators) and is not scanned; a longer one is scanned only until
+    /// one separator past the limit.
+    private static func holdsTooManyArguments(_ query: UnsafeRawPointer, _ count: Int) -> Bool {
+        let limit = RequestHeadLimits.maximumArguments
+        guard count > limit else { return false }
+        var found = 1
+        var from = 1
+        while found <= limit, let ampersand = memchr(query + from, Int32(UInt8(ascii: "&")), count - from) {
+            found += 1
+            from = UnsafeRawPointer(ampersand) - query + 1
+        }
+        return found > limit
     }
 
     /// The 400 for a request whose target was cut short by a NUL.

@@ -10,6 +10,11 @@ struct RequestHeadLimits: Sendable {
     /// Head bytes at most, as libmicrohttpd counts them (`MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE`).
     let headBytes: Int
 
+    /// Query arguments at most (`RawRequestURI.hasTooManyArguments`); a request with more is 414
+    /// `URITooLong`. The API reads a dozen at most; libmicrohttpd keeps each in the connection's
+    /// pool (about 50 bytes and its text), where the default 16 KiB ran out near 230.
+    static let maximumArguments = 64
+
     /// 8 KiB of target and 32 KiB of head, or less when the connection buffer is small: a half and
     /// three quarters of it (libmicrohttpd keeps the parsed fields and the response head in the
     /// same buffer; at 16 KiB, the default, it serves heads up to about 14 KB, and the longest
@@ -20,9 +25,13 @@ struct RequestHeadLimits: Sendable {
         headBytes = min(32_768, connectionMemoryLimit * 3 / 4)
     }
 
-    /// The refusal for a request whose target is `targetLength` bytes and whose head is
-    /// `headLength` bytes, or nil when both are within the limits.
-    func refusal(targetLength: Int, headLength: Int) -> APIError? {
+    /// The refusal for a request whose target is `targetLength` bytes (with more query arguments
+    /// than `maximumArguments` when `tooManyArguments`) and whose head is `headLength` bytes, or
+    /// nil when all are within the limits.
+    func refusal(targetLength: Int, tooManyArguments: Bool = false, headLength: Int) -> APIError? {
+        if tooManyArguments {
+            return APIError(.uriTooLong, "the query has more than \(Self.maximumArguments) arguments, the most accepted")
+        }
         if targetLength > targetBytes {
             return APIError(.uriTooLong, "the request-target is \(targetLength) bytes; at most \(targetBytes) are accepted")
         }

@@ -37,8 +37,29 @@ extension HTTPDNSService {
             writer.key("failingSince")
             writer.number(Int(since))
         }
+        if let damaged = health.damagedFile { Self.writeDamagedFile(damaged, to: &writer) }
         writer.raw("}}")
         return .response(.json(200, writer))
+    }
+
+    /// `"damagedFile":{...}` of `/readyz`: the file's new name (not its directory: `/readyz` is
+    /// public), why, when, and whether at start-up (its accounts were not loaded).
+    private static func writeDamagedFile(_ damaged: DamagedFile, to writer: inout JSONWriter) {
+        writer.comma()
+        writer.key("damagedFile")
+        writer.raw("{")
+        writer.key("movedTo")
+        writer.string(String(damaged.movedTo.split(separator: "/").last ?? ""))
+        writer.comma()
+        writer.key("reason")
+        writer.string(damaged.reason)
+        writer.comma()
+        writer.key("at")
+        writer.number(Int(damaged.at))
+        writer.comma()
+        writer.key("atStartUp")
+        writer.bool(damaged.atStartUp)
+        writer.raw("}")
     }
 
     /// `/metrics`. Totals on every listener; series per account only on the operations listener

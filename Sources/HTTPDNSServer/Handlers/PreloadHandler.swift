@@ -12,12 +12,10 @@ extension HTTPDNSService {
     func preload(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
         let object: [String: Any]
         do {
-            guard let parsed = try JSONSerialization.jsonObject(with: Data(request.body)) as? [String: Any] else {
-                return .response(APIError(.invalidBody, "the body must be a JSON object {\"hosts\":[...]}").response)
-            }
-            object = parsed
+            // The reader of configuration and admin bodies: a key given twice is refused too.
+            object = try parseJSONObject(Data(request.body), key: "body")
         } catch {
-            return .response(APIError(.invalidBody, "the body is not valid JSON").response)
+            return .response(APIError(.invalidBody, "\(error.description) (a JSON object {\"hosts\":[...]})").response)
         }
         if let unknown = object.keys.sorted().first(where: { $0 != "hosts" && $0 != "type" }) {
             return .response(APIError(.invalidBody, "unknown key '\(unknown)' (known: hosts, type)").response)

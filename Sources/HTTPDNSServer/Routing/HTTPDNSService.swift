@@ -188,12 +188,15 @@ public final class HTTPDNSService: Sendable {
             // A method the path does not serve is a 405 whatever the account (`TRACE /resolve`
             // is 405, whichever `uid` it names).
             if served != nil {
-                guard let engine else {
+                // While accounts are hidden, a request to a missing one goes down the pipeline
+                // without an engine, which refuses it as a signed account would (`admit`).
+                if let engine {
+                    match.engine = engine
+                } else if !registry.hidesAccounts {
                     // Guessing account ids is limited too: such requests share one bucket per client.
                     if let refusal = rateLimitRejection(for: request, engine: nil) { return .response(first.format.response(refusal)) }
                     return .response(first.format.response(APIError(.unknownAccount, "no account '\(account)'")))
                 }
-                match.engine = engine
             }
         }
         if let index = first.idIndex { match.id = String(segments[index]) }
@@ -229,11 +232,12 @@ public final class HTTPDNSService: Sendable {
     /// accounts with client keys or an `aesSecretKey`: one implementation of each check.
     func admit(_ route: Route, _ match: Route.Match) -> Opening {
         var match = match
-        if let role = route.access.role(for: match.request), let engine = match.engine {
+        if let role = route.access.role(for: match.request) {
+            guard let engine = match.engine else { return .answer(route.format.response(hiddenAccountRefusal(route, match.request))) }
             let authenticated: Result<Authentication, APIError>
             switch route.access {
-            case .emasSigned: authenticated = authenticateEMAS(match.request, engine: engine)
-            case .dohJSON: authenticated = authenticateDoHJSON(match.request, engine: engine)
+            case .emasSigned: authenticated = authenticateEMAS(match.request, config: engine.config)
+            case .dohJSON: authenticated = authenticateDoHJSON(match.request, config: engine.config)
             default: authenticated = authenticateClient(match.request, role: role, engine: engine)
             }
             switch authenticated {
@@ -244,12 +248,35 @@ public final class HTTPDNSService: Sendable {
         return openRequest(route, match)
     }
 
+    /// For a request to an account that does not exist while accounts are hidden
+    /// (`AccountRegistry.hidesAccounts`): the route's own authentication run against
+    /// `AccountConfig.hidden`, so that the refusal (status, code, message) and the work spent are
+    /// those of an account that requires signatures and has no key of the caller's. (A route any
+    /// caller may use, EMAS `/ss`, does not come here: it is answered as for every account.)
+    func hiddenAccountRefusal(_ route: Route, _ request: HTTPRequest) -> APIError {
+        let authenticated: Result<Authentication, APIError>
+        switch route.access {
+        case .emasSigned: authenticated = authenticateEMAS(request, config: .hidden)
+        case .dohJSON: authenticated = authenticateDoHJSON(request, config: .hidden)
+        default: authenticated = authenticator.authenticate(request, config: .hidden)
+        }
+        guard case .failure(let refusal) = authenticated else {
+            // No key can pass a check against no key; were one to, nothing is served all the same.
+            return ClientAuthenticator.unauthorized(ClientAuthenticator.badSignature)
+        }
+        return refusal
+    }
+
     /// The limits step, before any authentication work is spent: 429 when the client of a
     /// tenant request is over its rate (`rateLimitRejection`), else nil. Probes, `/metrics` and
     /// the admin API are not limited. (The upstream budget is the engine's, where it starts an
     /// upstream query.)
     func checkLimits(_ route: Route, _ match: Route.Match) -> APIError? {
-        guard let engine = match.engine else { return nil }
+        guard let engine = match.engine else {
+            // A tenant route without an engine: a missing account while accounts are hidden,
+            // limited as `route` limits guesses when they are not.
+            return route.tenantIndex == nil ? nil : rateLimitRejection(for: match.request, engine: nil)
+        }
         return rateLimitRejection(for: match.request, engine: engine)
     }
 
