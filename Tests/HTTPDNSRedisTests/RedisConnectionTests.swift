@@ -25,6 +25,15 @@ import Testing
         }
     }
 
+    /// Polls `condition` every 10 ms; throws after `seconds` (a hang guard).
+    static func waitUntil(seconds: Double, _ condition: () -> Bool) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else { throw HarnessError("the condition did not hold within \(seconds) s") }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
     @Test func commandsGetTheirRepliesBinarySafe() async throws {
         let server = try await RedisServerProcess.start()
         defer { Task { await server.stop() } }
@@ -156,7 +165,7 @@ import Testing
         let subscriber = try Self.connection(server, purpose: "sub") { up in changes.withLock { $0.append(up) } }
         defer { subscriber.shutdown() }
         subscriber.subscribe(["chan"]) { message in received.withLock { $0.append(message) } }
-        try await Self.waitUntil(true, subscriber)
+        try await Self.waitUntil(seconds: 10) { changes.withLock { $0.count } >= 1 }
         try await Self.publishUntilReceived(server, "before") { received.withLock { $0 } }
         // The idle subscriber's PING reaches Redis and its ["pong", ""] is taken in stride: the
         // connection is the one it was (one `up`), still subscribed.
@@ -170,7 +179,9 @@ import Testing
         server.pause()
         try await Self.waitUntil(false, subscriber, seconds: 60)
         server.resume()
-        try await Self.waitUntil(true, subscriber, seconds: 60)
+        // `isUp` turns true before `onStateChange` is called (on the loop thread, after a log
+        // line): what is checked is the calls, so wait for the third.
+        try await Self.waitUntil(seconds: 60) { changes.withLock { $0.count } >= 3 }
         #expect(changes.withLock { $0 } == [true, false, true])
         try await Self.publishUntilReceived(server, "after") { received.withLock { $0 } }
     }

@@ -52,6 +52,28 @@ import Testing
         #expect(try !SignatureV1.verify(request, .init(keyID: "k", expiry: "1767225601", signature: sign), key: key))
     }
 
+    /// Whole bytes of the right signature are not enough, and more are too many: a prefix of
+    /// whole bytes (one byte short, half, none), the signature with a byte added, and one that
+    /// differs in its last byte only are all refused.
+    @Test func verifyRefusesPrefixesExtensionsAndALastByteChanged() throws {
+        let request = HTTPRequest(method: "GET", path: "/v1/shop/resolve", query: ["host": "a.test"])
+        let secret = "example-secret-0123456789"
+        let sign = try SignatureV1.signature(
+            secret: secret, canonical: try SignatureV1.canonicalString(of: request, expiry: "1767225600"))
+        let key = try HMACSHA256Key(Array(secret.utf8))
+        func verify(_ signature: String) throws -> Bool {
+            try SignatureV1.verify(request, .init(keyID: "k", expiry: "1767225600", signature: signature), key: key)
+        }
+        #expect(try verify(sign))
+        for refused in [
+            String(sign.dropLast(2)), String(sign.prefix(32)), String(sign.prefix(2)), "",
+            sign + "00", sign + sign,
+            String(sign.dropLast(2)) + (sign.hasSuffix("ff") ? "fe" : "ff"),
+        ] {
+            #expect(try !verify(refused), "accepted '\(refused)'")
+        }
+    }
+
     @Test func theEmptyBodyHashIsTheSHA256OfNothing() throws {
         #expect(SignatureV1.emptyBodyHash == Digest.hex(try Digest.sha256([UInt8]())))
     }

@@ -44,4 +44,31 @@ import Testing
             #expect(store.writesCommitted == 2)
         }
     }
+
+    /// An account write is on disk when it completes, not only in the page cache: its commit
+    /// syncs the WAL (`synchronous=FULL`). A write-behind cache commit on the same connection
+    /// syncs nothing (`NORMAL`), which shows that the count tells the two apart.
+    @Test func accountWritesSyncTheWALAndCacheCommitsDoNot() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: SyncCountingVFS.uri(database.path), flushInterval: 3_600)
+            defer { store.close() }
+            let wal = "/\(database.directory.lastPathComponent)/store.sqlite-wal"
+            // The first write creates the WAL (its header is synced under either setting).
+            try await store.saveAccount(id: "first", json: "{}")
+            #expect(SyncCountingVFS.opens(endingWith: wal) == 1)
+
+            var before = SyncCountingVFS.syncs(endingWith: wal)
+            try await store.saveAccount(id: "a", json: #"{"id":"a"}"#)
+            #expect(SyncCountingVFS.syncs(endingWith: wal) > before, "saving an account synced nothing")
+            before = SyncCountingVFS.syncs(endingWith: wal)
+            try await store.deleteAccount(id: "a")
+            #expect(SyncCountingVFS.syncs(endingWith: wal) > before, "deleting an account synced nothing")
+
+            before = SyncCountingVFS.syncs(endingWith: wal)
+            store.upsert(account: "default", key: Sample.key("a.example"), entry: Sample.entry(["192.0.2.1"]))
+            #expect(await store.flushed() == .durable)
+            #expect(store.flushes == 1)
+            #expect(SyncCountingVFS.syncs(endingWith: wal) == before)
+        }
+    }
 }

@@ -39,9 +39,7 @@ public final class LogSink: @unchecked Sendable {
         locked_running = true
         locked_stopping = false
         let thread = Thread { [self] in
-            // Named from the thread itself: a name set before `start` does not reach the
-            // system's thread name on Linux (`/proc/PID/task/TID/comm`, `top -H`, gdb).
-            Thread.current.name = "httpdnsd-log"
+            ThreadName.setCurrent("httpdnsd-log")
             run()
         }
         thread.start()

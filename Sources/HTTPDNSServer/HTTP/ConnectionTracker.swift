@@ -206,8 +206,7 @@ final class ConnectionTracker: @unchecked Sendable {
         // A few passes per deadline, at most one per second.
         let interval = Double(min(1000, max(100, timeout / 4))) / 1000
         let thread = Thread { [self] in
-            // Named from the thread itself (see `TLSCertificateStore.startWatching`).
-            Thread.current.name = "httpdnsd-reaper"
+            ThreadName.setCurrent("httpdnsd-reaper")
             while !locked_reaperStop.withLock({ $0 }) {
                 reap(now: Self.now())
                 _ = reaperWake.wait(timeout: .now() + interval)

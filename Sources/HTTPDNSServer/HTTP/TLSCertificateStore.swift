@@ -97,10 +97,7 @@ public final class TLSCertificateStore: Sendable {
     public func startWatching(interval: Double) {
         guard !watching.exchange(true, ordering: .acquiringAndReleasing) else { return }
         let thread = Thread { [self] in
-            // Named from the thread itself, in at most 15 characters: a name set before `start`,
-            // or a longer one, does not reach the system's thread name on Linux
-            // (`/proc/PID/task/TID/comm`, `top -H`, gdb).
-            Thread.current.name = "httpdnsd-tls"
+            ThreadName.setCurrent("httpdnsd-tls")
             while !watcherStop.withLock({ $0 }) {
                 _ = watcherWake.wait(timeout: .now() + interval)
                 if watcherStop.withLock({ $0 }) { break }
