@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSCore
 import Synchronization
 
 /// What callers and one loop thread (the curl loop's, the c-ares resolver's, the speed prober's)
@@ -20,14 +21,15 @@ package final class LoopQueue<Item: Sendable>: Sendable {
 
     package init() {}
 
-    /// Starts the loop thread, which runs `body` (the worker's loop) until it returns.
+    /// Starts the loop thread, which runs `body` (the worker's loop) until it returns. The thread
+    /// names itself `name` (`ThreadName`: at most 15 bytes reach the system).
     package func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
+            ThreadName.setCurrent(name)
             loopThread.store(UInt(pthread_self()), ordering: .releasing)
             body()
             finished.signal()
         }
-        thread.name = name
         thread.start()
     }
 

@@ -70,7 +70,7 @@ public final class RedisConnection: Sendable {
         metrics.register(options.purpose)
         let shared = RedisLoopShared(metrics: metrics, purpose: options.purpose)
         self.shared = shared
-        shared.queue.startThread(named: "httpdns-redis-\(options.purpose)") {
+        shared.queue.startThread(named: "redis-\(options.purpose)") {
             RedisLoopWorker(shared: shared, options: options, onStateChange: onStateChange).run()
         }
     }

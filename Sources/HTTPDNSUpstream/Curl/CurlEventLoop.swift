@@ -42,7 +42,7 @@ public final class CurlEventLoop: Sendable {
         }
         let shared = CurlLoopShared(multi: multi)
         self.shared = shared
-        shared.queue.startThread(named: "httpdns-curl") { CurlLoopWorker(shared: shared).run() }
+        shared.queue.startThread(named: "httpdnsd-curl") { CurlLoopWorker(shared: shared).run() }
     }
 
     deinit {

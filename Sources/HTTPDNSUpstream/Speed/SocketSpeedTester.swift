@@ -47,7 +47,7 @@ public final class SocketSpeedTester: SpeedTester {
         self.shared = shared
         let configuration = SpeedProbeWorker.Configuration(
             maxConcurrentProbes: max(1, maxConcurrentProbes), icmpV4: usesICMPForIPv4, icmpV6: usesICMPForIPv6)
-        shared.startThread(named: "httpdns-speed") { SpeedProbeWorker(shared: shared, configuration: configuration).run() }
+        shared.startThread(named: "httpdnsd-speed") { SpeedProbeWorker(shared: shared, configuration: configuration).run() }
     }
 
     deinit {

@@ -31,7 +31,7 @@ public final class SystemResolver: UpstreamResolver {
         self.shared = shared
         let configuration = AresLoopWorker.Configuration(
             servers: servers, attemptTimeoutMilliseconds: attemptTimeoutMilliseconds, tries: tries)
-        shared.startThread(named: "httpdns-ares") { AresLoopWorker(shared: shared, configuration: configuration).run() }
+        shared.startThread(named: "httpdnsd-ares") { AresLoopWorker(shared: shared, configuration: configuration).run() }
     }
 
     deinit {
