@@ -33,11 +33,15 @@ revision:
 build: revision
 	$(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS)
 
-# Builds everything (including the httpdnsd binary the integration tests run), then runs all test targets.
+# Builds everything (including the httpdnsd binary the integration tests run), then runs all test
+# targets, then the fuzz package's FuzzCorpusTests (every seed corpus through its parser; the fuzz
+# package, fuzz/Package.swift, depends on this one by path and builds in fuzz/.build).
 # HTTPDNS_BUILT_BY_MAKE tells BuildRevisionTests that the binary carries the revision make recorded.
+FUZZ_TEST_FLAGS ?= --package-path fuzz -Xswiftc -warnings-as-errors $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH)-fuzz)
 test: deps revision
 	$(SWIFT) build $(SWIFTFLAGS)
 	HTTPDNS_BUILT_BY_MAKE=1 HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test --disable-xctest $(SWIFTFLAGS)
+	$(SWIFT) test --disable-xctest $(FUZZ_TEST_FLAGS)
 
 # The long form of the crash loop (Tests/IntegrationTests/CrashLoopTests.swift; make test runs 3
 # cycles): SOAK_CYCLES SIGKILLs, each at a random moment up to SOAK_KILL_MS after the first
