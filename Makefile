@@ -17,12 +17,16 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run clean deps bench fuzz soak sanitize tsan revision
+.PHONY: all build test run clean deps test-deps bench fuzz soak sanitize tsan revision
 
 all: build
 
+# What building and running needs (make run); test-deps adds the servers and tools the tests use.
 deps:
 	./scripts/install-deps.sh
+
+test-deps:
+	./scripts/install-deps.sh --test
 
 # Records the git revision the binary reports (--version, httpdns_build_info) in the ignored
 # Sources/CBuildRevision/revision.h; REVISION=... names one instead (docs/metrics.md).
@@ -38,7 +42,7 @@ build: revision
 # package, fuzz/Package.swift, depends on this one by path and builds in fuzz/.build).
 # HTTPDNS_BUILT_BY_MAKE tells BuildRevisionTests that the binary carries the revision make recorded.
 FUZZ_TEST_FLAGS ?= --package-path fuzz -Xswiftc -warnings-as-errors $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH)-fuzz)
-test: deps revision
+test: test-deps revision
 	$(SWIFT) build $(SWIFTFLAGS)
 	HTTPDNS_BUILT_BY_MAKE=1 HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test --disable-xctest $(SWIFTFLAGS)
 	$(SWIFT) test --disable-xctest $(FUZZ_TEST_FLAGS)
@@ -48,7 +52,7 @@ test: deps revision
 # preload reply of the run, with PRAGMA integrity_check and the acknowledged names checked after each.
 SOAK_CYCLES ?= 30
 SOAK_KILL_MS ?= 3000
-soak: deps revision
+soak: test-deps revision
 	$(SWIFT) build $(SWIFTFLAGS)
 	HTTPDNS_CRASH_CYCLES=$(SOAK_CYCLES) HTTPDNS_CRASH_MAX_KILL_MS=$(SOAK_KILL_MS) \
 	HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" \
@@ -78,7 +82,7 @@ fuzz:
 # is written under $(SANITIZE_SCRATCH)/reports and fails the target.
 SANITIZE_SCRATCH ?= $(CURDIR)/.build-sanitize
 SANITIZE_FILTER ?= IntegrationTests
-sanitize: deps revision
+sanitize: test-deps revision
 	nice -n 10 $(SWIFT) build --scratch-path $(SANITIZE_SCRATCH) --product httpdnsd -Xswiftc -sanitize=address
 	rm -rf $(SANITIZE_SCRATCH)/reports && mkdir -p $(SANITIZE_SCRATCH)/reports
 	ASAN_OPTIONS="$${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1}:log_path=$(SANITIZE_SCRATCH)/reports/asan" \
@@ -94,7 +98,7 @@ sanitize: deps revision
 TSAN_SCRATCH ?= $(CURDIR)/.build-tsan
 TSAN_FILTER ?= HTTPDNSCoreTests|CurlEventLoopTests|HTTPServerTests|ServiceOverSocketTests|StopRaceTests
 TSAN_FLAGS = --scratch-path $(TSAN_SCRATCH) --sanitize=thread -Xswiftc -DHTTPDNS_TSAN
-tsan: deps revision
+tsan: test-deps revision
 	nice -n 10 $(SWIFT) build --build-tests $(TSAN_FLAGS)
 	rm -rf $(TSAN_SCRATCH)/reports && mkdir -p $(TSAN_SCRATCH)/reports
 	TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=0}:log_path=$(TSAN_SCRATCH)/reports/tsan" \
