@@ -80,9 +80,11 @@ struct EMASAPITests {
     @Test func aHostNoUpstreamCouldResolveIsAnUpstreamFailureNotAServerError() async throws {
         let dead = "doh:http://127.0.0.1:\(deadPort())/dns-query"
         try await withService(upstreams: { _ in [dead] }, localDNSFallback: false) { _, service in
-            expectEMASError(try await service.client.get("/default/d?host=\(TestZone.www)"), 502, "UpstreamFailed")
+            let single = try await service.client.get("/default/d?host=\(TestZone.www)")
+            expectEMASError(single, 502, "UpstreamFailed")
             let batch = try await service.client.get("/default/resolve?host=\(TestZone.www)")
-            #expect(batch.status == 200 && batch.json["dns"]?.array?.isEmpty == true, "\(batch)")
+            #expect(batch.status == 200, "\(batch)")
+            #expect(batch.json["dns"]?.array?.isEmpty == true, "\(batch)")
         }
     }
 

@@ -148,10 +148,11 @@ struct TLSListenerTests {
         let second = try await certificates.issue("second", serial: "1002")
         let notPEM = certificates.directory.appendingPathComponent("not.pem").path
         try "hello\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+        let missing = certificates.directory.appendingPathComponent("missing.pem").path
         let cases: [([String], String, String)] = [
             (["--tls-cert", first.certificate], "tlsKey", "set both or neither"),
             (["--tls-key", first.key], "tlsCert", "set both or neither"),
-            (["--tls-cert", certificates.directory.appendingPathComponent("missing.pem").path, "--tls-key", first.key], "tlsCert", "does not exist"),
+            (["--tls-cert", missing, "--tls-key", first.key], "tlsCert", "'\(missing)' does not exist"),
             (["--tls-cert", notPEM, "--tls-key", first.key], "tlsCert", "not a PEM certificate"),
             (["--tls-cert", first.certificate, "--tls-key", notPEM], "tlsKey", "not a PEM private key"),
             (["--tls-cert", first.certificate, "--tls-key", second.key], "tlsKey", "not the private key"),
