@@ -2,11 +2,11 @@
 # httpdnsd container image: a release build with the Swift runtime linked statically, on
 # debian:bookworm-slim with only the C libraries the binary links against.
 #
-#   docker build -t httpdnsd --build-arg HTTPDNS_REVISION=$(git rev-parse --short=12 HEAD) .
-#   docker run --rm -p 8080:8080 -v httpdnsd-data:/var/lib/httpdnsd httpdnsd
+#   docker build -t httpdnsd:1.0.0 --build-arg HTTPDNS_REVISION=$(git rev-parse --short=12 HEAD) .
+#   docker run --rm -p 8080:8080 -v httpdnsd-data:/var/lib/httpdnsd httpdnsd:1.0.0
 #
-# On a machine without Docker (or without access to a registry) see scripts/container-check.sh
-# and docs/deployment.md.
+# Images are tagged with the release (`httpdnsd --version`), never `latest`. The whole image is
+# checked end to end by scripts/container-check.sh (docs/deployment.md).
 
 # ---- build stage ---------------------------------------------------------------------------
 FROM swift:6.3-bookworm AS builder

@@ -17,12 +17,16 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run trial clean deps bench fuzz soak sanitize tsan revision
+.PHONY: all build test run trial clean deps test-deps bench fuzz soak sanitize tsan revision
 
 all: build
 
+# What building and running needs (make run); test-deps adds the servers and tools the tests use.
 deps:
 	./scripts/install-deps.sh
+
+test-deps:
+	./scripts/install-deps.sh --test
 
 # Records the git revision the binary reports (--version, httpdns_build_info) in the ignored
 # Sources/CBuildRevision/revision.h; REVISION=... names one instead (docs/metrics.md).
@@ -33,18 +37,22 @@ revision:
 build: revision
 	$(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS)
 
-# Builds everything (including the httpdnsd binary the integration tests run), then runs all test targets.
+# Builds everything (including the httpdnsd binary the integration tests run), then runs all test
+# targets, then the fuzz package's FuzzCorpusTests (every seed corpus through its parser; the fuzz
+# package, fuzz/Package.swift, depends on this one by path and builds in fuzz/.build).
 # HTTPDNS_BUILT_BY_MAKE tells BuildRevisionTests that the binary carries the revision make recorded.
-test: deps revision
+FUZZ_TEST_FLAGS ?= --package-path fuzz -Xswiftc -warnings-as-errors $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH)-fuzz)
+test: test-deps revision
 	$(SWIFT) build $(SWIFTFLAGS)
 	HTTPDNS_BUILT_BY_MAKE=1 HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test --disable-xctest $(SWIFTFLAGS)
+	$(SWIFT) test --disable-xctest $(FUZZ_TEST_FLAGS)
 
 # The long form of the crash loop (Tests/IntegrationTests/CrashLoopTests.swift; make test runs 3
 # cycles): SOAK_CYCLES SIGKILLs, each at a random moment up to SOAK_KILL_MS after the first
 # preload reply of the run, with PRAGMA integrity_check and the acknowledged names checked after each.
 SOAK_CYCLES ?= 30
 SOAK_KILL_MS ?= 3000
-soak: deps revision
+soak: test-deps revision
 	$(SWIFT) build $(SWIFTFLAGS)
 	HTTPDNS_CRASH_CYCLES=$(SOAK_CYCLES) HTTPDNS_CRASH_MAX_KILL_MS=$(SOAK_KILL_MS) \
 	HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" \
@@ -58,7 +66,9 @@ run: deps build
 # A trial on loopback only (scripts/trial.sh): unbound with the zone example.test, dnss as its
 # RFC 8484 front and httpdnsd pointed at both, with a generated admin token it prints; Ctrl-C
 # stops all three. TRIAL_PORT, TRIAL_DNS_PORT, TRIAL_DOH_PORT move them off 8080, 5353, 8053.
+# Installs what running needs and the trial's two servers and curl, not the test tools.
 trial: deps build
+	./scripts/install-deps.sh unbound dnss curl
 	HTTPDNSD_BIN="$$($(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS) --show-bin-path)/httpdnsd" ./scripts/trial.sh
 
 # Benchmark of issue 4 (not part of `make test`): installs what is missing, builds a release binary in its
@@ -80,7 +90,7 @@ fuzz:
 # is written under $(SANITIZE_SCRATCH)/reports and fails the target.
 SANITIZE_SCRATCH ?= $(CURDIR)/.build-sanitize
 SANITIZE_FILTER ?= IntegrationTests
-sanitize: deps revision
+sanitize: test-deps revision
 	nice -n 10 $(SWIFT) build --scratch-path $(SANITIZE_SCRATCH) --product httpdnsd -Xswiftc -sanitize=address
 	rm -rf $(SANITIZE_SCRATCH)/reports && mkdir -p $(SANITIZE_SCRATCH)/reports
 	ASAN_OPTIONS="$${ASAN_OPTIONS:-detect_leaks=0:halt_on_error=1}:log_path=$(SANITIZE_SCRATCH)/reports/asan" \
@@ -96,7 +106,7 @@ sanitize: deps revision
 TSAN_SCRATCH ?= $(CURDIR)/.build-tsan
 TSAN_FILTER ?= HTTPDNSCoreTests|CurlEventLoopTests|HTTPServerTests|ServiceOverSocketTests|StopRaceTests
 TSAN_FLAGS = --scratch-path $(TSAN_SCRATCH) --sanitize=thread -Xswiftc -DHTTPDNS_TSAN
-tsan: deps revision
+tsan: test-deps revision
 	nice -n 10 $(SWIFT) build --build-tests $(TSAN_FLAGS)
 	rm -rf $(TSAN_SCRATCH)/reports && mkdir -p $(TSAN_SCRATCH)/reports
 	TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=0}:log_path=$(TSAN_SCRATCH)/reports/tsan" \

@@ -9,7 +9,12 @@ let package = Package(
     name: "httpdnsd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "httpdnsd", targets: ["httpdnsd"])
+        .executable(name: "httpdnsd", targets: ["httpdnsd"]),
+        // For the tool packages beside the service (bench/Package.swift, fuzz/Package.swift),
+        // which depend on this one by path and can use its products only; not a public API.
+        .library(
+            name: "HTTPDNSModules",
+            targets: ["HTTPDNSCore", "HTTPDNSServer", "HTTPDNSStore", "HTTPDNSUpstream", "HTTPDNSWire"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages; each module.modulemap points at a shim.h.
@@ -43,9 +48,6 @@ let package = Package(
             dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis"],
             swiftSettings: optimized
         ),
-        // Issue 16's cache simulator: hit ratios of the eviction policies on synthetic workloads.
-        .executableTarget(name: "cachesim", dependencies: ["HTTPDNSCore"], path: "bench/cachesim"),
-
         .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore"], path: "Tests/HTTPDNSTestSupport"),
         .testTarget(name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto"]),
         .testTarget(name: "HTTPDNSWireTests", dependencies: ["HTTPDNSWire"]),
@@ -55,15 +57,6 @@ let package = Package(
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSServerTests", dependencies: ["HTTPDNSServer", "HTTPDNSCore", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPDNSTestSupport", "HTTPDNSWire"]),
-
-        // Fuzzing (docs/fuzzing.md): the parsers' entry points, shared by the libFuzzer binary of
-        // `make fuzz` and by FuzzCorpusTests, which replays every seed corpus in `make test`.
-        .target(
-            name: "HTTPDNSFuzzEntries",
-            dependencies: ["HTTPDNSCore", "HTTPDNSServer", "HTTPDNSStore", "HTTPDNSUpstream", "HTTPDNSWire"],
-            path: "fuzz/Sources/HTTPDNSFuzzEntries"),
-        .executableTarget(name: "httpdnsd-fuzz", dependencies: ["HTTPDNSFuzzEntries"], path: "fuzz/Sources/httpdnsd-fuzz"),
-        .testTarget(name: "FuzzCorpusTests", dependencies: ["HTTPDNSFuzzEntries"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,4 +4,4 @@
 # missing; the work is scripts/install-deps.sh's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-exec ./scripts/install-deps.sh wrk dnsperf gcc libc6-dev
+exec ./scripts/install-deps.sh --test wrk dnsperf gcc libc6-dev

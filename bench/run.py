@@ -1215,10 +1215,11 @@ def cache_memory(entries):
     issue 16: `BoundedCache` shards with `LRUPolicy`), `s3fifo` (the same with `S3FIFOPolicy`)
     and `answercache` (the service's `AnswerCache`)."""
     swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
-    scratch = os.environ.get("BENCH_SCRATCH") or os.path.join(REPO, ".build-bench")
-    subprocess.run([swift, "build", "-c", "release", "--scratch-path", scratch, "--product", "cachesim"], cwd=REPO, check=True)
-    bin_path = subprocess.run([swift, "build", "-c", "release", "--scratch-path", scratch, "--show-bin-path"],
-                              cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
+    # cachesim is the bench package's (bench/Package.swift), a root of its own: its own scratch path.
+    scratch = (os.environ.get("BENCH_SCRATCH") or os.path.join(REPO, ".build-bench")) + "-cachesim"
+    build = [swift, "build", "-c", "release", "--package-path", os.path.join(REPO, "bench"), "--scratch-path", scratch]
+    subprocess.run(build + ["--product", "cachesim"], cwd=REPO, check=True)
+    bin_path = subprocess.run(build + ["--show-bin-path"], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
     output = subprocess.run([os.path.join(bin_path, "cachesim"), "--memory", str(entries)],
                             check=True, capture_output=True, text=True).stdout
     figures = {}

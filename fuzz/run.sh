@@ -21,12 +21,12 @@ if [[ -z $runtime ]]; then
     echo "fuzz: libclang_rt.fuzzer_no_main not found beside $swiftc (a toolchain with libFuzzer is needed)" >&2
     exit 2
 fi
-build=(swift build --scratch-path "$scratch" --product httpdnsd-fuzz
+build=(swift build --package-path fuzz --scratch-path "$scratch" --product httpdnsd-fuzz
     -Xswiftc -sanitize=address -Xswiftc -sanitize-coverage=edge,trace-cmp,inline-8bit-counters,pc-table
     -Xswiftc -DFUZZING -Xlinker "$runtime" -Xlinker -lstdc++)
 "${build[@]}" 2>&1 | grep -v "Cannot export local symbol" || true
 [[ ${PIPESTATUS[0]} -eq 0 ]] || exit 1
-bin="$(swift build --scratch-path "$scratch" --show-bin-path)/httpdnsd-fuzz"
+bin="$(swift build --package-path fuzz --scratch-path "$scratch" --show-bin-path)/httpdnsd-fuzz"
 
 outroot=${FUZZ_OUT:-fuzz/out}
 mkdir -p "$outroot"

@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
-# Installs the Debian packages httpdnsd needs to build and test, only those missing.
-# Idempotent: runs `apt-get update` and `apt-get install` only when something is absent.
-# Extra package names given as arguments are installed the same way (bench/deps.sh does that).
+# Installs what httpdnsd needs, only what is missing. Idempotent: runs `apt-get update` and
+# `apt-get install` (and pip) only when something is absent.
+#
+#   scripts/install-deps.sh            to build and run (`make run`): the C libraries' -dev
+#                                      packages and pkg-config
+#   scripts/install-deps.sh --test     that, plus what the tests start and use (`make test`):
+#                                      unbound, dnss, redis-server, haproxy, prometheus, ... and
+#                                      the test-only PyPI packages
+#
+# Extra package names after the options are installed the same way (bench/deps.sh does that).
 set -euo pipefail
 
+test_tools=0
+if [[ ${1:-} == --test ]]; then
+  test_tools=1
+  shift
+fi
+
+# To build and run: the libraries the binary links against, with their headers.
 PACKAGES=(
   libmicrohttpd-dev
   libgnutls28-dev
@@ -13,9 +27,12 @@ PACKAGES=(
   libssl-dev
   libknot-dev
   libhiredis-dev
+  pkg-config
+)
+# To test: the servers the integration tests start on loopback and the clients and checkers they run.
+TEST_PACKAGES=(
   redis-server
   haproxy
-  pkg-config
   unbound
   dnss
   python3
@@ -27,8 +44,9 @@ PACKAGES=(
   python3-pip
   iproute2
   systemd
-  "$@"
 )
+((test_tools)) && PACKAGES+=("${TEST_PACKAGES[@]}")
+PACKAGES+=("$@")
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
@@ -48,7 +66,7 @@ if ((${#missing[@]} > 0)); then
     echo "install-deps: not root and sudo is not available; install as root: apt-get install -y ${missing[*]}" >&2
     exit 1
   fi
-  # The tests run their own unbound on loopback. Keep the package from starting the system
+  # The tests run their own unbound (and redis) on loopback. Keep the packages from starting the system
   # service, which would fetch the root trust anchor and recurse to the internet: a
   # policy-rc.d that refuses every start, for the time of the install only.
   policy=/usr/sbin/policy-rc.d
@@ -65,11 +83,14 @@ fi
 
 # Test-only PyPI packages: clients the integration tests use that nobody here wrote (dnspython's
 # RFC 8484 client in scripts/test/doh_client.py). For the python3 on PATH, which the tests run.
-# schemathesis checks the service against openapi.yaml (IntegrationTests/ContractTests) and
+# schemathesis checks the service against openapi.yaml (IntegrationTests/ContractTests),
+# openapi-spec-validator checks that openapi.yaml is valid OpenAPI (the same suite) and
 # kubernetes-validate checks deploy/kubernetes.yaml (IntegrationTests/DeployTests).
-PIP_PACKAGES=("dnspython[doh]>=2.4" httpx h2 schemathesis kubernetes-validate)
-if python3 -c 'import dns.query, httpx, h2' 2>/dev/null && command -v schemathesis >/dev/null 2>&1 \
-  && command -v kubernetes-validate >/dev/null 2>&1; then
+PIP_PACKAGES=("dnspython[doh]>=2.4" httpx h2 schemathesis openapi-spec-validator kubernetes-validate)
+if ((!test_tools)); then
+  :
+elif python3 -c 'import dns.query, httpx, h2' 2>/dev/null && command -v schemathesis >/dev/null 2>&1 \
+  && command -v openapi-spec-validator >/dev/null 2>&1 && command -v kubernetes-validate >/dev/null 2>&1; then
   echo "install-deps: test-only PyPI packages present"
 else
   echo "install-deps: installing test-only PyPI packages: ${PIP_PACKAGES[*]}"

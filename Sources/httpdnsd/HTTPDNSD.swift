@@ -29,7 +29,7 @@ enum HTTPDNSD {
             switch try ServiceConfig.load(
                 arguments: Array(CommandLine.arguments.dropFirst()),
                 environment: ProcessInfo.processInfo.environment,
-                readFile: { try Data(contentsOf: URL(fileURLWithPath: $0)) })
+                readFile: { path throws in try ConfigFile.read(path) })
             {
             case .help(let text), .version(let text):
                 print(text)
@@ -170,7 +170,7 @@ enum HTTPDNSD {
         Log.info("httpdnsd listening on \(bound.joined(separator: ", ")) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
         if let certificates {
             let (serial, notAfter) = certificates.current
-            Log.info("TLS: serving certificate serial \(serial), expires at \(notAfter) (Unix time); reloaded on SIGHUP and when \(certificates.certificatePath) or \(certificates.keyPath) change")
+            Log.info("TLS: serving certificate serial \(serial), expires at \(Log.utcTime(unixSeconds: notAfter)); reloaded on SIGHUP and when \(certificates.certificatePath) or \(certificates.keyPath) change")
             certificates.startWatching(interval: 5)
         }
         // Public listeners: the main one and the plain one beside it (the ops listener serves no account).
@@ -185,6 +185,7 @@ enum HTTPDNSD {
         warmLoad(registry: registry, store: store)
         MemoryTrim.afterBulkWork()
         let prefetch = PrefetchScheduler(registry: registry)
+        UpstreamProbe.run(accounts: accounts.sorted(by: { $0.key < $1.key }).map { (id: $0.key, config: $0.value) }, wiring: wiring)
         service.isReady = true
         SystemdNotify.send("READY=1")
 

@@ -11,9 +11,14 @@ final class UpstreamWiring: Sendable {
     private let systemResolvers = Mutex<[[String]: SystemResolver]>([:])
 
     func chain(accountID: String, config: AccountConfig) -> UpstreamChain {
-        let upstreams = config.upstreams.map { UpstreamFactory.make($0, accountID: accountID, config: config, loop: loop) }
+        let upstreams = config.upstreams.map { upstream($0, accountID: accountID, config: config) }
         let fallback: (any UpstreamResolver)? = config.localDNSFallback ? systemResolver(config.localDNSServers) : nil
         return UpstreamChain(upstreams: upstreams, fallback: fallback)
+    }
+
+    /// The adapter for one `upstreams` entry of an account, on the shared curl loop.
+    func upstream(_ spec: UpstreamSpec, accountID: String, config: AccountConfig) -> any UpstreamResolver {
+        UpstreamFactory.make(spec, accountID: accountID, config: config, loop: loop)
     }
 
     private func systemResolver(_ servers: [String]) -> SystemResolver {

@@ -152,10 +152,20 @@ import Testing
     }
 
     @Test func serverFailuresAreInternalErrorsAndKeepTheirHeaders() {
-        let response = EMASRendering.error(APIError(.upstreamTimeout, "slow", headers: [("Retry-After", "1")]))
+        let response = EMASRendering.error(APIError(.storeUnavailable, "disk", headers: [("Retry-After", "1")]))
         #expect(response.status == 500)
-        #expect(response.bodyText == #"{"code":"InternalError","message":"slow"}"#)
+        #expect(response.bodyText == #"{"code":"InternalError","message":"disk"}"#)
         #expect(response.headers.map(\.0) == ["Retry-After"])
+    }
+
+    /// A host no upstream could resolve is the upstreams' failure, not a server error of httpdnsd.
+    @Test func upstreamFailuresKeepTheirGatewayCodes() {
+        let timeout = EMASRendering.error(APIError(.upstreamTimeout, "slow"))
+        #expect(timeout.status == 504)
+        #expect(timeout.bodyText == #"{"code":"UpstreamTimeout","message":"slow"}"#)
+        let failed = EMASRendering.error(APIError(.upstreamFailed, "refused"))
+        #expect(failed.status == 502)
+        #expect(failed.bodyText == #"{"code":"UpstreamFailed","message":"refused"}"#)
     }
 }
 

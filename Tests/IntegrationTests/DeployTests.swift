@@ -5,7 +5,8 @@ import Testing
 
 /// The examples in `deploy/` hold: the Kubernetes manifests validate against the API schema
 /// (`kubernetes-validate --strict`) and pass the Pod Security "restricted" profile with a pinned
-/// image; the systemd unit is `Type=notify` and `systemd-analyze security` rates it below 2.0.
+/// image; the systemd unit is `Type=notify` and `systemd-analyze security` rates it below 2.0;
+/// the Dockerfile's build stage gets every file the root manifest declares.
 @Suite("Deploy examples")
 struct DeployTests {
     static let deploy = TestPaths.packageRoot.appendingPathComponent("deploy")
@@ -49,5 +50,42 @@ struct DeployTests {
         let match = try #require(output.firstMatch(of: #/Overall exposure level for httpdnsd\.service: (\d+\.\d+)/#), "\(output)")
         let exposure = try #require(Double(match.1))
         #expect(exposure < 2.0, "\(output)")
+    }
+
+    /// A static check (no container engine): the Dockerfile's COPY lines, less .dockerignore,
+    /// hold Package.swift and every target path it declares (scripts/test/docker_context.py).
+    @Test func theImageBuildContextHoldsEveryPathTheManifestDeclares() throws {
+        let script = TestPaths.packageRoot.appendingPathComponent("scripts/test/docker_context.py").path
+        let (status, output) = try Self.run("/usr/bin/python3", [script, TestPaths.packageRoot.path])
+        #expect(status == 0, "\(output)")
+    }
+
+    /// Every file the deployment files, scripts and the build name exists (build outputs git
+    /// ignores aside): scripts/test/named_paths.py.
+    @Test func everyPathTheDeploymentFilesAndScriptsNameExists() throws {
+        let script = TestPaths.packageRoot.appendingPathComponent("scripts/test/named_paths.py").path
+        let (status, output) = try Self.run("/usr/bin/python3", [script, TestPaths.packageRoot.path])
+        #expect(status == 0, "\(output)")
+    }
+
+    /// One image tag scheme: an image of httpdnsd is tagged with the release it is (`latest` and
+    /// other versions nowhere), in the Dockerfile, deploy/, scripts/ and docs/.
+    @Test func everyImageTagIsTheRelease() throws {
+        let root = TestPaths.packageRoot
+        var files = [root.appendingPathComponent("Dockerfile")]
+        for directory in ["deploy", "scripts", "docs"] {
+            let folder = root.appendingPathComponent(directory)
+            let names = FileManager.default.enumerator(atPath: folder.path)?.allObjects as? [String] ?? []
+            files += names.map { folder.appendingPathComponent($0) }
+        }
+        var tags: [String] = []
+        for file in files {
+            guard let text = try? String(contentsOf: file, encoding: .utf8) else { continue }
+            for match in text.matches(of: #/httpdnsd:(latest|\d+\.\d+[A-Za-z0-9.+-]*)/#) {
+                tags.append("\(file.lastPathComponent): \(match.0)")
+                #expect(match.1 == BuildInfo.version, "\(file.path) names httpdnsd:\(match.1)")
+            }
+        }
+        #expect(tags.count >= 4, "the Dockerfile and deploy/ name the image: \(tags)")
     }
 }

@@ -75,6 +75,20 @@ struct EMASAPITests {
         }
     }
 
+    /// Upstreams that cannot be reached are the upstreams' failure, not httpdnsd's: `/d` says
+    /// `UpstreamFailed` (502), not the server error `InternalError` (500), and a batch leaves the
+    /// host out.
+    @Test func aHostNoUpstreamCouldResolveIsAnUpstreamFailureNotAServerError() async throws {
+        let dead = "doh:http://127.0.0.1:\(deadPort())/dns-query"
+        try await withService(upstreams: { _ in [dead] }, localDNSFallback: false) { _, service in
+            let single = try await service.client.get("/default/d?host=\(TestZone.www)")
+            expectEMASError(single, 502, "UpstreamFailed")
+            let batch = try await service.client.get("/default/resolve?host=\(TestZone.www)")
+            #expect(batch.status == 200, "\(batch)")
+            #expect(batch.json["dns"]?.array?.isEmpty == true, "\(batch)")
+        }
+    }
+
     @Test func signedRequestsAreCheckedAndUnsignedOnesRefused() async throws {
         try await withEMASService { _, service in
             let single = try await service.client.get("/12345/sign_d?\(try signed(TestZone.www))")

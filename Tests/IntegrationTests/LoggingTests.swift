@@ -6,12 +6,26 @@ import Testing
 @Suite("Logging")
 struct LoggingTests {
     /// The JSON objects of the log, one a line; fails on a line that is not one.
-    static func jsonLines(_ log: String) throws -> [[String: String]] {
+    static func jsonObjects(_ log: String) throws -> [[String: Any]] {
         try log.split(separator: "\n").map { line in
             let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
-            return try #require(object as? [String: String], "not a JSON object of strings: \(line)")
+            return try #require(object as? [String: Any], "not a JSON object: \(line)")
         }
     }
+
+    /// The same with every value as text (a number as its digits); fails on a value that is
+    /// neither a string nor a number.
+    static func jsonLines(_ log: String) throws -> [[String: String]] {
+        try jsonObjects(log).map { object in
+            try object.mapValues { value in
+                if let text = value as? String { return text }
+                return "\(try #require(value as? NSNumber, "not a string or a number: \(object)"))"
+            }
+        }
+    }
+
+    /// Whether `value` was a JSON number (not a string of digits).
+    static func isJSONNumber(_ value: Any?) -> Bool { value is NSNumber && !(value is String) }
 
     @Test func jsonLogWithAccessLogGivesOneParsedObjectPerLineWithTheRequestFields() async throws {
         try await withService(configure: { _, options in
@@ -54,6 +68,12 @@ struct LoggingTests {
             #expect(refused["status"] == "404")
             #expect(refused["path"] == "/v1/nosuch/resolve?host=\(host)")
             #expect(!service.log().contains("SECRETSIG"), "a signature reached the log")
+            // Numbers are JSON numbers, so that a log pipeline can compare and sum them.
+            let raw = try #require(try Self.jsonObjects(service.log()).first { $0["request_id"] as? String == "req-42.a:b" })
+            for key in ["status", "bytes", "duration_ms"] {
+                #expect(Self.isJSONNumber(raw[key]), "\(key) is not a JSON number: \(raw)")
+            }
+            #expect(raw["account"] is String)
         }
     }
 
@@ -141,6 +161,8 @@ struct LoggingTests {
                 #expect(replied["upstream"] == sent["upstream"])
                 #expect(replied["outcome"] == "answer" && replied["addresses"] == "2", "\(replied)")
                 #expect(Double(replied["seconds"] ?? "").map { $0 >= 0 } == true, "\(replied)")
+                let rawReplied = try #require(try Self.jsonObjects(service.log()).first { $0["msg"] as? String == "upstream replied" })
+                #expect(Self.isJSONNumber(rawReplied["seconds"]) && Self.isJSONNumber(rawReplied["addresses"]), "\(rawReplied)")
                 let finished = try one("resolution finished")
                 #expect(finished["outcome"] == "answer" && finished["source"] == "upstream", "\(finished)")
                 // The hit went through no upstream: each line above is there once.

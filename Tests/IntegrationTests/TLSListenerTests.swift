@@ -47,6 +47,21 @@ struct TLSListenerTests {
         }
     }
 
+    /// The log names the certificate's expiry as ISO 8601 UTC, the instant `openssl x509
+    /// -enddate` gives, not as a Unix time.
+    @Test func theLogGivesTheCertificateExpiryInISO8601UTC() async throws {
+        let certificates = try await TestCertificates.make()
+        let (certificate, key) = try await certificates.issue("server", serial: "1004")
+        let (status, output) = try await ExternalTool.run(
+            "openssl", ["x509", "-noout", "-enddate", "-dateopt", "iso_8601", "-in", certificate])
+        let end = try #require(output.firstMatch(of: #/notAfter=(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})Z/#), "\(status): \(output)")
+        try await withTLSService(certificate: certificate, key: key) { service, _ in
+            let line = try #require(service.log().split(separator: "\n").first { $0.contains("TLS: serving certificate serial") })
+            #expect(line.contains("expires at \(end.1)T\(end.2)Z"), "\(line)")
+            #expect(!line.contains("Unix time"), "\(line)")
+        }
+    }
+
     @Test func handshakeVerifiesAgainstTheCAAndTheHostName() async throws {
         let certificates = try await TestCertificates.make()
         let (certificate, key) = try await certificates.issue("server", serial: "1001")
@@ -133,10 +148,11 @@ struct TLSListenerTests {
         let second = try await certificates.issue("second", serial: "1002")
         let notPEM = certificates.directory.appendingPathComponent("not.pem").path
         try "hello\n".write(toFile: notPEM, atomically: true, encoding: .utf8)
+        let missing = certificates.directory.appendingPathComponent("missing.pem").path
         let cases: [([String], String, String)] = [
             (["--tls-cert", first.certificate], "tlsKey", "set both or neither"),
             (["--tls-key", first.key], "tlsCert", "set both or neither"),
-            (["--tls-cert", certificates.directory.appendingPathComponent("missing.pem").path, "--tls-key", first.key], "tlsCert", "cannot read"),
+            (["--tls-cert", missing, "--tls-key", first.key], "tlsCert", "'\(missing)' does not exist"),
             (["--tls-cert", notPEM, "--tls-key", first.key], "tlsCert", "not a PEM certificate"),
             (["--tls-cert", first.certificate, "--tls-key", notPEM], "tlsKey", "not a PEM private key"),
             (["--tls-cert", first.certificate, "--tls-key", second.key], "tlsKey", "not the private key"),

@@ -327,6 +327,7 @@ public struct ServiceConfig: Sendable, Equatable {
     ) throws(ConfigError) -> Invocation {
         var flags: [(Setting, String, String)] = []
         var configPath = environment["HTTPDNS_CONFIG"]
+        var configKey = "HTTPDNS_CONFIG"
         var index = 0
         let all = settings + defaultAccountSettings
         while index < arguments.count {
@@ -348,7 +349,12 @@ public struct ServiceConfig: Sendable, Equatable {
                 guard index < arguments.count else { throw ConfigError(key: name, "needs a value") }
                 value = arguments[index]
             }
-            if let setting { flags.append((setting, value!, name)) } else { configPath = value }
+            if let setting {
+                flags.append((setting, value!, name))
+            } else {
+                configPath = value
+                configKey = "--config"
+            }
             index += 1
         }
 
@@ -356,7 +362,7 @@ public struct ServiceConfig: Sendable, Equatable {
         if let configPath {
             let data: Data
             do { data = try readFile(configPath) } catch {
-                throw ConfigError(key: "--config", "cannot read '\(configPath)': \(error.localizedDescription)")
+                throw ConfigError(key: configKey, readProblem(error, path: configPath))
             }
             config = try ServiceConfig(json: try parseJSONObject(data, key: configPath))
         }
@@ -384,6 +390,12 @@ public struct ServiceConfig: Sendable, Equatable {
         return .run(config)
     }
 
+    /// What went wrong reading `path`: `ConfigFile.read` says it with the path; another reader's
+    /// error is named after it.
+    static func readProblem(_ error: any Error, path: String) -> String {
+        (error as? ConfigFile.ReadError)?.description ?? "cannot read '\(path)': \(error.localizedDescription)"
+    }
+
     /// Sets `adminToken` from `adminTokenFile`, if one is named: its text without one trailing
     /// newline (`\n` or `\r\n`), at least 8 characters. The error names the key that set the file
     /// and never holds the file's content.
@@ -395,7 +407,7 @@ public struct ServiceConfig: Sendable, Equatable {
         }
         let data: Data
         do { data = try readFile(path) } catch {
-            throw ConfigError(key: key, "cannot read '\(path)': \(error.localizedDescription)")
+            throw ConfigError(key: key, Self.readProblem(error, path: path))
         }
         guard var token = String(data: data, encoding: .utf8) else {
             throw ConfigError(key: key, "'\(path)' is not UTF-8 text")

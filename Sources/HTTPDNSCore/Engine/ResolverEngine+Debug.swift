@@ -3,15 +3,15 @@
 /// Account ids, host names, client networks and upstream names only: never a key or a secret.
 extension ResolverEngine {
     /// `account`, `host`, `type` and, for an account with `ispEnable`, the client `network`.
-    func debugFields(_ key: CacheKey, _ more: [(String, String)] = []) -> [(String, String)] {
-        var fields = [("account", accountID), ("host", key.host.value), ("type", key.family.typeName)]
+    func debugFields(_ key: CacheKey, _ more: [(String, any LogValue)] = []) -> [(String, any LogValue)] {
+        var fields: [(String, any LogValue)] = [("account", accountID), ("host", key.host.value), ("type", key.family.typeName)]
         if !key.network.isEmpty { fields.append(("network", key.network)) }
         return fields + more
     }
 
     /// The same from a statistics key (what a chain event is recorded under).
-    func debugFields(_ key: StatsKey, _ more: [(String, String)] = []) -> [(String, String)] {
-        var fields = [("account", accountID), ("host", key.domain), ("type", key.family.typeName)]
+    func debugFields(_ key: StatsKey, _ more: [(String, any LogValue)] = []) -> [(String, any LogValue)] {
+        var fields: [(String, any LogValue)] = [("account", accountID), ("host", key.domain), ("type", key.family.typeName)]
         if !key.network.isEmpty { fields.append(("network", key.network)) }
         return fields + more
     }
@@ -19,28 +19,31 @@ extension ResolverEngine {
     /// One upstream's (or the local DNS fallback's) reply: `upstream`, `outcome` (`answer`,
     /// `nxdomain`, `nodata`, `cname` for a dangling CNAME, or the error code), `seconds`, and
     /// `addresses` or `error`.
-    static func debugFields(upstream: String, _ result: Result<UpstreamAnswer, UpstreamError>, seconds: Double) -> [(String, String)] {
-        var fields = [("upstream", upstream)]
+    static func debugFields(
+        upstream: String, _ result: Result<UpstreamAnswer, UpstreamError>, seconds: Double
+    ) -> [(String, any LogValue)] {
+        var fields: [(String, any LogValue)] = [("upstream", upstream)]
         switch result {
         case .success(let answer):
             let outcome = answer.nxdomain ? "nxdomain" : !answer.addresses.isEmpty ? "answer" : answer.cnameTarget != nil ? "cname" : "nodata"
-            fields += [("outcome", outcome), ("seconds", "\(seconds)"), ("addresses", "\(answer.addresses.count)")]
+            fields += [("outcome", outcome), ("seconds", seconds), ("addresses", answer.addresses.count)]
         case .failure(let error):
-            fields += [("outcome", error.code.rawValue), ("seconds", "\(seconds)"), ("error", error.message)]
+            fields += [("outcome", error.code.rawValue), ("seconds", seconds), ("error", error.message)]
         }
         return fields
     }
 
     /// How a flight ended: `outcome` (`answer`, `nxdomain`, `nodata`, `failed`, `timeout`,
     /// `budget`), `source` of an answer, `seconds` since the flight started.
-    static func debugFields(_ outcome: FamilyOutcome, seconds: Double) -> [(String, String)] {
+    static func debugFields(_ outcome: FamilyOutcome, seconds: Double) -> [(String, any LogValue)] {
         switch outcome {
         case .success(let answer):
             let kind = answer.nxdomain ? "nxdomain" : answer.addressList.isEmpty ? "nodata" : "answer"
-            return [("outcome", kind), ("source", answer.stale ? "stale" : answer.source.rawValue), ("ttl", "\(answer.ttl)"), ("seconds", "\(seconds)")]
+            let source = answer.stale ? "stale" : answer.source.rawValue
+            return [("outcome", kind), ("source", source), ("ttl", Int(answer.ttl)), ("seconds", seconds)]
         case .failure(let failure):
             let kind = failure.retryAfter != nil ? "budget" : failure.timedOut ? "timeout" : "failed"
-            return [("outcome", kind), ("seconds", "\(seconds)"), ("error", failure.message)]
+            return [("outcome", kind), ("seconds", seconds), ("error", failure.message)]
         }
     }
 }

@@ -127,7 +127,7 @@ public final class ResolverEngine: Sendable {
     public func update(config: AccountConfig) {
         let chain = makeChain(accountID, config)
         let previous = settings.update { old in (Settings(config: config, chain: chain), old.config) }
-        Log.debug("account configuration applied", [("account", accountID), ("upstreams", config.upstreams.map(\.description).joined(separator: ",")), ("cacheCountLimit", "\(config.cacheCountLimit)")])
+        Log.debug("account configuration applied", [("account", accountID), ("upstreams", config.upstreams.map(\.description).joined(separator: ",")), ("cacheCountLimit", config.cacheCountLimit)])
         backoff.clearAll()
         let evicted = cache.resize(limit: config.cacheCountLimit)
         stats.absorb(evicted)
@@ -312,7 +312,7 @@ public final class ResolverEngine: Sendable {
     @discardableResult
     private func refreshInBackground(_ key: CacheKey, settings: Settings, prefetch: Bool, done: (@Sendable () -> Void)? = nil) -> Bool {
         guard !backoff.isWaiting(key, at: clock.now()), flights.startIfIdle(key, waiter: { _ in done?() }) else {
-            Log.debug("background refresh not started: in flight or backing off after a failure", debugFields(key, [("prefetch", "\(prefetch)")]))
+            Log.debug("background refresh not started: in flight or backing off after a failure", debugFields(key, [("prefetch", prefetch)]))
             done?()
             return false
         }
@@ -331,7 +331,7 @@ public final class ResolverEngine: Sendable {
     private func launch(_ key: CacheKey, settings: Settings, client: ClientID? = nil, holdsSharedLock: Bool = false) {
         let config = settings.config
         if let retryAfter = budgetRefusal(for: client, config: config) {
-            Log.debug("upstream budget spent (upstreamQPS): no upstream asked", debugFields(key, [("retryAfter", "\(retryAfter)")]))
+            Log.debug("upstream budget spent (upstreamQPS): no upstream asked", debugFields(key, [("retryAfter", retryAfter)]))
             if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
             flights.complete(key, with: overBudget(key, config: config, retryAfter: retryAfter))
             return
@@ -450,7 +450,7 @@ public final class ResolverEngine: Sendable {
         let now = clock.now()
         let due = cache.requestedKeys(expiringBy: now + Self.prefetchInterval).filter { !backoff.isWaiting($0, at: now) }
         let queued = refreshQueue.enqueue(due)
-        Log.debug("scheduled prefetch", [("account", accountID), ("due", "\(due.count)"), ("queued", "\(queued)")])
+        Log.debug("scheduled prefetch", [("account", accountID), ("due", due.count), ("queued", queued)])
         return queued
     }
 

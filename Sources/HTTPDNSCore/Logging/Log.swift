@@ -54,36 +54,36 @@ public enum Log {
 
     public static var format: Format { jsonFormat.load(ordering: .relaxed) ? .json : .text }
 
-    public static func debug(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, String)] = []) {
+    public static func debug(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any LogValue)] = []) {
         guard isEnabled(.debug) else { return }
         write(.debug, message(), fields: fields())
     }
 
-    public static func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, String)] = []) {
+    public static func info(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any LogValue)] = []) {
         guard isEnabled(.info) else { return }
         write(.info, message(), fields: fields())
     }
 
-    public static func warning(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, String)] = []) {
+    public static func warning(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any LogValue)] = []) {
         guard isEnabled(.warning) else { return }
         write(.warning, message(), fields: fields())
     }
 
-    public static func error(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, String)] = []) {
+    public static func error(_ message: @autoclosure () -> String, _ fields: @autoclosure () -> [(String, any LogValue)] = []) {
         write(.error, message(), fields: fields())
     }
 
     /// Writes one line (if `level` is enabled) on standard error through `LogSink`: at once, or
     /// with `buffered` handed to the sink's writer thread (the access log: a line per request,
     /// from HTTP threads that must not wait on the output).
-    public static func write(_ level: Level, _ message: String, fields: [(String, String)] = [], buffered: Bool = false) {
+    public static func write(_ level: Level, _ message: String, fields: [(String, any LogValue)] = [], buffered: Bool = false) {
         guard isEnabled(level) else { return }
         let bytes = line(level, message, fields: fields, format: format, time: timestamp())
         if buffered { LogSink.shared.append(bytes) } else { LogSink.shared.write(bytes) }
     }
 
     /// The bytes of one line, newline included.
-    public static func line(_ level: Level, _ message: String, fields: [(String, String)], format: Format, time: String) -> [UInt8] {
+    public static func line(_ level: Level, _ message: String, fields: [(String, any LogValue)], format: Format, time: String) -> [UInt8] {
         var line = ""
         line.reserveCapacity(message.utf8.count + 48 + fields.count * 24)
         switch format {
@@ -97,7 +97,7 @@ public enum Log {
                 line += " "
                 line += key
                 line += "="
-                let shown = escaped(value)
+                let shown = escaped(value.logText)
                 if shown.isEmpty || shown.contains(where: { $0 == " " || $0 == "\"" || $0 == "=" }) {
                     line += "\""
                     line += shown.replacing("\"", with: "\\\"")
@@ -117,7 +117,7 @@ public enum Log {
                 line += ","
                 appendJSONString(key, to: &line)
                 line += ":"
-                appendJSONString(value, to: &line)
+                if value.isJSONLiteral { line += value.logText } else { appendJSONString(value.logText, to: &line) }
             }
             line += "}"
         }
@@ -129,7 +129,18 @@ public enum Log {
     public static func timestamp() -> String {
         var now = timespec()
         clock_gettime(CLOCK_REALTIME, &now)
-        var seconds = now.tv_sec
+        let milliseconds = Int(now.tv_nsec / 1_000_000)
+        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
+        return "\(secondsText(now.tv_sec)).\(fraction)Z"
+    }
+
+    /// A Unix time as ISO 8601 / RFC 3339 UTC, to the second: `2027-01-01T00:00:00Z` (for times
+    /// a log line names, such as a certificate's expiry).
+    public static func utcTime(unixSeconds: Int) -> String { "\(secondsText(unixSeconds))Z" }
+
+    /// `YYYY-MM-DDThh:mm:ss` in UTC.
+    private static func secondsText(_ unixSeconds: Int) -> String {
+        var seconds = time_t(unixSeconds)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         var buffer = [UInt8](repeating: 0, count: 32)
@@ -138,9 +149,7 @@ public enum Log {
                 strftime($0, 32, "%Y-%m-%dT%H:%M:%S", &parts)
             }
         }
-        let milliseconds = Int(now.tv_nsec / 1_000_000)
-        let fraction = milliseconds < 10 ? "00\(milliseconds)" : milliseconds < 100 ? "0\(milliseconds)" : "\(milliseconds)"
-        return "\(String(decoding: buffer[..<length], as: UTF8.self)).\(fraction)Z"
+        return String(decoding: buffer[..<length], as: UTF8.self)
     }
 
     /// `text` with every character that could break or fake a log line escaped (see above).

@@ -4,8 +4,8 @@ import HTTPDNSCore
 /// (`AnswerRendering.writeHostAndAddresses`): only the end of an answer object differs.
 enum EMASRendering {
     /// `{"host":"H","ips":[..],"ipsv6":[..],"ttl":N,"origin_ttl":N,"client_ip":"C"}` for `/d`;
-    /// a host that could not be resolved is an `InternalError` (the client falls back to its
-    /// system resolver).
+    /// a host that no upstream could resolve is `UpstreamFailed` or `UpstreamTimeout` (the
+    /// client falls back to its system resolver, as on any error).
     static func single(_ result: HostResult, clientIP: String) -> HTTPResponse {
         if let failure = result.failure { return error(APIError(failure, host: result.host)) }
         var writer = JSONWriter()
@@ -107,15 +107,17 @@ enum EMASRendering {
 
     /// An error as the EMAS API has it: `{"code":"C","message":"M"}`. The codes it defines keep
     /// their meaning: an unknown account is `InvalidAccount` (403), a refused or missing client
-    /// signature `InvalidSignature` (403), a server-side failure `InternalError` (500); the other
-    /// client errors keep their code and status (`Forbidden` 403 for an account that requires
-    /// encryption, `RateLimited` 429, `InvalidParameter` 400), and their headers (`Allow`,
-    /// `Retry-After`).
+    /// signature `InvalidSignature` (403), a failure of httpdnsd itself `InternalError` (500).
+    /// A host no upstream could resolve is the upstreams' failure, not httpdnsd's: it keeps
+    /// `UpstreamFailed` (502) or `UpstreamTimeout` (504), as in API v1. The other client errors
+    /// keep their code and status (`Forbidden` 403 for an account that requires encryption,
+    /// `RateLimited` 429, `InvalidParameter` 400), and their headers (`Allow`, `Retry-After`).
     static func error(_ error: APIError) -> HTTPResponse {
         var code = error.code
         switch error.code {
         case .unknownAccount: code = .invalidAccount
         case .unauthorized: code = .invalidSignature
+        case .upstreamFailed, .upstreamTimeout: break
         default: if code.status >= 500 { code = .internalError }
         }
         var writer = JSONWriter()

@@ -86,9 +86,9 @@ enum AccessLog {
         let methodText = method.map { String(cString: $0) } ?? "-"
         let target = Self.target(connection, path: path)
         Log.write(.info, "access \(methodText) \(target) \(status)", fields: [
-            ("method", methodText), ("path", target), ("status", String(status)),
-            ("duration_ms", String(Double(Int(milliseconds * 1000)) / 1000)), ("account", account ?? "-"),
-            ("source", source ?? "-"), ("bytes", String(bytes)), ("peer", peer), ("request_id", context.requestID ?? "-"),
+            ("method", methodText), ("path", target), ("status", status),
+            ("duration_ms", Double(Int(milliseconds * 1000)) / 1000), ("account", account ?? "-"),
+            ("source", source ?? "-"), ("bytes", bytes), ("peer", peer), ("request_id", context.requestID ?? "-"),
         ], buffered: true)
     }
 }

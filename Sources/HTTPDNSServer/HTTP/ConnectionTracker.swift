@@ -102,13 +102,13 @@ final class ConnectionTracker: @unchecked Sendable {
             return true
         case .atLimit:
             rejectedAtLimitCount.add(1, ordering: .relaxed)
-            Log.debug("connection refused: connectionLimit reached", [("peer", peer?.text ?? "?"), ("limit", "\(limits.connectionLimit)")])
+            Log.debug("connection refused: connectionLimit reached", [("peer", peer?.text ?? "?"), ("limit", limits.connectionLimit)])
             if let held = refusalLog.admit("limit", now: SystemClock().now()) {
                 Log.warning("connection refused: \(limits.connectionLimit) connections open (connectionLimit)\(Self.heldBack(held))")
             }
         case .perAddress:
             rejectedPerAddressCount.add(1, ordering: .relaxed)
-            Log.debug("connection refused: perIPConnectionLimit reached", [("peer", peer?.text ?? "?"), ("limit", "\(limits.perAddress)")])
+            Log.debug("connection refused: perIPConnectionLimit reached", [("peer", peer?.text ?? "?"), ("limit", limits.perAddress)])
             if let held = refusalLog.admit("per_address", now: SystemClock().now()) {
                 Log.warning(
                     "connection from \(peer?.text ?? "?") refused: \(limits.perAddress) connections open from that client "

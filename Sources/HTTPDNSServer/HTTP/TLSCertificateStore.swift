@@ -81,7 +81,7 @@ public final class TLSCertificateStore: Sendable {
             state.current = loaded
             state.identity = identity
         }
-        Log.info("TLS: serving certificate serial \(loaded.serial) (\(reason)), expires at \(loaded.notAfter) (Unix time)")
+        Log.info("TLS: serving certificate serial \(loaded.serial) (\(reason)), expires at \(Log.utcTime(unixSeconds: loaded.notAfter))")
         return true
     }
 
@@ -124,9 +124,9 @@ public final class TLSCertificateStore: Sendable {
 
     private static func read(_ path: String, key: String) throws(ConfigError) -> [UInt8] {
         do {
-            return [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            return [UInt8](try ConfigFile.read(path))
         } catch {
-            throw ConfigError(key: key, "cannot read '\(path)': \(error.localizedDescription)")
+            throw ConfigError(key: key, error.description)
         }
     }
 

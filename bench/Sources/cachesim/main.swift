@@ -3,7 +3,7 @@
 // and W-TinyLFU through `BoundedCache` shards laid out the same way; prints hit ratios per policy
 // and size beside the bound no policy without foresight can pass.
 //
-//   swift build -c release --product cachesim --scratch-path bench/out/build && bench/out/build/release/cachesim
+//   swift build -c release --package-path bench --scratch-path bench/out/cachesim && bench/out/cachesim/release/cachesim
 //   cachesim [--names N] [--markdown]   the table of bench/RESULTS.md
 //   cachesim --experiment [--names N]   S3-FIFO variants (S3FIFOVariant.swift) at 1%
 //   cachesim --memory [N]               bytes per entry at N entries (Memory.swift; make bench runs it)

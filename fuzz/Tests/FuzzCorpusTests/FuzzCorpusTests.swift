@@ -6,9 +6,9 @@ import Testing
 /// as `make fuzz` feeds them to libFuzzer: an input that once crashed a parser, kept in its
 /// corpus, fails here if the crash comes back.
 struct FuzzCorpusTests {
+    /// `fuzz/`, three levels above this file (`fuzz/Tests/FuzzCorpusTests/`).
     static let fuzzDirectory = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("fuzz")
 
     static func corpus(_ target: FuzzTarget) throws -> [URL] {
         let directory = fuzzDirectory.appendingPathComponent(target.rawValue).appendingPathComponent("corpus")
