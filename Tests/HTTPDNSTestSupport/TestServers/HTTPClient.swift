@@ -68,9 +68,50 @@ public struct HTTPClient: Sendable {
     /// Sends a request and blocks until the whole response has arrived (or `timeout`).
     public func requestBlocking(_ method: String, _ path: String, headers: [String: String] = [:],
                                 body: [UInt8]? = nil) throws -> HTTPClientResponse {
+        let fd = try connectedSocket()
+        defer { close(fd) }
+
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
+            head += "\(name): \(value)\r\n"
+        }
+        if let body, headers.keys.first(where: { $0.lowercased() == "content-length" }) == nil {
+            head += "Content-Length: \(body.count)\r\n"
+        }
+        head += "\r\n"
+        var outgoing = Array(head.utf8)
+        if let body { outgoing += body }
+        // A server may answer (413, 405) and close before reading a large body: ignore send errors
+        // and read whatever response arrived.
+        Self.sendAll(fd, outgoing)
+
+        var incoming: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 {
+                incoming += buffer[0..<n]
+                if let complete = try? HTTPClientResponseParser.parse(incoming, complete: false) { return complete }
+                continue
+            }
+            if n == 0 { break }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK {
+                throw HarnessError("\(method) \(path): no complete response within \(timeout)s (got \(incoming.count) bytes)")
+            }
+            if incoming.isEmpty { throw HarnessError("\(method) \(path): recv failed: errno \(errno)") }
+            break
+        }
+        return try HTTPClientResponseParser.parse(incoming, complete: true)
+    }
+
+    /// A socket connected to the server (bound to `source` when set), with `timeout` for every
+    /// send and receive; the caller closes it.
+    func connectedSocket() throws -> Int32 {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
-        defer { close(fd) }
+        var keep = false
+        defer { if !keep { close(fd) } }
         var time = timeval(tv_sec: Int(timeout), tv_usec: Int((timeout - timeout.rounded(.down)) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
@@ -95,43 +136,18 @@ public struct HTTPClient: Sendable {
         guard connected == 0 else {
             throw HarnessError("connect to \(host):\(port) failed: errno \(errno)")
         }
+        keep = true
+        return fd
+    }
 
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
-        for (name, value) in headers.sorted(by: { $0.key < $1.key }) {
-            head += "\(name): \(value)\r\n"
-        }
-        if let body, headers.keys.first(where: { $0.lowercased() == "content-length" }) == nil {
-            head += "Content-Length: \(body.count)\r\n"
-        }
-        head += "\r\n"
-        var outgoing = Array(head.utf8)
-        if let body { outgoing += body }
-        // A server may answer (413, 405) and close before reading a large body: ignore send errors
-        // and read whatever response arrived.
+    /// Sends every byte it can; a send error ends it quietly (a server may answer and close before
+    /// reading all of a request), and whatever response arrived is read after.
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) {
         var sent = 0
-        while sent < outgoing.count {
-            let n = outgoing[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        while sent < bytes.count {
+            let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n <= 0 { break }
             sent += n
         }
-
-        var incoming: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 {
-                incoming += buffer[0..<n]
-                if let complete = try? HTTPClientResponseParser.parse(incoming, complete: false) { return complete }
-                continue
-            }
-            if n == 0 { break }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK {
-                throw HarnessError("\(method) \(path): no complete response within \(timeout)s (got \(incoming.count) bytes)")
-            }
-            if incoming.isEmpty { throw HarnessError("\(method) \(path): recv failed: errno \(errno)") }
-            break
-        }
-        return try HTTPClientResponseParser.parse(incoming, complete: true)
     }
 }
