@@ -1,5 +1,9 @@
 #ifndef CHTTPDNS_OPENSSL_SHIM_H
 #define CHTTPDNS_OPENSSL_SHIM_H
+/* The HMAC of client signatures copies SHA-256 states (`SHA256_CTX`, a plain struct), which only
+   OpenSSL 3's low-level SHA-256 functions give: deprecated, still part of the API. */
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <string.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/sha.h>
@@ -26,34 +30,43 @@ static inline unsigned int chttpdns_hmac_sha256(
     return HMAC(EVP_sha256(), key, keyCount, data, count, out, &size) != NULL ? size : 0;
 }
 
-/// An HMAC-SHA256 context set up with `key` (`EVP_MAC_init`, which hashes the key's inner and
-/// outer blocks), to be copied for each message by `chttpdns_hmac_sha256_prepared`; NULL on
-/// failure. Freed with `EVP_MAC_CTX_free`.
-static inline EVP_MAC_CTX *chttpdns_hmac_sha256_prepare(const void *key, size_t count) {
-    EVP_MAC *mac = EVP_MAC_fetch(NULL, "HMAC", NULL);
-    if (mac == NULL) return NULL;
-    EVP_MAC_CTX *ctx = EVP_MAC_CTX_new(mac);
-    EVP_MAC_free(mac);
-    if (ctx == NULL) return NULL;
-    OSSL_PARAM params[2];
-    params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *)"SHA256", 0);
-    params[1] = OSSL_PARAM_construct_end();
-    if (EVP_MAC_init(ctx, (const unsigned char *)key, count, params) != 1) {
-        EVP_MAC_CTX_free(ctx);
-        return NULL;
+/// An HMAC-SHA256 key prepared once (RFC 2104): the SHA-256 states after the key's inner block
+/// (key ^ 0x36...) and after its outer block (key ^ 0x5c...). Holds what the key can sign with.
+typedef struct {
+    SHA256_CTX inner;
+    SHA256_CTX outer;
+} chttpdns_hmac_sha256_key;
+
+/// Fills `prepared` for `key` (a key longer than a block is hashed first, as RFC 2104 says).
+/// Returns 1 on success, 0 on failure.
+static inline int chttpdns_hmac_sha256_prepare(chttpdns_hmac_sha256_key *prepared, const void *key, size_t count) {
+    unsigned char block[SHA256_CBLOCK] = {0};
+    unsigned char pad[SHA256_CBLOCK];
+    int ok = 1;
+    if (count > SHA256_CBLOCK) {
+        ok = SHA256((const unsigned char *)key, count, block) != NULL;
+    } else if (count > 0) {
+        memcpy(block, key, count);
     }
-    return ctx;
+    for (int i = 0; i < SHA256_CBLOCK; i++) pad[i] = block[i] ^ 0x36;
+    ok = ok && SHA256_Init(&prepared->inner) == 1 && SHA256_Update(&prepared->inner, pad, sizeof pad) == 1;
+    for (int i = 0; i < SHA256_CBLOCK; i++) pad[i] = block[i] ^ 0x5c;
+    ok = ok && SHA256_Init(&prepared->outer) == 1 && SHA256_Update(&prepared->outer, pad, sizeof pad) == 1;
+    OPENSSL_cleanse(block, sizeof block);
+    OPENSSL_cleanse(pad, sizeof pad);
+    return ok;
 }
 
-/// HMAC-SHA256 of `data` with a context from `chttpdns_hmac_sha256_prepare`, which is only read
-/// (`EVP_MAC_CTX_dup`), so several threads may use it at once; `out` must hold 32 bytes.
-/// Returns 1 on success, 0 on failure.
-static inline int chttpdns_hmac_sha256_prepared(const EVP_MAC_CTX *prepared, const void *data, size_t count, unsigned char *out) {
-    EVP_MAC_CTX *ctx = EVP_MAC_CTX_dup(prepared);
-    if (ctx == NULL) return 0;
-    size_t size = 0;
-    int ok = EVP_MAC_update(ctx, (const unsigned char *)data, count) == 1 && EVP_MAC_final(ctx, out, &size, 32) == 1 && size == 32;
-    EVP_MAC_CTX_free(ctx);
+/// HMAC-SHA256 of `data` under `prepared`, which is only read (each call copies the two states
+/// onto its own stack: no allocation, no lock, any number of threads at once); `out` holds 32
+/// bytes. Returns 1 on success, 0 on failure.
+static inline int chttpdns_hmac_sha256_prepared(
+    const chttpdns_hmac_sha256_key *prepared, const void *data, size_t count, unsigned char *out) {
+    SHA256_CTX context = prepared->inner;
+    unsigned char inner[SHA256_DIGEST_LENGTH];
+    int ok = SHA256_Update(&context, data, count) == 1 && SHA256_Final(inner, &context) == 1;
+    context = prepared->outer;
+    ok = ok && SHA256_Update(&context, inner, sizeof inner) == 1 && SHA256_Final(out, &context) == 1;
     return ok;
 }
 
