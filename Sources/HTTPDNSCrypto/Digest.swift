@@ -53,11 +53,16 @@ public enum Digest {
     /// The same for an array, written in one pass into the string's own storage.
     public static func hex(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-            for (index, byte) in bytes.enumerated() {
-                text[2 * index] = hexDigit(byte >> 4)
-                text[2 * index + 1] = hexDigit(byte & 0x0F)
-            }
+            bytes.withUnsafeBytes { writeHex($0, to: text.baseAddress!) }
             return bytes.count * 2
+        }
+    }
+
+    /// Writes the lower-case hex of `bytes` (two digits each) at `output`, which has room for them.
+    public static func writeHex(_ bytes: UnsafeRawBufferPointer, to output: UnsafeMutablePointer<UInt8>) {
+        for (index, byte) in bytes.enumerated() {
+            output[2 * index] = hexDigit(byte >> 4)
+            output[2 * index + 1] = hexDigit(byte & 0x0F)
         }
     }
 
@@ -73,9 +78,14 @@ public enum Digest {
 
     /// The same for arrays (no copies).
     public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in constantTimeEquals(left, right) } }
+    }
+
+    /// The same for bytes in memory.
+    public static func constantTimeEquals(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
         guard lhs.count == rhs.count else { return false }
         guard !lhs.isEmpty else { return true }
-        return lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in CRYPTO_memcmp(left.baseAddress, right.baseAddress, left.count) == 0 } }
+        return CRYPTO_memcmp(lhs.baseAddress, rhs.baseAddress, lhs.count) == 0
     }
 
     private static func digest(_ type: Int32, _ bytes: some Collection<UInt8>, _ name: String) throws(CryptoError) -> [UInt8] {

@@ -98,6 +98,20 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
         }
     }
 
+    /// Calls `body` with the bytes of each (name, first value) pair, in the order received, for a
+    /// reader that needs no `String` of them (the signature check's canonical string); the
+    /// pointers are valid during the call only.
+    func forEachPair(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
+        storage.withUnsafeBufferPointer { buffer in
+            Self.forEachPair(buffer) { name, value in
+                body(
+                    UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[name])),
+                    UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[value])))
+                return true
+            }
+        }
+    }
+
     /// The range of the value of `name` in `storage`.
     private func find(_ name: UnsafeRawBufferPointer) -> Range<Int>? {
         storage.withUnsafeBufferPointer { buffer in
