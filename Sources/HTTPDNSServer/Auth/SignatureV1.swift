@@ -29,6 +29,17 @@ public enum SignatureV1 {
         /// Lower-case hex, 64 characters.
         public var signature: String
 
+        /// `expiry` as a number, read as its decimal digits (`presented` checked that it is
+        /// at most 12 of them: exact as a `Double`), without the general number parser.
+        public var expirySeconds: Double {
+            var text = expiry
+            return text.withUTF8 { digits in
+                var seconds: Int64 = 0
+                for digit in digits { seconds = seconds &* 10 &+ Int64(digit &- UInt8(ascii: "0")) }
+                return Double(seconds)
+            }
+        }
+
         public init(keyID: String, expiry: String, signature: String) {
             self.keyID = keyID
             self.expiry = expiry
@@ -48,7 +59,17 @@ public enum SignatureV1 {
     /// Reads the signature from the query arguments or the `Authorization` header (not both).
     /// An `Authorization` header of another scheme (e.g. `Bearer`) is not a signature.
     public static func presented(in request: HTTPRequest) -> Presented {
-        let kid = request.query["kid"], t = request.query["t"], sign = request.query["sign"]
+        // The three arguments in one pass over the query, as `String`s only when present.
+        var kid: String?, t: String?, sign: String?
+        request.query.forEachPair { name, value in
+            guard isSignatureArgument(name) else { return }
+            let text = String(decoding: value, as: UTF8.self)
+            switch name.count {
+            case 1: t = text
+            case 3: kid = text
+            default: sign = text
+            }
+        }
         let inQuery = kid != nil || t != nil || sign != nil
         var header: String?
         if let authorization = request.authorization {
