@@ -1,7 +1,8 @@
 #ifndef CHTTPDNS_OPENSSL_SHIM_H
 #define CHTTPDNS_OPENSSL_SHIM_H
-/* The HMAC of client signatures copies SHA-256 states (`SHA256_CTX`, a plain struct), which only
-   OpenSSL 3's low-level SHA-256 functions give: deprecated, still part of the API. */
+/* Digests and the HMAC of client signatures use libcrypto's SHA-256 and MD5 functions (the HMAC
+   copies `SHA256_CTX` states, a plain struct), which OpenSSL 3 deprecates but keeps: its EVP
+   interface fetches the algorithm and allocates contexts on every call. */
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <string.h>
 #include <openssl/evp.h>
@@ -14,12 +15,18 @@
 #include <openssl/core_names.h>
 #include <openssl/params.h>
 
-/// One-shot digest through EVP (OpenSSL 3 default provider); `out` must hold EVP_MAX_MD_SIZE bytes.
-/// `md` is 0 for SHA-256, 1 for MD5. Returns the digest length, or 0 on failure.
+/// One-shot digest with libcrypto's SHA-256 or MD5 functions (`SHA256_Update`, `MD5`: no
+/// provider fetch, no context allocated, which `EVP_Digest` costs OpenSSL 3.0 on every call); `out` must
+/// hold EVP_MAX_MD_SIZE bytes. `md` is 0 for SHA-256, 1 for MD5. Returns the digest length, or 0
+/// on failure.
 static inline unsigned int chttpdns_digest(int md, const void *data, size_t count, unsigned char *out) {
-    unsigned int size = 0;
-    const EVP_MD *type = md == 0 ? EVP_sha256() : EVP_md5();
-    return EVP_Digest(data, count, out, &size, type, NULL) == 1 ? size : 0;
+    if (md == 0) {
+        /* `SHA256()` itself is `EVP_Q_digest` in OpenSSL 3: a fetch by name on every call. */
+        SHA256_CTX context;
+        int ok = SHA256_Init(&context) == 1 && SHA256_Update(&context, data, count) == 1 && SHA256_Final(out, &context) == 1;
+        return ok ? SHA256_DIGEST_LENGTH : 0;
+    }
+    return MD5((const unsigned char *)data, count, out) != NULL ? MD5_DIGEST_LENGTH : 0;
 }
 
 /// One-shot HMAC-SHA256 (`HMAC`); `out` must hold EVP_MAX_MD_SIZE bytes. Returns the MAC length,
@@ -44,7 +51,7 @@ static inline int chttpdns_hmac_sha256_prepare(chttpdns_hmac_sha256_key *prepare
     unsigned char pad[SHA256_CBLOCK];
     int ok = 1;
     if (count > SHA256_CBLOCK) {
-        ok = SHA256((const unsigned char *)key, count, block) != NULL;
+        ok = chttpdns_digest(0, key, count, block) == SHA256_DIGEST_LENGTH;
     } else if (count > 0) {
         memcpy(block, key, count);
     }

@@ -1,6 +1,6 @@
 import COpenSSL
 
-/// Digests and MACs through OpenSSL libcrypto (`EVP_Digest`, `HMAC`), for request signatures:
+/// Digests and MACs through OpenSSL libcrypto (`SHA256`, `MD5`, `HMAC`), for request signatures:
 /// the ones httpdnsd makes towards its upstreams and the ones it checks on client requests.
 public enum Digest {
     /// SHA-256 of `bytes` (32 bytes).
@@ -90,11 +90,12 @@ public enum Digest {
 
     private static func digest(_ type: Int32, _ bytes: some Collection<UInt8>, _ name: String) throws(CryptoError) -> [UInt8] {
         let bytes = Array(bytes)
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        let size = bytes.withUnsafeBytes { raw in
-            output.withUnsafeMutableBufferPointer { chttpdns_digest(type, raw.baseAddress, raw.count, $0.baseAddress) }
+        var size: UInt32 = 0
+        let output = [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
+            size = bytes.withUnsafeBytes { chttpdns_digest(type, $0.baseAddress, $0.count, buffer.baseAddress) }
+            count = Int(size)
         }
         try CryptoError.check(size > 0, name)
-        return Array(output.prefix(Int(size)))
+        return output
     }
 }
