@@ -6,16 +6,29 @@ import HTTPDNSCrypto
 #endif
 
 extension SignatureV1 {
-    /// A request's query arguments as the canonical string reads them: a function that calls its
-    /// argument with the bytes of each (name, value) pair (`QueryArguments.forEachPair`).
-    typealias ArgumentBytes = ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Void
+    /// A request's query arguments as the canonical string reads them: how many, their bytes
+    /// (to size its buffer), and a function that calls its argument with the bytes of each
+    /// (name, value) pair.
+    struct ArgumentBytes {
+        var count: Int
+        /// The bytes of every name and value together.
+        var byteCount: Int
+        var forEach: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Void
 
-    /// The bytes of `arguments` given as strings.
-    static func argumentBytes(_ arguments: [(name: String, value: String)]) -> ArgumentBytes {
-        { visit in
-            for (name, value) in arguments {
-                var name = name, value = value
-                name.withUTF8 { nameBytes in value.withUTF8 { visit(UnsafeRawBufferPointer(nameBytes), UnsafeRawBufferPointer($0)) } }
+        init(_ query: QueryArguments) {
+            count = query.count
+            byteCount = query.byteCount
+            forEach = query.forEachPair
+        }
+
+        init(_ arguments: [(name: String, value: String)]) {
+            count = arguments.count
+            byteCount = arguments.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
+            forEach = { visit in
+                for (name, value) in arguments {
+                    var name = name, value = value
+                    name.withUTF8 { nameBytes in value.withUTF8 { visit(UnsafeRawBufferPointer(nameBytes), UnsafeRawBufferPointer($0)) } }
+                }
             }
         }
     }
@@ -29,17 +42,14 @@ extension SignatureV1 {
         method: String, path: String, arguments: ArgumentBytes, expiry: String, body: [UInt8],
         _ use: (UnsafeRawBufferPointer) throws(CryptoError) -> Result
     ) throws(CryptoError) -> Result {
-        var signedCount = 0, encodedBound = 0
-        arguments { name, value in
-            guard !isSignatureArgument(name) else { return }
-            signedCount += 1
-            encodedBound += 3 * (name.count + value.count) + 2
-        }
+        // Every argument encoded, with its `=` and `&` (the signature's are counted too: one
+        // pass over the arguments, not two).
+        let encodedBound = 3 * arguments.byteCount + 2 * arguments.count
         let bodyHash = body.isEmpty ? emptyBodyHash : Digest.hex(try Digest.sha256(body))
         var method = method, path = path, expiry = expiry
         let headBound = scheme.utf8.count + method.utf8.count + 3 * path.utf8.count + expiry.utf8.count + bodyHash.utf8.count + 5
         let outcome = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: headBound + 2 * encodedBound) { buffer in
-            withUnsafeTemporaryAllocation(of: EncodedArgument.self, capacity: max(signedCount, 1)) { entries in
+            withUnsafeTemporaryAllocation(of: EncodedArgument.self, capacity: max(arguments.count, 1)) { entries in
                 var writer = CanonicalWriter(base: buffer.baseAddress!)
                 writer.append(scheme)
                 writer.newline()
@@ -80,7 +90,7 @@ extension SignatureV1 {
         _ arguments: ArgumentBytes, into scratch: UnsafeMutablePointer<UInt8>, entries: UnsafeMutablePointer<EncodedArgument>
     ) -> Int {
         var count = 0, position = 0
-        arguments { name, value in
+        arguments.forEach { name, value in
             guard !isSignatureArgument(name) else { return }
             let start = position
             position += PercentEncoding.write(name, to: scratch + position)
@@ -89,7 +99,7 @@ extension SignatureV1 {
             position += 1
             position += PercentEncoding.write(value, to: scratch + position)
             // Insertion: the entries before `count` are sorted; a name equal to one of them
-            // (only through `argumentBytes`) goes after it, as the order received has it.
+            // (only from `ArgumentBytes(_:)` of strings) goes after it, as the order received has it.
             var slot = count
             while slot > 0, encodedPrecedes(scratch, start..<nameEnd, entries[slot - 1].start..<entries[slot - 1].nameEnd) {
                 entries[slot] = entries[slot - 1]

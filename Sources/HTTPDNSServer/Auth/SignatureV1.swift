@@ -123,7 +123,7 @@ public enum SignatureV1 {
     static func canonicalBytes(
         method: String, path: String, arguments: [(name: String, value: String)], expiry: String, body: [UInt8]
     ) throws(CryptoError) -> [UInt8] {
-        try withCanonicalBytes(method: method, path: path, arguments: argumentBytes(arguments), expiry: expiry, body: body) { Array($0) }
+        try withCanonicalBytes(method: method, path: path, arguments: ArgumentBytes(arguments), expiry: expiry, body: body) { Array($0) }
     }
 
     /// `hex(SHA-256(""))`, the last line for every request without a body (every GET): a
@@ -148,7 +148,7 @@ public enum SignatureV1 {
     static func verify(_ request: HTTPRequest, _ credentials: Credentials, key: HMACSHA256Key) throws(CryptoError) -> Bool {
         var sent = credentials.signature
         return try withCanonicalBytes(
-            method: request.method, path: request.path, arguments: request.query.forEachPair, expiry: credentials.expiry, body: request.body
+            method: request.method, path: request.path, arguments: ArgumentBytes(request.query), expiry: credentials.expiry, body: request.body
         ) { canonical throws(CryptoError) in
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 3 * HMACSHA256Key.size) { buffer throws(CryptoError) in
                 let mac = UnsafeMutableRawBufferPointer(start: buffer.baseAddress, count: HMACSHA256Key.size)
