@@ -1,6 +1,6 @@
 import COpenSSL
 
-/// Digests and MACs through OpenSSL libcrypto (`EVP_Digest`, `HMAC`), for request signatures:
+/// Digests and MACs through OpenSSL libcrypto (`SHA256`, `MD5`, `HMAC`), for request signatures:
 /// the ones httpdnsd makes towards its upstreams and the ones it checks on client requests.
 public enum Digest {
     /// SHA-256 of `bytes` (32 bytes).
@@ -53,11 +53,16 @@ public enum Digest {
     /// The same for an array, written in one pass into the string's own storage.
     public static func hex(_ bytes: [UInt8]) -> String {
         String(unsafeUninitializedCapacity: bytes.count * 2) { text in
-            for (index, byte) in bytes.enumerated() {
-                text[2 * index] = hexDigit(byte >> 4)
-                text[2 * index + 1] = hexDigit(byte & 0x0F)
-            }
+            bytes.withUnsafeBytes { writeHex($0, to: text.baseAddress!) }
             return bytes.count * 2
+        }
+    }
+
+    /// Writes the lower-case hex of `bytes` (two digits each) at `output`, which has room for them.
+    public static func writeHex(_ bytes: UnsafeRawBufferPointer, to output: UnsafeMutablePointer<UInt8>) {
+        for (index, byte) in bytes.enumerated() {
+            output[2 * index] = hexDigit(byte >> 4)
+            output[2 * index + 1] = hexDigit(byte & 0x0F)
         }
     }
 
@@ -73,18 +78,24 @@ public enum Digest {
 
     /// The same for arrays (no copies).
     public static func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+        lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in constantTimeEquals(left, right) } }
+    }
+
+    /// The same for bytes in memory.
+    public static func constantTimeEquals(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Bool {
         guard lhs.count == rhs.count else { return false }
         guard !lhs.isEmpty else { return true }
-        return lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in CRYPTO_memcmp(left.baseAddress, right.baseAddress, left.count) == 0 } }
+        return CRYPTO_memcmp(lhs.baseAddress, rhs.baseAddress, lhs.count) == 0
     }
 
     private static func digest(_ type: Int32, _ bytes: some Collection<UInt8>, _ name: String) throws(CryptoError) -> [UInt8] {
         let bytes = Array(bytes)
-        var output = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        let size = bytes.withUnsafeBytes { raw in
-            output.withUnsafeMutableBufferPointer { chttpdns_digest(type, raw.baseAddress, raw.count, $0.baseAddress) }
+        var size: UInt32 = 0
+        let output = [UInt8](unsafeUninitializedCapacity: Int(EVP_MAX_MD_SIZE)) { buffer, count in
+            size = bytes.withUnsafeBytes { chttpdns_digest(type, $0.baseAddress, $0.count, buffer.baseAddress) }
+            count = Int(size)
         }
         try CryptoError.check(size > 0, name)
-        return Array(output.prefix(Int(size)))
+        return output
     }
 }

@@ -16,6 +16,15 @@ struct DigestTests {
         #expect(try Digest.md5Hex("www.aliyun.com-mySecretKey-1700000600") == "e9933cf8570e725efd5799bab3eba262")
     }
 
+    /// Inputs of many blocks and of none. python3: hashlib.sha256(b'a' * 1000000).hexdigest(),
+    /// hashlib.md5(b'').hexdigest(), hashlib.md5(b'x' * 200).hexdigest()
+    @Test func digestsOfLongAndEmptyInputsMatchPython() throws {
+        let million = [UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)
+        #expect(Digest.hex(try Digest.sha256(million)) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+        #expect(Digest.hex(try Digest.md5([UInt8]())) == "d41d8cd98f00b204e9800998ecf8427e")
+        #expect(Digest.hex(try Digest.md5([UInt8](repeating: UInt8(ascii: "x"), count: 200))) == "30a83621ce5422fbdfdd539777458c78")
+    }
+
     /// RFC 4231 test case 2, and python3: hmac.new(b'', b'', hashlib.sha256).hexdigest()
     @Test func hmacSHA256MatchesRFC4231AndPython() throws {
         #expect(Digest.hex(try Digest.hmacSHA256(key: Array("Jefe".utf8), Array("what do ya want for nothing?".utf8)))

@@ -14,6 +14,20 @@ import Testing
         #expect(QueryArguments()["host"] == nil)
     }
 
+    /// `count` and `byteCount` (what the canonical string sizes its buffer with) are those of the
+    /// pairs kept: a repeated name and a refused argument are not.
+    @Test func countAndByteCountAreThoseOfThePairsKept() {
+        var query: QueryArguments = ["host": "www.example.test", "type": "A"]
+        query.append(name: "host", value: "second.example.test")
+        query.append(name: "bad", value: "a\u{1}b")
+        query.append(name: "é", value: "")
+        #expect(query.count == 3)
+        #expect(query.byteCount == "host".utf8.count + "www.example.test".utf8.count + "typeA".utf8.count + "é".utf8.count)
+        var pairs = 0
+        query.forEachPair { _, _ in pairs += 1 }
+        #expect(pairs == query.count)
+    }
+
     @Test func argumentsFromDecodedBytesKeepTheirWholeLength() {
         var query = QueryArguments()
         func append(_ name: String, _ value: String?) {

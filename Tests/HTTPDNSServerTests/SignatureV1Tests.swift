@@ -74,6 +74,13 @@ import Testing
         }
     }
 
+    /// The expiry read from its digits is the number the general parser reads, up to the 12
+    /// digits `presented` accepts.
+    @Test(arguments: ["0", "7", "000000000001", "1767225600", "999999999999", "100000000000"])
+    func theExpiryIsReadAsItsDecimalDigits(_ text: String) {
+        #expect(SignatureV1.Credentials(keyID: "k", expiry: text, signature: "").expirySeconds == Double(text)!)
+    }
+
     @Test func theEmptyBodyHashIsTheSHA256OfNothing() throws {
         #expect(SignatureV1.emptyBodyHash == Digest.hex(try Digest.sha256([UInt8]())))
     }

@@ -24,6 +24,24 @@ public enum PercentEncoding {
         }
     }
 
+    /// Writes `bytes` encoded (as `append` does) at `output`, which has room for three bytes for
+    /// each of them; returns how many it wrote. For a writer with a buffer of its own.
+    public static func write(_ bytes: UnsafeRawBufferPointer, keepingSlash: Bool = false, to output: UnsafeMutablePointer<UInt8>) -> Int {
+        var count = 0
+        for byte in bytes {
+            if isUnreserved(byte) || (keepingSlash && byte == UInt8(ascii: "/")) {
+                output[count] = byte
+                count += 1
+            } else {
+                output[count] = UInt8(ascii: "%")
+                output[count + 1] = hexDigit(byte >> 4)
+                output[count + 2] = hexDigit(byte & 0x0F)
+                count += 3
+            }
+        }
+        return count
+    }
+
     /// Whether `encode(lhs)` sorts before `encode(rhs)` byte by byte, found without encoding
     /// either (the order of encoded names is not the order of the names: `:` sorts after `0`,
     /// `%3A` before it).

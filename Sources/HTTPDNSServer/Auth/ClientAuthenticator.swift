@@ -57,7 +57,7 @@ struct ClientAuthenticator: Sendable {
             credentials = value
         }
         let now = clock.now()
-        let expiry = Double(credentials.expiry)!  // digits only, at most 12 (checked by `presented`)
+        let expiry = credentials.expirySeconds
         guard expiry >= now else {
             return .failure(Self.unauthorized(
                 "signature expired: t=\(credentials.expiry) is before the server's time \(Int(now)) (the Date header gives it)"))

@@ -29,6 +29,17 @@ public enum SignatureV1 {
         /// Lower-case hex, 64 characters.
         public var signature: String
 
+        /// `expiry` as a number, read as its decimal digits (`presented` checked that it is
+        /// at most 12 of them: exact as a `Double`), without the general number parser.
+        public var expirySeconds: Double {
+            var text = expiry
+            return text.withUTF8 { digits in
+                var seconds: Int64 = 0
+                for digit in digits { seconds = seconds &* 10 &+ Int64(digit &- UInt8(ascii: "0")) }
+                return Double(seconds)
+            }
+        }
+
         public init(keyID: String, expiry: String, signature: String) {
             self.keyID = keyID
             self.expiry = expiry
@@ -48,7 +59,17 @@ public enum SignatureV1 {
     /// Reads the signature from the query arguments or the `Authorization` header (not both).
     /// An `Authorization` header of another scheme (e.g. `Bearer`) is not a signature.
     public static func presented(in request: HTTPRequest) -> Presented {
-        let kid = request.query["kid"], t = request.query["t"], sign = request.query["sign"]
+        // The three arguments in one pass over the query, as `String`s only when present.
+        var kid: String?, t: String?, sign: String?
+        request.query.forEachPair { name, value in
+            guard isSignatureArgument(name) else { return }
+            let text = String(decoding: value, as: UTF8.self)
+            switch name.count {
+            case 1: t = text
+            case 3: kid = text
+            default: sign = text
+            }
+        }
         let inQuery = kid != nil || t != nil || sign != nil
         var header: String?
         if let authorization = request.authorization {
@@ -98,46 +119,17 @@ public enum SignatureV1 {
         String(decoding: try canonicalBytes(method: method, path: path, arguments: arguments, expiry: expiry, body: body), as: UTF8.self)
     }
 
-    /// The canonical string's bytes, written in one pass into one buffer: the server computes it
-    /// on every signed request (the percent-encoding appended in place, the arguments sorted by
-    /// their encoded names without encoding them twice).
+    /// The canonical string's bytes (`withCanonicalBytes`).
     static func canonicalBytes(
         method: String, path: String, arguments: [(name: String, value: String)], expiry: String, body: [UInt8]
     ) throws(CryptoError) -> [UInt8] {
-        let newline = UInt8(ascii: "\n")
-        var output: [UInt8] = []
-        let argumentBytes = arguments.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count + 2 }
-        output.reserveCapacity(scheme.utf8.count + method.utf8.count + 3 * (path.utf8.count + argumentBytes) + expiry.utf8.count + 72)
-        output.append(contentsOf: scheme.utf8)
-        output.append(newline)
-        output.append(contentsOf: method.utf8)
-        output.append(newline)
-        PercentEncoding.append(path, keepingSlash: true, to: &output)
-        output.append(newline)
-        let signed = arguments.indices.filter { !isSignatureArgument(arguments[$0].name) }
-            .sorted { PercentEncoding.encodedPrecedes(arguments[$0].name, arguments[$1].name) }
-        for (position, index) in signed.enumerated() {
-            if position > 0 { output.append(UInt8(ascii: "&")) }
-            PercentEncoding.append(arguments[index].name, to: &output)
-            output.append(UInt8(ascii: "="))
-            PercentEncoding.append(arguments[index].value, to: &output)
-        }
-        output.append(newline)
-        output.append(contentsOf: expiry.utf8)
-        output.append(newline)
-        output.append(contentsOf: (body.isEmpty ? emptyBodyHash : Digest.hex(try Digest.sha256(body))).utf8)
-        return output
+        try withCanonicalBytes(method: method, path: path, arguments: ArgumentBytes(arguments), expiry: expiry, body: body) { Array($0) }
     }
 
     /// `hex(SHA-256(""))`, the last line for every request without a body (every GET): a
     /// constant, since a digest through OpenSSL 3's EVP costs as much as a tenth of a cache hit.
     /// `SignatureV1Tests` checks it against `Digest.sha256`.
     static let emptyBodyHash = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-
-    /// One of `argumentNames` (compared without hashing: this runs for every argument).
-    static func isSignatureArgument(_ name: String) -> Bool {
-        name == "kid" || name == "t" || name == "sign"
-    }
 
     /// The canonical string of `request`.
     public static func canonicalString(of request: HTTPRequest, expiry: String) throws(CryptoError) -> String {
@@ -150,34 +142,22 @@ public enum SignatureV1 {
     }
 
     /// Whether `credentials` sign `request` under `key` (the secret's prepared HMAC key): the MAC
-    /// of its canonical string compared in constant time with the signature sent (decoded from
-    /// its hex, which `presented` checked), with no hex string made of the expected MAC.
+    /// of its canonical string, written as hex on the stack, compared in constant time with the
+    /// signature sent (64 lower-case hex digits, which `presented` checked). Nothing is
+    /// allocated for a request without a body.
     static func verify(_ request: HTTPRequest, _ credentials: Credentials, key: HMACSHA256Key) throws(CryptoError) -> Bool {
-        let canonical = try canonicalBytes(
-            method: request.method, path: request.path, arguments: request.query.pairs, expiry: credentials.expiry, body: request.body)
-        let expected = try key.authenticationCode(canonical)
-        guard let sent = decodedSignature(credentials.signature) else { return false }
-        return Digest.constantTimeEquals(expected, sent)
-    }
-
-    /// The bytes of a signature's hex digits, decoded without copying the text; nil when it is
-    /// not an even number of hex digits.
-    private static func decodedSignature(_ text: String) -> [UInt8]? {
-        var text = text
-        return text.withUTF8 { digits -> [UInt8]? in
-            guard digits.count % 2 == 0 else { return nil }
-            var valid = true
-            let bytes = [UInt8](unsafeUninitializedCapacity: digits.count / 2) { bytes, count in
-                for index in 0..<digits.count / 2 {
-                    guard let high = HexDigits.value(digits[2 * index]), let low = HexDigits.value(digits[2 * index + 1]) else {
-                        valid = false
-                        break
-                    }
-                    bytes[index] = high << 4 | low
-                    count = index + 1
-                }
+        var sent = credentials.signature
+        return try withCanonicalBytes(
+            method: request.method, path: request.path, arguments: ArgumentBytes(request.query), expiry: credentials.expiry, body: request.body
+        ) { canonical throws(CryptoError) in
+            try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 3 * HMACSHA256Key.size) { buffer throws(CryptoError) in
+                let mac = UnsafeMutableRawBufferPointer(start: buffer.baseAddress, count: HMACSHA256Key.size)
+                try key.authenticationCode(canonical, into: mac)
+                let expected = buffer.baseAddress! + HMACSHA256Key.size
+                Digest.writeHex(UnsafeRawBufferPointer(mac), to: expected)
+                let expectedHex = UnsafeRawBufferPointer(start: expected, count: 2 * HMACSHA256Key.size)
+                return sent.withUTF8 { Digest.constantTimeEquals(expectedHex, UnsafeRawBufferPointer($0)) }
             }
-            return valid ? bytes : nil
         }
     }
 

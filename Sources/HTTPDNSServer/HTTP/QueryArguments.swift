@@ -16,6 +16,8 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
     /// acceptable. The request pipeline answers it before anything else reads the arguments, so
     /// every stored name and value is valid UTF-8 and reads back as exactly the bytes sent.
     public private(set) var refusal: APIError?
+    /// How many (name, first value) pairs are stored.
+    public private(set) var count = 0
 
     public init() {}
 
@@ -42,6 +44,7 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
         storage.append(0)
         storage.append(contentsOf: value.utf8)
         storage.append(0)
+        count += 1
     }
 
     /// Adds a pair from libmicrohttpd's decoded bytes (`MHD_get_connection_values_n` gives their
@@ -65,6 +68,7 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
         storage.append(0)
         storage.append(contentsOf: value)
         storage.append(0)
+        count += 1
     }
 
     /// Keeps the first refused argument's 400.
@@ -83,6 +87,9 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
 
     public var isEmpty: Bool { storage.isEmpty }
 
+    /// The bytes of every stored name and value together.
+    var byteCount: Int { storage.count - 2 * count }
+
     /// Every (name, first value) pair, in the order received: the bytes stored, which are valid
     /// UTF-8 (so no U+FFFD stands in for anything a client sent).
     public var pairs: [(name: String, value: String)] {
@@ -95,6 +102,20 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
                 return true
             }
             return result
+        }
+    }
+
+    /// Calls `body` with the bytes of each (name, first value) pair, in the order received, for a
+    /// reader that needs no `String` of them (the signature check's canonical string); the
+    /// pointers are valid during the call only.
+    func forEachPair(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
+        storage.withUnsafeBufferPointer { buffer in
+            Self.forEachPair(buffer) { name, value in
+                body(
+                    UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[name])),
+                    UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[value])))
+                return true
+            }
         }
     }
 
