@@ -17,7 +17,7 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test run trial clean deps test-deps bench fuzz soak sanitize tsan revision
+.PHONY: all build test lint format run trial clean deps test-deps bench fuzz soak sanitize tsan revision
 
 all: build
 
@@ -37,12 +37,22 @@ revision:
 build: revision
 	$(SWIFT) build -c $(CONFIGURATION) $(SWIFTFLAGS)
 
+# The house style (.swift-format): `make lint` fails on any finding (make test runs it first);
+# `make format` rewrites the files in place.
+SWIFT_FORMAT ?= swift-format
+SWIFT_DIRS = Sources Tests bench/Sources fuzz/Sources fuzz/Tests
+lint:
+	$(SWIFT_FORMAT) lint --strict --recursive $(SWIFT_DIRS)
+
+format:
+	$(SWIFT_FORMAT) format --in-place --recursive $(SWIFT_DIRS)
+
 # Builds everything (including the httpdnsd binary the integration tests run), then runs all test
 # targets, then the fuzz package's FuzzCorpusTests (every seed corpus through its parser; the fuzz
 # package, fuzz/Package.swift, depends on this one by path and builds in fuzz/.build).
 # HTTPDNS_BUILT_BY_MAKE tells BuildRevisionTests that the binary carries the revision make recorded.
 FUZZ_TEST_FLAGS ?= --package-path fuzz -Xswiftc -warnings-as-errors $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH)-fuzz)
-test: test-deps revision
+test: test-deps revision lint
 	$(SWIFT) build $(SWIFTFLAGS)
 	HTTPDNS_BUILT_BY_MAKE=1 HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test --disable-xctest $(SWIFTFLAGS)
 	$(SWIFT) test --disable-xctest $(FUZZ_TEST_FLAGS)

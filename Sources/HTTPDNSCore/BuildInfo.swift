@@ -13,15 +13,15 @@ public enum BuildInfo {
     /// The Swift compiler that built it (`6.3`).
     public static var swift: String {
         #if compiler(>=6.4)
-        "6.4+"
+            "6.4+"
         #elseif compiler(>=6.3)
-        "6.3"
+            "6.3"
         #elseif compiler(>=6.2)
-        "6.2"
+            "6.2"
         #elseif compiler(>=6.1)
-        "6.1"
+            "6.1"
         #else
-        "6.0"
+            "6.0"
         #endif
     }
 

@@ -105,7 +105,9 @@ public enum AESGCM {
         return context!
     }
 
-    private static func checkSizes(key: [UInt8], nonce: [UInt8], _ textCount: Int, _ associatedCount: Int, operation: String) throws(CryptoError) {
+    private static func checkSizes(key: [UInt8], nonce: [UInt8], _ textCount: Int, _ associatedCount: Int, operation: String)
+        throws(CryptoError)
+    {
         guard key.count == keyCount else {
             throw CryptoError(operation, reason: "the key has \(key.count) bytes, AES-256 needs \(keyCount)")
         }

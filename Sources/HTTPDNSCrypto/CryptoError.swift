@@ -21,7 +21,9 @@ public struct CryptoError: Error, Sendable, Equatable, CustomStringConvertible {
         ERR_clear_error()
         var buffer = [CChar](repeating: 0, count: 256)
         if code != 0 { ERR_error_string_n(code, &buffer, buffer.count) }
-        let reason = code == 0 ? "no reason given by libcrypto" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let reason =
+            code == 0
+            ? "no reason given by libcrypto" : String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         throw CryptoError(operation, reason: reason)
     }
 }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CEpoll
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One epoll set of an event-loop thread: its wake-up pipe plus the sockets a C library asks to
 /// watch (curl through its socket callback, hiredis through its `ev` hooks). Confined to the loop
@@ -46,7 +47,7 @@ package final class EpollSet {
             guard watched.remove(fd) != nil else { return }
             do throws(LoopCall.Failure) {
                 try LoopCall.system("epoll_ctl(DEL)") { epoll_ctl(epollFD, EPOLL_CTL_DEL, fd, nil) }
-            } catch where error.errorNumber == EBADF || error.errorNumber == ENOENT {
+            } catch  where error.errorNumber == EBADF || error.errorNumber == ENOENT {
                 // The socket was closed before it was removed: closing took it out of the set.
             } catch {
                 LoopCall.report(error)
@@ -63,7 +64,7 @@ package final class EpollSet {
         do throws(LoopCall.Failure) {
             do throws(LoopCall.Failure) {
                 try LoopCall.system("epoll_ctl") { epoll_ctl(epollFD, first, fd, &event) }
-            } catch where error.errorNumber == ENOENT || error.errorNumber == EEXIST {
+            } catch  where error.errorNumber == ENOENT || error.errorNumber == EEXIST {
                 let other = first == EPOLL_CTL_MOD ? EPOLL_CTL_ADD : EPOLL_CTL_MOD
                 try LoopCall.system("epoll_ctl") { epoll_ctl(epollFD, other, fd, &event) }
             }
@@ -95,9 +96,10 @@ package final class EpollSet {
                 continue
             }
             let bits = events[index].events
-            ready(Readiness(
-                fd: fd, readable: bits & EPOLLIN.rawValue != 0, writable: bits & EPOLLOUT.rawValue != 0,
-                failed: bits & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0))
+            ready(
+                Readiness(
+                    fd: fd, readable: bits & EPOLLIN.rawValue != 0, writable: bits & EPOLLOUT.rawValue != 0,
+                    failed: bits & (EPOLLERR.rawValue | EPOLLHUP.rawValue) != 0))
         }
         return woken
     }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The one place the event loops (curl's, c-ares', the speed prober's, Redis') check what their
 /// system calls (`epoll_*`, `poll`, `pipe`) return: -1 (retried on `EINTR`) becomes a
@@ -27,7 +28,9 @@ package enum LoopCall {
 
     /// Runs a system call that returns -1 and sets `errno` on failure; retries on `EINTR`.
     @discardableResult
-    package static func system<Result: FixedWidthInteger & SignedInteger>(_ call: StaticString, _ body: () -> Result) throws(Failure) -> Result {
+    package static func system<Result: FixedWidthInteger & SignedInteger>(_ call: StaticString, _ body: () -> Result) throws(Failure)
+        -> Result
+    {
         while true {
             let result = body()
             if result != -1 { return result }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Seconds on CLOCK_MONOTONIC, for deadlines that must not jump with the wall clock.

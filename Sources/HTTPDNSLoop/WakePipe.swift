@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A non-blocking pipe used to wake a `poll(2)` loop from other threads. The descriptors stay
@@ -40,7 +40,7 @@ package final class WakePipe: Sendable {
         var byte: UInt8 = 1
         do throws(LoopCall.Failure) {
             try LoopCall.system("write(wake pipe)") { write(writeDescriptor, &byte, 1) }
-        } catch where error.errorNumber == EAGAIN {
+        } catch  where error.errorNumber == EAGAIN {
             // A wake-up is pending already.
         } catch {
             LoopCall.report(error)
@@ -52,7 +52,7 @@ package final class WakePipe: Sendable {
         var buffer = [UInt8](repeating: 0, count: 64)
         do throws(LoopCall.Failure) {
             while try LoopCall.system("read(wake pipe)", { read(readDescriptor, &buffer, buffer.count) }) > 0 {}
-        } catch where error.errorNumber == EAGAIN {
+        } catch  where error.errorNumber == EAGAIN {
             // Empty.
         } catch {
             LoopCall.report(error)

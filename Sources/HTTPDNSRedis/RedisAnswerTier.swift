@@ -61,13 +61,16 @@ public final class RedisAnswerTier: SharedAnswerTier {
                     completion(.found(entry))
                 } else {
                     // Expired (kept for stale serving) or unreadable: resolve, under the lock if free.
-                    takeLock(lockKey, answerKey: answerKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait), completion: completion)
+                    takeLock(
+                        lockKey, answerKey: answerKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait), completion: completion)
                 }
             case .success(.integer(1)):
                 metrics.recordAnswer("miss_locked")
                 completion(.miss(holdsLock: true))
             case .success(.integer(0)):
-                poll(answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait), completion: completion)
+                poll(
+                    answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait),
+                    completion: completion)
             case .success, .failure:
                 metrics.recordAnswer("error")
                 completion(.miss(holdsLock: false))
@@ -79,7 +82,9 @@ public final class RedisAnswerTier: SharedAnswerTier {
         let answerKey = keys.answer(account: account, key: key)
         let milliseconds = max(1, Int(min(keepSeconds, 31_536_000 * 2) * 1000))
         // Errors are counted by the connection's metrics; nobody waits for these.
-        connection.command([Array("SET".utf8), Array(answerKey.utf8), SharedAnswerCodec.encode(entry), Array("PX".utf8), Array(String(milliseconds).utf8)]) { _ in }
+        connection.command([
+            Array("SET".utf8), Array(answerKey.utf8), SharedAnswerCodec.encode(entry), Array("PX".utf8), Array(String(milliseconds).utf8),
+        ]) { _ in }
         metrics.recordAnswer("stored")
         if holdsLock { release(lockKey: answerKey + ":lock") }
     }
@@ -143,7 +148,9 @@ public final class RedisAnswerTier: SharedAnswerTier {
                 } else if values[1] == .null {
                     takeLock(lockKey, answerKey: answerKey, lockMilliseconds: lockMilliseconds, deadline: deadline, completion: completion)
                 } else {
-                    poll(answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline, completion: completion)
+                    poll(
+                        answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline,
+                        completion: completion)
                 }
             }
         }

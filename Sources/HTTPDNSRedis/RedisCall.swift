@@ -10,7 +10,9 @@ enum RedisCall {
     }
 
     /// Checks a context `redisAsyncConnect` returned: nil (out of memory) or `err` set.
-    static func checkConnect(_ context: UnsafeMutablePointer<redisAsyncContext>?, target: String) throws(RedisError) -> UnsafeMutablePointer<redisAsyncContext> {
+    static func checkConnect(_ context: UnsafeMutablePointer<redisAsyncContext>?, target: String) throws(RedisError)
+        -> UnsafeMutablePointer<redisAsyncContext>
+    {
         guard let context else { throw RedisError(.unavailable, "redisAsyncConnect(\(target)) failed: out of memory") }
         if let error = contextError(context) {
             redisAsyncFree(context)

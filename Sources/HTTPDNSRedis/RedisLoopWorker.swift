@@ -3,7 +3,7 @@ import HTTPDNSCore
 import HTTPDNSLoop
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The loop thread's side of ``RedisConnection``: owns the hiredis async context (never touched
@@ -101,7 +101,9 @@ final class RedisLoopWorker {
                 return
             }
             if waiting.count + inFlight.count >= options.maximumPending {
-                fail(pending, RedisError(.overloaded, "\(options.maximumPending) commands already waiting on the \(purpose) Redis connection"))
+                fail(
+                    pending,
+                    RedisError(.overloaded, "\(options.maximumPending) commands already waiting on the \(purpose) Redis connection"))
                 return
             }
             switch phase {
@@ -317,7 +319,10 @@ final class RedisLoopWorker {
         waiting.removeAll()
         let delay = backoff.nextDelay()
         phase = .down(retryAt: MonotonicClock.nanoseconds() &+ UInt64(delay * 1e9))
-        report(up: false, "\(reportedUp == true ? "lost the connection to" : "cannot connect to") \(options.url): \(reason); retrying with backoff (next in \(delay) s)")
+        report(
+            up: false,
+            "\(reportedUp == true ? "lost the connection to" : "cannot connect to") \(options.url): \(reason); retrying with backoff (next in \(delay) s)"
+        )
     }
 
     /// Logs and publishes a change of state, once per change.
@@ -366,7 +371,12 @@ final class RedisLoopWorker {
             if front === pending { break }
         }
         guard let reply else {
-            fail(pending, RedisError(stopping ? .shutdown : .connectionLost, "the Redis connection (\(purpose)) closed before the reply: \(dropReason ?? RedisCall.contextError(context) ?? "connection closed")"))
+            fail(
+                pending,
+                RedisError(
+                    stopping ? .shutdown : .connectionLost,
+                    "the Redis connection (\(purpose)) closed before the reply: \(dropReason ?? RedisCall.contextError(context) ?? "connection closed")"
+                ))
             return
         }
         let now = MonotonicClock.nanoseconds()
@@ -465,29 +475,32 @@ final class RedisLoopWorker {
     /// A failed connect is followed by the context's free (and `cleanup`); nothing to do here.
     private static let connected: @convention(c) (UnsafePointer<redisAsyncContext>?, Int32) -> Void = { _, _ in }
 
-    private static let commandReply: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
-        context, reply, privateData in
-        guard let privateData else { return }
-        let pending = Unmanaged<PendingCommand>.fromOpaque(privateData).takeRetainedValue()
-        let copied = reply.map { RedisReply($0.assumingMemoryBound(to: redisReply.self)) }
-        guard let worker = worker(of: context) else {
-            pending.complete(.failure(RedisError(.connectionLost, "the Redis connection closed before the reply")))
-            return
+    private static let commandReply:
+        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+            context, reply, privateData in
+            guard let privateData else { return }
+            let pending = Unmanaged<PendingCommand>.fromOpaque(privateData).takeRetainedValue()
+            let copied = reply.map { RedisReply($0.assumingMemoryBound(to: redisReply.self)) }
+            guard let worker = worker(of: context) else {
+                pending.complete(.failure(RedisError(.connectionLost, "the Redis connection closed before the reply")))
+                return
+            }
+            worker.replied(pending, copied)
         }
-        worker.replied(pending, copied)
-    }
 
-    private static let handshakeReply: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
-        context, reply, _ in
-        guard let reply, let worker = worker(of: context) else { return }
-        worker.handshakeReplied(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
-    }
+    private static let handshakeReply:
+        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+            context, reply, _ in
+            guard let reply, let worker = worker(of: context) else { return }
+            worker.handshakeReplied(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
+        }
 
-    private static let subscriptionReply: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
-        context, reply, _ in
-        guard let reply, let worker = worker(of: context) else { return }
-        worker.message(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
-    }
+    private static let subscriptionReply:
+        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+            context, reply, _ in
+            guard let reply, let worker = worker(of: context) else { return }
+            worker.message(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
+        }
 
     /// `redisAsyncCommandArgv` with binary-safe arguments (hiredis copies them before returning).
     private static func issue(
@@ -513,7 +526,8 @@ final class RedisLoopWorker {
                 }
             }
         }
-        try RedisCall.check(result, "redisAsyncCommandArgv(\(arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""))", context: context)
+        try RedisCall.check(
+            result, "redisAsyncCommandArgv(\(arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""))", context: context)
     }
 }
 

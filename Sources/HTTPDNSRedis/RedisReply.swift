@@ -34,7 +34,9 @@ public enum RedisReply: Sendable, Equatable {
 
     private static func bytes(_ value: redisReply) -> [UInt8] {
         guard let str = value.str, value.len > 0 else { return [] }
-        return str.withMemoryRebound(to: UInt8.self, capacity: Int(value.len)) { Array(UnsafeBufferPointer(start: $0, count: Int(value.len))) }
+        return str.withMemoryRebound(to: UInt8.self, capacity: Int(value.len)) {
+            Array(UnsafeBufferPointer(start: $0, count: Int(value.len)))
+        }
     }
 
     private static func text(_ value: redisReply) -> String {

@@ -1,7 +1,7 @@
 import HTTPDNSCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Renames files for `SQLiteStore` (`rename(2)`), with errors as `StoreError`.

@@ -75,8 +75,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             damagedFilesCounter.add(1, ordering: .relaxed)
         }
         writerQueue = queue
-        locked_state = Mutex(WriteBehindState(
-            earlyFlushThreshold: max(1, earlyFlushThreshold), maxPendingChanges: maxPendingChanges))
+        locked_state = Mutex(
+            WriteBehindState(
+                earlyFlushThreshold: max(1, earlyFlushThreshold), maxPendingChanges: maxPendingChanges))
         timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = max(0.001, flushInterval)
         timer.schedule(
@@ -150,7 +151,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     private func queued(_ outcome: WriteBehindState.Queued, account: String) {
         if outcome.scheduleEarlyFlush { scheduleEarlyFlush() }
         if outcome.accountBecameIncomplete {
-            Log.error("store: the write-behind queue is full (storeMaxPendingChanges): new cache changes of account '\(account)' are dropped (httpdns_store_dropped_writes_total); until its cache is flushed or the service restarts, preloads are not acknowledged as durable")
+            Log.error(
+                "store: the write-behind queue is full (storeMaxPendingChanges): new cache changes of account '\(account)' are dropped (httpdns_store_dropped_writes_total); until its cache is flushed or the service restarts, preloads are not acknowledged as durable"
+            )
         }
     }
 
@@ -203,7 +206,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             do throws(StoreError) {
                 return try writer.loadCache(
                     account: account, now: now, window: max(0, discardExpiredOlderThan), keepExpired: keepExpired)
-            } catch where error.isDamage {
+            } catch  where error.isDamage {
                 // A damaged cache table is not read around: the file is set aside, the cache starts cold.
                 guard self.setDamagedFileAside(after: error) else { throw error }
                 return WarmLoadResult()
@@ -225,7 +228,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
             let writer = try self.openWriter()
             do throws(StoreError) {
                 return try writer.cachedAccounts().sorted()
-            } catch where error.isDamage {
+            } catch  where error.isDamage {
                 guard self.setDamagedFileAside(after: error) else { throw error }
                 return []
             }
@@ -290,13 +293,16 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
                 if error.code != .closed {
                     self.writeErrorsCounter.add(1, ordering: .relaxed)
                     Log.error("store: saving account '\(id)' failed: \(error)")
-                    self.logTransition(self.locked_health.withLock {
-                        $0.accountWriteFailed(error, monotonicNow: monotonicNow, unixNow: now)
-                    })
+                    self.logTransition(
+                        self.locked_health.withLock {
+                            $0.accountWriteFailed(error, monotonicNow: monotonicNow, unixNow: now)
+                        })
                 }
                 let retryAfter = self.locked_health.withLock { $0.retryAfterSeconds(at: monotonicNow) }
-                completion(.failure(AccountWriteFailure(
-                    reason: StoreHealth.reason(error), retryAfterSeconds: retryAfter, detail: "\(error)")))
+                completion(
+                    .failure(
+                        AccountWriteFailure(
+                            reason: StoreHealth.reason(error), retryAfterSeconds: retryAfter, detail: "\(error)")))
             }
         }
     }
@@ -350,7 +356,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     private func commit(_ batch: PendingBatch, with writer: StoreWriter) throws(StoreError) -> Int {
         do throws(StoreError) {
             return try writer.apply(batch)
-        } catch where error.isDamage {
+        } catch  where error.isDamage {
             guard setDamagedFileAside(after: error), let fresh = self.writer else { throw error }
             return try fresh.apply(batch)
         }
@@ -371,7 +377,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         do {
             accounts = try writer.loadAccounts()
         } catch {
-            Log.error("store: the database '\(path)' is damaged (\(damage)) and its accounts cannot be read (\(error)); it is left as it is: move it away and restart to start a new one")
+            Log.error(
+                "store: the database '\(path)' is damaged (\(damage)) and its accounts cannot be read (\(error)); it is left as it is: move it away and restart to start a new one"
+            )
             return false
         }
         writer.close()
@@ -388,7 +396,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
                 try fresh.saveAccount(id: id, json: json, deleted: json == nil, now: now)
             }
             self.writer = fresh
-            Log.error("store: the database '\(path)' was damaged (\(StoreHealth.reason(damage))): moved to '\(aside)', started a new one with the \(accounts.count) stored accounts (the persisted cache starts empty)")
+            Log.error(
+                "store: the database '\(path)' was damaged (\(StoreHealth.reason(damage))): moved to '\(aside)', started a new one with the \(accounts.count) stored accounts (the persisted cache starts empty)"
+            )
             return true
         } catch {
             Log.error("store: could not replace the damaged database '\(path)': \(error); writes keep failing until it is fixed")
@@ -407,7 +417,9 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         switch transition {
         case .none: break
         case .becameUnhealthy(let reason):
-            Log.error("store: writes to '\(path)' fail (\(reason)): degraded, answering from memory; changes stay queued and are retried with backoff (1 s up to 30 s)")
+            Log.error(
+                "store: writes to '\(path)' fail (\(reason)): degraded, answering from memory; changes stay queued and are retried with backoff (1 s up to 30 s)"
+            )
         case .recovered(let failures):
             Log.info("store: writes to '\(path)' succeed again after \(failures) failed attempts; queued changes committed")
         }

@@ -28,7 +28,8 @@ final class StoreWriter {
             try StoreSchema.migrate(connection)
             beginImmediate = try connection.prepare("BEGIN IMMEDIATE")
             commit = try connection.prepare("COMMIT")
-            upsertEntry = try connection.prepare("""
+            upsertEntry = try connection.prepare(
+                """
                 INSERT OR REPLACE INTO cache_entries
                 (account, host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin, soa)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
@@ -36,18 +37,21 @@ final class StoreWriter {
             deleteEntry = try connection.prepare(
                 "DELETE FROM cache_entries WHERE account = ?1 AND host = ?2 AND family = ?3 AND network = ?4")
             deleteAccountEntries = try connection.prepare("DELETE FROM cache_entries WHERE account = ?1")
-            selectAccountEntries = try connection.prepare("""
+            selectAccountEntries = try connection.prepare(
+                """
                 SELECT host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin, soa
                 FROM cache_entries WHERE account = ?1
                 """)
             // Same arithmetic as the Swift side of `loadCache`: expiresAt = stored_at + origin_ttl,
             // expired when now >= expiresAt; kept when keepExpired and now - expiresAt <= window.
-            deleteExpiredEntries = try connection.prepare("""
+            deleteExpiredEntries = try connection.prepare(
+                """
                 DELETE FROM cache_entries
                 WHERE account = ?1 AND stored_at + origin_ttl <= ?2
                 AND (?3 = 0 OR ?2 - (stored_at + origin_ttl) > ?4)
                 """)
-            upsertAccount = try connection.prepare("""
+            upsertAccount = try connection.prepare(
+                """
                 INSERT INTO accounts (id, json, deleted, updated_at) VALUES (?1, ?2, ?3, ?4)
                 ON CONFLICT(id) DO UPDATE SET
                 json = excluded.json, deleted = excluded.deleted, updated_at = excluded.updated_at

@@ -32,7 +32,8 @@ enum DNSName {
         let name = try Knot.require(name, call, malformed: malformed)
         return try withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(KNOT_DNAME_TXT_MAXLEN) + 1) {
             (buffer) throws(DNSMessageError) -> R in
-            let text = try Knot.require(knot_dname_to_str(buffer.baseAddress, name, buffer.count), "knot_dname_to_str", malformed: malformed)
+            let text = try Knot.require(
+                knot_dname_to_str(buffer.baseAddress, name, buffer.count), "knot_dname_to_str", malformed: malformed)
             return try body(UnsafeRawBufferPointer(start: text, count: strlen(text)))
         }
     }

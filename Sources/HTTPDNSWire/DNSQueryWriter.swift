@@ -12,7 +12,8 @@ public enum DNSQueryWriter {
         knot_wire_set_id(packet.wire, id)
         knot_wire_set_rd(packet.wire)
         try wireName.withUnsafeBufferPointer { (name) throws(DNSMessageError) in
-            try Knot.check(knot_pkt_put_question(packet.pointer, name.baseAddress, UInt16(KNOT_CLASS_IN.rawValue), type), "knot_pkt_put_question")
+            try Knot.check(
+                knot_pkt_put_question(packet.pointer, name.baseAddress, UInt16(KNOT_CLASS_IN.rawValue), type), "knot_pkt_put_question")
         }
         if let clientSubnet {
             try Knot.check(knot_pkt_begin(packet.pointer, KNOT_ADDITIONAL), "knot_pkt_begin")

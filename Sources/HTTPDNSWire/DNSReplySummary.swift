@@ -43,11 +43,13 @@ public struct DNSReplySummary: Sendable, Equatable {
                 let type = rrset.pointee.type
                 if section == KNOT_ANSWER { summary.answerCount += Int(rrset.pointee.rrs.count) }
                 if section == KNOT_ANSWER, type == UInt16(KNOT_RRTYPE_CNAME.rawValue), rrset.pointee.rrs.count > 0,
-                   let owner = text(rrset.pointee.owner),
-                   let target = text(knot_cname_name(chttpdns_knot_rdata_at(rrset, 0))) {
+                    let owner = text(rrset.pointee.owner),
+                    let target = text(knot_cname_name(chttpdns_knot_rdata_at(rrset, 0)))
+                {
                     summary.aliases.append(Alias(owner: owner, target: target, ttl: rrset.pointee.ttl))
                 }
-                guard type != UInt16(KNOT_RRTYPE_OPT.rawValue), type != UInt16(KNOT_RRTYPE_TSIG.rawValue), rrset.pointee.rrs.count > 0 else {
+                guard type != UInt16(KNOT_RRTYPE_OPT.rawValue), type != UInt16(KNOT_RRTYPE_TSIG.rawValue), rrset.pointee.rrs.count > 0
+                else {
                     continue
                 }
                 var ttl = rrset.pointee.ttl

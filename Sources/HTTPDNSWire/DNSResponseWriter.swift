@@ -162,7 +162,8 @@ public enum DNSResponseWriter {
         if query.checkingDisabled { knot_wire_set_cd(wire) }
         knot_wire_set_rcode(wire, Int16(rcode))
         try query.withQuestionName { (name) throws(DNSMessageError) in
-            try Knot.check(knot_pkt_put_question(packet.pointer, name.baseAddress, query.questionClass, query.type), "knot_pkt_put_question")
+            try Knot.check(
+                knot_pkt_put_question(packet.pointer, name.baseAddress, query.questionClass, query.type), "knot_pkt_put_question")
         }
         try Knot.check(knot_pkt_begin(packet.pointer, KNOT_ANSWER), "knot_pkt_begin")
         if let answer, !answer.isEmpty {

@@ -15,7 +15,8 @@ enum Knot {
     static func require<T>(_ pointer: T?, _ call: StaticString, malformed: Bool = false) throws(DNSMessageError) -> T {
         guard let pointer else {
             throw DNSMessageError(
-                malformed ? .malformed : .library, "\(call) returned NULL", underlying: malformed ? KNOT_EINVAL.rawValue : KNOT_ENOMEM.rawValue)
+                malformed ? .malformed : .library, "\(call) returned NULL",
+                underlying: malformed ? KNOT_EINVAL.rawValue : KNOT_ENOMEM.rawValue)
         }
         return pointer
     }

@@ -1,7 +1,7 @@
 import CKnot
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A `knot_pkt_t`, freed when dropped (`knot_pkt_free`). Its wire is its own buffer, or memory

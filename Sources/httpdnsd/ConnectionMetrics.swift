@@ -10,13 +10,17 @@ enum ConnectionMetrics {
             samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.open)) })
             + MetricsExposition.family(
                 "httpdns_connections_rejected_total", type: "counter",
-                help: "Connections closed at accept: reason limit (connectionLimit open) or per_address (perIPConnectionLimit open from that address).",
+                help:
+                    "Connections closed at accept: reason limit (connectionLimit open) or per_address (perIPConnectionLimit open from that address).",
                 samples: stats.flatMap { name, values in
-                    [(labels: "listener=\"\(name)\",reason=\"limit\"", value: UInt64(values.rejectedAtLimit)),
-                     (labels: "listener=\"\(name)\",reason=\"per_address\"", value: UInt64(values.rejectedPerAddress))]
+                    [
+                        (labels: "listener=\"\(name)\",reason=\"limit\"", value: UInt64(values.rejectedAtLimit)),
+                        (labels: "listener=\"\(name)\",reason=\"per_address\"", value: UInt64(values.rejectedPerAddress)),
+                    ]
                 })
             + MetricsExposition.family(
-                "httpdns_requests_in_flight", type: "gauge", help: "Requests received and not yet answered (waiting for an upstream included).",
+                "httpdns_requests_in_flight", type: "gauge",
+                help: "Requests received and not yet answered (waiting for an upstream included).",
                 samples: listeners.map { (labels: "listener=\"\($0.name)\"", value: UInt64(max(0, $0.server.requestsInFlight))) })
             + MetricsExposition.family(
                 "httpdns_connections_closed_slow_total", type: "counter",

@@ -49,7 +49,10 @@ enum HTTPDNSD {
         if config.accessLog { LogSink.shared.start() }
         switch MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
         case .applied(let arenas): Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")
-        case .refused(let arenas): Log.warning("malloc: mallopt(M_ARENA_MAX, \(arenas)) refused (an allocator other than glibc's, such as a sanitizer's): arenas are not capped")
+        case .refused(let arenas):
+            Log.warning(
+                "malloc: mallopt(M_ARENA_MAX, \(arenas)) refused (an allocator other than glibc's, such as a sanitizer's): arenas are not capped"
+            )
         case .chosenByEnvironment: break
         }
 
@@ -66,9 +69,11 @@ enum HTTPDNSD {
         let store: SQLiteStore
         do {
             store = try SQLiteStore(path: config.databasePath, maxPendingChanges: config.storeMaxPendingChanges)
-        } catch where error.code == .newerSchema {
+        } catch  where error.code == .newerSchema {
             // Not a fault to retry: a downgrade. Say what to do, with its own exit code.
-            fail("the database \(config.databasePath) was written by a newer httpdnsd (\(error.message)): run that version, or move the file away to start with an empty database", code: 3)
+            fail(
+                "the database \(config.databasePath) was written by a newer httpdnsd (\(error.message)): run that version, or move the file away to start with an empty database",
+                code: 3)
         } catch {
             fail("cannot open the database: \(error)", code: 1)
         }
@@ -85,7 +90,9 @@ enum HTTPDNSD {
         var records = config.accounts.sorted(by: { $0.key < $1.key }).map { AccountRecord(id: $0.key, version: 0, config: $0.value) }
         do {
             for (id, json) in try store.loadAccounts().sorted(by: { $0.key < $1.key }) {
-                records.append(try json.map { json throws(ConfigError) in try AccountRecord.stored(id: id, json: json) } ?? AccountRecord(id: id, version: 0, config: nil))
+                records.append(
+                    try json.map { json throws(ConfigError) in try AccountRecord.stored(id: id, json: json) }
+                        ?? AccountRecord(id: id, version: 0, config: nil))
             }
         } catch {
             fail("cannot load the accounts stored in \(config.databasePath): \(error)", code: 1)
@@ -109,7 +116,8 @@ enum HTTPDNSD {
         }
         registry.upsert(contentsOf: accounts.map { (id: $0.key, config: $0.value) })
         for (id, account) in accounts.sorted(by: { $0.key < $1.key }) {
-            let fallback = account.localDNSFallback
+            let fallback =
+                account.localDNSFallback
                 ? (account.localDNSServers.isEmpty ? "system resolver (/etc/resolv.conf)" : account.localDNSServers.joined(separator: ","))
                 : "off"
             Log.info("account \(id): upstreams \(account.upstreams.map(\.description).joined(separator: ", ")); fallback \(fallback)")
@@ -167,10 +175,14 @@ enum HTTPDNSD {
                 fail("\(name) listener: \(error)", code: 1)
             }
         }
-        Log.info("httpdnsd listening on \(bound.joined(separator: ", ")) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))")
+        Log.info(
+            "httpdnsd listening on \(bound.joined(separator: ", ")) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))"
+        )
         if let certificates {
             let (serial, notAfter) = certificates.current
-            Log.info("TLS: serving certificate serial \(serial), expires at \(Log.utcTime(unixSeconds: notAfter)); reloaded on SIGHUP and when \(certificates.certificatePath) or \(certificates.keyPath) change")
+            Log.info(
+                "TLS: serving certificate serial \(serial), expires at \(Log.utcTime(unixSeconds: notAfter)); reloaded on SIGHUP and when \(certificates.certificatePath) or \(certificates.keyPath) change"
+            )
             certificates.startWatching(interval: 5)
         }
         // Public listeners: the main one and the plain one beside it (the ops listener serves no account).
@@ -178,7 +190,8 @@ enum HTTPDNSD {
         if !exposed.isEmpty {
             let reach = exposed.map(\.description).joined(separator: " or ")
             for engine in registry.all where engine.config.clientKeys.isEmpty {
-                Log.warning("account \(engine.accountID) has no clientKeys: anyone who can reach \(reach) may use it (see docs/security.md)")
+                Log.warning(
+                    "account \(engine.accountID) has no clientKeys: anyone who can reach \(reach) may use it (see docs/security.md)")
             }
         }
 
@@ -203,7 +216,9 @@ enum HTTPDNSD {
         // before a connection is refused; a second SIGTERM/SIGINT ends the drain early.
         service.isReady = false
         SystemdNotify.send("STOPPING=1")
-        Log.info("received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): /readyz answers 503; still serving for \(config.shutdownDrain) s (shutdownDrain)")
+        Log.info(
+            "received \(received == SIGTERM ? "SIGTERM" : "SIGINT"): /readyz answers 503; still serving for \(config.shutdownDrain) s (shutdownDrain)"
+        )
         drain(seconds: config.shutdownDrain, signals: stopSignals)
         Log.info("stopping: no new connections, finishing requests in flight")
         prefetch.stop()
@@ -255,7 +270,9 @@ enum HTTPDNSD {
                     account: engine.accountID, now: started,
                     discardExpiredOlderThan: engine.config.discardRecordsHasExpiredFor, keepExpired: true)
                 engine.restore(entries)
-                Log.info("account \(engine.accountID): loaded \(entries.count) cached answers in \(Int((SystemClock().now() - started) * 1000)) ms")
+                Log.info(
+                    "account \(engine.accountID): loaded \(entries.count) cached answers in \(Int((SystemClock().now() - started) * 1000)) ms"
+                )
             } catch {
                 Log.error("account \(engine.accountID): could not load the cache: \(error) (starting cold)")
             }
@@ -268,7 +285,9 @@ enum HTTPDNSD {
         return address.family == .a ? address.bytes[0] == 127 : address.bytes == [UInt8](repeating: 0, count: 15) + [1]
     }
 
-    static func serverOptions(_ config: ServiceConfig, _ address: ListenAddress, _ listener: Listener, tls: TLSCertificateStore?) -> HTTPServerOptions {
+    static func serverOptions(_ config: ServiceConfig, _ address: ListenAddress, _ listener: Listener, tls: TLSCertificateStore?)
+        -> HTTPServerOptions
+    {
         var options = HTTPServerOptions(
             host: address.host, port: address.port, threads: listener == .ops ? 1 : config.threads,
             connectionLimit: config.connectionLimit, perIPConnectionLimit: config.perIPConnectionLimit,
@@ -294,7 +313,9 @@ enum HTTPDNSD {
             if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
         }
         if limit.rlim_cur != rlim_t.max && limit.rlim_cur < rlim_t(needed) {
-            Log.warning("open files limit is \(limit.rlim_cur), below the \(needed) that connectionLimit needs: connections beyond it fail at accept (raise `ulimit -n`)")
+            Log.warning(
+                "open files limit is \(limit.rlim_cur), below the \(needed) that connectionLimit needs: connections beyond it fail at accept (raise `ulimit -n`)"
+            )
         }
     }
 

@@ -19,13 +19,14 @@ enum ProcessMetrics {
             samples: [(labels: "version=\"\(version)\",revision=\"\(revision)\",swift=\"\(swift)\"", value: 1)])
         var usage = rusage()
         if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
-            let seconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
+            let seconds =
+                Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
                 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
             text += gauge("process_cpu_seconds_total", type: "counter", help: "User and system CPU time spent, in seconds.", seconds)
         }
         let page = Double(sysconf(Int32(_SC_PAGESIZE)))
         if let statm = read("/proc/self/statm")?.split(separator: " "), statm.count >= 2,
-           let virtual = Double(statm[0]), let resident = Double(statm[1]), page > 0
+            let virtual = Double(statm[0]), let resident = Double(statm[1]), page > 0
         {
             text += gauge("process_resident_memory_bytes", help: "Resident memory size in bytes.", resident * page)
             text += gauge("process_virtual_memory_bytes", help: "Virtual memory size in bytes.", virtual * page)
@@ -36,7 +37,9 @@ enum ProcessMetrics {
         }
         var limit = rlimit()
         if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
-            text += gauge("process_max_fds", help: "The soft limit of open file descriptors.", limit.rlim_cur == rlim_t.max ? Double.infinity : Double(limit.rlim_cur))
+            text += gauge(
+                "process_max_fds", help: "The soft limit of open file descriptors.",
+                limit.rlim_cur == rlim_t.max ? Double.infinity : Double(limit.rlim_cur))
         }
         if let start = startTime {
             text += gauge("process_start_time_seconds", help: "Start time of the process since the Unix epoch, in seconds.", start)
@@ -49,8 +52,8 @@ enum ProcessMetrics {
     static let startTime: Double? = {
         let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
         guard ticks > 0, let stat = read("/proc/self/stat"), let close = stat.lastIndex(of: ")"),
-              let boot = read("/proc/stat")?.split(separator: "\n").first(where: { $0.hasPrefix("btime ") })
-                  .flatMap({ Double($0.dropFirst("btime ".count)) })
+            let boot = read("/proc/stat")?.split(separator: "\n").first(where: { $0.hasPrefix("btime ") })
+                .flatMap({ Double($0.dropFirst("btime ".count)) })
         else { return nil }
         // Fields after the command name start with field 3 (state): field 22 is the 20th of them.
         let fields = stat[stat.index(after: close)...].split(separator: " ")

@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 @Suite struct AccountConfigTests {
     private func withSecrets() -> AccountConfig {
@@ -39,7 +40,9 @@ import Testing
 
     @Test func jsonTextNamesEveryKnownKeyAndReadsBackEqual() throws {
         var config = withSecrets()
-        config.upstreams = [UpstreamSpec(kind: .doh, url: "http://127.0.0.1:8053/dns-query"), UpstreamSpec(kind: .json, url: "https://127.0.0.1/resolve")]
+        config.upstreams = [
+            UpstreamSpec(kind: .doh, url: "http://127.0.0.1:8053/dns-query"), UpstreamSpec(kind: .json, url: "https://127.0.0.1/resolve"),
+        ]
         config.maxCacheTTL = 77
         config.maxNegativeCache = 0
         config.timeout = 1.25
@@ -89,8 +92,12 @@ import Testing
     }
 
     @Test func localDNSServersAreTrimmedAndChecked() throws {
-        #expect(try AccountConfig.validateServers([" 127.0.0.1:53 ", "[::1]:5353", "127.0.0.2"], key: "k") == ["127.0.0.1:53", "[::1]:5353", "127.0.0.2"])
-        #expect(throws: ConfigError(key: "k[1]", "'' is not an IP address with an optional port (127.0.0.1, 127.0.0.1:53, ::1, [::1]:53)")) {
+        #expect(
+            try AccountConfig.validateServers([" 127.0.0.1:53 ", "[::1]:5353", "127.0.0.2"], key: "k") == [
+                "127.0.0.1:53", "[::1]:5353", "127.0.0.2",
+            ])
+        #expect(throws: ConfigError(key: "k[1]", "'' is not an IP address with an optional port (127.0.0.1, 127.0.0.1:53, ::1, [::1]:53)"))
+        {
             try AccountConfig.validateServers(["127.0.0.1:53", ""], key: "k")
         }
         for bad in ["not-an-address", "resolver.example:53", "127.0.0.1:0", "127.0.0.1:65536", "[127.0.0.1]:53", "::1:53x", "[::1]"] {
@@ -105,7 +112,9 @@ import Testing
             let spec = try UpstreamSpec(parsing: text, key: "k")
             #expect(spec.description == text)
         }
-        #expect(try UpstreamSpec(parsing: "doh:http://127.0.0.1:8053/dns-query", key: "k") == UpstreamSpec(kind: .doh, url: "http://127.0.0.1:8053/dns-query"))
+        #expect(
+            try UpstreamSpec(parsing: "doh:http://127.0.0.1:8053/dns-query", key: "k")
+                == UpstreamSpec(kind: .doh, url: "http://127.0.0.1:8053/dns-query"))
     }
 }
 

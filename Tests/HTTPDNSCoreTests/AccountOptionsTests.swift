@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 /// The SDK options of issue 3 as read from JSON: defaults, validation naming the key, round trip.
 @Suite struct AccountOptionsTests {
@@ -35,7 +36,8 @@ import Testing
     }
 
     @Test func everyOptionIsRead() throws {
-        let config = try read("""
+        let config = try read(
+            """
             {"reuseExpiredIPEnabled":true,"maxStaleAge":600,"staleExcludeHosts":["Bank.Example",".pay.example"],
              "schedulePrefetchEnable":false,"speedTestEnable":true,"speedPort":443,"speedTestTimeout":0.5,
              "ispEnable":true,"shortEnable":true,"minCacheTTL":30,"scheme":"http","preResolveAfterNetworkChanged":true}
@@ -81,7 +83,8 @@ import Testing
     @Test func minCacheTTLFloorsPositiveTTLsButNotNegativeOnes() {
         var config = AccountConfig.test()
         config.minCacheTTL = 60
-        let positive = ResolverEngine.entry(for: UpstreamAnswer(addresses: ["192.0.2.1"], ttl: 5), source: .upstream, config: config, now: 0)
+        let positive = ResolverEngine.entry(
+            for: UpstreamAnswer(addresses: ["192.0.2.1"], ttl: 5), source: .upstream, config: config, now: 0)
         #expect(positive.originTTL == 60)
         let negative = ResolverEngine.entry(
             for: UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 5), source: .upstream, config: config, now: 0)

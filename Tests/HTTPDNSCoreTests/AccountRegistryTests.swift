@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 @Suite struct AccountRegistryTests {
     /// A registry whose engines share one in-memory upstream and count how often one was made.

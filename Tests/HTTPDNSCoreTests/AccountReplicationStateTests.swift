@@ -52,13 +52,14 @@ import Testing
             Self.live("a", 5), Self.live("b", 2), Self.live("c", 7), Self.deleted("d", 6), Self.live("e", 3),
         ])
         let actions = state.reconcile(shared: [Self.live("a", 5), Self.live("b", 4, ttl: 9), Self.live("c", 6), Self.live("f", 1)])
-        #expect(actions == [
-            .apply(Self.live("b", 4, ttl: 9)),
-            .offer(Self.live("c", 7)),
-            .offer(Self.deleted("d", 6)),
-            .offer(Self.live("e", 3)),
-            .apply(Self.live("f", 1)),
-        ])
+        #expect(
+            actions == [
+                .apply(Self.live("b", 4, ttl: 9)),
+                .offer(Self.live("c", 7)),
+                .offer(Self.deleted("d", 6)),
+                .offer(Self.live("e", 3)),
+                .apply(Self.live("f", 1)),
+            ])
         #expect(state.accounts.keys.sorted() == ["a", "b", "c", "e", "f"])
     }
 
@@ -67,11 +68,12 @@ import Testing
     @Test func fileAccountsAreSeededOnlyWhenAbsent() {
         var state = AccountReplicationState(local: [Self.live("seed", 0), Self.live("known", 0, ttl: 1), Self.live("gone", 0)])
         let actions = state.reconcile(shared: [Self.live("known", 3, ttl: 2), Self.deleted("gone", 4)])
-        #expect(actions == [
-            .apply(Self.deleted("gone", 4)),
-            .apply(Self.live("known", 3, ttl: 2)),
-            .offer(Self.live("seed", 0)),
-        ])
+        #expect(
+            actions == [
+                .apply(Self.deleted("gone", 4)),
+                .apply(Self.live("known", 3, ttl: 2)),
+                .offer(Self.live("seed", 0)),
+            ])
         #expect(state.accounts.keys.sorted() == ["known", "seed"])
     }
 
@@ -90,9 +92,10 @@ import Testing
         var stale = AccountReplicationState(local: [Self.live("a", 2), Self.live("b", 1)])
         #expect(first.reconcile(shared: []) == [.offer(Self.live("a", 3)), .offer(Self.deleted("b", 5))])
         // The first replica's offers are in Redis when the stale one reconnects.
-        #expect(stale.reconcile(shared: [Self.live("a", 3), Self.deleted("b", 5)]) == [
-            .apply(Self.live("a", 3)), .apply(Self.deleted("b", 5)),
-        ])
+        #expect(
+            stale.reconcile(shared: [Self.live("a", 3), Self.deleted("b", 5)]) == [
+                .apply(Self.live("a", 3)), .apply(Self.deleted("b", 5)),
+            ])
         #expect(first.local == stale.local)
     }
 

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPDNSCore
 
 @Suite struct AddressListTests {
@@ -9,8 +10,10 @@ import Testing
         #expect(list.strings == [text])
     }
 
-    @Test(arguments: ["01.2.3.4", "1.2.3.04", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.", ".1.2.3", "1..2.3",
-                      " 1.2.3.4", "1.2.3.4 ", "+1.2.3.4", "::1", "2001:db8::1", "::ffff:1.2.3.4", "1.2.3.4x", "0000.0.0.0"])
+    @Test(arguments: [
+        "01.2.3.4", "1.2.3.04", "1.2.3", "1.2.3.4.5", "256.1.1.1", "1.2.3.", ".1.2.3", "1..2.3",
+        " 1.2.3.4", "1.2.3.4 ", "+1.2.3.4", "::1", "2001:db8::1", "::ffff:1.2.3.4", "1.2.3.4x", "0000.0.0.0",
+    ])
     func anythingElseIsKeptAsTextUnchanged(text: String) {
         #expect(AddressList.canonicalIPv4(text) == nil)
         let list = AddressList([text])
@@ -57,8 +60,10 @@ import Testing
         #expect(MemoryLayout<AddressList>.size <= 16)
     }
 
-    @Test(arguments: ["", "127.0.0.1", "127.0.0.11,127.0.0.12", ",1.2.3.4,,", "0.0.0.0,255.255.255.255,9.10.99.100",
-                      "1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4", "01.2.3.4,1.2.3.4", "::1,1.2.3.4", "2001:db8::1", "1.2.3", "1.2.3.4.5"])
+    @Test(arguments: [
+        "", "127.0.0.1", "127.0.0.11,127.0.0.12", ",1.2.3.4,,", "0.0.0.0,255.255.255.255,9.10.99.100",
+        "1.1.1.1,2.2.2.2,3.3.3.3,4.4.4.4", "01.2.3.4,1.2.3.4", "::1,1.2.3.4", "2001:db8::1", "1.2.3", "1.2.3.4.5",
+    ])
     func theStoredTextReadsAsItsSplitStrings(text: String) {
         var copy = text
         let list = copy.withUTF8 { AddressList(commaSeparated: $0) }

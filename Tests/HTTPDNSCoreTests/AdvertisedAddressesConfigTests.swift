@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 /// `advertisedAddresses` (what the EMAS `/ss` path answers) and the account ids it reserves.
 @Suite struct AdvertisedAddressesConfigTests {
@@ -11,8 +12,9 @@ import Testing
     }
 
     @Test func fileEnvironmentAndFlagGiveTheList() throws {
-        let file = try #require(try ConfigLoading.file(#"{"advertisedAddresses": ["203.0.113.5:443", "[2001:db8::5]:443", "dns.example.com"]}"#)
-            .config(["--config", "/etc/httpdnsd.json"]))
+        let file = try #require(
+            try ConfigLoading.file(#"{"advertisedAddresses": ["203.0.113.5:443", "[2001:db8::5]:443", "dns.example.com"]}"#)
+                .config(["--config", "/etc/httpdnsd.json"]))
         #expect(file.effectiveAdvertisedAddresses == ["203.0.113.5:443", "[2001:db8::5]:443", "dns.example.com"])
         let env = try #require(try ConfigLoading().config(env: ["HTTPDNS_ADVERTISED_ADDRESSES": "203.0.113.5, 2001:db8::5"]))
         #expect(env.effectiveAdvertisedAddresses == ["203.0.113.5", "2001:db8::5"])

@@ -8,15 +8,20 @@ import Testing
         return text.withUTF8 { body(UnsafeRawBufferPointer($0)) }
     }
 
-    @Test(arguments: ["a", "www.example.test", "_sip._tcp.example.test", "0123456789abcde", "0123456789abcdef",
-                      String(repeating: "a", count: 63) + ".example"])
+    @Test(arguments: [
+        "a", "www.example.test", "_sip._tcp.example.test", "0123456789abcde", "0123456789abcdef",
+        String(repeating: "a", count: 63) + ".example",
+    ])
     func aCanonicalNameFindsTheEntryItsHostNameKeyStored(host: String) {
         let cache = AnswerCache(limit: 100_000)  // sharded: the shard comes from the same hash
         let entry = CacheEntry(addresses: ["192.0.2.7"], originTTL: 60, storedAt: 1000)
         cache.set(entry, for: CacheKey(host: HostName(host)!, family: .aaaa))
         // Neighbours that must not match: another family, a network, a longer name.
-        cache.set(CacheEntry(addresses: ["192.0.2.8"], originTTL: 60, storedAt: 1000), for: CacheKey(host: HostName(host)!, family: .a, network: "198.51.100.0/24"))
-        cache.set(CacheEntry(addresses: ["192.0.2.9"], originTTL: 60, storedAt: 1000), for: CacheKey(host: HostName(host + "x")!, family: .aaaa))
+        cache.set(
+            CacheEntry(addresses: ["192.0.2.8"], originTTL: 60, storedAt: 1000),
+            for: CacheKey(host: HostName(host)!, family: .a, network: "198.51.100.0/24"))
+        cache.set(
+            CacheEntry(addresses: ["192.0.2.9"], originTTL: 60, storedAt: 1000), for: CacheKey(host: HostName(host + "x")!, family: .aaaa))
         withBytes(host) { bytes in
             let hit = cache.hit(BorrowedCacheKey(unchecked: bytes, family: .aaaa), at: 1001, refreshAhead: false)
             #expect(hit?.entry == entry)
@@ -29,8 +34,10 @@ import Testing
     /// The fast path looks the request's bytes up before checking them: only the exact bytes of
     /// a stored name may find it (a stored name is valid and canonical, so a hit proves the bytes
     /// so too), and a lookup that finds nothing changes nothing.
-    @Test(arguments: ["WWW.example.test", "www.example.test.", "www.example.tes", "www.example.test\u{0}", "ww.example.test",
-                      "www..example.test", "", " www.example.test", "www.example.test,www.example.test"])
+    @Test(arguments: [
+        "WWW.example.test", "www.example.test.", "www.example.tes", "www.example.test\u{0}", "ww.example.test",
+        "www..example.test", "", " www.example.test", "www.example.test,www.example.test",
+    ])
     func bytesThatAreNotAStoredNameFindNothing(text: String) {
         let cache = AnswerCache(limit: 100_000)
         let key = CacheKey(host: HostName("www.example.test")!, family: .a)
@@ -48,13 +55,18 @@ import Testing
         let host = HostName("www.example.test")!
         let networks = ["198.51.100.0/24", "198.51.100.0/2", "2001:db8:aa:bb00::/56", ""]
         for (index, stored) in networks.enumerated() {
-            cache.set(CacheEntry(addresses: ["192.0.2.\(index)"], originTTL: 60, storedAt: 1000), for: CacheKey(host: host, family: .a, network: stored))
+            cache.set(
+                CacheEntry(addresses: ["192.0.2.\(index)"], originTTL: 60, storedAt: 1000),
+                for: CacheKey(host: host, family: .a, network: stored))
         }
         withBytes("www.example.test") { hostBytes in
             withBytes(network) { networkBytes in
-                let hit = cache.hit(BorrowedCacheKey(unchecked: hostBytes, family: .a, network: networkBytes), at: 1001, refreshAhead: false)
+                let hit = cache.hit(
+                    BorrowedCacheKey(unchecked: hostBytes, family: .a, network: networkBytes), at: 1001, refreshAhead: false)
                 #expect(hit?.entry.addresses == ["192.0.2.\(networks.firstIndex(of: network)!)"])
-                #expect(cache.hit(BorrowedCacheKey(unchecked: hostBytes, family: .aaaa, network: networkBytes), at: 1001, refreshAhead: false) == nil)
+                #expect(
+                    cache.hit(BorrowedCacheKey(unchecked: hostBytes, family: .aaaa, network: networkBytes), at: 1001, refreshAhead: false)
+                        == nil)
             }
         }
         #expect(cache.pendingHits(of: CacheKey(host: host, family: .a, network: network)) == 1)
@@ -68,7 +80,10 @@ import Testing
         let host = HostName("www.example.test")!
         let network = "198.51.100.0/24"
         fixture.engine.restore([
-            (CacheKey(host: host, family: .a, network: network), CacheEntry(addresses: ["192.0.2.1"], originTTL: 60, storedAt: fixture.clock.now())),
+            (
+                CacheKey(host: host, family: .a, network: network),
+                CacheEntry(addresses: ["192.0.2.1"], originTTL: 60, storedAt: fixture.clock.now())
+            ),
             (CacheKey(host: host, family: .a), CacheEntry(addresses: ["192.0.2.2"], originTTL: 60, storedAt: fixture.clock.now())),
         ])
         withBytes("www.example.test") { hostBytes in

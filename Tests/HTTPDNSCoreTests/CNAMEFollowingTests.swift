@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// A reply that ends in a CNAME without addresses is followed to its target, as a recursive
 /// resolver would; a chain that ends nowhere is a marked negative answer, negative-cached.
@@ -28,7 +29,8 @@ import Testing
     @Test func aTargetThatDoesNotExistIsNXDOMAINCappedByTheChain() throws {
         let fixture = EngineFixture(config: .test { $0.maxNegativeCache = 600 })
         dangling(fixture, "api.example.test", to: "gone.example.test", ttl: 20)
-        fixture.upstream.setReply("gone.example.test", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 45)))
+        fixture.upstream.setReply(
+            "gone.example.test", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 45)))
         let answer = try #require(fixture.resolve("api.example.test").answer)
         #expect(answer.nxdomain)
         #expect(answer.originTTL == 20)

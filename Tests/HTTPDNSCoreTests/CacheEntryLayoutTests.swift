@@ -1,5 +1,6 @@
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 /// What one cached answer costs inline (issue 16: an entry grows by at most 16 bytes, and the hit
 /// path does not slow). The SOA a negative answer keeps is a reference in its empty address

@@ -1,13 +1,16 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// Eviction by host, flushing, resizing on config update, and what reaches the persistence.
 @Suite struct CacheManagementTests {
     private func fixture(limit: Int = 100, persistence: RecordingCachePersistence? = nil, hosts: [String]) -> EngineFixture {
         // Per-network keys need ispEnable.
         let fixture = EngineFixture(
-            config: .test { $0.cacheCountLimit = limit; $0.persistentCacheIPEnabled = persistence != nil; $0.ispEnable = true },
+            config: .test {
+                $0.cacheCountLimit = limit; $0.persistentCacheIPEnabled = persistence != nil; $0.ispEnable = true
+            },
             persistence: persistence)
         for host in hosts {
             fixture.upstream.setAnswer(host, .a, addresses: ["192.0.2.1"], ttl: 300)
@@ -79,7 +82,10 @@ import Testing
         let operations = persistence.operations
         #expect(operations.count == 3)
         guard operations.count == 3 else { return }
-        #expect(operations[0] == .upsert(account: "test", key: aKey, entry: CacheEntry(addresses: ["192.0.2.1"], originTTL: 300, storedAt: fixture.clock.now())))
+        #expect(
+            operations[0]
+                == .upsert(
+                    account: "test", key: aKey, entry: CacheEntry(addresses: ["192.0.2.1"], originTTL: 300, storedAt: fixture.clock.now())))
         #expect(operations[2] == .remove(account: "test", key: aKey))
         #expect(Array(persistence.stored(account: "test").keys) == [bKey])
     }
@@ -109,7 +115,10 @@ import Testing
         let persistence = RecordingCachePersistence()
         let fixture = fixture(limit: 3, persistence: persistence, hosts: ["a.example", "b.example", "c.example"])
         for host in ["a.example", "b.example", "c.example"] { _ = fixture.resolve(host) }
-        fixture.engine.update(config: .test { $0.cacheCountLimit = 1; $0.persistentCacheIPEnabled = true })
+        fixture.engine.update(
+            config: .test {
+                $0.cacheCountLimit = 1; $0.persistentCacheIPEnabled = true
+            })
         #expect(Array(persistence.stored(account: "test").keys) == [CacheKey(host: .valid("c.example"), family: .a)])
     }
 

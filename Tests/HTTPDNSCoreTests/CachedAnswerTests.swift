@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// `cachedAnswer`: the cache-only lookup behind `GET /cache?host=...&expired=1`.
 @Suite struct CachedAnswerTests {
@@ -27,7 +28,9 @@ import Testing
         let fixture = primed()
         fixture.clock.advance(by: 40)
         for allowExpired in [false, true] {
-            #expect(lookup(fixture, allowExpired: allowExpired) == ResolvedAnswer(addresses: ["192.0.2.1"], ttl: 60, originTTL: 100, source: .cache))
+            #expect(
+                lookup(fixture, allowExpired: allowExpired)
+                    == ResolvedAnswer(addresses: ["192.0.2.1"], ttl: 60, originTTL: 100, source: .cache))
         }
         #expect(fixture.upstream.totalCalls == 1)
     }

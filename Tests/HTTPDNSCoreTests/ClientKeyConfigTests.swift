@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 /// `clientKeys`, `requireSignedRequests` and `maxSignatureAge`: parsing, validation errors that
 /// name the key, redaction, and the `***` round trip of an admin GET then PUT.
@@ -19,7 +20,10 @@ import Testing
             "clientKeys": [["id": "k1", "secret": secretA, "role": "resolve"], ["id": "k2", "secret": secretB, "role": "manage"]],
             "requireSignedRequests": true, "maxSignatureAge": 120,
         ])
-        #expect(config.clientKeys == [ClientKey(id: "k1", secret: secretA, role: .resolve), ClientKey(id: "k2", secret: secretB, role: .manage)])
+        #expect(
+            config.clientKeys == [
+                ClientKey(id: "k1", secret: secretA, role: .resolve), ClientKey(id: "k2", secret: secretB, role: .manage),
+            ])
         #expect(config.requireSignedRequests)
         #expect(config.maxSignatureAge == 120)
     }
@@ -36,11 +40,24 @@ import Testing
         // 15 characters are refused even when their bytes are more than 16; 257 are too many.
         ([["id": "k1", "secret": String(repeating: "é", count: 15), "role": "resolve"]], "accounts.x.clientKeys[0].secret"),
         ([["id": "k1", "secret": String(repeating: "s", count: 257), "role": "resolve"]], "accounts.x.clientKeys[0].secret"),
-        ([["id": "k1", "secret": "client-secret-aaaa-0001", "role": "resolve"], ["id": "k1", "secret": "client-secret-bbbb-0002", "role": "manage"]],
-         "accounts.x.clientKeys[1].id"),
-        ([["id": "k1", "secret": "client-secret-aaaa-0001", "role": "resolve"], ["id": "bad id", "secret": "client-secret-bbbb-0002", "role": "manage"]],
-         "accounts.x.clientKeys[1].id"),
-        ([["id": String(repeating: "k", count: 65), "secret": "client-secret-aaaa-0001", "role": "resolve"]], "accounts.x.clientKeys[0].id"),
+        (
+            [
+                ["id": "k1", "secret": "client-secret-aaaa-0001", "role": "resolve"],
+                ["id": "k1", "secret": "client-secret-bbbb-0002", "role": "manage"],
+            ],
+            "accounts.x.clientKeys[1].id"
+        ),
+        (
+            [
+                ["id": "k1", "secret": "client-secret-aaaa-0001", "role": "resolve"],
+                ["id": "bad id", "secret": "client-secret-bbbb-0002", "role": "manage"],
+            ],
+            "accounts.x.clientKeys[1].id"
+        ),
+        (
+            [["id": String(repeating: "k", count: 65), "secret": "client-secret-aaaa-0001", "role": "resolve"]],
+            "accounts.x.clientKeys[0].id"
+        ),
         ([["id": "k1", "secret": "client-secret-aaaa-0001", "role": "admin"]], "accounts.x.clientKeys[0].role"),
         ([["id": "k1", "secret": "client-secret-aaaa-0001"]], "accounts.x.clientKeys[0].role"),
         ([["secret": "client-secret-aaaa-0001", "role": "resolve"]], "accounts.x.clientKeys[0].id"),
@@ -59,7 +76,8 @@ import Testing
     }
 
     @Test func requiringSignaturesWithoutKeysIsRefused() {
-        #expect(throws: ConfigError(key: "accounts.x.requireSignedRequests", "is true but clientKeys is empty: no request could be served")) {
+        #expect(throws: ConfigError(key: "accounts.x.requireSignedRequests", "is true but clientKeys is empty: no request could be served"))
+        {
             try parse(["requireSignedRequests": true])
         }
     }
@@ -79,7 +97,8 @@ import Testing
     }
 
     @Test func aRedactedSecretSentBackKeepsTheStoredOneByKeyID() throws {
-        let stored = try parse(keys([["id": "k1", "secret": secretA, "role": "resolve"], ["id": "k2", "secret": secretB, "role": "manage"]]))
+        let stored = try parse(
+            keys([["id": "k1", "secret": secretA, "role": "resolve"], ["id": "k2", "secret": secretB, "role": "manage"]]))
         // What an admin GET shows, with k1 rotated out and a new key k3 added.
         let sent = try parse(
             keys([["id": "k2", "secret": "***", "role": "manage"], ["id": "k3", "secret": "client-secret-cccc-0003", "role": "resolve"]]),

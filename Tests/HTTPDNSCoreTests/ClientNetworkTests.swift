@@ -105,8 +105,9 @@ import Testing
 
     @Test func untrustedPeerIsUsedAndItsForwardedForIgnored() {
         #expect(select(xff: "203.0.113.9", peer: "192.0.2.1") == "192.0.2.0/24")
-        #expect(ClientNetwork.select(clientIP: nil, forwardedFor: "203.0.113.9", peer: IPAddress("10.0.0.2"), trustedProxies: [])
-            == "10.0.0.0/24")
+        #expect(
+            ClientNetwork.select(clientIP: nil, forwardedFor: "203.0.113.9", peer: IPAddress("10.0.0.2"), trustedProxies: [])
+                == "10.0.0.0/24")
     }
 
     @Test func trustedPeerWithoutForwardedForIsUsed() {

@@ -8,19 +8,26 @@ import Testing
 @Suite("Config validation")
 struct ConfigValidationTests {
     @Test func localDNSServersThatAreNotAddressesAreNamedInEverySource() throws {
-        let file = try #require(ConfigLoading.fileError(#"{"accounts": {"shop": {"localDNSServers": ["127.0.0.1:53", "not-an-address"]}}}"#))
+        let file = try #require(
+            ConfigLoading.fileError(#"{"accounts": {"shop": {"localDNSServers": ["127.0.0.1:53", "not-an-address"]}}}"#))
         #expect(file.key == "accounts.shop.localDNSServers[1]")
         #expect(file.message.contains("'not-an-address' is not an IP address"))
         let upstreams = "doh:http://127.0.0.1:1/dns-query"
-        #expect(ConfigLoading().error(env: ["HTTPDNS_UPSTREAMS": upstreams, "HTTPDNS_LOCALDNS_SERVERS": "not-an-address"])?.key == "HTTPDNS_LOCALDNS_SERVERS[0]")
+        #expect(
+            ConfigLoading().error(env: ["HTTPDNS_UPSTREAMS": upstreams, "HTTPDNS_LOCALDNS_SERVERS": "not-an-address"])?.key
+                == "HTTPDNS_LOCALDNS_SERVERS[0]")
         #expect(ConfigLoading().error(["--upstreams", upstreams, "--localdns-servers", "127.0.0.1,x:y"])?.key == "--localdns-servers[1]")
     }
 
     @Test func nullIsRefusedForServiceAndAccountKeys() {
-        #expect(ConfigLoading.fileError(#"{"threads": null}"#) == ConfigError(key: "threads", "is null: give a value, or leave the key out for its default"))
+        #expect(
+            ConfigLoading.fileError(#"{"threads": null}"#)
+                == ConfigError(key: "threads", "is null: give a value, or leave the key out for its default"))
         #expect(ConfigLoading.fileError(#"{"trustedProxies": null}"#)?.key == "trustedProxies")
         #expect(ConfigLoading.fileError(#"{"accounts": {"shop": {"maxCacheTTL": null}}}"#)?.key == "accounts.shop.maxCacheTTL")
-        #expect(ConfigLoading.fileError(#"{"accounts": {"shop": {"clientKeys": [{"id": "k", "secret": null, "role": "resolve"}]}}}"#)?.key == "accounts.shop.clientKeys[0].secret")
+        #expect(
+            ConfigLoading.fileError(#"{"accounts": {"shop": {"clientKeys": [{"id": "k", "secret": null, "role": "resolve"}]}}}"#)?.key
+                == "accounts.shop.clientKeys[0].secret")
     }
 
     @Test func aKeyGivenTwiceIsRefusedWithItsPathAndPosition() throws {
@@ -66,9 +73,10 @@ struct ConfigValidationTests {
         let file = ConfigLoading.file(#"{"logFormat": "json", "logLevel": "warning", "accessLog": true, "shutdownDrain": 2.5}"#)
         let config = try #require(try file.config(["--config", "/etc/httpdnsd.json"]))
         #expect(config.logFormat == .json && config.logLevel == .warning && config.accessLog && config.shutdownDrain == 2.5)
-        let flagged = try #require(try file.config(
-            ["--config", "/etc/httpdnsd.json", "--log-format=text", "--access-log", "false", "--shutdown-drain", "0"],
-            env: ["HTTPDNS_LOG_LEVEL": "debug"]))
+        let flagged = try #require(
+            try file.config(
+                ["--config", "/etc/httpdnsd.json", "--log-format=text", "--access-log", "false", "--shutdown-drain", "0"],
+                env: ["HTTPDNS_LOG_LEVEL": "debug"]))
         #expect(flagged.logFormat == .text && flagged.logLevel == .debug && !flagged.accessLog && flagged.shutdownDrain == 0)
         let defaults = try #require(try ConfigLoading().config())
         #expect(defaults.logFormat == .text && defaults.logLevel == .info && !defaults.accessLog && defaults.shutdownDrain == 5)

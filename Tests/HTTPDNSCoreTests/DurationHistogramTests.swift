@@ -1,6 +1,7 @@
 import Dispatch
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 @Suite struct DurationHistogramTests {
     @Test func bucketIndexAgreesWithTheBoundsAndTheirInclusiveUpperEdge() {

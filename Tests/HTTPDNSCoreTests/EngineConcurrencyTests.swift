@@ -1,7 +1,8 @@
 import Dispatch
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// Many threads resolving at once against an upstream that answers on other threads.
 @Suite struct EngineConcurrencyTests {
@@ -69,7 +70,8 @@ import Testing
         fixture.upstream.deliverAsynchronously(on: DispatchQueue.global())
         let reports = Locked([[PreloadOutcome]]())
         let countdown = Countdown(1)
-        Preloader.start(engine: fixture.engine, hosts: hosts.map { HostName.valid($0) }, families: [.a, .aaaa], concurrency: 5) { outcomes in
+        Preloader.start(engine: fixture.engine, hosts: hosts.map { HostName.valid($0) }, families: [.a, .aaaa], concurrency: 5) {
+            outcomes in
             reports.withLock { $0.append(outcomes) }
             countdown.tick()
         }

@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 @Suite struct EngineMetricsTests {
     private func counts(_ fixture: EngineFixture) -> [String: UInt64] {
@@ -8,8 +9,13 @@ import Testing
     }
 
     @Test func upstreamOutcomesAreLabelledPerUpstream() {
-        let fixture = EngineFixture(config: .test { $0.localDNSFallback = false; $0.cacheEnable = false }, upstreamCount: 2)
-        let codes: [UpstreamError.Code] = [.timeout, .transport, .permission, .badRequest, .notFound, .httpStatus, .malformed, .serverFailure]
+        let fixture = EngineFixture(
+            config: .test {
+                $0.localDNSFallback = false; $0.cacheEnable = false
+            }, upstreamCount: 2)
+        let codes: [UpstreamError.Code] = [
+            .timeout, .transport, .permission, .badRequest, .notFound, .httpStatus, .malformed, .serverFailure,
+        ]
         for (index, code) in codes.enumerated() {
             fixture.upstreams[0].setFailure("h\(index).example", .a, code)
             fixture.upstreams[1].setAnswer("h\(index).example", addresses: ["192.0.2.1"], ttl: 300)
@@ -19,11 +25,12 @@ import Testing
         _ = fixture.resolve("missing.example")
         _ = fixture.resolve("missing.example")
 
-        #expect(counts(fixture) == [
-            "memory-0 timeout": 1, "memory-0 transport": 1, "memory-0 permission": 1, "memory-0 bad_request": 1,
-            "memory-0 not_found": 1, "memory-0 http_status": 1, "memory-0 malformed": 1, "memory-0 server_failure": 1,
-            "memory-0 negative": 2, "memory-1 success": 8,
-        ])
+        #expect(
+            counts(fixture) == [
+                "memory-0 timeout": 1, "memory-0 transport": 1, "memory-0 permission": 1, "memory-0 bad_request": 1,
+                "memory-0 not_found": 1, "memory-0 http_status": 1, "memory-0 malformed": 1, "memory-0 server_failure": 1,
+                "memory-0 negative": 2, "memory-1 success": 8,
+            ])
     }
 
     @Test func requestHitAndMissCountersFollowTheCache() {

@@ -81,9 +81,11 @@ import Testing
         #expect(HostName("WWW.Example.COM") == HostName("www.example.com"))
     }
 
-    @Test(arguments: ["www.example.com", "WWW.Example.COM.", "a", "_sip._tcp.x", "a-b.c", "", ".", "a..b", "-a", "a-",
-                      "a-.b", "a.-b", "a b", "a/b", "é.example", String(repeating: "a", count: 63), String(repeating: "a", count: 64),
-                      String(repeating: "a", count: 64) + ".b", "b." + String(repeating: "a", count: 64)])
+    @Test(arguments: [
+        "www.example.com", "WWW.Example.COM.", "a", "_sip._tcp.x", "a-b.c", "", ".", "a..b", "-a", "a-",
+        "a-.b", "a.-b", "a b", "a/b", "é.example", String(repeating: "a", count: 63), String(repeating: "a", count: 64),
+        String(repeating: "a", count: 64) + ".b", "b." + String(repeating: "a", count: 64),
+    ])
     func bytesAndStringsAreReadAlike(text: String) {
         var copy = text
         let fromBytes = copy.withUTF8 { HostName(utf8: UnsafeRawBufferPointer($0)) }

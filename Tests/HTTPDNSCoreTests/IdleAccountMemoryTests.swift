@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// An account costs what it holds and what it is asked: an idle one allocates no cache slots,
 /// no histogram blocks, one set of counter stripes for all its counters, and creating many
@@ -48,7 +49,9 @@ import Testing
         let metrics = EngineMetrics()
         metrics.cacheHits.increment()
         metrics.clientRateRefusals.add(2)
-        #expect([metrics.cacheHits.value, metrics.cacheMisses.value, metrics.upstreamBudgetRefusals.value, metrics.clientRateRefusals.value] == [1, 0, 0, 2])
+        #expect(
+            [metrics.cacheHits.value, metrics.cacheMisses.value, metrics.upstreamBudgetRefusals.value, metrics.clientRateRefusals.value]
+                == [1, 0, 0, 2])
     }
 
     /// Creating 2 000 accounts one by one (as 2 000 admin PUTs, or a start that loads them) keeps

@@ -80,7 +80,9 @@ import Testing
         upstream.deliverAsynchronously(on: queue)
         let replies = Replies()
         let countdown = Countdown(1)
-        upstream.resolve(query("a.example")) { replies.append($0); countdown.tick() }
+        upstream.resolve(query("a.example")) {
+            replies.append($0); countdown.tick()
+        }
         #expect(replies.values.isEmpty)
         queue.resume()
         await countdown.wait()

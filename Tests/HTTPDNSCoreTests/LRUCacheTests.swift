@@ -144,7 +144,9 @@ import Testing
                     while model.count >= capacity { expectedEvicted.append(model.removeLast().0) }
                 }
                 model.insert((key, step), at: 0)
-                if evicted.map(\.0) != expectedEvicted { Issue.record("step \(step): set evicted \(evicted.map(\.0)), model \(expectedEvicted)") }
+                if evicted.map(\.0) != expectedEvicted {
+                    Issue.record("step \(step): set evicted \(evicted.map(\.0)), model \(expectedEvicted)")
+                }
             case 4...5:
                 let value = cache.value(for: key)
                 var expected: Int?
@@ -153,12 +155,16 @@ import Testing
                     model.insert(entry, at: 0)
                     expected = entry.1
                 }
-                if value != expected { Issue.record("step \(step): get \(key) gave \(String(describing: value)), model \(String(describing: expected))") }
+                if value != expected {
+                    Issue.record("step \(step): get \(key) gave \(String(describing: value)), model \(String(describing: expected))")
+                }
             case 6...7:
                 let value = cache.removeValue(for: key)
                 var expected: Int?
                 if let index = model.firstIndex(where: { $0.0 == key }) { expected = model.remove(at: index).1 }
-                if value != expected { Issue.record("step \(step): remove \(key) gave \(String(describing: value)), model \(String(describing: expected))") }
+                if value != expected {
+                    Issue.record("step \(step): remove \(key) gave \(String(describing: value)), model \(String(describing: expected))")
+                }
             case 8:
                 capacity = Int(generator.next() % 12) + 1
                 let evicted = cache.setCapacity(capacity).map(\.0)
@@ -204,7 +210,9 @@ struct CollidingKey: Hashable {
             }
             if step % 997 == 0 {
                 for probe in 0..<300 where cache.peek(CollidingKey(id: probe)) != model[probe] {
-                    Issue.record("step \(step): key \(probe) gives \(String(describing: cache.peek(CollidingKey(id: probe)))), model \(String(describing: model[probe]))")
+                    Issue.record(
+                        "step \(step): key \(probe) gives \(String(describing: cache.peek(CollidingKey(id: probe)))), model \(String(describing: model[probe]))"
+                    )
                     return
                 }
             }

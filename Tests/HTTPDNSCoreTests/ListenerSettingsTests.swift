@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 /// The service keys of the HTTPS, operations and plain listeners and the connection limits.
 @Suite struct ListenerSettingsTests {
@@ -14,7 +15,8 @@ import Testing
     }
 
     @Test func listenersAndTLSComeFromFileEnvironmentAndFlags() throws {
-        let loading = ConfigLoading.file("""
+        let loading = ConfigLoading.file(
+            """
             {"tlsCert": "/tls/tls.crt", "tlsKey": "/tls/tls.key", "listenPlain": "127.0.0.1:8081",
              "opsListen": "127.0.0.1:9090", "requestReadTimeout": 5}
             """)
@@ -25,14 +27,17 @@ import Testing
         #expect(file.opsListen == ListenAddress(host: "127.0.0.1", port: 9090))
         #expect(file.requestReadTimeout == 5)
 
-        let env = ["HTTPDNS_OPS_LISTEN": "[::1]:9091", "HTTPDNS_TLS_CERT": "/env/cert.pem", "HTTPDNS_TLS_KEY": "/env/key.pem",
-                   "HTTPDNS_REQUEST_READ_TIMEOUT": "0"]
+        let env = [
+            "HTTPDNS_OPS_LISTEN": "[::1]:9091", "HTTPDNS_TLS_CERT": "/env/cert.pem", "HTTPDNS_TLS_KEY": "/env/key.pem",
+            "HTTPDNS_REQUEST_READ_TIMEOUT": "0",
+        ]
         let fromEnv = try #require(try ConfigLoading().config([], env: env))
         #expect(fromEnv.opsListen?.description == "[::1]:9091")
         #expect(fromEnv.tlsCertificatePath == "/env/cert.pem")
         #expect(fromEnv.requestReadTimeout == 0)
 
-        let fromFlags = try #require(try ConfigLoading().config(["--ops-listen", "127.0.0.1:9092", "--per-ip-connection-limit", "0"], env: env))
+        let fromFlags = try #require(
+            try ConfigLoading().config(["--ops-listen", "127.0.0.1:9092", "--per-ip-connection-limit", "0"], env: env))
         #expect(fromFlags.opsListen == ListenAddress(host: "127.0.0.1", port: 9092))
         #expect(fromFlags.perIPConnectionLimit == 0)
     }

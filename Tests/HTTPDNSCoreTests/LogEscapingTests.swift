@@ -4,8 +4,9 @@ import Testing
 /// `Log.escaped`: nothing that reaches the log can end a line or forge the start of another.
 @Suite struct LogEscapingTests {
     @Test func plainTextIsLeftAlone() {
-        #expect(Log.escaped("account shop: upstream json:https://dns.example/resolve failed for www.example.com A") ==
-            "account shop: upstream json:https://dns.example/resolve failed for www.example.com A")
+        #expect(
+            Log.escaped("account shop: upstream json:https://dns.example/resolve failed for www.example.com A")
+                == "account shop: upstream json:https://dns.example/resolve failed for www.example.com A")
         #expect(Log.escaped("naïve ✓ 名前") == "naïve ✓ 名前")
     }
 

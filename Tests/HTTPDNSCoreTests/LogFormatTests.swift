@@ -5,8 +5,9 @@ import Testing
 /// `Log.line` in both formats, and `LogSink`'s buffered writer.
 @Suite struct LogFormatTests {
     @Test func jsonLinesAreOneObjectWithTimeLevelMessageAndFields() throws {
-        let bytes = Log.line(.warning, "upstream \"x\" failed\nforged", fields: [("account", "shop"), ("path", "/a\\b\u{7}")],
-                             format: .json, time: Log.timestamp())
+        let bytes = Log.line(
+            .warning, "upstream \"x\" failed\nforged", fields: [("account", "shop"), ("path", "/a\\b\u{7}")],
+            format: .json, time: Log.timestamp())
         #expect(bytes.last == UInt8(ascii: "\n"))
         #expect(bytes.dropLast().contains(UInt8(ascii: "\n")) == false, "one line")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: String])
@@ -19,8 +20,10 @@ import Testing
     }
 
     @Test func textLinesEscapeAForgedNewlineAndQuoteFieldsWithSpaces() {
-        let line = String(decoding: Log.line(.info, "host a\n2026-12-02T00:00:00.000Z error forged", fields: [("peer", "127.0.0.1"), ("ua", "a \"b\"")],
-                                             format: .text, time: "2026-12-02T10:00:00.000Z"), as: UTF8.self)
+        let line = String(
+            decoding: Log.line(
+                .info, "host a\n2026-12-02T00:00:00.000Z error forged", fields: [("peer", "127.0.0.1"), ("ua", "a \"b\"")],
+                format: .text, time: "2026-12-02T10:00:00.000Z"), as: UTF8.self)
         #expect(line == #"2026-12-02T10:00:00.000Z info host a\n2026-12-02T00:00:00.000Z error forged peer=127.0.0.1 ua="a \"b\"""# + "\n")
     }
 

@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// Cache hits are counted in the cache slots and must still reach `cacheDnsNum` exactly, while
 /// the entry is cached, after it is refreshed, evicted, removed or flushed.

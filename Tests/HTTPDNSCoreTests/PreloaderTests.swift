@@ -1,7 +1,8 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
+
+@testable import HTTPDNSCore
 
 @Suite struct PreloaderTests {
     /// Collects the preload completion(s).

@@ -1,15 +1,17 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// `schedulePrefetchEnable`: refresh-ahead in the last tenth of the TTL, the scheduled prefetch of
 /// requested entries, refresh on demand and `preResolveAfterNetworkChanged`.
 @Suite struct RefreshAheadTests {
     private func fixture(_ change: (inout AccountConfig) -> Void = { _ in }) -> EngineFixture {
-        let fixture = EngineFixture(config: .test {
-            $0.schedulePrefetchEnable = true
-            change(&$0)
-        })
+        let fixture = EngineFixture(
+            config: .test {
+                $0.schedulePrefetchEnable = true
+                change(&$0)
+            })
         fixture.upstream.setAnswer("shop.example", addresses: ["192.0.2.1"], ttl: 100)
         _ = fixture.resolve("shop.example")
         fixture.upstream.setAnswer("shop.example", addresses: ["192.0.2.2"], ttl: 100)

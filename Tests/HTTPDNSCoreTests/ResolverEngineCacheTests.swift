@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// TTL, caps, negative caching and LRU behaviour of the engine's cache, driven through `resolve`.
 @Suite struct ResolverEngineCacheTests {
@@ -106,7 +107,8 @@ import Testing
 
     @Test func nxdomainIsNegativeCached() throws {
         let fixture = EngineFixture()
-        fixture.upstream.setReply("missing.example.com", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 20)))
+        fixture.upstream.setReply(
+            "missing.example.com", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 20)))
 
         let first = try #require(fixture.resolve("missing.example.com").answer)
         #expect(first == ResolvedAnswer(addresses: [], ttl: 20, originTTL: 20, source: .upstream, nxdomain: true))
@@ -121,7 +123,8 @@ import Testing
 
     @Test func maxNegativeCacheCapsTheNegativeTTL() {
         let fixture = EngineFixture(config: .test { $0.maxNegativeCache = 30 })
-        fixture.upstream.setReply("missing.example.com", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 900)))
+        fixture.upstream.setReply(
+            "missing.example.com", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 900)))
 
         #expect(fixture.resolve("missing.example.com").answer?.originTTL == 30)
         fixture.clock.advance(by: 29)
@@ -140,7 +143,8 @@ import Testing
 
     @Test func nodataWithSOAIsNegativeCachedWithoutNXDOMAIN() throws {
         let fixture = EngineFixture()
-        fixture.upstream.setReply("v4only.example.com", .aaaa, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: false, negativeTTL: 25)))
+        fixture.upstream.setReply(
+            "v4only.example.com", .aaaa, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: false, negativeTTL: 25)))
 
         let first = try #require(fixture.resolve("v4only.example.com", .aaaa).answer)
         #expect(first.addresses.isEmpty)
@@ -159,9 +163,10 @@ import Testing
     /// TTL it is sent with is the answer's, counting down. A positive answer keeps none even if
     /// the upstream named one.
     @Test func aNegativeAnswerKeepsItsSOAFromUpstreamToCacheHit() throws {
-        let soa = try #require(SOARecord(
-            zone: "example.com.", primary: "ns.example.com.", mailbox: "hostmaster.example.com.", serial: 3, refresh: 3600, retry: 600,
-            expire: 86400, minimum: 20))
+        let soa = try #require(
+            SOARecord(
+                zone: "example.com.", primary: "ns.example.com.", mailbox: "hostmaster.example.com.", serial: 3, refresh: 3600, retry: 600,
+                expire: 86400, minimum: 20))
         let fixture = EngineFixture()
         fixture.upstream.setReply(
             "missing.example.com", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 20, soa: soa)))
@@ -170,10 +175,12 @@ import Testing
         fixture.upstream.setReply(
             "www.example.com", .a, .success(UpstreamAnswer(addresses: ["192.0.2.1"], ttl: 60, soa: soa)))
 
-        #expect(fixture.resolve("missing.example.com").answer
-            == ResolvedAnswer(addresses: [], ttl: 20, originTTL: 20, source: .upstream, nxdomain: true, soa: soa))
-        #expect(fixture.resolve("v4only.example.com", .aaaa).answer
-            == ResolvedAnswer(addresses: [], ttl: 20, originTTL: 20, source: .upstream, soa: soa))
+        #expect(
+            fixture.resolve("missing.example.com").answer
+                == ResolvedAnswer(addresses: [], ttl: 20, originTTL: 20, source: .upstream, nxdomain: true, soa: soa))
+        #expect(
+            fixture.resolve("v4only.example.com", .aaaa).answer
+                == ResolvedAnswer(addresses: [], ttl: 20, originTTL: 20, source: .upstream, soa: soa))
         #expect(fixture.resolve("www.example.com").answer?.soa == nil)
         fixture.clock.advance(by: 5)
         let hit = fixture.resolve("missing.example.com")

@@ -1,16 +1,18 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// Serve-stale on failure (RFC 8767 style): bounded by `maxStaleAge`, and a failed key is retried
 /// with backoff instead of on every request.
 @Suite struct ServeStaleBackoffTests {
     /// "shop.example" cached with ttl 30, expired, and its upstream now failing by timeout.
     private func deadUpstreamFixture(maxStaleAge: Double = 86_400) -> EngineFixture {
-        let fixture = EngineFixture(config: .test {
-            $0.localDNSFallback = false
-            $0.maxStaleAge = maxStaleAge
-        })
+        let fixture = EngineFixture(
+            config: .test {
+                $0.localDNSFallback = false
+                $0.maxStaleAge = maxStaleAge
+            })
         fixture.upstream.setAnswer("shop.example", addresses: ["192.0.2.7"], ttl: 30)
         _ = fixture.resolve("shop.example")
         fixture.clock.advance(by: 31)

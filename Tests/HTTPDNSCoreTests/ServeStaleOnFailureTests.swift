@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// When nothing answers, an expired cached answer is better than an error (DESIGN: 502/504 only
 /// "when nothing could be resolved and nothing is cached").

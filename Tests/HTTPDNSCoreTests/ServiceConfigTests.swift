@@ -1,6 +1,7 @@
 import Foundation
-@testable import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSCore
 
 @Suite struct ServiceConfigTests {
     private let path = "/etc/httpdnsd.json"
@@ -17,7 +18,8 @@ import Testing
     }
 
     @Test func fileSettingsAndAccountsAreRead() throws {
-        let loading = ConfigLoading.file("""
+        let loading = ConfigLoading.file(
+            """
             {"listen": "127.0.0.2:9000", "db": "/var/lib/httpdnsd/db.sqlite", "threads": 4, "adminToken": "secret-token",
              "preloadConcurrency": "16",
              "accounts": {"shop": {"upstreams": ["doh:http://127.0.0.1:8053/dns-query"], "maxCacheTTL": 600, "cacheEnable": false}}}
@@ -87,7 +89,11 @@ import Testing
             Issue.record("expected help, got \(invocation)")
             return
         }
-        for word in ["--config", "--listen", "HTTPDNS_LISTEN", "--trusted-proxies", "HTTPDNS_TRUSTED_PROXIES", "--upstreams", "HTTPDNS_UPSTREAMS", "--localdns-servers", "maxCacheTTL", "accessKeySecret", "--metrics-accounts", "HTTPDNS_METRICS_ACCOUNTS", "--metrics-histograms"] {
+        for word in [
+            "--config", "--listen", "HTTPDNS_LISTEN", "--trusted-proxies", "HTTPDNS_TRUSTED_PROXIES", "--upstreams", "HTTPDNS_UPSTREAMS",
+            "--localdns-servers", "maxCacheTTL", "accessKeySecret", "--metrics-accounts", "HTTPDNS_METRICS_ACCOUNTS",
+            "--metrics-histograms",
+        ] {
             #expect(text.contains(word), "help should mention \(word)")
         }
     }
@@ -177,7 +183,8 @@ import Testing
         ("json:http://[127.0.0.1]/resolve", "with an optional port"),
     ])
     func badUpstreamSpecIsRejectedWithItsIndex(_ spec: String, _ message: String) throws {
-        let error = try #require(ConfigLoading.fileError(#"{"accounts": {"shop": {"upstreams": ["json:http://127.0.0.1:1/resolve", "\#(spec)"]}}}"#))
+        let error = try #require(
+            ConfigLoading.fileError(#"{"accounts": {"shop": {"upstreams": ["json:http://127.0.0.1:1/resolve", "\#(spec)"]}}}"#))
         #expect(error.key == "accounts.shop.upstreams[1]")
         #expect(error.message.contains(message))
         #expect(ConfigLoading().error(env: ["HTTPDNS_UPSTREAMS": spec])?.key == "HTTPDNS_UPSTREAMS")
@@ -187,17 +194,19 @@ import Testing
     @Test func upstreamsVariableAppliesToTheDefaultAccount() throws {
         let env = ["HTTPDNS_UPSTREAMS": "json:http://127.0.0.1:8053/resolve, doh:http://[::1]:8054/dns-query,"]
         let config = try #require(try ConfigLoading().config(env: env))
-        #expect(config.accounts["default"]?.upstreams == [
-            UpstreamSpec(kind: .json, url: "http://127.0.0.1:8053/resolve"),
-            UpstreamSpec(kind: .doh, url: "http://[::1]:8054/dns-query"),
-        ])
+        #expect(
+            config.accounts["default"]?.upstreams == [
+                UpstreamSpec(kind: .json, url: "http://127.0.0.1:8053/resolve"),
+                UpstreamSpec(kind: .doh, url: "http://[::1]:8054/dns-query"),
+            ])
         // The flag wins over the variable.
         let flagged = try #require(try ConfigLoading().config(["--upstreams", "httpdns:http://127.0.0.1:9/d"], env: env))
         #expect(flagged.accounts["default"]?.upstreams == [UpstreamSpec(kind: .httpdns, url: "http://127.0.0.1:9/d")])
     }
 
     @Test func upstreamsVariableLeavesOtherAccountsAlone() throws {
-        let loading = ConfigLoading.file("""
+        let loading = ConfigLoading.file(
+            """
             {"accounts": {"default": {"maxCacheTTL": 90}, "shop": {"upstreams": ["json:http://127.0.0.1:1/resolve"]}}}
             """)
         let config = try #require(try loading.config(["--config", path], env: ["HTTPDNS_UPSTREAMS": "doh:http://127.0.0.1:2/dns-query"]))
@@ -221,7 +230,8 @@ import Testing
     }
 
     @Test func localDNSVariablesApplyToTheDefaultAccount() throws {
-        let config = try #require(try ConfigLoading().config(env: ["HTTPDNS_LOCALDNS_SERVERS": "127.0.0.1:5353, [::1]:5353", "HTTPDNS_LOCALDNS_FALLBACK": "off"]))
+        let config = try #require(
+            try ConfigLoading().config(env: ["HTTPDNS_LOCALDNS_SERVERS": "127.0.0.1:5353, [::1]:5353", "HTTPDNS_LOCALDNS_FALLBACK": "off"]))
         #expect(config.accounts["default"]?.localDNSServers == ["127.0.0.1:5353", "[::1]:5353"])
         #expect(config.accounts["default"]?.localDNSFallback == false)
         let on = try #require(try ConfigLoading().config(["--localdns-fallback", "YES"]))
@@ -242,7 +252,9 @@ import Testing
         #expect(config.listen == rendered)
     }
 
-    @Test(arguments: ["127.0.0.1", "[::1]", "[::1]8080", "[::1:8080", "localhost:8080", "127.0.0.1:65536", "127.0.0.1:http", ":8080", "999.0.0.1:80", ""])
+    @Test(arguments: [
+        "127.0.0.1", "[::1]", "[::1]8080", "[::1:8080", "localhost:8080", "127.0.0.1:65536", "127.0.0.1:http", ":8080", "999.0.0.1:80", "",
+    ])
     func listenRejectsWhatIsNotAnAddressAndPort(_ text: String) {
         #expect(ConfigLoading().error(["--listen", text])?.key == "--listen")
         #expect(ConfigLoading().error(env: ["HTTPDNS_LISTEN": text])?.key == "HTTPDNS_LISTEN")
@@ -259,7 +271,8 @@ import Testing
         let fromEnv = try #require(try loading.config(["--config", path], env: ["HTTPDNS_TRUSTED_PROXIES": "172.16.0.0/12 ,fd00::/8,"]))
         #expect(fromEnv.trustedProxies.map(\.description) == ["172.16.0.0/12", "fd00::/8"])
 
-        let fromFlag = try #require(try loading.config(["--config", path, "--trusted-proxies=127.0.0.1"], env: ["HTTPDNS_TRUSTED_PROXIES": "172.16.0.0/12"]))
+        let fromFlag = try #require(
+            try loading.config(["--config", path, "--trusted-proxies=127.0.0.1"], env: ["HTTPDNS_TRUSTED_PROXIES": "172.16.0.0/12"]))
         #expect(fromFlag.trustedProxies.map(\.description) == ["127.0.0.1/32"])
 
         // An empty value clears the list.
@@ -286,8 +299,10 @@ import Testing
         #expect(ConfigLoading().error(["--trusted-proxies", "everything"])?.key == "--trusted-proxies")
     }
 
-    @Test(arguments: [("shop", true), ("a-b_C9", true), (String(repeating: "x", count: 64), true), (String(repeating: "x", count: 65), false),
-                      ("", false), ("bad id", false), ("shop.eu", false), ("accounts", false), ("caf\u{E9}", false)])
+    @Test(arguments: [
+        ("shop", true), ("a-b_C9", true), (String(repeating: "x", count: 64), true), (String(repeating: "x", count: 65), false),
+        ("", false), ("bad id", false), ("shop.eu", false), ("accounts", false), ("caf\u{E9}", false),
+    ])
     func accountIDsAreShortSafeNames(_ id: String, _ valid: Bool) {
         #expect(ServiceConfig.isValidAccountID(id) == valid)
     }
@@ -346,6 +361,7 @@ import Testing
         let file = try ServiceConfig(json: ["metricsAccounts": "none", "metricsHistograms": "off"])
         #expect(file.metricsAccounts == MetricsAccounts.none && file.metricsHistograms == false)
         #expect(ConfigLoading().error(env: ["HTTPDNS_METRICS_ACCOUNTS": "some"])?.description.contains("HTTPDNS_METRICS_ACCOUNTS") == true)
-        #expect(ConfigLoading().error(env: ["HTTPDNS_METRICS_HISTOGRAMS": "maybe"])?.description.contains("HTTPDNS_METRICS_HISTOGRAMS") == true)
+        #expect(
+            ConfigLoading().error(env: ["HTTPDNS_METRICS_HISTOGRAMS": "maybe"])?.description.contains("HTTPDNS_METRICS_HISTOGRAMS") == true)
     }
 }

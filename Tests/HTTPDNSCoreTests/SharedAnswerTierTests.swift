@@ -1,7 +1,8 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
+
+@testable import HTTPDNSCore
 
 /// The engine's use of a shared answer tier (issue 15): asked on a client's miss only, before
 /// the upstreams; given what the upstreams answered; its lock always stored or released.
@@ -60,7 +61,9 @@ import Testing
     @Test func aMissFoundInTheSharedTierAnswersSharedWithoutAnUpstreamAndIsCachedHere() throws {
         let fixture = Fixture()
         let key = CacheKey(host: HostName("www.example.com")!, family: .a)
-        fixture.tier.state.withLock { $0.entries[key] = CacheEntry(addresses: ["192.0.2.7"], originTTL: 300, storedAt: fixture.clock.now() - 100) }
+        fixture.tier.state.withLock {
+            $0.entries[key] = CacheEntry(addresses: ["192.0.2.7"], originTTL: 300, storedAt: fixture.clock.now() - 100)
+        }
         let answer = try #require(try fixture.resolve("www.example.com")?.get())
         #expect(answer == ResolvedAnswer(addresses: ["192.0.2.7"], ttl: 200, originTTL: 300, source: .shared))
         #expect(fixture.upstream.calls("www.example.com") == 0)
@@ -97,7 +100,9 @@ import Testing
     @Test func anExpiredSharedAnswerIsNotServedTheUpstreamIsAsked() throws {
         let fixture = Fixture()
         let key = CacheKey(host: HostName("www.example.com")!, family: .a)
-        fixture.tier.state.withLock { $0.entries[key] = CacheEntry(addresses: ["192.0.2.7"], originTTL: 30, storedAt: fixture.clock.now() - 100) }
+        fixture.tier.state.withLock {
+            $0.entries[key] = CacheEntry(addresses: ["192.0.2.7"], originTTL: 30, storedAt: fixture.clock.now() - 100)
+        }
         fixture.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)
         let answer = try #require(try fixture.resolve("www.example.com")?.get())
         #expect(answer.source == .upstream && answer.addresses == ["192.0.2.1"])
@@ -107,7 +112,9 @@ import Testing
     @Test func perNetworkEntriesAreLookedUpByTheirNetworkKey() {
         let fixture = Fixture(config: .test { $0.ispEnable = true })
         let key = CacheKey(host: HostName("www.example.com")!, family: .a, network: "198.51.100.0/24")
-        fixture.tier.state.withLock { $0.entries[key] = CacheEntry(addresses: ["192.0.2.8"], originTTL: 300, storedAt: fixture.clock.now()) }
+        fixture.tier.state.withLock {
+            $0.entries[key] = CacheEntry(addresses: ["192.0.2.8"], originTTL: 300, storedAt: fixture.clock.now())
+        }
         let box = OutcomeBox()
         let now = fixture.engine.resolve(host: HostName("www.example.com")!, family: .a, network: "198.51.100.0/24") { box.append($0) }
         let answer = try? (now ?? box.values.first)?.get()

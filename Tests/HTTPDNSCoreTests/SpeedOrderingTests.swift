@@ -1,7 +1,8 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
+
+@testable import HTTPDNSCore
 
 /// The engine's use of the speed test: probes after an answer with several addresses, off the
 /// request path; later answers list addresses fastest first, unreachable ones last; measurements

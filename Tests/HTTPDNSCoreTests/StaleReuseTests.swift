@@ -1,16 +1,18 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// `reuseExpiredIPEnabled` (seed 001): an expired entry is answered at once, marked stale, and
 /// refreshed once in the background; bounded by `maxStaleAge` and `staleExcludeHosts`.
 @Suite struct StaleReuseTests {
     private func fixture(_ change: (inout AccountConfig) -> Void = { _ in }) -> EngineFixture {
-        let fixture = EngineFixture(config: .test {
-            $0.reuseExpiredIPEnabled = true
-            $0.localDNSFallback = false
-            change(&$0)
-        })
+        let fixture = EngineFixture(
+            config: .test {
+                $0.reuseExpiredIPEnabled = true
+                $0.localDNSFallback = false
+                change(&$0)
+            })
         fixture.upstream.setAnswer("shop.example", addresses: ["192.0.2.1"], ttl: 30)
         _ = fixture.resolve("shop.example")
         fixture.upstream.setAnswer("shop.example", addresses: ["192.0.2.2"], ttl: 30)
@@ -60,10 +62,11 @@ import Testing
     }
 
     @Test func excludedHostsAndTheirSubdomainsAreNeverServedStale() throws {
-        let fixture = EngineFixture(config: .test {
-            $0.reuseExpiredIPEnabled = true
-            $0.staleExcludeHosts = [.valid("bank.example")]
-        })
+        let fixture = EngineFixture(
+            config: .test {
+                $0.reuseExpiredIPEnabled = true
+                $0.staleExcludeHosts = [.valid("bank.example")]
+            })
         for host in ["bank.example", "login.bank.example", "notbank.example"] {
             fixture.upstream.setAnswer(host, addresses: ["192.0.2.1"], ttl: 30)
             _ = fixture.resolve(host)
@@ -75,10 +78,11 @@ import Testing
     }
 
     @Test func excludedHostsGetTheFailureRatherThanAStaleAnswer() {
-        let fixture = EngineFixture(config: .test {
-            $0.localDNSFallback = false
-            $0.staleExcludeHosts = [.valid("bank.example")]
-        })
+        let fixture = EngineFixture(
+            config: .test {
+                $0.localDNSFallback = false
+                $0.staleExcludeHosts = [.valid("bank.example")]
+            })
         fixture.upstream.setAnswer("bank.example", addresses: ["192.0.2.1"], ttl: 30)
         _ = fixture.resolve("bank.example")
         fixture.clock.advance(by: 31)
@@ -91,10 +95,11 @@ extension EngineFixture {
     /// A reuse-enabled fixture whose "shop.example" entry (ttl 30) expired `seconds` ago and whose
     /// upstream now answers 192.0.2.2.
     fileprivate func fixtureWithFreshExpiry(expiredFor seconds: Double) -> EngineFixture {
-        let fixture = EngineFixture(config: .test {
-            $0.reuseExpiredIPEnabled = true
-            $0.maxStaleAge = 60
-        })
+        let fixture = EngineFixture(
+            config: .test {
+                $0.reuseExpiredIPEnabled = true
+                $0.maxStaleAge = 60
+            })
         fixture.upstream.setAnswer("shop.example", addresses: ["192.0.2.1"], ttl: 30)
         _ = fixture.resolve("shop.example")
         fixture.upstream.setAnswer("shop.example", addresses: ["192.0.2.2"], ttl: 30)

@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// The SDK-shaped statistics record, fed by real resolutions.
 @Suite struct StatisticsTests {
@@ -127,11 +128,12 @@ import Testing
         _ = fixture.resolve("www.example.com", .aaaa)
         _ = fixture.resolve("www.example.com", .a, network: "198.51.100.0/24")
         let keys = fixture.engine.stats.snapshot().map(\.0)
-        #expect(keys == [
-            StatsKey(domain: "www.example.com", family: .a, network: "198.51.100.0/24"),
-            StatsKey(domain: "www.example.com", family: .a, network: "default"),
-            StatsKey(domain: "www.example.com", family: .aaaa, network: "default"),
-        ])
+        #expect(
+            keys == [
+                StatsKey(domain: "www.example.com", family: .a, network: "198.51.100.0/24"),
+                StatsKey(domain: "www.example.com", family: .a, network: "default"),
+                StatsKey(domain: "www.example.com", family: .aaaa, network: "default"),
+            ])
     }
 
     @Test func recorderDropsNewKeysBeyondItsLimit() {

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import HTTPDNSCore
 
 @Suite struct StatsTableTests {
@@ -23,7 +24,10 @@ import Testing
     @Test func manyKeysSurviveTheIndexGrowing() {
         var table = StatsTable(limit: 50_000)
         for i in 0..<20_000 {
-            do { let stored = table.update(key("h\(i).test", i % 2 == 0 ? .a : .aaaa, "n\(i % 7)"), { $0.requestPDnsNum = UInt64(i) }); #expect(stored) }
+            do {
+                let stored = table.update(key("h\(i).test", i % 2 == 0 ? .a : .aaaa, "n\(i % 7)"), { $0.requestPDnsNum = UInt64(i) });
+                #expect(stored)
+            }
         }
         for i in stride(from: 0, to: 20_000, by: 997) {
             #expect(table.record(key("h\(i).test", i % 2 == 0 ? .a : .aaaa, "n\(i % 7)"))?.requestPDnsNum == UInt64(i))
@@ -46,10 +50,18 @@ import Testing
     @Test func aCounterPastThirtyTwoBitsKeepsItsExactValue() {
         var table = StatsTable(limit: 4)
         let limit = UInt64(UInt32.max)
-        _ = table.update(key("hot.test"), { $0.cacheDnsNum = limit; $0.successNum = 5 })
+        _ = table.update(
+            key("hot.test"),
+            {
+                $0.cacheDnsNum = limit; $0.successNum = 5
+            })
         _ = table.update(key("cold.test"), { $0.cacheDnsNum = 1 })
         _ = table.update(key("hot.test"), { $0.cacheDnsNum += 1 })
-        _ = table.update(key("hot.test"), { $0.cacheDnsNum += 1; $0.successNum += 1 })
+        _ = table.update(
+            key("hot.test"),
+            {
+                $0.cacheDnsNum += 1; $0.successNum += 1
+            })
         #expect(table.record(key("hot.test"))?.cacheDnsNum == limit + 2)
         #expect(table.record(key("hot.test"))?.successNum == 6)
         #expect(table.record(key("cold.test"))?.cacheDnsNum == 1)

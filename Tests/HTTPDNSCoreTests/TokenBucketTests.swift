@@ -50,10 +50,13 @@ import Testing
             for (rate, burst) in [(0.7, 2.0), (0.15, 1.0), (1.5, 3.0), (3.0, 6.0), (20.0, 20.0), (0.3, 1.0)] {
                 var bucket = TokenBucket()
                 for index in 0..<Int(burst) {
-                    #expect(bucket.take(at: now, rate: rate, burst: burst) == .allowed, "rate \(rate), burst \(burst), request \(index) at \(now)")
+                    #expect(
+                        bucket.take(at: now, rate: rate, burst: burst) == .allowed,
+                        "rate \(rate), burst \(burst), request \(index) at \(now)")
                 }
                 let wait = Int((1 / rate).rounded(.up))
-                #expect(bucket.take(at: now, rate: rate, burst: burst) == .refused(retryAfter: wait), "rate \(rate), burst \(burst) at \(now)")
+                #expect(
+                    bucket.take(at: now, rate: rate, burst: burst) == .refused(retryAfter: wait), "rate \(rate), burst \(burst) at \(now)")
             }
             // A whole-second interval reached exactly is that many seconds, not one more.
             var tenth = TokenBucket()

@@ -1,18 +1,20 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
+
+@testable import HTTPDNSCore
 
 /// `upstreamQPS`: a budget of upstream queries per second per account, taken where the engine
 /// starts an upstream query; single-flight waiters cost nothing; over the budget a miss is
 /// answered stale when it may be, else refused with a Retry-After.
 @Suite struct UpstreamBudgetTests {
     private func fixture(qps: Double, _ change: (inout AccountConfig) -> Void = { _ in }) -> EngineFixture {
-        let fixture = EngineFixture(config: .test {
-            $0.localDNSFallback = false
-            $0.upstreamQPS = qps
-            change(&$0)
-        })
+        let fixture = EngineFixture(
+            config: .test {
+                $0.localDNSFallback = false
+                $0.upstreamQPS = qps
+                change(&$0)
+            })
         for index in 0..<20 { fixture.upstream.setAnswer("h\(index).example", .a, addresses: ["192.0.2.\(index)"], ttl: 30) }
         return fixture
     }

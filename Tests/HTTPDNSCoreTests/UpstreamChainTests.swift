@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSCore
 
 /// Failover order, the system-resolver fallback and the timeout classification, through the engine.
 @Suite struct UpstreamChainTests {

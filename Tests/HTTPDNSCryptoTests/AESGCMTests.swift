@@ -16,7 +16,8 @@ struct AESGCMTests {
     ///     (nonce + AESGCM(key).encrypt(nonce, b"host=www.example.com&type=1",
     ///         b"httpdns-enc-v1 query GET /v1/acct/resolve")).hex()
     ///     (nonce + AESGCM(key).encrypt(nonce, b"", None)).hex()
-    static let knownSealed = "000102030405060708090a0b2f6da56ff892b56ca324efeadc991408adb5e859d60f260c5d5ad4cabd239293f695a63295303f0fca8591"
+    static let knownSealed =
+        "000102030405060708090a0b2f6da56ff892b56ca324efeadc991408adb5e859d60f260c5d5ad4cabd239293f695a63295303f0fca8591"
     static let knownSealedEmpty = "000102030405060708090a0bf4c2db1dc38805a37b92171c5d0a81cc"
 
     static func bytes(hex: String) -> [UInt8] {

@@ -55,12 +55,12 @@ struct Base64URLIntoBufferTests {
                     continue
                 }
                 let group = UInt32(value) << (6 * (3 - position))
-                #expect(count == 3 && output.prefix(3).elementsEqual([UInt8(group >> 16), UInt8(group >> 8 & 0xFF), UInt8(group & 0xFF)]),
-                        "byte \(byte) at \(position)")
+                #expect(
+                    count == 3 && output.prefix(3).elementsEqual([UInt8(group >> 16), UInt8(group >> 8 & 0xFF), UInt8(group & 0xFF)]),
+                    "byte \(byte) at \(position)")
             }
         }
     }
-
 
     /// The decoder into a caller's buffer (the RFC 8484 fast path's) accepts and refuses what
     /// `decode(_:)` does, and writes the same bytes whatever the buffer held.

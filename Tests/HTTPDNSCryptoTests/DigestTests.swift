@@ -6,8 +6,9 @@ import Testing
 struct DigestTests {
     /// python3: hashlib.sha256(b'abc').hexdigest()
     @Test func sha256MatchesPython() throws {
-        #expect(Digest.hex(try Digest.sha256(Array("abc".utf8)))
-            == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(
+            Digest.hex(try Digest.sha256(Array("abc".utf8)))
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(try Digest.sha256Hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
@@ -27,18 +28,21 @@ struct DigestTests {
 
     /// RFC 4231 test case 2, and python3: hmac.new(b'', b'', hashlib.sha256).hexdigest()
     @Test func hmacSHA256MatchesRFC4231AndPython() throws {
-        #expect(Digest.hex(try Digest.hmacSHA256(key: Array("Jefe".utf8), Array("what do ya want for nothing?".utf8)))
-            == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
-        #expect(Digest.hex(try Digest.hmacSHA256(key: [UInt8](), [UInt8]()))
-            == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
+        #expect(
+            Digest.hex(try Digest.hmacSHA256(key: Array("Jefe".utf8), Array("what do ya want for nothing?".utf8)))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            Digest.hex(try Digest.hmacSHA256(key: [UInt8](), [UInt8]()))
+                == "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad")
     }
 
     /// A prepared key gives what the one-shot HMAC gives (RFC 4231 test case 2), for any number of
     /// messages, from several threads at once.
     @Test func aPreparedHMACKeyMatchesTheOneShotFromManyThreads() async throws {
         let key = try HMACSHA256Key(Array("Jefe".utf8))
-        #expect(Digest.hex(try key.authenticationCode(Array("what do ya want for nothing?".utf8)))
-            == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        #expect(
+            Digest.hex(try key.authenticationCode(Array("what do ya want for nothing?".utf8)))
+                == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
         let secret = Array("client-secret-0123456789".utf8)
         let prepared = try HMACSHA256Key(secret)
         let messages = (0..<64).map { Array("GET\n/v1/a/resolve\nhost=h\($0).test".utf8) }

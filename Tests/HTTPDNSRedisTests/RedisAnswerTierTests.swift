@@ -1,9 +1,10 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSRedis
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
+
+@testable import HTTPDNSRedis
 
 /// The tier's lock and wait against a real redis-server: two tiers are two replicas.
 @Suite(.serialized) struct RedisAnswerTierTests {

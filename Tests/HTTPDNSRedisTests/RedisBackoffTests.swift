@@ -1,5 +1,6 @@
-@testable import HTTPDNSRedis
 import Testing
+
+@testable import HTTPDNSRedis
 
 @Suite struct RedisBackoffTests {
     @Test func delaysDoubleUpToTheMaximumAndStartOverAfterAReset() {

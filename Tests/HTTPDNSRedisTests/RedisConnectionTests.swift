@@ -1,18 +1,23 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSRedis
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
+
+@testable import HTTPDNSRedis
 
 /// The connection against a real redis-server on loopback.
 @Suite(.serialized) struct RedisConnectionTests {
     /// A connection to `server`. The default timeout (10 s) is a hang guard: a command or an idle
     /// subscriber's health PING that a loaded machine's redis-server answers late must not read as
     /// a timeout or a dead connection; the tests of the timeout pass their own.
-    static func connection(_ server: RedisServerProcess, purpose: String = "test", timeout: Int = 10_000, url: String? = nil, metrics: RedisMetrics = RedisMetrics(),
-                           onStateChange: (@Sendable (Bool) -> Void)? = nil) throws -> RedisConnection {
-        var options = RedisConnection.Options(url: try RedisURL(parsing: url ?? server.url, key: "redis"), purpose: purpose, timeoutMilliseconds: timeout)
+    static func connection(
+        _ server: RedisServerProcess, purpose: String = "test", timeout: Int = 10_000, url: String? = nil,
+        metrics: RedisMetrics = RedisMetrics(),
+        onStateChange: (@Sendable (Bool) -> Void)? = nil
+    ) throws -> RedisConnection {
+        var options = RedisConnection.Options(
+            url: try RedisURL(parsing: url ?? server.url, key: "redis"), purpose: purpose, timeoutMilliseconds: timeout)
         options.backoffMaximum = 0.2
         return RedisConnection(options: options, metrics: metrics, onStateChange: onStateChange)
     }
@@ -170,7 +175,9 @@ import Testing
         // The idle subscriber's PING reaches Redis and its ["pong", ""] is taken in stride: the
         // connection is the one it was (one `up`), still subscribed.
         let deadline = Date().addingTimeInterval(30)
-        while !(try server.cli(["CLIENT", "LIST"])).split(separator: "\n").contains(where: { $0.contains(" sub=1 ") && $0.contains(" cmd=ping ") }) {
+        while !(try server.cli(["CLIENT", "LIST"])).split(separator: "\n").contains(where: {
+            $0.contains(" sub=1 ") && $0.contains(" cmd=ping ")
+        }) {
             guard Date() < deadline else { throw HarnessError("the subscriber sent no PING: \(try server.cli(["CLIENT", "LIST"]))") }
             try await Task.sleep(for: .milliseconds(100))
         }
@@ -188,7 +195,9 @@ import Testing
 
     /// Publishes `payload` on `chan` until the subscriber has it (a subscription is confirmed
     /// asynchronously: the first messages may precede it).
-    static func publishUntilReceived(_ server: RedisServerProcess, _ payload: String, _ received: () -> [RedisConnection.Message]) async throws {
+    static func publishUntilReceived(_ server: RedisServerProcess, _ payload: String, _ received: () -> [RedisConnection.Message])
+        async throws
+    {
         let deadline = Date().addingTimeInterval(10)
         while !received().contains(where: { $0.payload == Array(payload.utf8) }) {
             guard Date() < deadline else { throw HarnessError("no message \(payload)") }

@@ -1,5 +1,6 @@
-@testable import HTTPDNSRedis
 import Testing
+
+@testable import HTTPDNSRedis
 
 /// When a Redis connection's loop thread wakes by itself: at its deadlines only. An idle, ready
 /// connection (every replica's `answers` and `accounts` between requests) has none and sleeps

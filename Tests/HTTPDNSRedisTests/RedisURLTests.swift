@@ -16,7 +16,9 @@ import Testing
         #expect(error?.message.contains("only redis://") == true)
     }
 
-    @Test(arguments: ["redis://h", "redis://h:0", "redis://h:99999", "redis://h:6379/x", "redis://user@h:6379", "redis://u:@h:6379", "redis://bad host:1"])
+    @Test(arguments: [
+        "redis://h", "redis://h:0", "redis://h:99999", "redis://h:6379/x", "redis://user@h:6379", "redis://u:@h:6379", "redis://bad host:1",
+    ])
     func malformedURLsAreRefused(_ text: String) {
         #expect(throws: ConfigError.self) { try RedisURL(parsing: text, key: "redis") }
     }
@@ -44,7 +46,10 @@ import Testing
         #expect(ServiceConfig().redisTimeoutMilliseconds == 50)
     }
 
-    @Test(arguments: [("--redis", "http://x:1"), ("--redis-prefix", "has space"), ("--redis-prefix", ""), ("--redis-timeout", "0"), ("--redis-timeout", "20000")])
+    @Test(arguments: [
+        ("--redis", "http://x:1"), ("--redis-prefix", "has space"), ("--redis-prefix", ""), ("--redis-timeout", "0"),
+        ("--redis-timeout", "20000"),
+    ])
     func badRedisSettingsStopTheStartNamingTheKey(_ flag: String, _ value: String) {
         let error = #expect(throws: ConfigError.self) {
             try ServiceConfig.load(arguments: [flag, value], environment: [:], readFile: { _ in throw ConfigError(key: "f", "none") })

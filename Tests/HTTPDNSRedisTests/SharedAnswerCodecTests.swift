@@ -1,6 +1,7 @@
 import HTTPDNSCore
-@testable import HTTPDNSRedis
 import Testing
+
+@testable import HTTPDNSRedis
 
 @Suite struct SharedAnswerCodecTests {
     static let soa = SOARecord(
@@ -26,16 +27,19 @@ import Testing
         let plain = CacheEntry(addresses: [], originTTL: 60, storedAt: 1_764_000_000, nxdomain: true)
         #expect(String(decoding: SharedAnswerCodec.encode(plain), as: UTF8.self) == "1 1764000000.000 60 1 upstream ")
         let withSOA = CacheEntry(addresses: [], originTTL: 30, storedAt: 1_764_000_000.125, nxdomain: true, soa: Self.soa)
-        #expect(String(decoding: SharedAnswerCodec.encode(withSOA), as: UTF8.self)
-            == "2 1764000000.125 30 1 upstream  example.test. ns.example.test. hostmaster.example.test. 1 3600 1200 604800 45")
+        #expect(
+            String(decoding: SharedAnswerCodec.encode(withSOA), as: UTF8.self)
+                == "2 1764000000.125 30 1 upstream  example.test. ns.example.test. hostmaster.example.test. 1 3600 1200 604800 45")
     }
 
     /// Values written before version 2 existed (by an older replica, or before an upgrade).
     @Test func version1ValuesStillDecode() {
-        #expect(SharedAnswerCodec.decode(Array("1 1764000000.000 60 1 upstream ".utf8))
-            == CacheEntry(addresses: [], originTTL: 60, storedAt: 1_764_000_000, nxdomain: true))
-        #expect(SharedAnswerCodec.decode(Array("1 1764000000.500 300 0 localdns 192.0.2.1,192.0.2.2".utf8))
-            == CacheEntry(addresses: ["192.0.2.1", "192.0.2.2"], originTTL: 300, storedAt: 1_764_000_000.5, origin: .localdns))
+        #expect(
+            SharedAnswerCodec.decode(Array("1 1764000000.000 60 1 upstream ".utf8))
+                == CacheEntry(addresses: [], originTTL: 60, storedAt: 1_764_000_000, nxdomain: true))
+        #expect(
+            SharedAnswerCodec.decode(Array("1 1764000000.500 300 0 localdns 192.0.2.1,192.0.2.2".utf8))
+                == CacheEntry(addresses: ["192.0.2.1", "192.0.2.2"], originTTL: 300, storedAt: 1_764_000_000.5, origin: .localdns))
     }
 
     /// The line keeps storedAt to the millisecond, rounded to the nearest: another replica that

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSServer
 
 /// Account options that change the HTTP surface: `shortEnable`, refresh on demand, the stale and
 /// prefetch counters, and options changed through the admin API taking effect at once.
@@ -53,7 +54,8 @@ import Testing
         _ = fixture.get("/v1/default/resolve", ["host": "www.example.test", "type": "A"])
         fixture.clock.advance(by: 61)
         fixture.upstream.holdReplies(true)
-        let stale = fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "www.example.test", "type": "A"]))
+        let stale = fixture.handle(
+            HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "www.example.test", "type": "A"]))
         guard case .response(let response) = stale else {
             Issue.record("a stale answer is given at once")
             return

@@ -9,7 +9,8 @@ import Testing
     static let token = "s3cr3t-admin"
     static let bearer = "Bearer \(token)"
     /// An account body that can only reach loopback.
-    static let accountBody = #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"localDNSServers":["127.0.0.1:5353"],"ipv6Enable":true,"maxCacheTTL":120,"accessKeyId":"AK-1","accessKeySecret":"very-secret-1","secretKey":"sign-key-1"}"#
+    static let accountBody =
+        #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"localDNSServers":["127.0.0.1:5353"],"ipv6Enable":true,"maxCacheTTL":120,"accessKeyId":"AK-1","accessKeySecret":"very-secret-1","secretKey":"sign-key-1"}"#
 
     static let adminRequests: [(String, String)] = [
         ("GET", "/v1/accounts"), ("GET", "/v1/accounts/default"), ("PUT", "/v1/accounts/shop"), ("DELETE", "/v1/accounts/default"),
@@ -31,8 +32,10 @@ import Testing
     @Test(arguments: adminRequests)
     func aMissingOrWrongBearerIs401WithWWWAuthenticate(method: String, path: String) {
         let fixture = ServiceFixture(adminToken: Self.token)
-        for authorization in [nil, "", "Bearer", "Bearer ", "Bearer wrong", "Bearer \(Self.token)x", "Bearer \(Self.token.dropLast())",
-                              "Basic \(Self.token)", Self.token, "Bearer  \(Self.token)"] as [String?] {
+        for authorization in [
+            nil, "", "Bearer", "Bearer ", "Bearer wrong", "Bearer \(Self.token)x", "Bearer \(Self.token.dropLast())",
+            "Basic \(Self.token)", Self.token, "Bearer  \(Self.token)",
+        ] as [String?] {
             let exchange = fixture.send(method, path, authorization: authorization, body: Array(Self.accountBody.utf8))
             #expect(exchange.status == 401, "authorization \(String(describing: authorization))")
             #expect(exchange.errorCode == "Unauthorized")
@@ -72,8 +75,9 @@ import Testing
         #expect(number(config["maxCacheTTL"]) == 120)
         #expect(fixture.registry.engine("shop")?.config.ipv6Enable == true)
 
-        let updated = fixture.send("PUT", "/v1/accounts/shop", authorization: Self.bearer,
-                                   body: Array(Self.accountBody.replacingOccurrences(of: "\"maxCacheTTL\":120", with: "\"maxCacheTTL\":90").utf8))
+        let updated = fixture.send(
+            "PUT", "/v1/accounts/shop", authorization: Self.bearer,
+            body: Array(Self.accountBody.replacingOccurrences(of: "\"maxCacheTTL\":120", with: "\"maxCacheTTL\":90").utf8))
         #expect(updated.status == 200)
         #expect(number((updated.object["config"] as? [String: Any])?["maxCacheTTL"]) == 90)
         #expect(fixture.registry.engine("shop")?.config.maxCacheTTL == 90)
@@ -138,7 +142,8 @@ import Testing
 
     @Test func aRedactedSecretForAnAccountWithoutOneIs400() {
         let fixture = ServiceFixture(adminToken: Self.token)
-        let body = #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"accessKeyId":"AK","accessKeySecret":"***"}"#
+        let body =
+            #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"accessKeyId":"AK","accessKeySecret":"***"}"#
         let exchange = fixture.send("PUT", "/v1/accounts/fresh", authorization: Self.bearer, body: Array(body.utf8))
         #expect(exchange.status == 400)
         #expect(fixture.registry.engine("fresh") == nil)
@@ -289,7 +294,8 @@ import Testing
 /// The admin API and `aesSecretKey`: redacted in every answer, kept when sent back as "***".
 @Suite struct AdminEncryptionKeyTests {
     static let key = String(repeating: "5a", count: 32)
-    static let body = #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"aesSecretKey":"\#(key)","requireEncryption":true}"#
+    static let body =
+        #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"aesSecretKey":"\#(key)","requireEncryption":true}"#
 
     @Test func theKeyIsRedactedAndARedactedKeySentBackKeepsTheStoredOne() throws {
         let fixture = ServiceFixture(adminToken: AdminHandlerTests.token)
@@ -301,8 +307,9 @@ import Testing
         }
         let config = try #require(get.object["config"] as? [String: Any])
         #expect(config["aesSecretKey"] as? String == "***")
-        let again = fixture.send("PUT", "/v1/accounts/shop", authorization: AdminHandlerTests.bearer,
-                                 body: Array(try JSONSerialization.data(withJSONObject: config)))
+        let again = fixture.send(
+            "PUT", "/v1/accounts/shop", authorization: AdminHandlerTests.bearer,
+            body: Array(try JSONSerialization.data(withJSONObject: config)))
         #expect(again.status == 200)
         #expect(fixture.registry.engine("shop")?.config.aesSecretKey == Self.key)
         #expect(fixture.registry.engine("shop")?.config.requireEncryption == true)

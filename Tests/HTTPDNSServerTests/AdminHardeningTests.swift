@@ -1,8 +1,9 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSServer
 
 /// The admin API's token check, its audit summaries, and upstream credentials kept out of sight.
 @Suite struct AdminHardeningTests {
@@ -14,7 +15,10 @@ import Testing
         #expect(fixture.service.checkAdminToken(header) == .success(true))
     }
 
-    @Test(arguments: [nil, "Bearer s3cr3t-admiN", "Bearer s3cr3t-admin ", "Bearer s3cr3t", "Bearer s3cr3t-admin-and-more", "Basic s3cr3t-admin"] as [String?])
+    @Test(
+        arguments: [
+            nil, "Bearer s3cr3t-admiN", "Bearer s3cr3t-admin ", "Bearer s3cr3t", "Bearer s3cr3t-admin-and-more", "Basic s3cr3t-admin",
+        ] as [String?])
     func anyOtherTokenFailsWhateverItsLength(header: String?) {
         let fixture = ServiceFixture(adminToken: Self.token)
         #expect(fixture.service.checkAdminToken(header) == .success(false))
@@ -53,12 +57,15 @@ import Testing
         let config = try #require((got.object["config"] as? [String: Any]))
         let again = try JSONSerialization.data(withJSONObject: ["upstreams": config["upstreams"]!, "localDNSFallback": false])
         #expect(fixture.send("PUT", "/v1/accounts/shop", authorization: bearer, body: Array(again)).status == 200)
-        #expect(fixture.registry.engine("shop")?.config.upstreams.first?.text == "json:https://alice:wonder@127.0.0.1:8443/resolve?token=hunter22")
+        #expect(
+            fixture.registry.engine("shop")?.config.upstreams.first?.text
+                == "json:https://alice:wonder@127.0.0.1:8443/resolve?token=hunter22")
         // Stars that stand for nothing stored are refused, and change nothing.
         let unknown = #"{"upstreams":["json:https://***@127.0.0.2/resolve"],"localDNSFallback":false}"#
         let refused = fixture.send("PUT", "/v1/accounts/shop", authorization: bearer, body: Array(unknown.utf8))
         #expect(refused.status == 400)
-        #expect(fixture.registry.engine("shop")?.config.upstreams.first?.text == "json:https://alice:wonder@127.0.0.1:8443/resolve?token=hunter22")
+        #expect(
+            fixture.registry.engine("shop")?.config.upstreams.first?.text
+                == "json:https://alice:wonder@127.0.0.1:8443/resolve?token=hunter22")
     }
 }
-

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSServer
 
 /// Arguments mean exactly what was sent, over a real socket and both paths (fast and full): a
 /// decoded argument with NUL or another control character, a `%00` in the path, or a raw NUL in
@@ -165,12 +166,14 @@ import Testing
             // reads the whole string and refuses it.
             for host in [#"a.test\u0000x"#, #"b.test\u0001"#, #"b.test\u007f"#] {
                 let body = Array(#"{"hosts":["c.test","\#(host)"]}"#.utf8)
-                let response = try connection.request("POST", "/v1/default/preload", headers: [("Content-Type", "application/json")], body: body)
+                let response = try connection.request(
+                    "POST", "/v1/default/preload", headers: [("Content-Type", "application/json")], body: body)
                 #expect(response.status == 400, "\(host): \(response.text)")
                 #expect(response.errorCode == "InvalidHost", "\(host): \(response.text)")
                 #expect(!response.text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F })
             }
-            let query = try connection.request("POST", "/v1/default/preload?client_ip=192.0.2.1%00", body: Array(#"{"hosts":["c.test"]}"#.utf8))
+            let query = try connection.request(
+                "POST", "/v1/default/preload?client_ip=192.0.2.1%00", body: Array(#"{"hosts":["c.test"]}"#.utf8))
             expectRefused(query, naming: "client_ip", "preload client_ip")
             expectUnchanged(fixture, "preload")
         }

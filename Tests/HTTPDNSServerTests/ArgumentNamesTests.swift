@@ -1,5 +1,6 @@
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 /// A fast route's argument names, held inline: every position of a full list is found, in the
 /// order given, and nothing else is.

@@ -248,7 +248,10 @@ import Testing
         let persistence = RecordingCachePersistence()
         let fixture = ServiceFixture(persistence: persistence)
         fixture.registry.upsert("other", config: .test())
-        fixture.seed([("a.test", .a, fixture.entry(["127.0.0.1"])), ("b.test", .a, fixture.entry(["127.0.0.2"])), ("b.test", .aaaa, fixture.entry(["::2"]))])
+        fixture.seed([
+            ("a.test", .a, fixture.entry(["127.0.0.1"])), ("b.test", .a, fixture.entry(["127.0.0.2"])),
+            ("b.test", .aaaa, fixture.entry(["::2"])),
+        ])
         fixture.seed([("c.test", .a, fixture.entry(["127.0.0.3"]))], account: "other")
         let exchange = fixture.send("DELETE", Self.path)
         #expect(exchange.status == 200)

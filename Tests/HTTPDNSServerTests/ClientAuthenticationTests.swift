@@ -1,8 +1,9 @@
 import Foundation
 import HTTPDNSCore
 import HTTPDNSWire
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 /// Client keys in front of the tenant API: who may call what, and every reason a signature is
 /// refused. Time is the fixture's manual clock.
@@ -11,14 +12,15 @@ import Testing
     static let manageSecret = "manage-secret-0123456789"
 
     private func fixture(requireSigned: Bool = true, maxAge: Double = 600) -> ServiceFixture {
-        let fixture = ServiceFixture(config: .test {
-            $0.clientKeys = [
-                ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve),
-                ClientKey(id: "m1", secret: Self.manageSecret, role: .manage),
-            ]
-            $0.requireSignedRequests = requireSigned
-            $0.maxSignatureAge = maxAge
-        })
+        let fixture = ServiceFixture(
+            config: .test {
+                $0.clientKeys = [
+                    ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve),
+                    ClientKey(id: "m1", secret: Self.manageSecret, role: .manage),
+                ]
+                $0.requireSignedRequests = requireSigned
+                $0.maxSignatureAge = maxAge
+            })
         fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
         return fixture
     }
@@ -30,10 +32,12 @@ import Testing
         expiry: Double, inHeader: Bool = false
     ) throws -> HTTPRequest {
         let t = String(Int(expiry))
-        let canonical = try SignatureV1.canonicalString(method: method, path: path, arguments: query.map { ($0.key, $0.value) }, expiry: t, body: body)
+        let canonical = try SignatureV1.canonicalString(
+            method: method, path: path, arguments: query.map { ($0.key, $0.value) }, expiry: t, body: body)
         let sign = try SignatureV1.signature(secret: secret, canonical: canonical)
         if inHeader {
-            return HTTPRequest(method: method, path: path, query: query, authorization: "HTTPDNS-HMAC-SHA256 kid=\(kid),t=\(t),sign=\(sign)", body: body)
+            return HTTPRequest(
+                method: method, path: path, query: query, authorization: "HTTPDNS-HMAC-SHA256 kid=\(kid),t=\(t),sign=\(sign)", body: body)
         }
         return HTTPRequest(method: method, path: path, query: query.merging(["kid": kid, "t": t, "sign": sign]) { a, _ in a }, body: body)
     }
@@ -65,11 +69,17 @@ import Testing
     func eachEndpointNeedsItsRole(endpoint: Endpoint) throws {
         let fixture = fixture()
         let now = fixture.clock.now()
-        let manage = send(fixture, try signed(
-            endpoint.method, endpoint.path, endpoint.query, body: Array(endpoint.body.utf8), kid: "m1", secret: Self.manageSecret, expiry: now + 60))
+        let manage = send(
+            fixture,
+            try signed(
+                endpoint.method, endpoint.path, endpoint.query, body: Array(endpoint.body.utf8), kid: "m1", secret: Self.manageSecret,
+                expiry: now + 60))
         #expect(manage.status < 300, "manage key on \(endpoint): \(manage.text)")
-        let resolve = send(fixture, try signed(
-            endpoint.method, endpoint.path, endpoint.query, body: Array(endpoint.body.utf8), kid: "r1", secret: Self.resolveSecret, expiry: now + 61))
+        let resolve = send(
+            fixture,
+            try signed(
+                endpoint.method, endpoint.path, endpoint.query, body: Array(endpoint.body.utf8), kid: "r1", secret: Self.resolveSecret,
+                expiry: now + 61))
         if endpoint.role == .resolve {
             #expect(resolve.status < 300, "resolve key on \(endpoint): \(resolve.text)")
         } else {
@@ -77,15 +87,17 @@ import Testing
             #expect(resolve.errorCode == "Forbidden")
             #expect(resolve.errorMessage == "key 'r1' has role resolve; this endpoint needs manage")
         }
-        let unsigned = send(fixture, HTTPRequest(method: endpoint.method, path: endpoint.path, query: endpoint.query, body: Array(endpoint.body.utf8)))
+        let unsigned = send(
+            fixture, HTTPRequest(method: endpoint.method, path: endpoint.path, query: endpoint.query, body: Array(endpoint.body.utf8)))
         #expect(unsigned.status == 401)
         #expect(unsigned.header("WWW-Authenticate") == "HTTPDNS-HMAC-SHA256")
     }
 
     @Test func theHeaderFormIsAcceptedLikeTheQueryForm() throws {
         let fixture = fixture()
-        let request = try signed("GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.resolveSecret,
-                                 expiry: fixture.clock.now() + 10, inHeader: true)
+        let request = try signed(
+            "GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.resolveSecret,
+            expiry: fixture.clock.now() + 10, inHeader: true)
         #expect(send(fixture, request).status == 200)
     }
 
@@ -118,22 +130,30 @@ import Testing
         let now = fixture.clock.now()
         let host = ["host": "www.example.test"]
         expectRefused(send(fixture, HTTPRequest(method: "GET", path: "/v1/default/resolve", query: host)), "missing signature")
-        expectRefused(send(fixture, HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "www.example.test", "kid": "r1"])),
-                      "malformed signature")
-        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "nobody", secret: Self.resolveSecret, expiry: now + 10)),
-                      "bad signature")
-        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.resolveSecret, expiry: now - 1)),
-                      "signature expired")
-        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.resolveSecret, expiry: now + 301)),
-                      "signature expiry too far ahead")
+        expectRefused(
+            send(fixture, HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "www.example.test", "kid": "r1"])),
+            "malformed signature")
+        expectRefused(
+            send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "nobody", secret: Self.resolveSecret, expiry: now + 10)),
+            "bad signature")
+        expectRefused(
+            send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.resolveSecret, expiry: now - 1)),
+            "signature expired")
+        expectRefused(
+            send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.resolveSecret, expiry: now + 301)),
+            "signature expiry too far ahead")
         // Signed with the other key's secret, a tampered query, a tampered body, another path.
-        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.manageSecret, expiry: now + 10)),
-                      "bad signature")
+        expectRefused(
+            send(fixture, try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.manageSecret, expiry: now + 10)),
+            "bad signature")
         var tampered = try signed("GET", "/v1/default/resolve", host, kid: "r1", secret: Self.resolveSecret, expiry: now + 10)
-        tampered.query = QueryArguments(["host": "other.example.test", "kid": "r1", "t": tampered.query["t"]!, "sign": tampered.query["sign"]!])
+        tampered.query = QueryArguments([
+            "host": "other.example.test", "kid": "r1", "t": tampered.query["t"]!, "sign": tampered.query["sign"]!,
+        ])
         expectRefused(send(fixture, tampered), "bad signature")
-        var body = try signed("POST", "/v1/default/preload", body: Array(#"{"hosts":["a.test"]}"#.utf8), kid: "m1", secret: Self.manageSecret,
-                              expiry: now + 10)
+        var body = try signed(
+            "POST", "/v1/default/preload", body: Array(#"{"hosts":["a.test"]}"#.utf8), kid: "m1", secret: Self.manageSecret,
+            expiry: now + 10)
         body.body = Array(#"{"hosts":["b.test"]}"#.utf8)
         expectRefused(send(fixture, body), "bad signature")
         var moved = try signed("GET", "/v1/default/stats", kid: "m1", secret: Self.manageSecret, expiry: now + 10)
@@ -144,8 +164,9 @@ import Testing
 
     @Test func aSignatureIsValidUntilItsExpiryOnTheInjectedClock() throws {
         let fixture = fixture()
-        let request = try signed("GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.resolveSecret,
-                                 expiry: fixture.clock.now() + 30)
+        let request = try signed(
+            "GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.resolveSecret,
+            expiry: fixture.clock.now() + 30)
         #expect(send(fixture, request).status == 200)
         fixture.clock.advance(by: 30)
         #expect(send(fixture, request).status == 200)
@@ -155,8 +176,9 @@ import Testing
 
     @Test func aReplayedDeleteIsRefusedAndChangesNothing() throws {
         let fixture = fixture()
-        let delete = try signed("DELETE", "/v1/default/cache", ["host": "www.example.test"], kid: "m1", secret: Self.manageSecret,
-                                expiry: fixture.clock.now() + 60)
+        let delete = try signed(
+            "DELETE", "/v1/default/cache", ["host": "www.example.test"], kid: "m1", secret: Self.manageSecret,
+            expiry: fixture.clock.now() + 60)
         #expect(send(fixture, delete).status == 200)
         fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.2"]))])
         expectRefused(send(fixture, delete), "replayed signature")
@@ -195,9 +217,15 @@ import Testing
         let fixture = fixture(requireSigned: false)
         #expect(fixture.get("/v1/default/resolve", ["host": "www.example.test"]).status == 200)
         #expect(fixture.get("/v1/default/stats").status == 200)
-        expectRefused(send(fixture, try signed("GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.manageSecret,
-                                               expiry: fixture.clock.now() + 10)), "bad signature")
-        #expect(send(fixture, try signed("GET", "/v1/default/stats", kid: "r1", secret: Self.resolveSecret, expiry: fixture.clock.now() + 10)).status == 403)
+        expectRefused(
+            send(
+                fixture,
+                try signed(
+                    "GET", "/v1/default/resolve", ["host": "www.example.test"], kid: "r1", secret: Self.manageSecret,
+                    expiry: fixture.clock.now() + 10)), "bad signature")
+        #expect(
+            send(fixture, try signed("GET", "/v1/default/stats", kid: "r1", secret: Self.resolveSecret, expiry: fixture.clock.now() + 10))
+                .status == 403)
     }
 
     @Test func anAccountWithoutKeysStaysOpen() {
@@ -208,10 +236,11 @@ import Testing
     }
 
     @Test func probesMetricsAndTheAdminAPINeedNoClientKey() {
-        let fixture = ServiceFixture(config: .test {
-            $0.clientKeys = [ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve)]
-            $0.requireSignedRequests = true
-        }, adminToken: "admin-token")
+        let fixture = ServiceFixture(
+            config: .test {
+                $0.clientKeys = [ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve)]
+                $0.requireSignedRequests = true
+            }, adminToken: "admin-token")
         fixture.service.isReady = true
         #expect(fixture.get("/healthz").status == 200)
         #expect(fixture.get("/readyz").status == 200)
@@ -224,16 +253,23 @@ import Testing
 
     @Test func anAdminPutWithRedactedSecretsKeepsTheKeys() throws {
         let fixture = fixture()
-        let body = #"{"upstreams":["doh:http://127.0.0.1:9/dns-query"],"localDNSFallback":false,"requireSignedRequests":true,"#
+        let body =
+            #"{"upstreams":["doh:http://127.0.0.1:9/dns-query"],"localDNSFallback":false,"requireSignedRequests":true,"#
             + #""clientKeys":[{"id":"r1","secret":"***","role":"resolve"},{"id":"n1","secret":"new-secret-0123456789","role":"manage"}]}"#
         let service = HTTPDNSService(registry: fixture.registry, accountStore: nil, adminToken: "t", clock: fixture.clock)
-        let put = Exchange(service.handle(HTTPRequest(method: "PUT", path: "/v1/accounts/default", authorization: "Bearer t", body: Array(body.utf8))))
+        let put = Exchange(
+            service.handle(HTTPRequest(method: "PUT", path: "/v1/accounts/default", authorization: "Bearer t", body: Array(body.utf8))))
         #expect(put.status == 200, "\(put.text)")
         #expect(!put.text.contains("new-secret-0123456789"))
         let keys = fixture.engine.config.clientKeys
-        #expect(keys == [ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve), ClientKey(id: "n1", secret: "new-secret-0123456789", role: .manage)])
+        #expect(
+            keys == [
+                ClientKey(id: "r1", secret: Self.resolveSecret, role: .resolve),
+                ClientKey(id: "n1", secret: "new-secret-0123456789", role: .manage),
+            ])
         let unknown = #"{"clientKeys":[{"id":"zz","secret":"***","role":"resolve"}]}"#
-        let refused = Exchange(service.handle(HTTPRequest(method: "PUT", path: "/v1/accounts/default", authorization: "Bearer t", body: Array(unknown.utf8))))
+        let refused = Exchange(
+            service.handle(HTTPRequest(method: "PUT", path: "/v1/accounts/default", authorization: "Bearer t", body: Array(unknown.utf8))))
         #expect(refused.status == 400)
         #expect(refused.errorMessage?.contains("clientKeys[0].secret") == true)
         #expect(fixture.engine.config.clientKeys == keys)
@@ -245,13 +281,14 @@ import Testing
 /// `handle`, which answers it; an open account's hits stay on it.
 @Suite(.serialized) struct FastPathAuthenticationTests {
     private func keyedFixture(requireSigned: Bool = true) -> ServiceFixture {
-        let fixture = ServiceFixture(config: .test {
-            $0.clientKeys = [
-                ClientKey(id: "r1", secret: ClientAuthenticationTests.resolveSecret, role: .resolve),
-                ClientKey(id: "m1", secret: ClientAuthenticationTests.manageSecret, role: .manage),
-            ]
-            $0.requireSignedRequests = requireSigned
-        })
+        let fixture = ServiceFixture(
+            config: .test {
+                $0.clientKeys = [
+                    ClientKey(id: "r1", secret: ClientAuthenticationTests.resolveSecret, role: .resolve),
+                    ClientKey(id: "m1", secret: ClientAuthenticationTests.manageSecret, role: .manage),
+                ]
+                $0.requireSignedRequests = requireSigned
+            })
         fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
         return fixture
     }
@@ -267,8 +304,9 @@ import Testing
             method: "GET", path: "/v1/default/resolve", arguments: [("host", host)], expiry: t, body: [])
         let sign = try SignatureV1.signature(secret: secret, canonical: canonical)
         if inHeader {
-            return MemoryHead("GET", "/v1/default/resolve", [("host", host)] + extra,
-                              authorization: "HTTPDNS-HMAC-SHA256 kid=\(kid),t=\(t),sign=\(sign)")
+            return MemoryHead(
+                "GET", "/v1/default/resolve", [("host", host)] + extra,
+                authorization: "HTTPDNS-HMAC-SHA256 kid=\(kid),t=\(t),sign=\(sign)")
         }
         return MemoryHead("GET", "/v1/default/resolve", [("host", host), ("kid", kid), ("t", t), ("sign", sign)] + extra)
     }
@@ -299,8 +337,12 @@ import Testing
             ("wrong secret", try signedHead(fixture, secret: "not-the-secret-0123456789"), 401, "bad signature"),
             ("tampered", try signedHead(fixture, extra: [("type", "A")]), 401, "bad signature"),
             ("repeated argument", try signedHead(fixture, extra: [("host", "x.test")]), 401, "malformed signature"),
-            ("malformed header", MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")],
-                                            authorization: "HTTPDNS-HMAC-SHA256 kid=r1"), 401, "malformed signature"),
+            (
+                "malformed header",
+                MemoryHead(
+                    "GET", "/v1/default/resolve", [("host", "www.example.test")],
+                    authorization: "HTTPDNS-HMAC-SHA256 kid=r1"), 401, "malformed signature"
+            ),
             ("control character", try signedHead(fixture, extra: [("x", "a\u{01}")]), 400, ""),
         ]
         for (label, head, status, message) in refused {
@@ -351,7 +393,8 @@ import Testing
         #expect(signed.status == 200)
         #expect(signed.text.contains("127.0.0.1"))
         let header = try connection.request(
-            "GET", "/v1/default/resolve?host=www.example.test", headers: [("Authorization", "HTTPDNS-HMAC-SHA256 kid=r1,t=\(t),sign=\(sign)")])
+            "GET", "/v1/default/resolve?host=www.example.test",
+            headers: [("Authorization", "HTTPDNS-HMAC-SHA256 kid=r1,t=\(t),sign=\(sign)")])
         #expect(header.status == 200)
         // A repeated argument in a signed request is refused, not silently read as its first value.
         let repeated = try connection.request("GET", "/v1/default/resolve?host=www.example.test&kid=r1&t=\(t)&sign=\(sign)&host=x.test")
@@ -379,7 +422,8 @@ import Testing
             let response = try connection.request("GET", path)
             let after = Date().timeIntervalSince1970.rounded(.up)
             #expect(response.headerCount("Date") == 1, "\(path)")
-            let date = try #require(response.header("Date").flatMap { formatter.date(from: $0) }, "\(path): \(response.header("Date") ?? "none")")
+            let date = try #require(
+                response.header("Date").flatMap { formatter.date(from: $0) }, "\(path): \(response.header("Date") ?? "none")")
             #expect(date.timeIntervalSince1970 >= before - 1 && date.timeIntervalSince1970 <= after + 1, "\(path)")
         }
     }

@@ -36,8 +36,9 @@ import Testing
     @Test func clientIPParameterChoosesTheNetwork() {
         let service = fixture().service
         #expect(service.clientNetwork(of: request(clientIP: "198.51.100.7", peer: "192.0.2.1")) == "198.51.100.0/24")
-        #expect(service.clientNetwork(of: request(clientIP: "2001:db8:aa:bb01::9", peer: "10.0.0.1", forwardedFor: "203.0.113.9"))
-            == "2001:db8:aa:bb00::/56")
+        #expect(
+            service.clientNetwork(of: request(clientIP: "2001:db8:aa:bb01::9", peer: "10.0.0.1", forwardedFor: "203.0.113.9"))
+                == "2001:db8:aa:bb00::/56")
     }
 
     @Test func peerChoosesTheNetworkWhenItIsNoTrustedProxy() {
@@ -98,18 +99,24 @@ import Testing
     /// network and are echoed as `client_ip`.
     @Test func theEMASPathsChooseTheNetworkByIPOrTrustedProxy() throws {
         let fixture = fixture()
-        let byIP = send(fixture, HTTPRequest(method: "GET", path: "/default/d", query: ["host": Self.host, "ip": "198.51.100.7"], peer: "127.0.0.1"))
+        let byIP = send(
+            fixture, HTTPRequest(method: "GET", path: "/default/d", query: ["host": Self.host, "ip": "198.51.100.7"], peer: "127.0.0.1"))
         #expect(byIP.object["client_ip"] as? String == "198.51.100.7")
         #expect(try #require(fixture.upstream.queries.last).clientSubnet == "198.51.100.0/24")
-        let proxied = send(fixture, HTTPRequest(
-            method: "GET", path: "/default/d", query: ["host": Self.host], peer: "10.0.0.1", forwardedFor: "203.0.113.9"))
+        let proxied = send(
+            fixture,
+            HTTPRequest(
+                method: "GET", path: "/default/d", query: ["host": Self.host], peer: "10.0.0.1", forwardedFor: "203.0.113.9"))
         #expect(proxied.object["client_ip"] as? String == "203.0.113.9")
         #expect(try #require(fixture.upstream.queries.last).clientSubnet == "203.0.113.0/24")
-        let forged = send(fixture, HTTPRequest(
-            method: "GET", path: "/default/d", query: ["host": Self.host], peer: "192.0.2.1", forwardedFor: "203.0.113.9"))
+        let forged = send(
+            fixture,
+            HTTPRequest(
+                method: "GET", path: "/default/d", query: ["host": Self.host], peer: "192.0.2.1", forwardedFor: "203.0.113.9"))
         #expect(forged.object["client_ip"] as? String == "192.0.2.1")
         // Same network as the first request: a hit, no new upstream query.
-        let again = send(fixture, HTTPRequest(method: "GET", path: "/default/d", query: ["host": Self.host, "ip": "198.51.100.99"], peer: "127.0.0.1"))
+        let again = send(
+            fixture, HTTPRequest(method: "GET", path: "/default/d", query: ["host": Self.host, "ip": "198.51.100.99"], peer: "127.0.0.1"))
         #expect(again.status == 200)
         #expect(fixture.upstream.queries.map(\.clientSubnet) == ["198.51.100.0/24", "203.0.113.0/24", "192.0.2.0/24"])
     }

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSServer
 
 /// The limit step: a token bucket per (account, client address), 429 `RateLimited` with
 /// `Retry-After` over it, on both the full path and the resolve fast path, on a manual clock.
@@ -79,7 +80,9 @@ import Testing
     @Test func anAccountOverridesTheServiceRate() {
         let off = fixture(rate: 1, burst: 1) { $0.rateLimit = 0 }
         for _ in 0..<10 { #expect(resolve(off, peer: "192.0.2.50").status == 200) }
-        let on = fixture(rate: 0, burst: 0) { $0.rateLimit = 1; $0.rateBurst = 2 }
+        let on = fixture(rate: 0, burst: 0) {
+            $0.rateLimit = 1; $0.rateBurst = 2
+        }
         #expect(resolve(on, peer: "192.0.2.50").status == 200)
         #expect(resolve(on, peer: "192.0.2.50").status == 200)
         #expect(resolve(on, peer: "192.0.2.50").status == 429)
@@ -100,7 +103,9 @@ import Testing
         let text = MetricsText(fixture.get("/metrics", listener: .ops).text)
         // In the totals (no account label): there is no account to name.
         #expect(text.value("httpdns_rate_limited_total", ["reason": "client_rate"]) == 1)
-        #expect(text.sum("httpdns_rate_limited_total", ["account": "guess1"]) + text.sum("httpdns_rate_limited_total", ["account": "guess2"]) == 0)
+        #expect(
+            text.sum("httpdns_rate_limited_total", ["account": "guess1"]) + text.sum("httpdns_rate_limited_total", ["account": "guess2"])
+                == 0)
     }
 
     @Test func refusalsAreCountedPerAccountAndReason() {

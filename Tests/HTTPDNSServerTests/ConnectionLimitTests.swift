@@ -1,7 +1,8 @@
 import Glibc
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 /// The read-deadline rule and the accept-time limits, without sockets.
 @Suite struct ConnectionLimitTests {

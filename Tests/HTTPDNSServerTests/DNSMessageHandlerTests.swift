@@ -1,8 +1,9 @@
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import HTTPDNSWire
 import Testing
+
+@testable import HTTPDNSServer
 
 /// RFC 8484 in process: which questions the engine answers, how, and what is refused. Queries
 /// are made and replies read with libknot (`HTTPDNSWire`); the integration tests read them with
@@ -89,7 +90,8 @@ import Testing
         fixture.upstream.holdReplies(true)
         var boxes: [ResponseBox] = []
         for id in UInt16(1)...3 {
-            var request = HTTPRequest(method: "POST", path: "/dns-query", body: try DNSQueryWriter.query(name: "shared.example.test", type: 1, id: id))
+            var request = HTTPRequest(
+                method: "POST", path: "/dns-query", body: try DNSQueryWriter.query(name: "shared.example.test", type: 1, id: id))
             request.contentType = "application/dns-message"
             guard case .deferred(let start) = fixture.handle(request) else { Issue.record("a miss was answered at once"); return }
             let box = ResponseBox()
@@ -97,7 +99,10 @@ import Testing
             boxes.append(box)
         }
         // API v1 asks the same name meanwhile: it joins the same flight.
-        guard case .deferred(let start) = fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "shared.example.test", "type": "A"])) else {
+        guard
+            case .deferred(let start) = fixture.handle(
+                HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "shared.example.test", "type": "A"]))
+        else {
             Issue.record("a miss was answered at once")
             return
         }

@@ -1,7 +1,8 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 /// The EMAS HTTPDNS API in process: its signature, its bodies, its errors and its routes. Time is
 /// the fixture's manual clock (1 700 000 000).
@@ -9,10 +10,11 @@ import Testing
     static let secret = "0123456789abcdef"
 
     private func fixture(keys: Bool = true, requireSigned: Bool = false, limits: HTTPDNSService.Limits = .init()) -> ServiceFixture {
-        let fixture = ServiceFixture(config: .test {
-            if keys { $0.clientKeys = [ClientKey(id: "k1", secret: Self.secret, role: .resolve)] }
-            $0.requireSignedRequests = requireSigned
-        }, limits: limits)
+        let fixture = ServiceFixture(
+            config: .test {
+                if keys { $0.clientKeys = [ClientKey(id: "k1", secret: Self.secret, role: .resolve)] }
+                $0.requireSignedRequests = requireSigned
+            }, limits: limits)
         fixture.seed([
             ("a.example.test", .a, fixture.entry(["192.0.2.1", "192.0.2.2"], ttl: 60)),
             ("a.example.test", .aaaa, fixture.entry(["2001:db8::1"], ttl: 30)),
@@ -23,41 +25,60 @@ import Testing
     }
 
     private func get(_ fixture: ServiceFixture, _ path: String, _ query: [String: String], peer: String = "198.51.100.7") -> Exchange {
-        Exchange(fixture.handle(HTTPRequest(method: "GET", path: path, query: query, peer: peer)), releasing: fixture.upstreams + [fixture.fallback])
+        Exchange(
+            fixture.handle(HTTPRequest(method: "GET", path: path, query: query, peer: peer)),
+            releasing: fixture.upstreams + [fixture.fallback])
     }
 
     @Test func theSignatureIsTheMD5OfHostsSecretAndExpiry() throws {
         // python3 -c 'import hashlib; print(hashlib.md5(b"www.example.test-0123456789abcdef-1700000600").hexdigest())'
-        #expect(try EMASSignature.signature(hosts: "www.example.test", secret: Self.secret, expiry: "1700000600") == "d4d8f6ba43d047e47a50b1a42eb798ed")
+        #expect(
+            try EMASSignature.signature(hosts: "www.example.test", secret: Self.secret, expiry: "1700000600")
+                == "d4d8f6ba43d047e47a50b1a42eb798ed")
         // python3 -c 'import hashlib; print(hashlib.md5(b"a.example.test,b.example.test-0123456789abcdef-1700000600").hexdigest())'
-        #expect(try EMASSignature.signature(hosts: "a.example.test,b.example.test", secret: Self.secret, expiry: "1700000600")
-            == "97180eee4d748126ef3e0590ab99b066")
+        #expect(
+            try EMASSignature.signature(hosts: "a.example.test,b.example.test", secret: Self.secret, expiry: "1700000600")
+                == "97180eee4d748126ef3e0590ab99b066")
         // docs/emas.md's worked example.
-        #expect(try EMASSignature.signature(hosts: "www.example.com", secret: "emas-example-secret-16", expiry: "1767225600")
-            == "2afb8d08f62cafe0d2e3e24fce7331c1")
-        #expect(try EMASSignature.signature(hosts: "www.example.com,api.example.com", secret: "emas-example-secret-16", expiry: "1767225600")
-            == "3946ab5664667e4f9a06a1c000880e3a")
-        #expect(try EMASSignature.matches("D4D8F6BA43D047E47A50B1A42EB798ED", hosts: "www.example.test", secret: Self.secret, expiry: "1700000600"))
-        #expect(try !EMASSignature.matches("d4d8f6ba43d047e47a50b1a42eb798ed", hosts: "www.example.test", secret: Self.secret, expiry: "1700000601"))
+        #expect(
+            try EMASSignature.signature(hosts: "www.example.com", secret: "emas-example-secret-16", expiry: "1767225600")
+                == "2afb8d08f62cafe0d2e3e24fce7331c1")
+        #expect(
+            try EMASSignature.signature(hosts: "www.example.com,api.example.com", secret: "emas-example-secret-16", expiry: "1767225600")
+                == "3946ab5664667e4f9a06a1c000880e3a")
+        #expect(
+            try EMASSignature.matches(
+                "D4D8F6BA43D047E47A50B1A42EB798ED", hosts: "www.example.test", secret: Self.secret, expiry: "1700000600"))
+        #expect(
+            try !EMASSignature.matches(
+                "d4d8f6ba43d047e47a50b1a42eb798ed", hosts: "www.example.test", secret: Self.secret, expiry: "1700000601"))
     }
 
     @Test func oneHostIsAnsweredInTheEMASShapeWithTheClientAddress() {
         let exchange = get(fixture(), "/default/d", ["host": "www.example.test"])
         #expect(exchange.status == 200)
-        #expect(exchange.text == #"{"host":"www.example.test","ips":["192.0.2.10"],"ipsv6":[],"ttl":300,"origin_ttl":300,"client_ip":"198.51.100.7"}"#)
+        #expect(
+            exchange.text
+                == #"{"host":"www.example.test","ips":["192.0.2.10"],"ipsv6":[],"ttl":300,"origin_ttl":300,"client_ip":"198.51.100.7"}"#)
     }
 
     @Test func bothFamiliesInAnyOrderGiveTheSmallerTTLAndTheIPArgumentIsTheClient() {
         for query in ["4,6", "6,4", "6, 4"] {
             let exchange = get(fixture(), "/default/d", ["host": "a.example.test", "query": query, "ip": "203.0.113.9", "unknown": "x"])
-            #expect(exchange.text == #"{"host":"a.example.test","ips":["192.0.2.1","192.0.2.2"],"ipsv6":["2001:db8::1"],"ttl":30,"origin_ttl":30,"client_ip":"203.0.113.9"}"#)
+            #expect(
+                exchange.text
+                    == #"{"host":"a.example.test","ips":["192.0.2.1","192.0.2.2"],"ipsv6":["2001:db8::1"],"ttl":30,"origin_ttl":30,"client_ip":"203.0.113.9"}"#
+            )
         }
         #expect(get(fixture(), "/default/d", ["host": "a.example.test", "query": "6"]).text.contains(#""ips":[],"ipsv6":["2001:db8::1"]"#))
     }
 
     @Test func aBatchHasOneElementPerHostInTheOrderAsked() {
         let exchange = get(fixture(), "/default/resolve", ["host": "b.example.test,a.example.test"])
-        #expect(exchange.text == #"{"dns":[{"host":"b.example.test","ips":["192.0.2.3"],"ipsv6":[],"ttl":300,"origin_ttl":300},{"host":"a.example.test","ips":["192.0.2.1","192.0.2.2"],"ipsv6":[],"ttl":60,"origin_ttl":60}]}"#)
+        #expect(
+            exchange.text
+                == #"{"dns":[{"host":"b.example.test","ips":["192.0.2.3"],"ipsv6":[],"ttl":300,"origin_ttl":300},{"host":"a.example.test","ips":["192.0.2.1","192.0.2.2"],"ipsv6":[],"ttl":60,"origin_ttl":60}]}"#
+        )
     }
 
     @Test func aHitThroughTheEMASPathCountsAsAHit() {
@@ -130,10 +151,11 @@ import Testing
     }
 
     @Test func anAccountThatRequiresEncryptionRefusesTheEMASPathsInTheEMASFormat() {
-        let fixture = ServiceFixture(config: .test {
-            $0.aesSecretKey = String(repeating: "0f", count: 32)
-            $0.requireEncryption = true
-        })
+        let fixture = ServiceFixture(
+            config: .test {
+                $0.aesSecretKey = String(repeating: "0f", count: 32)
+                $0.requireEncryption = true
+            })
         let exchange = get(fixture, "/default/d", ["host": "www.example.test"])
         #expect(exchange.status == 403)
         #expect(exchange.object["code"] as? String == "Forbidden", "\(exchange.text)")
@@ -147,7 +169,8 @@ import Testing
     }
 
     @Test func serviceAddressesAreSplitByFamily() {
-        let exchange = get(fixture(limits: .init(advertisedAddresses: ["192.0.2.53:8080", "[2001:db8::53]:8080", "dns.example.test"])), "/default/ss", [:])
+        let exchange = get(
+            fixture(limits: .init(advertisedAddresses: ["192.0.2.53:8080", "[2001:db8::53]:8080", "dns.example.test"])), "/default/ss", [:])
         #expect(exchange.text == #"{"service_ip":["192.0.2.53:8080","dns.example.test"],"service_ipv6":["[2001:db8::53]:8080"]}"#)
     }
 

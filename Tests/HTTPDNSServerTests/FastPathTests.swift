@@ -1,10 +1,11 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSServer
+import HTTPDNSCrypto
 import HTTPDNSTestSupport
 import HTTPDNSWire
-import HTTPDNSCrypto
 import Testing
+
+@testable import HTTPDNSServer
 
 /// A request head held in memory, read the way `ConnectionHead` reads libmicrohttpd's (first
 /// value of an exact name; a name without `=` has the empty value).
@@ -98,22 +99,23 @@ final class MemoryHead: RequestHead {
         return response
     }
 
-    @Test(arguments: [
-        [("host", "two.example.test")],
-        [("host", "two.example.test"), ("type", "A")],
-        [("host", "two.example.test"), ("type", "aaaa")],
-        [("host", "two.example.test"), ("type", "6"), ("short", "1")],
-        [("host", "two.example.test"), ("short", "true")],
-        [("host", "two.example.test"), ("short", "0"), ("client_ip", "192.0.2.1")],
-        [("host", "two.example.test"), ("type", "")],
-        [("host", "TWO.Example.test.")],
-        [("host", "three.example.test")],
-        [("host", "four.example.test"), ("short", "1")],
-        [("host", "gone.example.test")],
-        [("host", "_sip._tcp.example.test")],
-        [("host", "two.example.test"), ("host", "nothing.example.test")],
-        [("host", "two.example.test"), ("type", "A"), ("type", "both")],
-    ] as [[(String, String?)]])
+    @Test(
+        arguments: [
+            [("host", "two.example.test")],
+            [("host", "two.example.test"), ("type", "A")],
+            [("host", "two.example.test"), ("type", "aaaa")],
+            [("host", "two.example.test"), ("type", "6"), ("short", "1")],
+            [("host", "two.example.test"), ("short", "true")],
+            [("host", "two.example.test"), ("short", "0"), ("client_ip", "192.0.2.1")],
+            [("host", "two.example.test"), ("type", "")],
+            [("host", "TWO.Example.test.")],
+            [("host", "three.example.test")],
+            [("host", "four.example.test"), ("short", "1")],
+            [("host", "gone.example.test")],
+            [("host", "_sip._tcp.example.test")],
+            [("host", "two.example.test"), ("host", "nothing.example.test")],
+            [("host", "two.example.test"), ("type", "A"), ("type", "both")],
+        ] as [[(String, String?)]])
     func aCachedAnswerIsTheResponseTheFullPathGives(arguments: [(String, String?)]) throws {
         let fixture = seededFixture()
         let head = MemoryHead("GET", Self.path, arguments)
@@ -132,29 +134,30 @@ final class MemoryHead: RequestHead {
         #expect(String(decoding: fast, as: UTF8.self).contains(#""stale":true"#))
     }
 
-    @Test(arguments: [
-        ("POST", path, [("host", "two.example.test")]),
-        ("GET", "/v1/default/resolve/", [("host", "two.example.test")]),
-        ("GET", "/v1//default/resolve", [("host", "two.example.test")]),
-        ("GET", "/v1/default/cache", [("host", "two.example.test")]),
-        ("GET", "/v1/x/default/resolve", [("host", "two.example.test")]),
-        ("GET", "/v1/nobody/resolve", [("host", "two.example.test")]),
-        ("GET", "/v1/resolve", [("host", "two.example.test")]),
-        ("GET", path, [("host", "miss.example.test")]),
-        ("GET", path, [("host", "two.example.test,three.example.test")]),
-        ("GET", path, [("host", "two..example.test")]),
-        ("GET", path, [("host", "")]),
-        ("GET", path, [("host", nil)]),
-        ("GET", path, [("HOST", "two.example.test")]),
-        ("GET", path, []),
-        ("GET", path, [("host", "two.example.test"), ("type", "both")]),
-        ("GET", path, [("host", "two.example.test"), ("type", "MX")]),
-        ("GET", path, [("host", "two.example.test"), ("short", "yes")]),
-        ("GET", path, [("host", "two.example.test"), ("client_ip", "not-an-address")]),
-        // An argument resolve does not read: refused by the full path, never ignored here.
-        ("GET", path, [("other", "x"), ("host", "two.example.test")]),
-        ("GET", path, [("host", "two.example.test"), ("hots", "x")]),
-    ] as [(String, String, [(String, String?)])])
+    @Test(
+        arguments: [
+            ("POST", path, [("host", "two.example.test")]),
+            ("GET", "/v1/default/resolve/", [("host", "two.example.test")]),
+            ("GET", "/v1//default/resolve", [("host", "two.example.test")]),
+            ("GET", "/v1/default/cache", [("host", "two.example.test")]),
+            ("GET", "/v1/x/default/resolve", [("host", "two.example.test")]),
+            ("GET", "/v1/nobody/resolve", [("host", "two.example.test")]),
+            ("GET", "/v1/resolve", [("host", "two.example.test")]),
+            ("GET", path, [("host", "miss.example.test")]),
+            ("GET", path, [("host", "two.example.test,three.example.test")]),
+            ("GET", path, [("host", "two..example.test")]),
+            ("GET", path, [("host", "")]),
+            ("GET", path, [("host", nil)]),
+            ("GET", path, [("HOST", "two.example.test")]),
+            ("GET", path, []),
+            ("GET", path, [("host", "two.example.test"), ("type", "both")]),
+            ("GET", path, [("host", "two.example.test"), ("type", "MX")]),
+            ("GET", path, [("host", "two.example.test"), ("short", "yes")]),
+            ("GET", path, [("host", "two.example.test"), ("client_ip", "not-an-address")]),
+            // An argument resolve does not read: refused by the full path, never ignored here.
+            ("GET", path, [("other", "x"), ("host", "two.example.test")]),
+            ("GET", path, [("host", "two.example.test"), ("hots", "x")]),
+        ] as [(String, String, [(String, String?)])])
     func everythingElseIsLeftToTheFullPath(method: String, path: String, arguments: [(String, String?)]) {
         let fixture = seededFixture()
         let hits = fixture.engine.metrics.cacheHits.value
@@ -198,7 +201,8 @@ final class MemoryHead: RequestHead {
         let port = try server.start()
         defer { server.stop(grace: 0) }
         let connection = try RawHTTPConnection(port: port)
-        let expected = #"{"host":"www.example.test","ips":["127.0.0.11","127.0.0.12"],"ipsv6":[],"ttl":300,"origin_ttl":300,"source":"cache","stale":false}"#
+        let expected =
+            #"{"host":"www.example.test","ips":["127.0.0.11","127.0.0.12"],"ipsv6":[],"ttl":300,"origin_ttl":300,"source":"cache","stale":false}"#
 
         // Hits, whatever the query's encoding: each answered on the fast path.
         // The four arguments are read in one pass: the first value of each counts.
@@ -280,18 +284,19 @@ final class MemoryHead: RequestHead {
         #expect(full.headers.map { "\($0.0): \($0.1)" } == headers.map { "\($0.0): \($0.1)" })
     }
 
-    @Test(arguments: [
-        ("/default/d", [("host", "two.example.test")]),
-        ("/default/d", [("host", "two.example.test"), ("query", "6")]),
-        ("/default/d", [("host", "TWO.example.test"), ("ip", "192.0.2.9"), ("platform", "android")]),
-        ("/default/d", [("sdk", "x"), ("host", "nx.example.test"), ("query", "4")]),
-        ("/resolve", [("name", "two.example.test")]),
-        ("/resolve", [("name", "two.example.test"), ("type", "AAAA"), ("uid", "default")]),
-        ("/resolve", [("name", "two.example.test"), ("type", "1"), ("short", "1"), ("edns_client_subnet", "192.0.2.0/24")]),
-        ("/resolve", [("name", "nx.example.test"), ("random", "x")]),
-        ("/resolve", [("name", "empty.example.test")]),
-        ("/resolve", [("name", "nosoa.example.test")]),
-    ] as [(String, [(String, String?)])])
+    @Test(
+        arguments: [
+            ("/default/d", [("host", "two.example.test")]),
+            ("/default/d", [("host", "two.example.test"), ("query", "6")]),
+            ("/default/d", [("host", "TWO.example.test"), ("ip", "192.0.2.9"), ("platform", "android")]),
+            ("/default/d", [("sdk", "x"), ("host", "nx.example.test"), ("query", "4")]),
+            ("/resolve", [("name", "two.example.test")]),
+            ("/resolve", [("name", "two.example.test"), ("type", "AAAA"), ("uid", "default")]),
+            ("/resolve", [("name", "two.example.test"), ("type", "1"), ("short", "1"), ("edns_client_subnet", "192.0.2.0/24")]),
+            ("/resolve", [("name", "nx.example.test"), ("random", "x")]),
+            ("/resolve", [("name", "empty.example.test")]),
+            ("/resolve", [("name", "nosoa.example.test")]),
+        ] as [(String, [(String, String?)])])
     func aJSONFormatHitIsTheGeneralPathsAnswer(path: String, arguments: [(String, String?)]) throws {
         try expectSameAnswer(seededFixture(), MemoryHead("GET", path, arguments, peer: "198.51.100.7"))
     }
@@ -333,8 +338,12 @@ final class MemoryHead: RequestHead {
     /// another: each is still exactly the general path's message, a short one after long ones too.
     @Test func consecutiveRFC8484HitsCarryNothingOfEachOther() throws {
         let fixture = seededFixture()
-        for (name, type) in [("two.example.test", UInt16(28)), ("nx.example.test", 1), ("two.example.test", 1), ("empty.example.test", 1), ("two.example.test", 28)] {
-            try expectSameAnswer(fixture, MemoryHead("GET", "/dns-query", [("dns", try Self.dns(name, type: type, id: UInt16(name.count)))]))
+        for (name, type) in [
+            ("two.example.test", UInt16(28)), ("nx.example.test", 1), ("two.example.test", 1), ("empty.example.test", 1),
+            ("two.example.test", 28),
+        ] {
+            try expectSameAnswer(
+                fixture, MemoryHead("GET", "/dns-query", [("dns", try Self.dns(name, type: type, id: UInt16(name.count)))]))
         }
     }
 
@@ -343,7 +352,9 @@ final class MemoryHead: RequestHead {
         var bytes = query
         bytes[11] = 1  // ARCOUNT
         let length = 4 + padding
-        bytes += [0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, UInt8(length >> 8), UInt8(length & 0xFF), 0, 12, UInt8(padding >> 8), UInt8(padding & 0xFF)]
+        bytes += [
+            0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, UInt8(length >> 8), UInt8(length & 0xFF), 0, 12, UInt8(padding >> 8), UInt8(padding & 0xFF),
+        ]
         return bytes + [UInt8](repeating: 0, count: padding)
     }
 
@@ -356,7 +367,11 @@ final class MemoryHead: RequestHead {
         #expect(exchange.status == 200)
         #expect(try DNSReplySummary.parse(exchange.response?.body ?? []).answerCount == 2)
         // A padded query that fits is answered fast, as the general path answers it.
-        try expectSameAnswer(fixture, MemoryHead("GET", "/dns-query", [("dns", Base64URL.encode(Self.padded(try DNSQueryWriter.query(name: "two.example.test", type: 1), 100)))]))
+        try expectSameAnswer(
+            fixture,
+            MemoryHead(
+                "GET", "/dns-query",
+                [("dns", Base64URL.encode(Self.padded(try DNSQueryWriter.query(name: "two.example.test", type: 1), 100)))]))
     }
 
     @Test(arguments: [
@@ -374,27 +389,28 @@ final class MemoryHead: RequestHead {
         #expect(fixture.service.dnsMessages.malformed.value == 1)
     }
 
-    @Test(arguments: [
-        ("GET", "/default/d", [("host", "two.example.test"), ("query", "4,6")]),
-        ("GET", "/default/d", [("host", "two.example.test"), ("query", "5")]),
-        ("GET", "/default/d", [("host", "miss.example.test")]),
-        ("GET", "/default/d", [("host", "")]),
-        ("GET", "/default/d", [("host", "two.example.test"), ("enc", "x")]),
-        ("GET", "/default/sign_d", [("host", "two.example.test"), ("t", "1"), ("s", "x")]),
-        ("GET", "/default/resolve", [("host", "two.example.test")]),
-        ("GET", "/nobody/d", [("host", "two.example.test")]),
-        ("GET", "/resolve", [("name", "two.example.test"), ("type", "MX")]),
-        ("GET", "/resolve", [("name", "two.example.test"), ("short", "yes")]),
-        ("GET", "/resolve", [("name", "two.example.test"), ("edns_client_subnet", "nonsense")]),
-        ("GET", "/resolve", [("name", "two.example.test"), ("uid", "nobody")]),
-        ("GET", "/resolve", [("name", "two.example.test"), ("ak", "k"), ("ts", "1"), ("key", "x")]),
-        ("GET", "/resolve/", [("name", "two.example.test")]),
-        ("POST", "/resolve", [("name", "two.example.test")]),
-        ("GET", "/dns-query", [("dns", "not base64!")]),
-        ("GET", "/dns-query", [("dns", "AAAA")]),
-        ("GET", "/dns-query", [("name", "two.example.test")]),
-        ("GET", "/v1/nobody/dns-query", [("name", "two.example.test")]),
-    ] as [(String, String, [(String, String?)])])
+    @Test(
+        arguments: [
+            ("GET", "/default/d", [("host", "two.example.test"), ("query", "4,6")]),
+            ("GET", "/default/d", [("host", "two.example.test"), ("query", "5")]),
+            ("GET", "/default/d", [("host", "miss.example.test")]),
+            ("GET", "/default/d", [("host", "")]),
+            ("GET", "/default/d", [("host", "two.example.test"), ("enc", "x")]),
+            ("GET", "/default/sign_d", [("host", "two.example.test"), ("t", "1"), ("s", "x")]),
+            ("GET", "/default/resolve", [("host", "two.example.test")]),
+            ("GET", "/nobody/d", [("host", "two.example.test")]),
+            ("GET", "/resolve", [("name", "two.example.test"), ("type", "MX")]),
+            ("GET", "/resolve", [("name", "two.example.test"), ("short", "yes")]),
+            ("GET", "/resolve", [("name", "two.example.test"), ("edns_client_subnet", "nonsense")]),
+            ("GET", "/resolve", [("name", "two.example.test"), ("uid", "nobody")]),
+            ("GET", "/resolve", [("name", "two.example.test"), ("ak", "k"), ("ts", "1"), ("key", "x")]),
+            ("GET", "/resolve/", [("name", "two.example.test")]),
+            ("POST", "/resolve", [("name", "two.example.test")]),
+            ("GET", "/dns-query", [("dns", "not base64!")]),
+            ("GET", "/dns-query", [("dns", "AAAA")]),
+            ("GET", "/dns-query", [("name", "two.example.test")]),
+            ("GET", "/v1/nobody/dns-query", [("name", "two.example.test")]),
+        ] as [(String, String, [(String, String?)])])
     func refusalsMissesAndTheUnusualAreLeftToTheGeneralPath(method: String, path: String, arguments: [(String, String?)]) {
         let fixture = seededFixture()
         let hits = fixture.engine.metrics.cacheHits.value
@@ -425,7 +441,8 @@ final class MemoryHead: RequestHead {
         }
         let expiry = "1700000600"  // the fixture's manual clock is at 1 700 000 000
         let signature = try EMASSignature.signature(hosts: "two.example.test", secret: secret, expiry: expiry)
-        let signed = MemoryHead("GET", "/default/sign_d", [("host", "two.example.test"), ("t", expiry), ("s", signature)], peer: "198.51.100.7")
+        let signed = MemoryHead(
+            "GET", "/default/sign_d", [("host", "two.example.test"), ("t", expiry), ("s", signature)], peer: "198.51.100.7")
         try expectSameAnswer(fixture, signed)
         for (t, s) in [(expiry, String(signature.reversed())), ("1699999999", signature), ("1700009999", signature)] {
             let head = MemoryHead("GET", "/default/sign_d", [("host", "two.example.test"), ("t", t), ("s", s)], peer: "198.51.100.7")

@@ -1,6 +1,7 @@
 import Dispatch
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 @Suite struct HTTPMetricsTests {
     private let resolve = RouteTable.standard.route("GET", "/v1/{account}/resolve").endpoint

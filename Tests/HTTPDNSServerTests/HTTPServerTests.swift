@@ -1,9 +1,10 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
+
+@testable import HTTPDNSServer
 
 /// The libmicrohttpd front over a real loopback socket, driven by a raw HTTP/1.1 client.
 @Suite(.serialized) struct HTTPServerTests {
@@ -12,9 +13,11 @@ import Testing
         maxBodyBytes: Int = 1024, threads: Int = 2, connectionMemoryLimit: Int = 16_384, handler: ScriptedHandler = ScriptedHandler(),
         _ body: (UInt16, HTTPServer, ScriptedHandler) throws -> Void
     ) throws {
-        let server = HTTPServer(options: HTTPServerOptions(
-            host: "127.0.0.1", port: 0, threads: threads, connectionTimeout: 10, connectionMemoryLimit: connectionMemoryLimit,
-            maxBodyBytes: maxBodyBytes)) {
+        let server = HTTPServer(
+            options: HTTPServerOptions(
+                host: "127.0.0.1", port: 0, threads: threads, connectionTimeout: 10, connectionMemoryLimit: connectionMemoryLimit,
+                maxBodyBytes: maxBodyBytes)
+        ) {
             handler.handle($0)
         }
         let port = try server.start()
@@ -25,7 +28,9 @@ import Testing
 
     func expectFramed(_ response: RawResponse, sourceLocation: SourceLocation = #_sourceLocation) {
         #expect(response.headerCount("Content-Type") == 1, "Content-Type missing in \(response.status)", sourceLocation: sourceLocation)
-        #expect(response.header("Content-Length") == String(response.body.count), "Content-Length wrong in \(response.status)", sourceLocation: sourceLocation)
+        #expect(
+            response.header("Content-Length") == String(response.body.count), "Content-Length wrong in \(response.status)",
+            sourceLocation: sourceLocation)
     }
 
     @Test func everyResponseHasContentTypeAndContentLength() throws {
@@ -58,7 +63,9 @@ import Testing
             var generator = SystemRandomNumberGenerator()
             let body = (0..<300_000).map { _ in UInt8.random(in: 0...255, using: &generator) }
             let connection = try RawHTTPConnection(port: port)
-            connection.write("POST /echo?q=a%20b HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n")
+            connection.write(
+                "POST /echo?q=a%20b HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/octet-stream\r\nContent-Length: \(body.count)\r\n\r\n"
+            )
             var offset = 0
             for size in [1, 10, 1000, 50_000, 17] {
                 connection.write(Array(body[offset..<(offset + size)]))
@@ -167,7 +174,9 @@ import Testing
                 #expect(fast.status == 200)
             }
             let respond = handler.heldResponders[0]
-            let answering = Thread { respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("later".utf8))) }
+            let answering = Thread {
+                respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("later".utf8)))
+            }
             answering.start()
             let response = try slow.readResponse()
             #expect(response.status == 200)
@@ -194,7 +203,8 @@ import Testing
     @Test func pipelinedRequestsAreAnsweredInOrder() throws {
         try withServer { port, _, _ in
             let connection = try RawHTTPConnection(port: port)
-            connection.write("GET /echo?q=1 HTTP/1.1\r\nHost: x\r\n\r\nGET /later HTTP/1.1\r\nHost: x\r\n\r\nGET /echo?q=3 HTTP/1.1\r\nHost: x\r\n\r\n")
+            connection.write(
+                "GET /echo?q=1 HTTP/1.1\r\nHost: x\r\n\r\nGET /later HTTP/1.1\r\nHost: x\r\n\r\nGET /echo?q=3 HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(try connection.readResponse().header("X-Query") == "1")
             #expect(try connection.readResponse().text == "later")
             #expect(try connection.readResponse().header("X-Query") == "3")
@@ -203,7 +213,9 @@ import Testing
 
     @Test func stopAnswersSuspendedRequestsWith503AndReturns() throws {
         let handler = ScriptedHandler()
-        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) {
+            handler.handle($0)
+        }
         let port = try server.start()
         defer { server.stop(grace: 0) }
         let connection = try RawHTTPConnection(port: port)
@@ -233,7 +245,9 @@ import Testing
     /// resumed connection needs a turn of the event loop before its answer is on the wire.
     @Test func answersGivenJustBeforeStopStillReachTheirClients() throws {
         let handler = ScriptedHandler()
-        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) {
+            handler.handle($0)
+        }
         let port = try server.start()
         defer { server.stop(grace: 0) }
         let connections = try (0..<50).map { _ in try RawHTTPConnection(port: port) }
@@ -253,7 +267,9 @@ import Testing
 
     @Test func stopWaitsForARequestThatAnswersWithinTheGracePeriod() throws {
         let handler = ScriptedHandler(laterDelay: 0.2)
-        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) { handler.handle($0) }
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)) {
+            handler.handle($0)
+        }
         let port = try server.start()
         defer { server.stop(grace: 0) }
         let connection = try RawHTTPConnection(port: port)
@@ -270,11 +286,15 @@ import Testing
 
     @Test func startFailsOnAPortInUseAndOnANonIPHost() throws {
         try withServer { port, _, _ in
-            let second = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: port)) { _ in .response(ServerResponse(status: 200, body: [])) }
+            let second = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: port)) { _ in
+                .response(ServerResponse(status: 200, body: []))
+            }
             #expect(throws: HTTPServerError.self) { try second.start() }
             second.stop(grace: 0)
         }
-        let named = HTTPServer(options: HTTPServerOptions(host: "localhost", port: 0)) { _ in .response(ServerResponse(status: 200, body: [])) }
+        let named = HTTPServer(options: HTTPServerOptions(host: "localhost", port: 0)) { _ in
+            .response(ServerResponse(status: 200, body: []))
+        }
         #expect(throws: HTTPServerError.self) { try named.start() }
     }
 

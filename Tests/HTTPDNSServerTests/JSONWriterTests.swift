@@ -1,6 +1,7 @@
-@testable import HTTPDNSServer
 import HTTPDNSCore
 import Testing
+
+@testable import HTTPDNSServer
 
 /// The byte-level JSON writer of every response.
 @Suite struct JSONWriterTests {
@@ -31,9 +32,22 @@ import Testing
             (RecordFamily.a, ResolvedAnswer(addresses: ["127.0.0.1", "127.0.0.2"], ttl: 30, originTTL: 60, source: .cache)),
             (.aaaa, ResolvedAnswer(addresses: ["::1"], ttl: 0, originTTL: 60, source: .stale, stale: true)),
             (.a, ResolvedAnswer(addresses: [], ttl: 5, originTTL: 30, source: .cache, nxdomain: true)),
-            (.a, ResolvedAnswer(addresses: ["0.0.0.0", "9.10.99.100", "255.255.255.255"], ttl: 4_294_967_295, originTTL: 4_294_967_295, source: .upstream)),
-            (.a, ResolvedAnswer(addresses: ["1.1.1.1", "22.22.22.22", "199.199.199.199", "8.8.8.8"], ttl: 9, originTTL: 10, source: .localdns)),
-            (.aaaa, ResolvedAnswer(addresses: ["2001:db8:ffff:ffff:ffff:ffff:255.255.255.255"], ttl: 999, originTTL: 1000, source: .stale, stale: true)),
+            (
+                .a,
+                ResolvedAnswer(
+                    addresses: ["0.0.0.0", "9.10.99.100", "255.255.255.255"], ttl: 4_294_967_295, originTTL: 4_294_967_295,
+                    source: .upstream)
+            ),
+            (
+                .a,
+                ResolvedAnswer(
+                    addresses: ["1.1.1.1", "22.22.22.22", "199.199.199.199", "8.8.8.8"], ttl: 9, originTTL: 10, source: .localdns)
+            ),
+            (
+                .aaaa,
+                ResolvedAnswer(
+                    addresses: ["2001:db8:ffff:ffff:ffff:ffff:255.255.255.255"], ttl: 999, originTTL: 1000, source: .stale, stale: true)
+            ),
             (.a, ResolvedAnswer(addresses: ["01.2.3.4", "a\"b\\c\u{1}"], ttl: 100, originTTL: 1000, source: .cache)),
         ] {
             for short in [false, true] {
@@ -52,8 +66,10 @@ import Testing
         return String(decoding: writer.bytes, as: UTF8.self)
     }
 
-    @Test(arguments: [["0.0.0.0"], ["9.10.99.100", "255.1.20.200"], ["127.0.0.12", "127.0.0.11", "8.8.8.8"],
-                      ["1.2.3.4", "::1"], ["01.2.3.4"], [], ["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"]])
+    @Test(arguments: [
+        ["0.0.0.0"], ["9.10.99.100", "255.1.20.200"], ["127.0.0.12", "127.0.0.11", "8.8.8.8"],
+        ["1.2.3.4", "::1"], ["01.2.3.4"], [], ["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4"],
+    ])
     func addressArrayWritesWhatStringArrayWrites(addresses: [String]) {
         #expect(bytes { $0.addressArray(AddressList(addresses)) } == bytes { $0.stringArray(addresses) })
     }

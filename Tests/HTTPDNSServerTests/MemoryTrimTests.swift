@@ -1,5 +1,6 @@
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 @Suite struct MemoryTrimTests {
     /// Several preloads end at about the same time: the one that asks while another's trim runs

@@ -1,7 +1,8 @@
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSServer
 
 /// `/healthz`, `/readyz` and `/metrics`.
 @Suite struct OpsHandlerTests {
@@ -28,7 +29,8 @@ import Testing
     @Test func readyzStaysReadyWithAFailingStoreAndSaysWhyInItsBody() throws {
         let fixture = ServiceFixture()
         fixture.service.isReady = true
-        let failing = PersistenceHealth(healthy: false, pendingChanges: 12, lastError: "full (SQLite result code 13)", failingSince: 1_700_000_000)
+        let failing = PersistenceHealth(
+            healthy: false, pendingChanges: 12, lastError: "full (SQLite result code 13)", failingSince: 1_700_000_000)
         fixture.service.setStoreHealth { failing }
         let degraded = fixture.get("/readyz")
         #expect(degraded.status == 200)
@@ -81,7 +83,9 @@ import Testing
         #expect(before.value("httpdns_resolve_requests_total", account) == 0)
         #expect(before.value("httpdns_cache_entries", account) == 0)
 
-        for host in ["www.example.test", "www.example.test", "www.example.test", "gone.example.test", "gone.example.test", "down.example.test"] {
+        for host in [
+            "www.example.test", "www.example.test", "www.example.test", "gone.example.test", "gone.example.test", "down.example.test",
+        ] {
             _ = fixture.get("/v1/default/resolve", ["host": host])
         }
         let after = MetricsText(fixture.get("/metrics", listener: .ops).text)
@@ -106,7 +110,9 @@ import Testing
         _ = fixture.get("/v1/default/resolve", ["host": "fb.example.test"])
         _ = fixture.get("/v1/default/resolve", ["host": "none.example.test"])
         fixture.upstream.holdReplies(true)
-        let results = (0..<3).map { _ in fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "hot.example.test"])) }
+        let results = (0..<3).map { _ in
+            fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "hot.example.test"]))
+        }
         let exchanges = results.map { Exchange($0, releasing: [fixture.upstream]) }
         #expect(exchanges.allSatisfy { $0.status == 200 })
         let text = MetricsText(fixture.get("/metrics", listener: .ops).text)
@@ -142,7 +148,9 @@ import Testing
 
     @Test func extraMetricsSourcesAreAppended() {
         let fixture = ServiceFixture()
-        fixture.service.addMetricsSource { "# HELP httpdns_store_flushes_total Flushes.\n# TYPE httpdns_store_flushes_total counter\nhttpdns_store_flushes_total 7\n" }
+        fixture.service.addMetricsSource {
+            "# HELP httpdns_store_flushes_total Flushes.\n# TYPE httpdns_store_flushes_total counter\nhttpdns_store_flushes_total 7\n"
+        }
         let text = MetricsText(fixture.get("/metrics", listener: .ops).text)
         #expect(text.problems.isEmpty, "\(text.problems)")
         #expect(text.value("httpdns_store_flushes_total") == 7)
@@ -150,7 +158,8 @@ import Testing
 
     @Test func labelValuesAreEscaped() {
         #expect(MetricsExposition.escape("a\"b\\c\nd") == #"a\"b\\c\nd"#)
-        let family = MetricsExposition.family("x_total", type: "counter", help: "X.", samples: [(labels: "upstream=\"\(MetricsExposition.escape("q\"\\\n"))\"", value: 3)])
+        let family = MetricsExposition.family(
+            "x_total", type: "counter", help: "X.", samples: [(labels: "upstream=\"\(MetricsExposition.escape("q\"\\\n"))\"", value: 3)])
         let text = MetricsText(family)
         #expect(text.problems.isEmpty, "\(text.problems)")
         #expect(text.value("x_total", ["upstream": "q\"\\\n"]) == 3)

@@ -1,10 +1,11 @@
 import Foundation
 import HTTPDNSCore
 import HTTPDNSCrypto
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import HTTPDNSWire
 import Testing
+
+@testable import HTTPDNSServer
 
 /// The fast path of accounts with `ispEnable` (a cache per client network): every format's hit
 /// is looked up under the network the general path picks for the same request (the format's
@@ -77,14 +78,19 @@ import Testing
         var accept: String?
         let (path, arguments): (String, [(String, String?)])
         switch format {
-        case .v1: (path, arguments) = ("/v1/default/resolve", [("host", host), ("type", "A")] + (argument.map { [("client_ip", $0)] } ?? []))
+        case .v1:
+            (path, arguments) = ("/v1/default/resolve", [("host", host), ("type", "A")] + (argument.map { [("client_ip", $0)] } ?? []))
         case .emas: (path, arguments) = ("/default/d", [("host", host)] + (argument.map { [("ip", $0)] } ?? []))
         case .emasSigned:
             let expiry = "1700000600"  // the fixture's manual clock is at 1 700 000 000
             let signature = try EMASSignature.signature(hosts: host, secret: secret, expiry: expiry)
-            (path, arguments) = ("/default/sign_d", [("host", host), ("t", expiry), ("s", signature)] + (argument.map { [("ip", $0)] } ?? []))
+            (path, arguments) = (
+                "/default/sign_d", [("host", host), ("t", expiry), ("s", signature)] + (argument.map { [("ip", $0)] } ?? [])
+            )
         case .json, .jsonAtDNSQuery:
-            (path, arguments) = (format == .json ? "/resolve" : "/dns-query", [("name", host)] + (argument.map { [("edns_client_subnet", $0)] } ?? []))
+            (path, arguments) = (
+                format == .json ? "/resolve" : "/dns-query", [("name", host)] + (argument.map { [("edns_client_subnet", $0)] } ?? [])
+            )
             if format == .jsonAtDNSQuery { accept = "application/dns-json" }
         case .rfc8484, .rfc8484Account:
             (path, arguments) = (format == .rfc8484 ? "/dns-query" : "/v1/default/dns-query", [("dns", try dns(host, subnet: argument))])
@@ -109,7 +115,8 @@ import Testing
         let text = String(decoding: body, as: UTF8.self)
         return allAnswers.filter { address in
             let bytes = IPAddress(address)!.bytes
-            return text.contains("\"\(address)\"") || (0...(max(0, body.count - 4))).contains { body.count >= 4 && Array(body[$0..<$0 + 4]) == bytes }
+            return text.contains("\"\(address)\"")
+                || (0...(max(0, body.count - 4))).contains { body.count >= 4 && Array(body[$0..<$0 + 4]) == bytes }
         }
     }
 
@@ -129,10 +136,14 @@ import Testing
             let hits = fixture.engine.metrics.cacheHits.value
             let answer = try #require(fast(fixture, head), "\(format) via \(via) from \(client): the fast path did not answer the hit")
             #expect(fixture.engine.metrics.cacheHits.value == hits + 1)
-            #expect(Self.answers(in: answer.body) == [expected], "\(format) via \(via) from \(client): \(String(decoding: answer.body, as: UTF8.self))")
+            #expect(
+                Self.answers(in: answer.body) == [expected],
+                "\(format) via \(via) from \(client): \(String(decoding: answer.body, as: UTF8.self))")
             let full = try #require(general(fixture, head), "the general path deferred a hit")
             #expect(full.status == 200)
-            #expect(full.body == answer.body, "\(String(decoding: full.body, as: UTF8.self)) vs \(String(decoding: answer.body, as: UTF8.self))")
+            #expect(
+                full.body == answer.body, "\(String(decoding: full.body, as: UTF8.self)) vs \(String(decoding: answer.body, as: UTF8.self))"
+            )
             #expect(full.contentType == answer.contentType)
             #expect(full.headers.map { "\($0.0): \($0.1)" } == answer.headers)
         }
@@ -140,28 +151,29 @@ import Testing
 
     /// Requests whose client the general path picks in a less usual way: each gets the same
     /// answer on both paths, the one of the network named.
-    @Test(arguments: [
-        // EMAS: an `ip` that is no address is not an error; the peer counts (and is echoed).
-        ("/default/d", [("host", host), ("ip", "not-an-address")], "203.0.113.9", nil, "127.0.0.22"),
-        ("/default/d", [("host", host), ("ip", "198.51.100.200")], proxy, "203.0.113.9", "127.0.0.11"),
-        // `X-Forwarded-For` from a peer that is not a trusted proxy is not believed.
-        ("/v1/default/resolve", [("host", host), ("type", "A")], "203.0.113.9", "198.51.100.7", "127.0.0.22"),
-        ("/default/d", [("host", host)], "203.0.113.9", "198.51.100.7", "127.0.0.22"),
-        ("/resolve", [("name", host)], "203.0.113.9", "198.51.100.7", "127.0.0.22"),
-        // Every address a trusted proxy added is skipped; the first untrusted one from the right counts.
-        ("/v1/default/resolve", [("host", host), ("type", "A")], proxy, "198.51.100.7, 10.0.0.2", "127.0.0.11"),
-        // The Client Subnet argument wins over the peer, its prefix whatever it is.
-        ("/resolve", [("name", host), ("edns_client_subnet", "203.0.113.0/24")], "198.51.100.7", nil, "127.0.0.22"),
-        ("/resolve", [("name", host), ("edns_client_subnet", "2001:db8:aa:bb01::/64")], "198.51.100.7", nil, "127.0.0.33"),
-        // RFC 8484 without a Client Subnet: `client_ip` as on API v1.
-        ("/dns-query", [("dns", try! dns(host)), ("client_ip", "198.51.100.7")], elsewhere, nil, "127.0.0.11"),
-        ("/dns-query", [("dns", try! dns(host))], "203.0.113.9", nil, "127.0.0.22"),
-        // A Client Subnet of source prefix 0 names no network: the answer without one (scope 0).
-        ("/dns-query", [("dns", try! dns(host, subnet: "198.51.100.0", prefix: 0))], "203.0.113.9", nil, networkless),
-        // No address known at all: the answer without a network.
-        ("/v1/default/resolve", [("host", host), ("type", "A")], nil, nil, networkless),
-        ("/default/d", [("host", host)], nil, nil, networkless),
-    ] as [(String, [(String, String?)], String?, String?, String)])
+    @Test(
+        arguments: [
+            // EMAS: an `ip` that is no address is not an error; the peer counts (and is echoed).
+            ("/default/d", [("host", host), ("ip", "not-an-address")], "203.0.113.9", nil, "127.0.0.22"),
+            ("/default/d", [("host", host), ("ip", "198.51.100.200")], proxy, "203.0.113.9", "127.0.0.11"),
+            // `X-Forwarded-For` from a peer that is not a trusted proxy is not believed.
+            ("/v1/default/resolve", [("host", host), ("type", "A")], "203.0.113.9", "198.51.100.7", "127.0.0.22"),
+            ("/default/d", [("host", host)], "203.0.113.9", "198.51.100.7", "127.0.0.22"),
+            ("/resolve", [("name", host)], "203.0.113.9", "198.51.100.7", "127.0.0.22"),
+            // Every address a trusted proxy added is skipped; the first untrusted one from the right counts.
+            ("/v1/default/resolve", [("host", host), ("type", "A")], proxy, "198.51.100.7, 10.0.0.2", "127.0.0.11"),
+            // The Client Subnet argument wins over the peer, its prefix whatever it is.
+            ("/resolve", [("name", host), ("edns_client_subnet", "203.0.113.0/24")], "198.51.100.7", nil, "127.0.0.22"),
+            ("/resolve", [("name", host), ("edns_client_subnet", "2001:db8:aa:bb01::/64")], "198.51.100.7", nil, "127.0.0.33"),
+            // RFC 8484 without a Client Subnet: `client_ip` as on API v1.
+            ("/dns-query", [("dns", try! dns(host)), ("client_ip", "198.51.100.7")], elsewhere, nil, "127.0.0.11"),
+            ("/dns-query", [("dns", try! dns(host))], "203.0.113.9", nil, "127.0.0.22"),
+            // A Client Subnet of source prefix 0 names no network: the answer without one (scope 0).
+            ("/dns-query", [("dns", try! dns(host, subnet: "198.51.100.0", prefix: 0))], "203.0.113.9", nil, networkless),
+            // No address known at all: the answer without a network.
+            ("/v1/default/resolve", [("host", host), ("type", "A")], nil, nil, networkless),
+            ("/default/d", [("host", host)], nil, nil, networkless),
+        ] as [(String, [(String, String?)], String?, String?, String)])
     func unusualClientsGetTheSameAnswerOnBothPaths(
         path: String, arguments: [(String, String?)], peer: String?, forwardedFor: String?, expected: String
     ) throws {
@@ -170,7 +182,8 @@ import Testing
         let answer = try #require(fast(fixture, head), "the fast path did not answer the hit")
         #expect(Self.answers(in: answer.body) == [expected], "\(String(decoding: answer.body, as: UTF8.self))")
         let full = try #require(general(fixture, head))
-        #expect(full.body == answer.body, "\(String(decoding: full.body, as: UTF8.self)) vs \(String(decoding: answer.body, as: UTF8.self))")
+        #expect(
+            full.body == answer.body, "\(String(decoding: full.body, as: UTF8.self)) vs \(String(decoding: answer.body, as: UTF8.self))")
         #expect(full.headers.map { "\($0.0): \($0.1)" } == answer.headers)
     }
 
@@ -184,13 +197,14 @@ import Testing
 
     /// What the fast path must not answer is left to the general path, which writes its error (or
     /// resolves the miss): nothing is counted as a hit on the way.
-    @Test(arguments: [
-        ("/v1/default/resolve", [("host", host), ("client_ip", "not-an-address")], 400),
-        ("/v1/default/resolve", [("host", host), ("client_ip", "")], 400),
-        ("/resolve", [("name", host), ("edns_client_subnet", "nonsense")], 400),
-        ("/resolve", [("name", host), ("edns_client_subnet", "198.51.100.7/33")], 400),
-        ("/dns-query", [("dns", "AAAA")], 400),
-    ] as [(String, [(String, String?)], Int)])
+    @Test(
+        arguments: [
+            ("/v1/default/resolve", [("host", host), ("client_ip", "not-an-address")], 400),
+            ("/v1/default/resolve", [("host", host), ("client_ip", "")], 400),
+            ("/resolve", [("name", host), ("edns_client_subnet", "nonsense")], 400),
+            ("/resolve", [("name", host), ("edns_client_subnet", "198.51.100.7/33")], 400),
+            ("/dns-query", [("dns", "AAAA")], 400),
+        ] as [(String, [(String, String?)], Int)])
     func aRequestTheGeneralPathRefusesGetsItsError(path: String, arguments: [(String, String?)], status: Int) throws {
         let fixture = fixture()
         let head = MemoryHead("GET", path, arguments, peer: "198.51.100.7")

@@ -18,7 +18,8 @@ import Testing
         fixture.upstream.setAnswer("a.example.test", addresses: ["127.0.0.1"], ttl: 60)
         fixture.upstream.setAnswer("b.example.test", addresses: ["127.0.0.2"], ttl: 60)
         fixture.upstream.holdReplies(true)
-        let result = fixture.handle(HTTPRequest(method: "POST", path: Self.path, body: Array(#"{"hosts":["a.example.test","b.example.test"]}"#.utf8)))
+        let result = fixture.handle(
+            HTTPRequest(method: "POST", path: Self.path, body: Array(#"{"hosts":["a.example.test","b.example.test"]}"#.utf8)))
         guard case .deferred(let start) = result else {
             Issue.record("preload answered before its answers were durable")
             return
@@ -44,8 +45,9 @@ import Testing
         fixture.upstream.setAnswer("a.example.test", addresses: ["127.0.0.1"], ttl: 60)
         fixture.upstream.setFailure("down.example.test", .a, .transport)
         fixture.fallback.setFailure("down.example.test", .a, .transport)
-        let result = fixture.handle(HTTPRequest(
-            method: "POST", path: Self.path, body: Array(#"{"hosts":["a.example.test","down.example.test"],"type":"A"}"#.utf8)))
+        let result = fixture.handle(
+            HTTPRequest(
+                method: "POST", path: Self.path, body: Array(#"{"hosts":["a.example.test","down.example.test"],"type":"A"}"#.utf8)))
         guard case .deferred(let start) = result else {
             Issue.record("preload answered before the flush")
             return

@@ -1,5 +1,6 @@
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 @Suite struct QueryArgumentsTests {
     @Test func lookupsFindEachNameAndTheFirstValueWins() {
@@ -65,10 +66,11 @@ import Testing
         name.withUnsafeBytes { name in value.withUnsafeBytes { query.append(name: name, value: $0) } }
     }
 
-    @Test(arguments: [
-        [0xFF], [0x80], [0xC3], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
-        [0x61, 0xC3, 0x28], Array("sig".utf8) + [0xEF, 0xBF],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0xFF], [0x80], [0xC3], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80],
+            [0x61, 0xC3, 0x28], Array("sig".utf8) + [0xEF, 0xBF],
+        ] as [[UInt8]])
     func invalidUTF8InAValueIsRefusedNotReplaced(value: [UInt8]) {
         var query = QueryArguments()
         append(&query, Array("sign".utf8), value)

@@ -9,7 +9,8 @@ import Testing
 @Suite struct ReplicationHandlerTests {
     static let token = "s3cr3t-admin"
     static let bearer = "Bearer \(token)"
-    static let body = #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"maxCacheTTL":120,"aesSecretKey":"\#(String(repeating: "ab", count: 32))"}"#
+    static let body =
+        #"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false,"maxCacheTTL":120,"aesSecretKey":"\#(String(repeating: "ab", count: 32))"}"#
 
     /// One replica: a fixture whose service replicates through `shared`.
     struct Replica {
@@ -113,7 +114,10 @@ import Testing
         let shared = InMemorySharedAccounts()
         let first = Replica(shared), second = Replica(shared)
         for replica in [first, second] {
-            replica.fixture.seed([("www.example.test", .a, replica.fixture.entry(["127.0.0.1"])), ("api.example.test", .a, replica.fixture.entry(["127.0.0.2"]))])
+            replica.fixture.seed([
+                ("www.example.test", .a, replica.fixture.entry(["127.0.0.1"])),
+                ("api.example.test", .a, replica.fixture.entry(["127.0.0.2"])),
+            ])
         }
         #expect(first.fixture.send("DELETE", "/v1/default/cache", query: ["host": "www.example.test"]).status == 200)
         #expect(second.fixture.engine.cacheCount == 1)

@@ -1,8 +1,9 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import HTTPDNSTestSupport
 import Testing
+
+@testable import HTTPDNSServer
 
 /// `httpdns_request_duration_seconds{protocol,endpoint,source}`: every tenant request recorded
 /// once, under the wire API it spoke and what answered it; per-account series bounded by
@@ -10,7 +11,8 @@ import Testing
 @Suite struct RequestDurationMetricsTests {
     private func counts(_ text: MetricsText, by label: String, _ filter: [String: String] = [:]) -> [String: Double] {
         var counts: [String: Double] = [:]
-        for sample in text.samples where sample.name == "httpdns_request_duration_seconds_count" && sample.labels["account"] == nil
+        for sample in text.samples
+        where sample.name == "httpdns_request_duration_seconds_count" && sample.labels["account"] == nil
             && filter.allSatisfy({ sample.labels[$0.key] == $0.value })
         {
             counts[sample.labels[label] ?? "?", default: 0] += sample.value
@@ -25,11 +27,16 @@ import Testing
         // A fast-path hit; a fast-path miss answered by the full path (A from the cache, AAAA from
         // the upstream: an upstream answer as a whole).
         #expect(fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")]))?.body != nil)
-        #expect(fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test"), ("type", "both")]))?.body == nil)
+        #expect(
+            fixture.service.fastResponse(MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test"), ("type", "both")]))?.body
+                == nil)
         _ = fixture.get("/v1/default/resolve", ["host": "www.example.test", "type": "both"])
         _ = fixture.get("/v1/default/stats")
         // A miss that goes upstream.
-        #expect(Exchange(fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "new.example.test", "type": "A"]))).status == 200)
+        #expect(
+            Exchange(
+                fixture.handle(HTTPRequest(method: "GET", path: "/v1/default/resolve", query: ["host": "new.example.test", "type": "A"]))
+            ).status == 200)
         // EMAS: a hit, a refusal, an unknown account; /healthz is not a tenant request.
         _ = fixture.get("/default/d", ["host": "www.example.test"])
         _ = fixture.get("/default/d", ["host": "bad_name!"])

@@ -22,7 +22,8 @@ struct RequestEncryptionTests {
             associatedData: EncryptedExchange.associatedData(.query, method: method, path: path, requestNonce: nil))
         let nonce = Array(sealed.prefix(12))
         let sealedBody = try body.map {
-            try AESGCM.seal($0, key: key, associatedData: EncryptedExchange.associatedData(.body, method: method, path: path, requestNonce: nonce))
+            try AESGCM.seal(
+                $0, key: key, associatedData: EncryptedExchange.associatedData(.body, method: method, path: path, requestNonce: nonce))
         }
         var arguments = extra
         arguments["enc"] = Base64URL.encode(sealed)
@@ -138,8 +139,14 @@ struct RequestEncryptionTests {
         let enc = valid.query["enc"]!
         let requests: [(HTTPRequest, [UInt8]?)] = [
             (HTTPRequest(method: "GET", path: Self.path, query: ["enc": enc + "="]), Self.key),
-            (HTTPRequest(method: "GET", path: Self.path, query: ["enc": enc.replacingOccurrences(of: "-", with: "+")
-                .replacingOccurrences(of: "_", with: "/") + "+"]), Self.key),
+            (
+                HTTPRequest(
+                    method: "GET", path: Self.path,
+                    query: [
+                        "enc": enc.replacingOccurrences(of: "-", with: "+")
+                            .replacingOccurrences(of: "_", with: "/") + "+"
+                    ]), Self.key
+            ),
             (HTTPRequest(method: "GET", path: Self.path, query: ["enc": String(enc.prefix(36))]), Self.key),
             (HTTPRequest(method: "GET", path: Self.path, query: ["enc": ""]), Self.key),
             (HTTPRequest(method: "GET", path: Self.path, query: ["enc": enc, "host": "b.example.test"]), Self.key),
@@ -213,8 +220,10 @@ struct RequestEncryptionTests {
         let answerData = EncryptedExchange.associatedData(.answer, method: "GET", path: Self.path, requestNonce: nonce)
         #expect(try AESGCM.open(sealed.body, key: Self.key, associatedData: answerData) == plain.body)
         #expect(throws: CryptoError.self) {
-            try AESGCM.open(sealed.body, key: Self.key, associatedData: EncryptedExchange.associatedData(
-                .answer, method: "GET", path: Self.path, requestNonce: [UInt8](repeating: 0, count: 12)))
+            try AESGCM.open(
+                sealed.body, key: Self.key,
+                associatedData: EncryptedExchange.associatedData(
+                    .answer, method: "GET", path: Self.path, requestNonce: [UInt8](repeating: 0, count: 12)))
         }
         // A fresh nonce per answer.
         #expect(exchange.seal(plain).body.prefix(12) != sealed.body.prefix(12))
@@ -261,7 +270,9 @@ struct EncryptedFastPathTests {
         #expect(fixture { _ in }.service.fastResponse(head)?.body != nil)
         let key = String(repeating: "42", count: 32)
         #expect(fixture { $0.aesSecretKey = key }.service.fastResponse(head)?.body != nil)
-        let required = fixture { $0.aesSecretKey = key; $0.requireEncryption = true }
+        let required = fixture {
+            $0.aesSecretKey = key; $0.requireEncryption = true
+        }
         #expect(required.service.fastResponse(head)?.body == nil)
         #expect(Exchange(required.handle(head.request())).status == 403)
         let withEnc = MemoryHead("GET", "/v1/default/resolve", [("host", "two.example.test"), ("enc", "AAAA")])

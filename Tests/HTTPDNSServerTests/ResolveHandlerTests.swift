@@ -134,8 +134,10 @@ import Testing
         #expect(exchange.errorCode == "MissingArgument")
     }
 
-    @Test(arguments: ["bad..name", "-lead.example.test", "under score!.test", "ok.example.test,bad..name", "ok.example.test,", "é.example.test",
-                      String(repeating: "a", count: 64) + ".test"])
+    @Test(arguments: [
+        "bad..name", "-lead.example.test", "under score!.test", "ok.example.test,bad..name", "ok.example.test,", "é.example.test",
+        String(repeating: "a", count: 64) + ".test",
+    ])
     func invalidHostIs400InvalidHostAndTheUpstreamIsNeverAsked(host: String) {
         let fixture = ServiceFixture()
         fixture.upstream.setAnswer("ok.example.test", addresses: ["127.0.0.1"], ttl: 60)
@@ -176,7 +178,8 @@ import Testing
 
     @Test func nxdomainIs200WithEmptyArraysAndNxdomainTrue() {
         let fixture = ServiceFixture()
-        fixture.upstream.setReply("gone.example.test", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 20)))
+        fixture.upstream.setReply(
+            "gone.example.test", .a, .success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true, negativeTTL: 20)))
         let exchange = fixture.get(Self.path, ["host": "gone.example.test"])
         #expect(exchange.status == 200)
         #expect(exchange.object["nxdomain"] as? Bool == true)
@@ -258,7 +261,9 @@ import Testing
         fixture.upstream.holdReplies(true)
         let boxes = (0..<5).map { _ in ResponseBox() }
         for box in boxes {
-            guard case .deferred(let start) = fixture.handle(HTTPRequest(method: "GET", path: Self.path, query: ["host": "hot.example.test"])) else {
+            guard
+                case .deferred(let start) = fixture.handle(HTTPRequest(method: "GET", path: Self.path, query: ["host": "hot.example.test"]))
+            else {
                 Issue.record("expected a deferred miss")
                 return
             }

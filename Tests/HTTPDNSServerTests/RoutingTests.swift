@@ -1,10 +1,13 @@
 import HTTPDNSCore
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 /// Which handler a method and path reach, and the errors for everything else.
 @Suite struct RoutingTests {
-    @Test(arguments: ["/", "/v1", "/v1/default", "/v1/default/unknown", "/v2/default/resolve", "/v1/default/resolve/extra", "/healthz/x", "/nothing"])
+    @Test(arguments: [
+        "/", "/v1", "/v1/default", "/v1/default/unknown", "/v2/default/resolve", "/v1/default/resolve/extra", "/healthz/x", "/nothing",
+    ])
     func unknownPathIs404NotFound(path: String) {
         let fixture = ServiceFixture(adminToken: "t")
         let exchange = fixture.get(path)
@@ -50,7 +53,8 @@ import Testing
     func unknownAccountIs404UnknownAccount(operation: String) {
         let fixture = ServiceFixture()
         let method = operation == "preload" ? "POST" : "GET"
-        let exchange = fixture.send(method, "/v1/nobody/\(operation)", query: ["host": "www.example.test"], body: Array(#"{"hosts":["a.test"]}"#.utf8))
+        let exchange = fixture.send(
+            method, "/v1/nobody/\(operation)", query: ["host": "www.example.test"], body: Array(#"{"hosts":["a.test"]}"#.utf8))
         #expect(exchange.status == 404)
         #expect(exchange.errorCode == "UnknownAccount")
         #expect(exchange.errorMessage?.contains("nobody") == true)

@@ -9,7 +9,8 @@ import Testing
 /// cross the socket as the handlers expect, and `/metrics` counts responses by status.
 @Suite(.serialized) struct ServiceOverSocketTests {
     func withService(_ fixture: ServiceFixture, threads: Int = 2, _ body: (UInt16, HTTPServer) throws -> Void) throws {
-        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: threads, maxBodyBytes: 4096)) { [service = fixture.service] in
+        let server = HTTPServer(options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: threads, maxBodyBytes: 4096)) {
+            [service = fixture.service] in
             service.handle($0)
         }
         fixture.service.attach(server.metrics)
@@ -32,7 +33,9 @@ import Testing
             let health = try RawHTTPConnection(port: port).request("GET", "/healthz")
             #expect(health.status == 200)
             let upstream = fixture.upstream
-            let releaser = Thread { usleep(100_000); upstream.releaseAll() }
+            let releaser = Thread {
+                usleep(100_000); upstream.releaseAll()
+            }
             releaser.start()
             let response = try slow.readResponse()
             #expect(response.status == 200)
@@ -63,8 +66,9 @@ import Testing
             #expect(denied.header("WWW-Authenticate") == "Bearer")
             let allowed = try connection.request("GET", "/v1/accounts", headers: [("Authorization", "Bearer tok")])
             #expect(allowed.status == 200)
-            let put = try connection.request("PUT", "/v1/accounts/shop", headers: [("Authorization", "Bearer tok"), ("Content-Type", "application/json")],
-                                             body: Array(#"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false}"#.utf8))
+            let put = try connection.request(
+                "PUT", "/v1/accounts/shop", headers: [("Authorization", "Bearer tok"), ("Content-Type", "application/json")],
+                body: Array(#"{"upstreams":["doh:http://127.0.0.1:8053/dns-query"],"localDNSFallback":false}"#.utf8))
             #expect(put.status == 201)
             let wrongMethod = try connection.request("DELETE", "/v1/default/resolve")
             #expect(wrongMethod.status == 405)
@@ -78,7 +82,9 @@ import Testing
         fixture.upstream.setAnswer("p.example.test", addresses: ["127.0.0.5"], ttl: 60)
         try withService(fixture) { port, _ in
             let connection = try RawHTTPConnection(port: port)
-            connection.send("POST", "/v1/default/preload", headers: [("Content-Type", "application/json")], body: Array(#"{"hosts":["p.example.test"],"type":"A"}"#.utf8))
+            connection.send(
+                "POST", "/v1/default/preload", headers: [("Content-Type", "application/json")],
+                body: Array(#"{"hosts":["p.example.test"],"type":"A"}"#.utf8))
             let deadline = Date().addingTimeInterval(30)
             while persistence.pendingFlushCount == 0 && Date() < deadline { usleep(2_000) }
             try #require(persistence.pendingFlushCount == 1)

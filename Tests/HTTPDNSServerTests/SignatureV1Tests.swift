@@ -1,7 +1,8 @@
 import HTTPDNSCore
 import HTTPDNSCrypto
-@testable import HTTPDNSServer
 import Testing
+
+@testable import HTTPDNSServer
 
 /// The canonical string and signature of scheme v1, and how a request presents its signature.
 @Suite struct SignatureV1Tests {
@@ -12,16 +13,18 @@ import Testing
             method: "GET", path: "/v1/shop/resolve",
             query: ["host": "www.example.com,api.example.com", "type": "A", "kid": "app1", "t": "1767225600", "sign": "ignored"])
         let canonical = try SignatureV1.canonicalString(of: request, expiry: "1767225600")
-        #expect(canonical == """
-            HTTPDNS-HMAC-SHA256
-            GET
-            /v1/shop/resolve
-            host=www.example.com%2Capi.example.com&type=A
-            1767225600
-            e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
-            """)
-        #expect(try SignatureV1.signature(secret: "example-secret-0123456789", canonical: canonical)
-            == "3f2b9eabe071f60f4f8a149edff7047e03bd9eeb86544846fad1836efd6bb73e")
+        #expect(
+            canonical == """
+                HTTPDNS-HMAC-SHA256
+                GET
+                /v1/shop/resolve
+                host=www.example.com%2Capi.example.com&type=A
+                1767225600
+                e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+                """)
+        #expect(
+            try SignatureV1.signature(secret: "example-secret-0123456789", canonical: canonical)
+                == "3f2b9eabe071f60f4f8a149edff7047e03bd9eeb86544846fad1836efd6bb73e")
     }
 
     /// The POST example of docs/security.md (no query arguments: an empty fourth line):
@@ -30,8 +33,9 @@ import Testing
         let request = HTTPRequest(method: "POST", path: "/v1/shop/preload", body: Array(#"{"hosts":["www.example.com"]}"#.utf8))
         let canonical = try SignatureV1.canonicalString(of: request, expiry: "1767225600")
         #expect(canonical.hasSuffix("\n\n1767225600\n5fa855a28ccc17ca720116fbb96b65114ceabd85c09b07bdc38f6a125e8691f6"))
-        #expect(try SignatureV1.signature(secret: "example-secret-0123456789", canonical: canonical)
-            == "3514b6a75c52c5a57cbf71c5da7bad2b5e849c41ecd64525d23504787a93943b")
+        #expect(
+            try SignatureV1.signature(secret: "example-secret-0123456789", canonical: canonical)
+                == "3514b6a75c52c5a57cbf71c5da7bad2b5e849c41ecd64525d23504787a93943b")
     }
 
     /// `verify` compares the MAC with the hex sent as bytes: the right signature passes, another
@@ -112,7 +116,8 @@ import Testing
         #expect(SignatureV1.percentEncoded("a b+c/d=e&f,g") == "a%20b%2Bc%2Fd%3De%26f%2Cg")
         #expect(SignatureV1.percentEncoded("é") == "%C3%A9")
         #expect(SignatureV1.percentEncoded("/v1/a b/resolve", keepingSlash: true) == "/v1/a%20b/resolve")
-        let canonical = try SignatureV1.canonicalString(method: "GET", path: "/x y", arguments: [("n m", "v/w"), ("flag", "")], expiry: "9", body: [])
+        let canonical = try SignatureV1.canonicalString(
+            method: "GET", path: "/x y", arguments: [("n m", "v/w"), ("flag", "")], expiry: "9", body: [])
         #expect(canonical.split(separator: "\n", omittingEmptySubsequences: false)[2...3] == ["/x%20y", "flag=&n%20m=v%2Fw"])
     }
 
@@ -134,18 +139,19 @@ import Testing
         #expect(SignatureV1.presented(in: HTTPRequest(method: "GET", path: "/", authorization: "Bearer x")) == .none)
     }
 
-    @Test(arguments: [
-        (["kid": "k1", "t": "100"], nil, "sign"),
-        (["t": "100", "sign": String(repeating: "ab", count: 32)], nil, "kid"),
-        (["kid": "k1", "sign": String(repeating: "ab", count: 32)], nil, "(t)"),
-        (["kid": "k1", "t": "-5", "sign": String(repeating: "ab", count: 32)], nil, "digits"),
-        (["kid": "k1", "t": "100", "sign": String(repeating: "AB", count: 32)], nil, "hex"),
-        (["kid": "k1", "t": "100", "sign": "abc"], nil, "hex"),
-        (["kid": "k1"], "HTTPDNS-HMAC-SHA256 kid=k1,t=1,sign=\(String(repeating: "ab", count: 32))", "both"),
-        ([:], "HTTPDNS-HMAC-SHA256 kid=k1,t=1,t=2,sign=\(String(repeating: "ab", count: 32))", "twice"),
-        ([:], "HTTPDNS-HMAC-SHA256 kid=k1,t=1,nonce=2,sign=\(String(repeating: "ab", count: 32))", "unknown"),
-        ([:], "HTTPDNS-HMAC-SHA256", "kid"),
-    ] as [([String: String], String?, String)])
+    @Test(
+        arguments: [
+            (["kid": "k1", "t": "100"], nil, "sign"),
+            (["t": "100", "sign": String(repeating: "ab", count: 32)], nil, "kid"),
+            (["kid": "k1", "sign": String(repeating: "ab", count: 32)], nil, "(t)"),
+            (["kid": "k1", "t": "-5", "sign": String(repeating: "ab", count: 32)], nil, "digits"),
+            (["kid": "k1", "t": "100", "sign": String(repeating: "AB", count: 32)], nil, "hex"),
+            (["kid": "k1", "t": "100", "sign": "abc"], nil, "hex"),
+            (["kid": "k1"], "HTTPDNS-HMAC-SHA256 kid=k1,t=1,sign=\(String(repeating: "ab", count: 32))", "both"),
+            ([:], "HTTPDNS-HMAC-SHA256 kid=k1,t=1,t=2,sign=\(String(repeating: "ab", count: 32))", "twice"),
+            ([:], "HTTPDNS-HMAC-SHA256 kid=k1,t=1,nonce=2,sign=\(String(repeating: "ab", count: 32))", "unknown"),
+            ([:], "HTTPDNS-HMAC-SHA256", "kid"),
+        ] as [([String: String], String?, String)])
     func incompleteOrMalformedCredentialsAreMalformed(query: [String: String], authorization: String?, says: String) {
         let request = HTTPRequest(method: "GET", path: "/", query: query, authorization: authorization)
         guard case .malformed(let reason) = SignatureV1.presented(in: request) else {

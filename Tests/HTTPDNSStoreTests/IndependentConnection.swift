@@ -42,9 +42,10 @@ final class IndependentConnection {
                 throw Failure(description: "\(sql): \(String(cString: sqlite3_errmsg(handle)))")
             }
             let columns = sqlite3_column_count(statement)
-            rows.append((0..<columns).map { column in
-                sqlite3_column_text(statement, column).map { String(cString: $0) }
-            })
+            rows.append(
+                (0..<columns).map { column in
+                    sqlite3_column_text(statement, column).map { String(cString: $0) }
+                })
         }
         return rows
     }

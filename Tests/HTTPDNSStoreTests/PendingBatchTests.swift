@@ -1,6 +1,7 @@
 import HTTPDNSCore
-@testable import HTTPDNSStore
 import Testing
+
+@testable import HTTPDNSStore
 
 @Suite struct PendingBatchTests {
     @Test func changesToOneKeyCoalesceAndTheLastWins() {

@@ -1,5 +1,6 @@
-@testable import HTTPDNSStore
 import Testing
+
+@testable import HTTPDNSStore
 
 /// Every SQLite result code goes through `SQLiteConnection.check`: nothing is discarded.
 @Suite struct SQLiteStatementTests {

@@ -40,6 +40,8 @@ enum Sample {
 
     /// The SOA of a negative answer from `zone`.
     static func soa(_ zone: String = "example.") -> SOARecord {
-        SOARecord(zone: zone, primary: "ns.\(zone)", mailbox: "hostmaster.\(zone)", serial: 7, refresh: 3600, retry: 600, expire: 86400, minimum: 45)!
+        SOARecord(
+            zone: zone, primary: "ns.\(zone)", mailbox: "hostmaster.\(zone)", serial: 7, refresh: 3600, retry: 600, expire: 86400,
+            minimum: 45)!
     }
 }

@@ -61,7 +61,8 @@ import Testing
             defer { store.close() }
             let key = Sample.key("busy.example")
             for index in 0..<1_000 {
-                store.upsert(account: "acct", key: key, entry: Sample.entry(["192.0.2.\(index % 250)"], storedAt: 1_000_000 + Double(index) / 1_000))
+                store.upsert(
+                    account: "acct", key: key, entry: Sample.entry(["192.0.2.\(index % 250)"], storedAt: 1_000_000 + Double(index) / 1_000))
             }
             #expect(store.pendingChanges == 1)
             await store.flushed()
@@ -127,15 +128,21 @@ import Testing
             }
             await store.flushed()
 
-            let kept = Dictionary(uniqueKeysWithValues: try store.loadCache(account: "keep", now: now, discardExpiredOlderThan: 3_600, keepExpired: true))
-            #expect(kept == [
-                Sample.key("fresh.example"): fresh, Sample.key("young.example"): young, Sample.key("edge.example"): edge,
-            ])
-            let dropped = Dictionary(uniqueKeysWithValues: try store.loadCache(account: "drop", now: now, discardExpiredOlderThan: 3_600, keepExpired: false))
+            let kept = Dictionary(
+                uniqueKeysWithValues: try store.loadCache(account: "keep", now: now, discardExpiredOlderThan: 3_600, keepExpired: true))
+            #expect(
+                kept == [
+                    Sample.key("fresh.example"): fresh, Sample.key("young.example"): young, Sample.key("edge.example"): edge,
+                ])
+            let dropped = Dictionary(
+                uniqueKeysWithValues: try store.loadCache(account: "drop", now: now, discardExpiredOlderThan: 3_600, keepExpired: false))
             #expect(dropped == [Sample.key("fresh.example"): fresh])
 
             let reader = try IndependentConnection(path: database.path)
-            #expect(try reader.rows("SELECT host FROM cache_entries WHERE account = 'keep' ORDER BY host") == [["edge.example"], ["fresh.example"], ["young.example"]])
+            #expect(
+                try reader.rows("SELECT host FROM cache_entries WHERE account = 'keep' ORDER BY host") == [
+                    ["edge.example"], ["fresh.example"], ["young.example"],
+                ])
             #expect(try reader.rows("SELECT host FROM cache_entries WHERE account = 'drop'") == [["fresh.example"]])
             #expect(store.discardedExpiredRows == 4)
         }
@@ -148,7 +155,8 @@ import Testing
             store.upsert(account: "acct", key: Sample.key("good.example"), entry: Sample.entry(["192.0.2.1"]))
             await store.flushed()
             let writer = try IndependentConnection(path: database.path)
-            try writer.execute("""
+            try writer.execute(
+                """
                 INSERT INTO cache_entries VALUES ('acct', 'bad host!', 1, '', '192.0.2.9', 300, 1000000.0, 0, 'upstream', NULL);
                 INSERT INTO cache_entries VALUES ('acct', 'odd-family.example', 5, '', '192.0.2.9', 300, 1000000.0, 0, 'upstream', NULL);
                 """)
@@ -169,7 +177,8 @@ import Testing
             await store.flushed()
 
             let reader = try IndependentConnection(path: database.path)
-            let rows = try reader.rows("SELECT account, host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin FROM cache_entries")
+            let rows = try reader.rows(
+                "SELECT account, host, family, network, addresses, origin_ttl, stored_at, nxdomain, origin FROM cache_entries")
             #expect(rows == [["acct", "v.example", "28", "2001:db8::/56", "2001:db8::1,2001:db8::2", "120", "1234.5", "0", "localdns"]])
         }
     }

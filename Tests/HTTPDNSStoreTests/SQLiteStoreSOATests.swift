@@ -22,12 +22,13 @@ import Testing
             for (key, entry) in expected { store.upsert(account: "acct", key: key, entry: entry) }
             store.close()
             let reader = try IndependentConnection(path: database.path)
-            #expect(try reader.rows("SELECT host, family, soa FROM cache_entries ORDER BY host, family") == [
-                ["fallback.example", "1", nil],
-                ["nope.example", "1", "example. ns.example. hostmaster.example. 7 3600 600 86400 45"],
-                ["v4only.example", "28", "example. ns.example. hostmaster.example. 7 3600 600 86400 45"],
-                ["www.example", "1", nil],
-            ])
+            #expect(
+                try reader.rows("SELECT host, family, soa FROM cache_entries ORDER BY host, family") == [
+                    ["fallback.example", "1", nil],
+                    ["nope.example", "1", "example. ns.example. hostmaster.example. 7 3600 600 86400 45"],
+                    ["v4only.example", "28", "example. ns.example. hostmaster.example. 7 3600 600 86400 45"],
+                    ["www.example", "1", nil],
+                ])
 
             let reopened = try SQLiteStore(path: database.path, flushInterval: 3_600)
             defer { reopened.close() }
@@ -42,7 +43,8 @@ import Testing
     @Test func aVersion1DatabaseIsMigratedAndItsRowsStillLoad() async throws {
         try await TemporaryDatabase.with { database in
             let old = try IndependentConnection(path: database.path)
-            try old.execute("""
+            try old.execute(
+                """
                 CREATE TABLE cache_entries(
                     account TEXT NOT NULL, host TEXT NOT NULL, family INTEGER NOT NULL, network TEXT NOT NULL,
                     addresses TEXT NOT NULL, origin_ttl INTEGER NOT NULL, stored_at REAL NOT NULL,
@@ -59,10 +61,11 @@ import Testing
             let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
             defer { store.close() }
             #expect(try old.integer("PRAGMA user_version") == 2)
-            #expect(try load(store) == [
-                Sample.key("nope.example"): Sample.entry([], ttl: 30, nxdomain: true),
-                Sample.key("www.example"): Sample.entry(["192.0.2.1"]),
-            ])
+            #expect(
+                try load(store) == [
+                    Sample.key("nope.example"): Sample.entry([], ttl: 30, nxdomain: true),
+                    Sample.key("www.example"): Sample.entry(["192.0.2.1"]),
+                ])
             let withSOA = Sample.entry([], ttl: 30, nxdomain: true, soa: Sample.soa())
             store.upsert(account: "acct", key: Sample.key("nope.example"), entry: withSOA)
             await store.flushed()

@@ -1,7 +1,8 @@
 import Foundation
 import HTTPDNSCore
-@testable import HTTPDNSStore
 import Testing
+
+@testable import HTTPDNSStore
 
 /// Write failures are real SQLite errors on the store's own connection: `PRAGMA max_page_count`
 /// makes SQLite answer `SQLITE_FULL` as on a full disk, `PRAGMA query_only` makes every write fail.
@@ -51,7 +52,9 @@ import Testing
             defer { store.close() }
             try store.executeOnWriter("PRAGMA query_only = 1")
             let error = await #expect(throws: AccountWriteFailure.self) { try await store.saveAccount(id: "a", json: #"{"id":"a"}"#) }
-            #expect(error?.reason.hasPrefix("write") == true || error?.reason.contains("SQLite result code") == true, "\(String(describing: error))")
+            #expect(
+                error?.reason.hasPrefix("write") == true || error?.reason.contains("SQLite result code") == true,
+                "\(String(describing: error))")
             #expect(error?.retryAfterSeconds == 1)  // the first failure's backoff
             #expect(store.health.healthy == false)
             #expect(try store.loadAccounts().isEmpty)

@@ -1,5 +1,6 @@
-@testable import HTTPDNSStore
 import Testing
+
+@testable import HTTPDNSStore
 
 @Suite struct StoreHealthTests {
     private let full = StoreError(code: .full, message: "database or disk is full", sqliteResultCode: 13)

@@ -1,6 +1,7 @@
 import HTTPDNSCore
-@testable import HTTPDNSStore
 import Testing
+
+@testable import HTTPDNSStore
 
 /// The write-behind queue's bound: queued plus in-flight changes stay within it, changes to keys
 /// already queued still replace theirs, new keys beyond it are dropped, counted and leave their

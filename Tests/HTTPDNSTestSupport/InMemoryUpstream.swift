@@ -66,7 +66,8 @@ public final class InMemoryUpstream: UpstreamResolver {
     }
 
     /// Scripts a failure.
-    public func setFailure(_ host: String, _ family: RecordFamily = .a, _ code: UpstreamError.Code, _ message: String = "scripted failure") {
+    public func setFailure(_ host: String, _ family: RecordFamily = .a, _ code: UpstreamError.Code, _ message: String = "scripted failure")
+    {
         setReply(host, family, .failure(UpstreamError(code, message)))
     }
 

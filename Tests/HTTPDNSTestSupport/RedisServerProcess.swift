@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real `redis-server` on 127.0.0.1 and a free port, with its own directory, no persistence

@@ -1,10 +1,10 @@
 import HTTPDNSCore
 import HTTPDNSCrypto
+import HTTPDNSLoop
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
-import HTTPDNSLoop
 @testable import HTTPDNSUpstream
 
 /// `loop.perform(request)`, with the monotonic time at which the loop thread called the
@@ -139,7 +139,9 @@ struct CurlEventLoopReuseTests {
                 let response = try await awaitResult { loop.perform(request, completion: $0) }.get()
                 #expect(response.status == 200)
             }
-            let stats = try await awaitResult { loop.perform(HTTPRequest(url: server.baseURL + "/connections", timeoutMilliseconds: 30_000), completion: $0) }.get()
+            let stats = try await awaitResult {
+                loop.perform(HTTPRequest(url: server.baseURL + "/connections", timeoutMilliseconds: 30_000), completion: $0)
+            }.get()
             #expect(String(decoding: stats.body, as: UTF8.self) == #"{"count": 1}"#)
         }
     }

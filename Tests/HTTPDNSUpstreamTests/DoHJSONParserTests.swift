@@ -100,13 +100,15 @@ struct DoHJSONParserTests {
     /// The first SOA of `Authority` is kept whole for the cache to send on (WIRE-FORMATS §1:
     /// `data` is `mname rname serial refresh retry expire minimum`), whatever the Status.
     @Test func negativeAnswersKeepTheAuthoritySOA() throws {
-        let nxdomain = try answer("""
+        let nxdomain = try answer(
+            """
             {"Status":3,"Question":[{"name":"nope.example.com.","type":1}],
              "Authority":[{"name":"example.com.","type":6,"TTL":600,
                "data":"ns1.example.com. hostmaster.example.com. 2024010101 7200 3600 1209600 45"}]}
             """)
         #expect(nxdomain.soa?.description == "example.com. ns1.example.com. hostmaster.example.com. 2024010101 7200 3600 1209600 45")
-        let nodata = try answer("""
+        let nodata = try answer(
+            """
             {"Status":"0","Answer":[],"Authority":[{"name":"example.net","type":"SOA","TTL":"60","data":"ns.example.net hostmaster.example.net 7 1 2 3 30"}]}
             """, .aaaa)
         #expect(!nodata.nxdomain)
@@ -117,12 +119,14 @@ struct DoHJSONParserTests {
     /// An SOA that does not read (six fields, a name libknot refuses, no owner) is skipped: the
     /// answer stays negative, without an SOA to pass on; a later one that reads is taken.
     @Test func anSOAThatDoesNotReadIsSkipped() throws {
-        let sixFields = try answer("""
+        let sixFields = try answer(
+            """
             {"Status":3,"Authority":[{"name":"example.com.","type":6,"TTL":600,"data":"ns1.example.com. h.example.com. 1 2 3 45"}]}
             """)
         #expect(sixFields.nxdomain)
         #expect(sixFields.soa == nil)
-        let laterReads = try answer("""
+        let laterReads = try answer(
+            """
             {"Status":3,"Authority":[{"type":6,"TTL":600,"data":"a. b. 1 2 3 4 5"},
              {"name":"a..b.","type":6,"data":"a. b. 1 2 3 4 5"},{"name":"example.com.","type":6,"data":"a. b. 1 2 3 4 5"}]}
             """)

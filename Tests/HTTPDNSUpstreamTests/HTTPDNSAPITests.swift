@@ -16,7 +16,8 @@ struct HTTPDNSAPITests {
     }
 
     @Test func answerGivesAddressesOfFamilyWithTTL() throws {
-        let body = #"{"host":"www.aliyun.com","ips":["192.0.2.1","192.0.2.2"],"ipsv6":["2001:db8::1"],"ttl":60,"origin_ttl":60,"client_ip":"198.51.100.7"}"#
+        let body =
+            #"{"host":"www.aliyun.com","ips":["192.0.2.1","192.0.2.2"],"ipsv6":["2001:db8::1"],"ttl":60,"origin_ttl":60,"client_ip":"198.51.100.7"}"#
         let a = try parse(body).get()
         #expect(a.addresses == ["192.0.2.1", "192.0.2.2"])
         #expect(a.ttl == 60)
@@ -53,9 +54,12 @@ struct HTTPDNSAPITests {
         let client = HTTPDNSAPIClient(
             url: "http://127.0.0.1:1/", loop: loop, accountID: "100000", secretKey: "mySecretKey",
             clock: FixedClock(time: 1_700_000_000.5))
-        let query = UpstreamQuery(host: HostName("www.aliyun.com")!, family: .aaaa, timeoutMilliseconds: 1000, clientSubnet: "198.51.100.0/24")
-        #expect(try client.requestURL(for: query)
-            == "http://127.0.0.1:1/100000/sign_d?host=www.aliyun.com&query=6&ip=198.51.100.0&t=1700000600&s=e9933cf8570e725efd5799bab3eba262")
+        let query = UpstreamQuery(
+            host: HostName("www.aliyun.com")!, family: .aaaa, timeoutMilliseconds: 1000, clientSubnet: "198.51.100.0/24")
+        #expect(
+            try client.requestURL(for: query)
+                == "http://127.0.0.1:1/100000/sign_d?host=www.aliyun.com&query=6&ip=198.51.100.0&t=1700000600&s=e9933cf8570e725efd5799bab3eba262"
+        )
         #expect(client.name == "httpdns:http://127.0.0.1:1/")
     }
 
@@ -76,17 +80,20 @@ struct UpstreamFactoryTests {
         var config = AccountConfig()
         config.accessKeyId = "ak"
         config.accessKeySecret = "secret"
-        let json = UpstreamFactory.make(UpstreamSpec(kind: .json, url: "http://127.0.0.1:1/resolve"), accountID: "acct", config: config, loop: loop)
+        let json = UpstreamFactory.make(
+            UpstreamSpec(kind: .json, url: "http://127.0.0.1:1/resolve"), accountID: "acct", config: config, loop: loop)
         #expect(json is DoHJSONClient)
         #expect(json.name == "json:http://127.0.0.1:1/resolve")
         let query = UpstreamQuery(host: HostName("a.example")!, family: .a, timeoutMilliseconds: 1000)
         #expect(try (json as? DoHJSONClient)?.requestURL(for: query).contains("&uid=acct&ak=ak&ts=") == true)
 
-        let doh = UpstreamFactory.make(UpstreamSpec(kind: .doh, url: "http://127.0.0.1:1/dns-query"), accountID: "acct", config: config, loop: loop)
+        let doh = UpstreamFactory.make(
+            UpstreamSpec(kind: .doh, url: "http://127.0.0.1:1/dns-query"), accountID: "acct", config: config, loop: loop)
         #expect(doh is DoHWireClient)
         #expect(doh.name == "doh:http://127.0.0.1:1/dns-query")
 
-        let api = UpstreamFactory.make(UpstreamSpec(kind: .httpdns, url: "http://127.0.0.1:1"), accountID: "acct", config: config, loop: loop)
+        let api = UpstreamFactory.make(
+            UpstreamSpec(kind: .httpdns, url: "http://127.0.0.1:1"), accountID: "acct", config: config, loop: loop)
         #expect(api is HTTPDNSAPIClient)
         #expect(api.name == "httpdns:http://127.0.0.1:1")
 
@@ -98,7 +105,8 @@ struct UpstreamFactoryTests {
     @Test func jsonWithoutCredentialsIsUnsigned() throws {
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
-        let json = UpstreamFactory.make(UpstreamSpec(kind: .json, url: "http://127.0.0.1:1/resolve"), accountID: "acct", config: AccountConfig(), loop: loop)
+        let json = UpstreamFactory.make(
+            UpstreamSpec(kind: .json, url: "http://127.0.0.1:1/resolve"), accountID: "acct", config: AccountConfig(), loop: loop)
         let query = UpstreamQuery(host: HostName("a.example")!, family: .a, timeoutMilliseconds: 1000)
         #expect(try (json as? DoHJSONClient)?.requestURL(for: query) == "http://127.0.0.1:1/resolve?name=a.example&type=1")
     }

@@ -1,10 +1,12 @@
 import CCurl
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSLoop
-@testable import HTTPDNSUpstream
 import Testing
+
+@testable import HTTPDNSUpstream
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @Suite struct LoopCallTests {
     @Test func aMultiCodeOtherThanOKIsAFailureNamingTheCall() {

@@ -9,8 +9,9 @@ struct SigningTests {
     /// python3: hashlib.sha256(b'139450'+b'mySecret'+b'1700000000'+b'www.taobao.com'+b'myAK').hexdigest()
     @Test func dohJSONKeyIsSHA256OfConcatenation() throws {
         let signer = DoHJSONSigner(accountID: "139450", accessKeyId: "myAK", accessKeySecret: "mySecret")
-        #expect(try signer.key(name: "www.taobao.com", timestamp: 1_700_000_000)
-            == "b674877ba3ed55768594b79dd359469168cef406e36ea6161b8bb0026034f2b5")
+        #expect(
+            try signer.key(name: "www.taobao.com", timestamp: 1_700_000_000)
+                == "b674877ba3ed55768594b79dd359469168cef406e36ea6161b8bb0026034f2b5")
     }
 
     @Test func signedJSONRequestCarriesUidAkTsKey() throws {
@@ -20,8 +21,9 @@ struct SigningTests {
             url: "http://127.0.0.1:1/resolve", loop: loop, accountID: "139450", accessKeyId: "myAK",
             accessKeySecret: "mySecret", clock: FixedClock(time: 1_700_000_000.7))
         let query = UpstreamQuery(host: HostName("www.taobao.com")!, family: .a, timeoutMilliseconds: 1000)
-        #expect(try client.requestURL(for: query) == "http://127.0.0.1:1/resolve?name=www.taobao.com&type=1"
-            + "&uid=139450&ak=myAK&ts=1700000000&key=b674877ba3ed55768594b79dd359469168cef406e36ea6161b8bb0026034f2b5")
+        #expect(
+            try client.requestURL(for: query) == "http://127.0.0.1:1/resolve?name=www.taobao.com&type=1"
+                + "&uid=139450&ak=myAK&ts=1700000000&key=b674877ba3ed55768594b79dd359469168cef406e36ea6161b8bb0026034f2b5")
     }
 
     @Test func unsignedJSONRequestHasSubnetEscaped() throws {
@@ -29,7 +31,9 @@ struct SigningTests {
         defer { loop.shutdown() }
         let client = DoHJSONClient(url: "http://127.0.0.1:1/resolve?short=1", loop: loop)
         let query = UpstreamQuery(host: HostName("a.example")!, family: .aaaa, timeoutMilliseconds: 1000, clientSubnet: "1.2.3.0/24")
-        #expect(try client.requestURL(for: query) == "http://127.0.0.1:1/resolve?short=1&name=a.example&type=28&edns_client_subnet=1.2.3.0%2F24")
+        #expect(
+            try client.requestURL(for: query) == "http://127.0.0.1:1/resolve?short=1&name=a.example&type=28&edns_client_subnet=1.2.3.0%2F24"
+        )
         // The name (log text, metric label) is scheme, host, port and path: a query may hold credentials.
         #expect(client.name == "json:http://127.0.0.1:1/resolve")
     }

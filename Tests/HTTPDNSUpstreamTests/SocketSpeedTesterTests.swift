@@ -1,14 +1,14 @@
 import Foundation
 import HTTPDNSCore
+import HTTPDNSLoop
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
-import HTTPDNSLoop
 @testable import HTTPDNSUpstream
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The socket speed test against real loopback listeners: accepting, refusing and black holes.
@@ -97,7 +97,10 @@ import Glibc
             lastSeen = table.filter { $0.remotePort == port }
             return hosts.isSubset(of: synSent.map(\.remoteHost))
         }
-        #expect(allInFlight, "the four probes were never in flight at the same time: last seen \(lastSeen), results \(String(describing: results.withLock { $0 }))")
+        #expect(
+            allInFlight,
+            "the four probes were never in flight at the same time: last seen \(lastSeen), results \(String(describing: results.withLock { $0 }))"
+        )
         // Shutting down decides the undecided probes (unreachable) instead of waiting a minute;
         // it returns once the prober thread has completed them.
         tester.shutdown()
@@ -229,7 +232,8 @@ import Glibc
     /// child runs (a whole test binary starting up takes seconds on a loaded machine, and every
     /// other test of the process needs those threads): output goes to a file, and the exit is
     /// awaited through `terminationHandler`.
-    private static func runUnshareAsync(_ command: [String], environment: [String: String]) async throws -> (status: Int32, output: String) {
+    private static func runUnshareAsync(_ command: [String], environment: [String: String]) async throws -> (status: Int32, output: String)
+    {
         let outputURL = FileManager.default.temporaryDirectory.appendingPathComponent("unshare-\(UUID().uuidString).log")
         _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
         defer { try? FileManager.default.removeItem(at: outputURL) }
@@ -266,7 +270,8 @@ import Glibc
             ip link set lo up || exit 91
             exec "$0" --testing-library swift-testing --filter icmpEchoReachesLoopbackInsideTheNamespace
             """
-        let (status, output) = try await Self.runUnshareAsync(["/bin/sh", "-c", script, binary], environment: [Self.namespaceVariable: "1"])
+        let (status, output) = try await Self.runUnshareAsync(
+            ["/bin/sh", "-c", script, binary], environment: [Self.namespaceVariable: "1"])
         #expect(status == 0, "child output:\n\(output)")
         #expect(output.contains("icmpEchoReachesLoopbackInsideTheNamespace() passed"), "child output:\n\(output)")
     }

@@ -1,7 +1,7 @@
 import HTTPDNSCore
+import HTTPDNSLoop
 import Testing
 
-import HTTPDNSLoop
 @testable import HTTPDNSUpstream
 
 /// The c-ares fallback against unbound on loopback.

@@ -6,12 +6,14 @@ import Testing
 @Suite("DNS messages")
 struct DNSMessageTests {
     /// `WWW.Example.test A`, ID 0x1234, RD, EDNS (payload 1232) with Client Subnet 198.51.100.0/24.
-    static let queryWithSubnet = hex("12340100000100000000000103575757074578616d706c650474657374000001000100002904d000000000000b0008000700011800c63364")
+    static let queryWithSubnet = hex(
+        "12340100000100000000000103575757074578616d706c650474657374000001000100002904d000000000000b0008000700011800c63364")
     /// `www.example.test AAAA`, ID 7, RD, no EDNS.
     static let plainQuery = hex("00070100000100000000000003777777076578616d706c65047465737400001c0001")
     /// The NXDOMAIN reply to `plainQuery` with the zone's SOA (TTL 300, MINIMUM 45) in the authority.
     static let nxdomainReply = hex(
-        "00078103000100000001000003777777076578616d706c65047465737400001c0001c010000600010000012c0026026e73c0100a686f73746d6173746572c0100000000100000e10000004b000093a800000002d")
+        "00078103000100000001000003777777076578616d706c65047465737400001c0001c010000600010000012c0026026e73c0100a686f73746d6173746572c0100000000100000e10000004b000093a800000002d"
+    )
 
     static func hex(_ text: String) -> [UInt8] {
         var bytes: [UInt8] = []
@@ -32,8 +34,10 @@ struct DNSMessageTests {
         #expect(query.questionClass == 1)
         #expect(query.recursionDesired)
         #expect(query.edns?.payloadSize == 1232)
-        #expect(query.edns?.clientSubnet == DNSQueryMessage.ClientSubnet(
-            family: 1, sourcePrefixLength: 24, scopePrefixLength: 0, address: [198, 51, 100, 0]))
+        #expect(
+            query.edns?.clientSubnet
+                == DNSQueryMessage.ClientSubnet(
+                    family: 1, sourcePrefixLength: 24, scopePrefixLength: 0, address: [198, 51, 100, 0]))
         let plain = try DNSQueryMessage.parse(Self.plainQuery)
         #expect(plain.type == 28)
         #expect(plain.edns == nil)
@@ -87,16 +91,21 @@ struct DNSMessageTests {
     /// Client Subnet echoed with the scope given, its address cut to the source prefix), on
     /// both writers (a new array, and the fast path's buffer over a borrowed query), the same
     /// on every call while the per-thread memory its parts come from is reused.
-    @Test(arguments: [
-        // family, source prefix, address, scope, the option as written
-        (UInt16(1), UInt8(24), [UInt8]([198, 51, 100, 7]), UInt8(24), "0008000700011818c63364"),
-        (UInt16(2), UInt8(56), [UInt8]([0x20, 0x01, 0x0d, 0xb8, 0, 0xaa, 0, 0xbb, 0, 0, 0, 0, 0, 0, 0, 9]), UInt8(56),
-         "0008000b000238382001" + "0db800aa00"),
-        (UInt16(1), UInt8(0), [UInt8]([0, 0, 0, 0]), UInt8(0), "00080004000100" + "00"),
-        (UInt16(0), UInt8(0), [UInt8](), UInt8(0), ""),
-    ] as [(UInt16, UInt8, [UInt8], UInt8, String)])
+    @Test(
+        arguments: [
+            // family, source prefix, address, scope, the option as written
+            (UInt16(1), UInt8(24), [UInt8]([198, 51, 100, 7]), UInt8(24), "0008000700011818c63364"),
+            (
+                UInt16(2), UInt8(56), [UInt8]([0x20, 0x01, 0x0d, 0xb8, 0, 0xaa, 0, 0xbb, 0, 0, 0, 0, 0, 0, 0, 9]), UInt8(56),
+                "0008000b000238382001" + "0db800aa00"
+            ),
+            (UInt16(1), UInt8(0), [UInt8]([0, 0, 0, 0]), UInt8(0), "00080004000100" + "00"),
+            (UInt16(0), UInt8(0), [UInt8](), UInt8(0), ""),
+        ] as [(UInt16, UInt8, [UInt8], UInt8, String)])
     func anEDNSQuerysAnswerCarriesItsOPTRecord(family: UInt16, prefix: UInt8, address: [UInt8], scope: UInt8, option: String) throws {
-        let subnet = family == 0 ? nil : DNSQueryMessage.ClientSubnet(family: family, sourcePrefixLength: prefix, scopePrefixLength: 0, address: address)
+        let subnet =
+            family == 0
+            ? nil : DNSQueryMessage.ClientSubnet(family: family, sourcePrefixLength: prefix, scopePrefixLength: 0, address: address)
         var queryBytes = try DNSQueryWriter.query(name: "www.example.test", type: 1, id: 0x2222, clientSubnet: subnet)
         if subnet == nil {  // an OPT record without options
             queryBytes[11] = 1
@@ -115,7 +124,8 @@ struct DNSMessageTests {
             var wire = queryBytes
             let written = try wire.withUnsafeMutableBytes { message in
                 try DNSQueryMessage.withQuery(parsing: message) { (borrowed) throws(DNSMessageError) in
-                    let target = UnsafeMutableRawBufferPointer.allocate(byteCount: DNSResponseWriter.bound(for: borrowed, answer: answer), alignment: 8)
+                    let target = UnsafeMutableRawBufferPointer.allocate(
+                        byteCount: DNSResponseWriter.bound(for: borrowed, answer: answer), alignment: 8)
                     defer { target.deallocate() }
                     target.initializeMemory(as: UInt8.self, repeating: 0xAA)
                     let count = try DNSResponseWriter.write(
@@ -154,7 +164,8 @@ struct DNSMessageTests {
     @Test func replySummaryKeepsTheAuthoritySOA() throws {
         #expect(try DNSReplySummary.parse(Self.nxdomainReply).soa == Self.zoneSOA)
         let positive = try DNSResponseWriter.response(
-            to: try DNSQueryMessage.parse(Self.plainQuery), rcode: DNSResponseWriter.noError, answer: .init(type: 28, ttl: 60, records: [[UInt8](repeating: 0, count: 16)]))
+            to: try DNSQueryMessage.parse(Self.plainQuery), rcode: DNSResponseWriter.noError,
+            answer: .init(type: 28, ttl: 60, records: [[UInt8](repeating: 0, count: 16)]))
         #expect(try DNSReplySummary.parse(positive).soa == nil)
     }
 
@@ -245,11 +256,17 @@ struct DNSMessageInPlaceTests {
         defer { wire.deallocate() }
         wire.copyBytes(from: bytes)
         let (fields, questionName, name) = try DNSQueryMessage.withQuery(parsing: wire) { (query) throws(DNSMessageError) in
-            ([Int(query.id), Int(query.type), Int(query.questionClass), query.recursionDesired ? 1 : 0, query.checkingDisabled ? 1 : 0],
-             Array(query.questionName), try query.withName { String(decoding: $0, as: UTF8.self) })
+            (
+                [Int(query.id), Int(query.type), Int(query.questionClass), query.recursionDesired ? 1 : 0, query.checkingDisabled ? 1 : 0],
+                Array(query.questionName), try query.withName { String(decoding: $0, as: UTF8.self) }
+            )
         }
         let edns = try DNSQueryMessage.withQuery(parsing: wire) { $0.edns }
-        #expect(fields == [Int(parsed.id), Int(parsed.type), Int(parsed.questionClass), parsed.recursionDesired ? 1 : 0, parsed.checkingDisabled ? 1 : 0])
+        #expect(
+            fields == [
+                Int(parsed.id), Int(parsed.type), Int(parsed.questionClass), parsed.recursionDesired ? 1 : 0,
+                parsed.checkingDisabled ? 1 : 0,
+            ])
         #expect(edns == parsed.edns)
         #expect(questionName == parsed.questionName)
         #expect(name == parsed.name)
@@ -272,7 +289,8 @@ struct DNSMessageInPlaceTests {
         let wire = UnsafeMutableRawBufferPointer.allocate(byteCount: DNSMessageTests.plainQuery.count, alignment: 8)
         defer { wire.deallocate() }
         wire.copyBytes(from: DNSMessageTests.plainQuery)
-        let long = DNSResponseWriter.Answer(type: 28, ttl: 60, records: (1...8).map { [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [$0] })
+        let long = DNSResponseWriter.Answer(
+            type: 28, ttl: 60, records: (1...8).map { [0x20, 0x01, 0x0d, 0xb8] + [UInt8](repeating: 0, count: 11) + [$0] })
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1024, alignment: 8)
         defer { buffer.deallocate() }
         // One buffer, as the fast path's memory may be reused: first the long answer, then NXDOMAIN.
@@ -292,9 +310,12 @@ struct DNSMessageInPlaceTests {
         for count in 0...3 {
             let numbers: [UInt32] = [0x7F00_000B, 0xC000_020A, 0x0A00_0001]
             let inline = DNSResponseWriter.Answer(ttl: 99, ipv4: numbers[0], numbers[1], numbers[2], count: count)
-            let list = DNSResponseWriter.Answer(type: 1, ttl: 99, records: numbers.prefix(count).map { withUnsafeBytes(of: $0.bigEndian) { Array($0) } })
+            let list = DNSResponseWriter.Answer(
+                type: 1, ttl: 99, records: numbers.prefix(count).map { withUnsafeBytes(of: $0.bigEndian) { Array($0) } })
             #expect(inline.records == list.records)
-            #expect(try DNSResponseWriter.response(to: query, rcode: 0, answer: inline) == DNSResponseWriter.response(to: query, rcode: 0, answer: list))
+            #expect(
+                try DNSResponseWriter.response(to: query, rcode: 0, answer: inline)
+                    == DNSResponseWriter.response(to: query, rcode: 0, answer: list))
             #expect(DNSResponseWriter.bound(for: query, answer: inline) == DNSResponseWriter.bound(for: query, answer: list))
         }
     }
@@ -307,7 +328,8 @@ struct DNSMessageInPlaceTests {
             let query = try DNSQueryMessage.parse(large)
             #expect(query.name == "www.example.test")
             #expect(query.type == 28)
-            let response = try DNSResponseWriter.response(to: query, rcode: 0, answer: .init(type: 28, ttl: 5, records: [[UInt8](repeating: 1, count: 16)]))
+            let response = try DNSResponseWriter.response(
+                to: query, rcode: 0, answer: .init(type: 28, ttl: 5, records: [[UInt8](repeating: 1, count: 16)]))
             #expect(try DNSReplySummary.parse(response).answerCount == 1)
             #expect(try DNSQueryMessage.parse(DNSMessageTests.plainQuery).name == "www.example.test")
         }
@@ -317,7 +339,9 @@ struct DNSMessageInPlaceTests {
 @Suite("DNS query writer")
 struct DNSQueryWriterTests {
     @Test func aWrittenQueryReadsBackWithItsNameTypeIDAndSubnet() throws {
-        let subnet = DNSQueryMessage.ClientSubnet(family: 2, sourcePrefixLength: 56, scopePrefixLength: 0, address: [0x20, 0x01, 0x0d, 0xb8, 0, 0xaa, 0xbb] + [UInt8](repeating: 0, count: 9))
+        let subnet = DNSQueryMessage.ClientSubnet(
+            family: 2, sourcePrefixLength: 56, scopePrefixLength: 0,
+            address: [0x20, 0x01, 0x0d, 0xb8, 0, 0xaa, 0xbb] + [UInt8](repeating: 0, count: 9))
         let query = try DNSQueryMessage.parse(try DNSQueryWriter.query(name: "Mail.Example.Test.", type: 15, id: 99, clientSubnet: subnet))
         #expect(query.name == "mail.example.test")
         #expect(query.type == 15)

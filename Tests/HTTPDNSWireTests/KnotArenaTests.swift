@@ -1,5 +1,6 @@
-@testable import HTTPDNSWire
 import Testing
+
+@testable import HTTPDNSWire
 
 /// The region libknot's allocations come from on the request path (`KnotArena`): what does not
 /// fit the thread's block gets chunks of its own, and all of them are freed when the scope that
@@ -15,7 +16,8 @@ struct KnotArenaTests {
                 #expect(query.type == 28)
                 let outer = KnotArena.chunkCount
                 // A nested scope (a response written while the query is held) frees only its own.
-                let response = try DNSResponseWriter.response(to: query, rcode: 0, answer: .init(type: 28, ttl: 5, records: [[UInt8](repeating: 1, count: 16)]))
+                let response = try DNSResponseWriter.response(
+                    to: query, rcode: 0, answer: .init(type: 28, ttl: 5, records: [[UInt8](repeating: 1, count: 16)]))
                 #expect(try DNSReplySummary.parse(response).answerCount == 1)
                 return (outer, KnotArena.chunkCount)
             }

@@ -14,8 +14,10 @@ struct AdminAccountOptionsTests {
             var options = servers.options(upstreams: [servers.json.upstreamSpec])
             options.adminToken = Self.token
             let base: [String: TestJSON] = ["localDNSFallback": false]
-            let changed: [String: TestJSON] = ["localDNSFallback": false, "shortEnable": true, "ipv6Enable": true,
-                                               "maxCacheTTL": 40]
+            let changed: [String: TestJSON] = [
+                "localDNSFallback": false, "shortEnable": true, "ipv6Enable": true,
+                "maxCacheTTL": 40,
+            ]
             let database = try await withHTTPDNSD(options) { first in
                 let created = loopbackAccount(servers, upstreams: [servers.json.upstreamSpec], base)
                 try LoopbackGuard.checkAccount(id: "opts1", created)
@@ -53,16 +55,19 @@ struct AdminAccountOptionsTests {
     }
 
     /// shortEnable, ipv6Enable and maxCacheTTL 40 of account opts1, on names never asked before.
-    private func expectChangedBehaviour(_ service: HTTPDNSDProcess,
-                                        sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    private func expectChangedBehaviour(
+        _ service: HTTPDNSDProcess,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let short = try await service.client.get("/v1/opts1/resolve?host=\(TestZone.unique("short"))&type=A")
         #expect(short.status == 200, "\(short)", sourceLocation: sourceLocation)
         #expect(short.json.strings == TestZone.wildV4, "a bare address array: \(short)", sourceLocation: sourceLocation)
 
         let auto = try await service.client.get("/v1/opts1/resolve?host=\(TestZone.unique("auto"))&type=auto&short=0")
         #expect(auto.json["ips"]?.strings == TestZone.wildV4, "\(auto)", sourceLocation: sourceLocation)
-        #expect(auto.json["ipsv6"]?.strings == TestZone.wildV6, "type=auto includes AAAA: \(auto)",
-                sourceLocation: sourceLocation)
+        #expect(
+            auto.json["ipsv6"]?.strings == TestZone.wildV6, "type=auto includes AAAA: \(auto)",
+            sourceLocation: sourceLocation)
         #expect(auto.json["origin_ttl"]?.int == 40, "TTL 300 capped by maxCacheTTL: \(auto)", sourceLocation: sourceLocation)
         #expect((auto.json["ttl"]?.int ?? 99) <= 40, sourceLocation: sourceLocation)
     }

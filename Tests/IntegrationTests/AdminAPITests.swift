@@ -18,21 +18,27 @@ struct AdminAPITests {
     @Test func wrongOrMissingTokenIs401() async throws {
         try await withService(configure: { _, options in options.adminToken = Self.token }) { _, service in
             expectError(try await service.client.get("/v1/accounts"), status: 401, code: "Unauthorized")
-            expectError(try await service.client.get("/v1/accounts", headers: ["Authorization": "Bearer wrong-token-xyz"]),
-                        status: 401, code: "Unauthorized")
-            expectError(try await service.client.get("/v1/accounts/default", headers: ["Authorization": Self.token]),
-                        status: 401, code: "Unauthorized")
+            expectError(
+                try await service.client.get("/v1/accounts", headers: ["Authorization": "Bearer wrong-token-xyz"]),
+                status: 401, code: "Unauthorized")
+            expectError(
+                try await service.client.get("/v1/accounts/default", headers: ["Authorization": Self.token]),
+                status: 401, code: "Unauthorized")
             #expect(try await service.client.get("/v1/accounts", headers: Self.bearer).status == 200)
         }
     }
 
     @Test func putCreatesAnAccountThatResolvesAndGetRedactsSecrets() async throws {
         try await withService(configure: { _, options in options.adminToken = Self.token }) { servers, service in
-            expectError(try await service.client.get("/v1/tenant1/resolve?host=\(TestZone.www)"),
-                        status: 404, code: "UnknownAccount")
-            let account = loopbackAccount(servers, upstreams: [servers.json.upstreamSpec],
-                                          ["accessKeyId": "AKID-visible", "accessKeySecret": "very-secret-value",
-                                           "secretKey": "another-secret-value", "ipv6Enable": true])
+            expectError(
+                try await service.client.get("/v1/tenant1/resolve?host=\(TestZone.www)"),
+                status: 404, code: "UnknownAccount")
+            let account = loopbackAccount(
+                servers, upstreams: [servers.json.upstreamSpec],
+                [
+                    "accessKeyId": "AKID-visible", "accessKeySecret": "very-secret-value",
+                    "secretKey": "another-secret-value", "ipv6Enable": true,
+                ])
             try LoopbackGuard.checkAccount(id: "tenant1", account)
             let put = try await service.client.put("/v1/accounts/tenant1", json: account, headers: Self.bearer)
             #expect(put.status == 201, "a new account is created: \(put)")
@@ -67,10 +73,12 @@ struct AdminAPITests {
             let deleted = try await service.client.delete("/v1/accounts/gone1", headers: Self.bearer)
             #expect(deleted.status == 200)
             #expect(deleted.json["deleted"]?.string == "gone1")
-            expectError(try await service.client.get("/v1/gone1/resolve?host=\(TestZone.www)"),
-                        status: 404, code: "UnknownAccount")
-            expectError(try await service.client.get("/v1/accounts/gone1", headers: Self.bearer),
-                        status: 404, code: "UnknownAccount")
+            expectError(
+                try await service.client.get("/v1/gone1/resolve?host=\(TestZone.www)"),
+                status: 404, code: "UnknownAccount")
+            expectError(
+                try await service.client.get("/v1/accounts/gone1", headers: Self.bearer),
+                status: 404, code: "UnknownAccount")
         }
     }
 
@@ -79,8 +87,9 @@ struct AdminAPITests {
             let bad = loopbackAccount(servers, ["cacheCountLimit": "lots", "noSuchKey": 1])
             let response = try await service.client.put("/v1/accounts/broken1", json: bad, headers: Self.bearer)
             #expect(response.status == 400, "\(response)")
-            expectError(try await service.client.get("/v1/broken1/resolve?host=\(TestZone.www)"),
-                        status: 404, code: "UnknownAccount")
+            expectError(
+                try await service.client.get("/v1/broken1/resolve?host=\(TestZone.www)"),
+                status: 404, code: "UnknownAccount")
         }
     }
 }

@@ -15,8 +15,9 @@ struct AdminHardeningTests {
         try "\(Self.token)\n".write(toFile: file, atomically: true, encoding: .utf8)
         try await withService(configure: { _, options in options.environment["HTTPDNS_ADMIN_TOKEN_FILE"] = file }) { _, service in
             #expect(try await service.client.get("/v1/accounts", headers: Self.bearer).status == 200)
-            expectError(try await service.client.get("/v1/accounts", headers: ["Authorization": "Bearer \(Self.token)x"]),
-                        status: 401, code: "Unauthorized")
+            expectError(
+                try await service.client.get("/v1/accounts", headers: ["Authorization": "Bearer \(Self.token)x"]),
+                status: 401, code: "Unauthorized")
             #expect(!service.log().contains(Self.token))
         }
     }
@@ -34,9 +35,12 @@ struct AdminHardeningTests {
             // The first upstream is dead and carries a token in its query: it fails, is logged
             // and counted, under its name without the token.
             let leaky = "json:http://127.0.0.1:\(deadPort())/resolve?token=hunter22-token"
-            let account = loopbackAccount(servers, upstreams: [leaky, servers.json.upstreamSpec],
-                                          ["accessKeyId": "AKID-visible", "accessKeySecret": "very-secret-value",
-                                           "secretKey": "another-secret-value", "maxCacheTTL": 600])
+            let account = loopbackAccount(
+                servers, upstreams: [leaky, servers.json.upstreamSpec],
+                [
+                    "accessKeyId": "AKID-visible", "accessKeySecret": "very-secret-value",
+                    "secretKey": "another-secret-value", "maxCacheTTL": 600,
+                ])
             try LoopbackGuard.checkAccount(id: "tenant1", account)
             var responses: [String] = []
             let put = try await service.client.put("/v1/accounts/tenant1", json: account, headers: Self.bearer)
@@ -54,7 +58,8 @@ struct AdminHardeningTests {
             #expect(!metrics.contains("tenant1"), "account ids stay off the public listener's metrics")
 
             // A refused change (wrong token) and a deletion are audited too.
-            #expect(try await service.client.delete("/v1/accounts/tenant1", headers: ["Authorization": "Bearer wrong-token-123"]).status == 401)
+            #expect(
+                try await service.client.delete("/v1/accounts/tenant1", headers: ["Authorization": "Bearer wrong-token-123"]).status == 401)
             #expect(try await service.client.delete("/v1/accounts/tenant1", headers: Self.bearer).status == 200)
 
             let log = try await waitForLog(service) { $0.contains("result=deleted") }

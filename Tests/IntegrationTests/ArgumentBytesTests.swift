@@ -72,10 +72,12 @@ struct ArgumentBytesTests {
     @Test func aSignedRequestWithANULIsA400ThatChangesNothing() async throws {
         let token = "integration-admin-token-1234", secret = "manage-secret-integration-02"
         try await withService(configure: { _, options in options.adminToken = token }) { servers, service in
-            let account = loopbackAccount(servers, [
-                "requireSignedRequests": true,
-                "clientKeys": [["id": "m1", "secret": .string(secret), "role": "manage"]],
-            ])
+            let account = loopbackAccount(
+                servers,
+                [
+                    "requireSignedRequests": true,
+                    "clientKeys": [["id": "m1", "secret": .string(secret), "role": "manage"]],
+                ])
             try LoopbackGuard.checkAccount(id: "shop", account)
             let put = try await service.client.put("/v1/accounts/shop", json: account, headers: ["Authorization": "Bearer \(token)"])
             #expect(put.status == 201, "\(put)")
@@ -88,14 +90,17 @@ struct ArgumentBytesTests {
 
             // Signed for `host=v4only...`, sent with `%00x` after it.
             let truncated = try signed("DELETE", "/v1/shop/cache", [("host", TestZone.v4Only)])
-            let sentTampered = truncated.signedQuery(kid: "m1").replacingOccurrences(of: "host=\(TestZone.v4Only)", with: "host=\(TestZone.v4Only)%00x")
+            let sentTampered = truncated.signedQuery(kid: "m1").replacingOccurrences(
+                of: "host=\(TestZone.v4Only)", with: "host=\(TestZone.v4Only)%00x")
             expectError(try await service.client.delete("/v1/shop/cache?\(sentTampered)"), status: 400, code: "InvalidParameter")
             // Signed with the NUL.
             let withNUL = try signed("DELETE", "/v1/shop/cache", [("host", "\(TestZone.v4Only)\u{0}x")])
             #expect(withNUL.query.contains("%00"))
-            expectError(try await service.client.delete("/v1/shop/cache?\(withNUL.signedQuery(kid: "m1"))"), status: 400, code: "InvalidParameter")
+            expectError(
+                try await service.client.delete("/v1/shop/cache?\(withNUL.signedQuery(kid: "m1"))"), status: 400, code: "InvalidParameter")
             let batch = try signed("GET", "/v1/shop/resolve", [("host", "\(TestZone.unique())\u{1},\(TestZone.www)")])
-            expectError(try await service.client.get("/v1/shop/resolve?\(batch.signedQuery(kid: "m1"))"), status: 400, code: "InvalidParameter")
+            expectError(
+                try await service.client.get("/v1/shop/resolve?\(batch.signedQuery(kid: "m1"))"), status: 400, code: "InvalidParameter")
 
             let lookup = try signed("GET", "/v1/shop/cache", [("host", TestZone.v4Only), ("type", "A")])
             let cached = try await service.client.get("/v1/shop/cache?\(lookup.signedQuery(kid: "m1"))")

@@ -114,8 +114,9 @@ struct CacheAPITests {
             let deleted = try await service.client.delete("/v1/default/cache?host=\(TestZone.www)")
             #expect(deleted.status == 200)
             #expect((deleted.json["deleted"]?.int ?? 0) >= 1)
-            expectError(try await service.client.get("/v1/default/cache?host=\(TestZone.www)&type=A"),
-                        status: 404, code: "NotFound")
+            expectError(
+                try await service.client.get("/v1/default/cache?host=\(TestZone.www)&type=A"),
+                status: 404, code: "NotFound")
             #expect(try await service.client.get("/v1/default/cache?host=\(TestZone.v4Only)&type=A").status == 200)
             let before = try await servers.unbound.queryCount()
             let again = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").json

@@ -44,8 +44,9 @@ struct CachePolicyTests {
             let list = try await service.client.get("/v1/default/cache?limit=100").json
             let entry = list["entries"]?.array?.first { $0["host"]?.string == TestZone.shortTTLName }
             #expect(entry?["expired"]?.bool == true, "\(list)")
-            expectError(try await service.client.get("/v1/default/cache?host=\(TestZone.shortTTLName)&type=A"),
-                        status: 404, code: "NotFound")
+            expectError(
+                try await service.client.get("/v1/default/cache?host=\(TestZone.shortTTLName)&type=A"),
+                status: 404, code: "NotFound")
             let withFlag = try await service.client.get("/v1/default/cache?host=\(TestZone.shortTTLName)&type=A&expired=1")
             #expect(withFlag.status == 200)
             #expect(withFlag.json["ips"]?.strings == TestZone.shortTTLV4)
@@ -53,10 +54,18 @@ struct CachePolicyTests {
     }
 
     @Test func accountWithCacheDisabledAsksTheUpstreamEveryTime() async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, configure: { servers, options in
-            options.config = ["accounts": ["default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec],
-                                                                      ["cacheEnable": false])]]
-        }) { servers, service in
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] },
+            configure: { servers, options in
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(
+                            servers, upstreams: [servers.json.upstreamSpec],
+                            ["cacheEnable": false])
+                    ]
+                ]
+            }
+        ) { servers, service in
             for _ in 0..<3 {
                 let body = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").json
                 #expect(body["source"]?.string == "upstream")
@@ -66,20 +75,26 @@ struct CachePolicyTests {
     }
 
     @Test func accountsHaveSeparateCaches() async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, configure: { servers, options in
-            options.config = ["accounts": [
-                "default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec]),
-                "other": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec]),
-            ]]
-        }) { servers, service in
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] },
+            configure: { servers, options in
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec]),
+                        "other": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec]),
+                    ]
+                ]
+            }
+        ) { servers, service in
             let name = TestZone.unique("acct")
             let a = try await service.client.get("/v1/default/resolve?host=\(name)&type=A").json
             let b = try await service.client.get("/v1/other/resolve?host=\(name)&type=A").json
             #expect(a["source"]?.string == "upstream")
             #expect(b["source"]?.string == "upstream")
             #expect(try await servers.json.requests(for: name).count == 2)
-            expectError(try await service.client.get("/v1/other/cache?host=\(TestZone.www)&type=A"),
-                        status: 404, code: "NotFound")
+            expectError(
+                try await service.client.get("/v1/other/cache?host=\(TestZone.www)&type=A"),
+                status: 404, code: "NotFound")
         }
     }
 }

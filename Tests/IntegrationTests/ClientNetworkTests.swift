@@ -13,13 +13,17 @@ struct ClientNetworkTests {
         ispEnable: Bool, serviceKeys: [String: TestJSON] = [:],
         _ body: (TestServers, HTTPDNSDProcess) async throws -> Void
     ) async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, configure: { servers, options in
-            var config: [String: TestJSON] = [
-                "accounts": ["default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec], ["ispEnable": .bool(ispEnable)])],
-            ]
-            config.merge(serviceKeys) { _, new in new }
-            options.config = .object(config)
-        }, body)
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] },
+            configure: { servers, options in
+                var config: [String: TestJSON] = [
+                    "accounts": [
+                        "default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec], ["ispEnable": .bool(ispEnable)])
+                    ]
+                ]
+                config.merge(serviceKeys) { _, new in new }
+                options.config = .object(config)
+            }, body)
     }
 
     /// `edns_client_subnet` of every request the responder received for `name` (nil where absent).
@@ -53,8 +57,9 @@ struct ClientNetworkTests {
 
             // A cache lookup answers only for the asking client's network.
             #expect(try await service.client.get("/v1/default/cache?host=\(name)&type=A&client_ip=198.51.100.1").status == 200)
-            expectError(try await service.client.get("/v1/default/cache?host=\(name)&type=A&client_ip=203.0.113.1"),
-                        status: 404, code: "NotFound")
+            expectError(
+                try await service.client.get("/v1/default/cache?host=\(name)&type=A&client_ip=203.0.113.1"),
+                status: 404, code: "NotFound")
 
             let stats = try await service.client.get("/v1/default/stats").json
             let records = (stats.array ?? []).filter { $0["domain"]?.string == name }
@@ -131,17 +136,25 @@ struct ClientNetworkTests {
                     ("/v1/default/resolve?host=\(name)&type=A&client_ip=\(encoded)", [:]),
                     ("/default/d?host=\(name)&ip=\(encoded)", [:]),
                     ("/resolve?name=\(name)&edns_client_subnet=\(encoded)", [:]),
-                    ("/dns-query?dns=\(RFC8484Tests.base64URL(try DNSQueryWriter.query(name: name, type: 1, id: 7, clientSubnet: subnet)))", [:]),
+                    (
+                        "/dns-query?dns=\(RFC8484Tests.base64URL(try DNSQueryWriter.query(name: name, type: 1, id: 7, clientSubnet: subnet)))",
+                        [:]
+                    ),
                     ("/v1/default/resolve?host=\(name)&type=A", forwarded),
                     ("/default/d?host=\(name)", forwarded),
                     ("/resolve?name=\(name)", forwarded),
                     ("/dns-query?name=\(name)", ["Accept": "application/dns-json", "X-Forwarded-For": client]),
-                    ("/v1/default/dns-query?dns=\(RFC8484Tests.base64URL(try DNSQueryWriter.query(name: name, type: 1, id: 8)))", forwarded),
+                    (
+                        "/v1/default/dns-query?dns=\(RFC8484Tests.base64URL(try DNSQueryWriter.query(name: name, type: 1, id: 8)))",
+                        forwarded
+                    ),
                 ]
                 for (path, headers) in requests {
                     let response = try await service.client.get(path, headers: headers)
                     #expect(response.status == 200, "\(path): \(response)")
-                    #expect(Self.holds(response.body, address) && !Self.holds(response.body, other), "\(client) \(path) \(headers): \(response)")
+                    #expect(
+                        Self.holds(response.body, address) && !Self.holds(response.body, other), "\(client) \(path) \(headers): \(response)"
+                    )
                     hits += 1
                 }
             }

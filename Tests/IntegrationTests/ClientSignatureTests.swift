@@ -19,10 +19,12 @@ struct ClientSignatureTests {
         _ body: (TestServers, HTTPDNSDProcess) async throws -> Void
     ) async throws {
         try await withService(configure: { _, options in options.adminToken = Self.token }) { servers, service in
-            let account = loopbackAccount(servers, [
-                "requireSignedRequests": true,
-                "clientKeys": .array(keys.map { .object(["id": .string($0.0), "secret": .string($0.1), "role": .string($0.2)]) }),
-            ])
+            let account = loopbackAccount(
+                servers,
+                [
+                    "requireSignedRequests": true,
+                    "clientKeys": .array(keys.map { .object(["id": .string($0.0), "secret": .string($0.1), "role": .string($0.2)]) }),
+                ])
             try LoopbackGuard.checkAccount(id: "shop", account)
             let put = try await service.client.put("/v1/accounts/shop", json: account, headers: Self.bearer)
             #expect(put.status == 201, "\(put)")
@@ -38,13 +40,15 @@ struct ClientSignatureTests {
         kid: String, secret: String, offset: Int = 120, inHeader: Bool = false, tamper: ((inout String, inout String?) -> Void)? = nil
     ) async throws -> HTTPClientResponse {
         let bytes = body.map { Array($0.utf8) } ?? []
-        let signed = try ClientRequestSigner.sign(method: method, path: path, args: args, body: bytes, secret: secret, t: ClientRequestSigner.expiry(in: offset))
+        let signed = try ClientRequestSigner.sign(
+            method: method, path: path, args: args, body: bytes, secret: secret, t: ClientRequestSigner.expiry(in: offset))
         var query = inHeader ? signed.query : signed.signedQuery(kid: kid)
         var sentBody = body
         tamper?(&query, &sentBody)
         let headers = inHeader ? ["Authorization": signed.authorization(kid: kid)] : [:]
         let response = try await service.client.request(
-            method, query.isEmpty ? path : "\(path)?\(query)", headers: headers.merging(sentBody == nil ? [:] : ["Content-Type": "application/json"]) { a, _ in a },
+            method, query.isEmpty ? path : "\(path)?\(query)",
+            headers: headers.merging(sentBody == nil ? [:] : ["Content-Type": "application/json"]) { a, _ in a },
             body: sentBody.map { Array($0.utf8) })
         for secret in Self.secrets { #expect(!response.text.contains(secret), "a secret in a response: \(response)") }
         #expect(!response.text.contains(signed.sign), "the signature echoed: \(response)")
@@ -79,10 +83,13 @@ struct ClientSignatureTests {
         try await withKeyedService { _, service in
             for endpoint in Self.endpoints {
                 let label = "\(endpoint.method) \(endpoint.path)"
-                func call(kid: String = "m1", secret: String = Self.manageSecret, offset: Int = 120, inHeader: Bool = false,
-                          tamper: ((inout String, inout String?) -> Void)? = nil) async throws -> HTTPClientResponse {
-                    try await send(service, endpoint.method, endpoint.path, endpoint.args, body: endpoint.body, kid: kid, secret: secret,
-                                   offset: offset, inHeader: inHeader, tamper: tamper)
+                func call(
+                    kid: String = "m1", secret: String = Self.manageSecret, offset: Int = 120, inHeader: Bool = false,
+                    tamper: ((inout String, inout String?) -> Void)? = nil
+                ) async throws -> HTTPClientResponse {
+                    try await send(
+                        service, endpoint.method, endpoint.path, endpoint.args, body: endpoint.body, kid: kid, secret: secret,
+                        offset: offset, inHeader: inHeader, tamper: tamper)
                 }
                 let manage = try await call()
                 #expect((200..<300).contains(manage.status), "\(label) with manage: \(manage)")
@@ -102,8 +109,10 @@ struct ClientSignatureTests {
                 if endpoint.body != nil {
                     expectUnauthorized(try await call(tamper: { _, body in body = #"{"hosts":["\#(TestZone.www)"]}"# }), "bad signature")
                 }
-                let unsigned = try await service.client.request(endpoint.method, endpoint.path + (endpoint.args.isEmpty ? "" : "?" + endpoint.args.map { "\($0.0)=\($0.1)" }.joined(separator: "&")),
-                                                                body: endpoint.body.map { Array($0.utf8) })
+                let unsigned = try await service.client.request(
+                    endpoint.method,
+                    endpoint.path + (endpoint.args.isEmpty ? "" : "?" + endpoint.args.map { "\($0.0)=\($0.1)" }.joined(separator: "&")),
+                    body: endpoint.body.map { Array($0.utf8) })
                 expectUnauthorized(unsigned, "missing signature")
             }
         }
@@ -113,11 +122,13 @@ struct ClientSignatureTests {
         try await withKeyedService { _, service in
             let args = [("host", TestZone.www)]
             #expect(try await send(service, "GET", "/v1/shop/resolve", args, kid: "r1", secret: Self.resolveSecret).status == 200)
-            let signed = try ClientRequestSigner.sign(method: "DELETE", path: "/v1/shop/cache", args: args, secret: Self.manageSecret,
-                                                      t: ClientRequestSigner.expiry(in: 300))
+            let signed = try ClientRequestSigner.sign(
+                method: "DELETE", path: "/v1/shop/cache", args: args, secret: Self.manageSecret,
+                t: ClientRequestSigner.expiry(in: 300))
             let url = "/v1/shop/cache?" + signed.signedQuery(kid: "m1")
             #expect(try await service.client.delete(url).status == 200)
-            #expect(try await send(service, "GET", "/v1/shop/resolve", args, kid: "r1", secret: Self.resolveSecret, offset: 121).status == 200)
+            #expect(
+                try await send(service, "GET", "/v1/shop/resolve", args, kid: "r1", secret: Self.resolveSecret, offset: 121).status == 200)
             expectUnauthorized(try await service.client.delete(url), "replayed signature")
             let lookup = try await send(service, "GET", "/v1/shop/cache", args, kid: "r1", secret: Self.resolveSecret, offset: 122)
             #expect(lookup.status == 200, "the replay deleted the entry: \(lookup)")
@@ -132,21 +143,29 @@ struct ClientSignatureTests {
             // Add the new key, sending the old one's secret back as "***", as read from GET.
             let read = try await service.client.get("/v1/accounts/shop", headers: Self.bearer)
             #expect(read.json["config"]?["clientKeys"]?[0]?["secret"]?.string == "***")
-            let both = loopbackAccount(servers, [
-                "requireSignedRequests": true,
-                "clientKeys": [["id": "old", "secret": "***", "role": "resolve"], ["id": "new", "secret": .string(newSecret), "role": "resolve"]],
-            ])
+            let both = loopbackAccount(
+                servers,
+                [
+                    "requireSignedRequests": true,
+                    "clientKeys": [
+                        ["id": "old", "secret": "***", "role": "resolve"], ["id": "new", "secret": .string(newSecret), "role": "resolve"],
+                    ],
+                ])
             #expect(try await service.client.put("/v1/accounts/shop", json: both, headers: Self.bearer).status == 200)
-            #expect(try await send(service, "GET", "/v1/shop/resolve", args, kid: "old", secret: Self.resolveSecret, offset: 121).status == 200)
+            #expect(
+                try await send(service, "GET", "/v1/shop/resolve", args, kid: "old", secret: Self.resolveSecret, offset: 121).status == 200)
             #expect(try await send(service, "GET", "/v1/shop/resolve", args, kid: "new", secret: newSecret, offset: 122).status == 200)
-            let newOnly = loopbackAccount(servers, [
-                "requireSignedRequests": true, "clientKeys": [["id": "new", "secret": "***", "role": "resolve"]],
-            ])
+            let newOnly = loopbackAccount(
+                servers,
+                [
+                    "requireSignedRequests": true, "clientKeys": [["id": "new", "secret": "***", "role": "resolve"]],
+                ])
             let put = try await service.client.put("/v1/accounts/shop", json: newOnly, headers: Self.bearer)
             #expect(put.status == 200, "\(put)")
             #expect(!put.text.contains(newSecret))
-            expectUnauthorized(try await send(service, "GET", "/v1/shop/resolve", args, kid: "old", secret: Self.resolveSecret, offset: 123),
-                               "bad signature")
+            expectUnauthorized(
+                try await send(service, "GET", "/v1/shop/resolve", args, kid: "old", secret: Self.resolveSecret, offset: 123),
+                "bad signature")
             #expect(try await send(service, "GET", "/v1/shop/resolve", args, kid: "new", secret: newSecret, offset: 124).status == 200)
             #expect(!service.log().contains(newSecret))
         }
@@ -159,16 +178,20 @@ struct ClientSignatureTests {
         try await withKeyedService(keys: [("app1", secret, "resolve")]) { _, service in
             let hosts = "\(TestZone.www),\(TestZone.v4Only)"
             let t = ClientRequestSigner.expiry(in: 120)
-            let signed = try ClientRequestSigner.sign(method: "GET", path: "/v1/shop/resolve", args: [("host", hosts), ("type", "A")], secret: secret, t: t)
-            #expect(signed.canonical == [
-                "HTTPDNS-HMAC-SHA256", "GET", "/v1/shop/resolve", "host=\(TestZone.www)%2C\(TestZone.v4Only)&type=A", String(t),
-                "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
-            ].joined(separator: "\n"))
+            let signed = try ClientRequestSigner.sign(
+                method: "GET", path: "/v1/shop/resolve", args: [("host", hosts), ("type", "A")], secret: secret, t: t)
+            #expect(
+                signed.canonical
+                    == [
+                        "HTTPDNS-HMAC-SHA256", "GET", "/v1/shop/resolve", "host=\(TestZone.www)%2C\(TestZone.v4Only)&type=A", String(t),
+                        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+                    ].joined(separator: "\n"))
             let response = try await service.client.get("/v1/shop/resolve?" + signed.signedQuery(kid: "app1"))
             #expect(response.status == 200, "\(response)")
             #expect(response.json["results"]?.array?.count == 2, "\(response)")
             // The header form of the same request.
-            let header = try await service.client.get("/v1/shop/resolve?" + signed.query, headers: ["Authorization": signed.authorization(kid: "app1")])
+            let header = try await service.client.get(
+                "/v1/shop/resolve?" + signed.query, headers: ["Authorization": signed.authorization(kid: "app1")])
             #expect(header.status == 200, "\(header)")
         }
     }
@@ -186,7 +209,10 @@ struct ClientSignatureTests {
                 try await service.metrics().sum("httpdns_http_fast_path_total", ["listener": "main"])
             }
             let before = try await fastAnswers()
-            let signers = [("r1", Self.resolveSecret, false), ("r1", Self.resolveSecret, true), ("m1", Self.manageSecret, false), ("m1", Self.manageSecret, true)]
+            let signers = [
+                ("r1", Self.resolveSecret, false), ("r1", Self.resolveSecret, true), ("m1", Self.manageSecret, false),
+                ("m1", Self.manageSecret, true),
+            ]
             for (index, (kid, secret, inHeader)) in signers.enumerated() {
                 let hit = try await send(service, "GET", path, args, kid: kid, secret: secret, offset: 121 + index, inHeader: inHeader)
                 #expect(hit.status == 200, "\(kid) header \(inHeader): \(hit)")
@@ -194,8 +220,10 @@ struct ClientSignatureTests {
             }
             #expect(try await fastAnswers() == before + Double(signers.count), "signed hits were not answered on the fast path")
 
-            func call(kid: String = "r1", secret: String = Self.resolveSecret, offset: Int = 130, inHeader: Bool = false,
-                      tamper: ((inout String, inout String?) -> Void)? = nil) async throws -> HTTPClientResponse {
+            func call(
+                kid: String = "r1", secret: String = Self.resolveSecret, offset: Int = 130, inHeader: Bool = false,
+                tamper: ((inout String, inout String?) -> Void)? = nil
+            ) async throws -> HTTPClientResponse {
                 try await send(service, "GET", path, args, kid: kid, secret: secret, offset: offset, inHeader: inHeader, tamper: tamper)
             }
             for inHeader in [false, true] {
@@ -207,7 +235,8 @@ struct ClientSignatureTests {
             }
             expectUnauthorized(try await service.client.get("\(path)?host=\(TestZone.www)&type=A"), "missing signature")
             expectUnauthorized(
-                try await service.client.get("\(path)?host=\(TestZone.www)&type=A", headers: ["Authorization": "HTTPDNS-HMAC-SHA256 kid=r1"]),
+                try await service.client.get(
+                    "\(path)?host=\(TestZone.www)&type=A", headers: ["Authorization": "HTTPDNS-HMAC-SHA256 kid=r1"]),
                 "malformed signature")
             #expect(try await fastAnswers() == before + Double(signers.count), "a refused request was answered on the fast path")
         }

@@ -12,18 +12,22 @@ struct ConnectionMemoryTests {
 
     /// 20 hosts of 253 characters (the longest DNS name), distinct, under the test zone's suffix-free `.test`.
     static let hosts = (0..<20).map { index in
-        [String(format: "%02d", index) + String(repeating: "a", count: 61), String(repeating: "b", count: 63),
-         String(repeating: "c", count: 63), String(repeating: "d", count: 56), "test"].joined(separator: ".")
+        [
+            String(format: "%02d", index) + String(repeating: "a", count: 61), String(repeating: "b", count: 63),
+            String(repeating: "c", count: 63), String(repeating: "d", count: 56), "test",
+        ].joined(separator: ".")
     }
 
     /// Headers a chain of proxies and a mobile client add (about 2 KB).
     static let proxyHeaders: [String: String] = [
-        "User-Agent": "Mozilla/5.0 (Linux; Android 14; Pixel 8 Pro Build/AP2A.240805.005) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/127.0.6533.103 Mobile Safari/537.36",
+        "User-Agent":
+            "Mozilla/5.0 (Linux; Android 14; Pixel 8 Pro Build/AP2A.240805.005) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/127.0.6533.103 Mobile Safari/537.36",
         "Accept-Language": "en-US,en;q=0.9,zh-CN;q=0.8,zh;q=0.7",
         "X-Forwarded-For": (0..<8).map { "2001:db8:\(String($0, radix: 16))::\(String($0 + 1, radix: 16))" }.joined(separator: ", "),
         "X-Forwarded-Proto": "https",
         "X-Forwarded-Host": "httpdns.example.com",
-        "Forwarded": (0..<8).map { "for=\"[2001:db8:\(String($0, radix: 16))::1]:4711\";proto=https;by=10.0.\($0).1" }.joined(separator: ", "),
+        "Forwarded": (0..<8).map { "for=\"[2001:db8:\(String($0, radix: 16))::1]:4711\";proto=https;by=10.0.\($0).1" }.joined(
+            separator: ", "),
         "Via": (0..<4).map { "1.1 proxy-\($0).example.net (envoy/1.31)" }.joined(separator: ", "),
         "X-Request-Id": "f3b2c1d0-9e8f-4a7b-8c6d-5e4f3a2b1c0d",
         "X-Amzn-Trace-Id": "Root=1-67891233-abcdef012345678912345678;Parent=53995c3f42cd8ad8;Sampled=1",

@@ -36,7 +36,8 @@ struct CrashLoopTests {
 
     private static func integrityCheck(_ path: String) throws -> String {
         try CommandRun.run(
-            "python3", ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])", path],
+            "python3",
+            ["-c", "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('PRAGMA integrity_check').fetchone()[0])", path],
             mergingStandardError: false
         ).text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
@@ -83,8 +84,9 @@ struct CrashLoopTests {
                                 var hosts: [String] = []
                                 for batch in 0..<Self.batchesPerWorker where !killed.isSet {
                                     let names = (0..<25).map { _ in TestZone.unique("c\(cycle)w\(worker)b\(batch)") }
-                                    guard let reply = try? await service.client.post(
-                                        "/v1/default/preload", json: ["hosts": .array(names.map { .string($0) }), "type": "A"]),
+                                    guard
+                                        let reply = try? await service.client.post(
+                                            "/v1/default/preload", json: ["hosts": .array(names.map { .string($0) }), "type": "A"]),
                                         reply.status == 200, reply.json["durable"]?.bool == true
                                     else { continue }
                                     firstReply.set()
@@ -127,7 +129,9 @@ struct CrashLoopTests {
                 if integrity != "ok" { damaged += 1 }
                 #expect(integrity == "ok", "cycle \(cycle)")
             }
-            print("crash loop: \(cycles) SIGKILL cycles (kill up to \(Self.maxKillMilliseconds) ms after the first reply), \(acknowledged.count) names acknowledged durable, \(lost.count) lost, integrity_check failed after \(damaged)")
+            print(
+                "crash loop: \(cycles) SIGKILL cycles (kill up to \(Self.maxKillMilliseconds) ms after the first reply), \(acknowledged.count) names acknowledged durable, \(lost.count) lost, integrity_check failed after \(damaged)"
+            )
             #expect(acknowledged.count >= 25 * cycles, "each run acknowledged at least one preload")
         }
     }

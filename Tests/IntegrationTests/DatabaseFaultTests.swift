@@ -21,12 +21,16 @@ struct DatabaseFaultTests {
     @Test func aDatabaseFromANewerBuildStopsTheStartWithExitCode3AndIsLeftAlone() async throws {
         let directory = try TestPaths.makeTemporaryDirectory("newer-schema")
         let path = directory.appendingPathComponent("newer.sqlite").path
-        try python("import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.execute('CREATE TABLE future(x)'); c.commit()", [path])
+        try python(
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('PRAGMA user_version=99'); c.execute('CREATE TABLE future(x)'); c.commit()",
+            [path])
         let (status, output) = try await HTTPDNSDProcess.runOnce(arguments: [], environment: ["HTTPDNS_DB": path])
         #expect(status == 3, "\(output)")
         #expect(output.contains("written by a newer httpdnsd"), "\(output)")
         #expect(output.contains("schema version 99"), "\(output)")
-        try python("import sqlite3,sys; v=sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0]; sys.exit(0 if v==99 else 1)", [path])
+        try python(
+            "import sqlite3,sys; v=sqlite3.connect(sys.argv[1]).execute('PRAGMA user_version').fetchone()[0]; sys.exit(0 if v==99 else 1)",
+            [path])
         let (_, help) = try await HTTPDNSDProcess.runOnce(arguments: ["--help"])
         #expect(help.contains("3 when the database was written by a newer httpdnsd"))
     }
@@ -44,7 +48,8 @@ struct DatabaseFaultTests {
                 #expect(await first.stop() == 0)
                 return first.databasePath
             }
-            try python("""
+            try python(
+                """
                 import sqlite3,sys
                 p=sys.argv[1]; c=sqlite3.connect(p)
                 r=c.execute("SELECT rootpage FROM sqlite_master WHERE name='cache_entries'").fetchone()[0]

@@ -13,12 +13,16 @@ struct DoHJSONAPITests {
     private func sha256(_ text: String) throws -> String { try pythonHexDigest("sha256", text) }
 
     /// `name=..&uid=..&ak=..&ts=..&key=..` signed with `secret`, `ts` `offset` seconds from now.
-    private func signed(_ name: String, uid: String = "12345", ak: String = "k1", offset: Int = 0, secret: String = Self.secret) throws -> String {
+    private func signed(_ name: String, uid: String = "12345", ak: String = "k1", offset: Int = 0, secret: String = Self.secret) throws
+        -> String
+    {
         let ts = ClientRequestSigner.expiry(in: offset)
         return "name=\(name)&uid=\(uid)&ak=\(ak)&ts=\(ts)&key=\(try sha256("\(uid)\(secret)\(ts)\(name)\(ak)"))"
     }
 
-    private func expectError(_ response: HTTPClientResponse, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectError(
+        _ response: HTTPClientResponse, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(response.status == status, "\(response)", sourceLocation: sourceLocation)
         #expect(response.json["Code"]?.string == code, "\(response)", sourceLocation: sourceLocation)
         #expect(response.json["Comment"]?.string != nil, "\(response)", sourceLocation: sourceLocation)
@@ -64,7 +68,8 @@ struct DoHJSONAPITests {
             expectError(try await service.client.get("/resolve?name=\(TestZone.www)&type=MX"), 400, "UnsupportedType")
             // Account 12345 requires signatures: a missing one is refused as it is (AccountHidingTests).
             expectError(try await service.client.get("/resolve?name=\(TestZone.www)&uid=nosuchaccount"), 403, "InvalidSignature")
-            let json = try await service.client.get("/dns-query?name=\(TestZone.www)&type=AAAA", headers: ["Accept": "application/dns-json"])
+            let json = try await service.client.get(
+                "/dns-query?name=\(TestZone.www)&type=AAAA", headers: ["Accept": "application/dns-json"])
             #expect(json.status == 200, "\(json)")
             #expect(json.json["Answer"]?.array?.compactMap { $0["data"]?.string } == TestZone.wwwV6)
             // Without the JSON Accept header, /dns-query is RFC 8484 (RFC8484Tests).
@@ -80,7 +85,9 @@ struct DoHJSONAPITests {
             #expect(valid.status == 200, "\(valid)")
             #expect(valid.json["Answer"]?.array?.compactMap { $0["data"]?.string }.sorted() == TestZone.wwwV4)
             expectError(try await service.client.get("/resolve?\(try signed(TestZone.www, offset: -3600))"), 403, "SignatureExpired")
-            expectError(try await service.client.get("/resolve?\(try signed(TestZone.www, secret: "wrong-secret-0123456789"))"), 403, "InvalidSignature")
+            expectError(
+                try await service.client.get("/resolve?\(try signed(TestZone.www, secret: "wrong-secret-0123456789"))"), 403,
+                "InvalidSignature")
             expectError(try await service.client.get("/resolve?\(try signed(TestZone.www, ak: "k9"))"), 403, "InvalidSignature")
             expectError(try await service.client.get("/resolve?name=\(TestZone.www)&uid=12345"), 403, "InvalidSignature")
         }
@@ -93,17 +100,19 @@ struct DoHJSONAPITests {
     @Test func httpdnsdsOwnDoHJSONUpstreamResolvesThroughTheAPI() async throws {
         try await withDoHJSONService { servers, service in
             var options = servers.options()
-            options.config = ["accounts": [
-                "12345": [
-                    "upstreams": [.string("json:http://127.0.0.1:\(service.port)/resolve")],
-                    "accessKeyId": "k1", "accessKeySecret": .string(Self.secret),
-                    "localDNSFallback": false, "ipv6Enable": true,
-                ],
-                "default": [
-                    "upstreams": [.string("json:http://127.0.0.1:\(service.port)/resolve")],
-                    "localDNSFallback": false,
-                ],
-            ]]
+            options.config = [
+                "accounts": [
+                    "12345": [
+                        "upstreams": [.string("json:http://127.0.0.1:\(service.port)/resolve")],
+                        "accessKeyId": "k1", "accessKeySecret": .string(Self.secret),
+                        "localDNSFallback": false, "ipv6Enable": true,
+                    ],
+                    "default": [
+                        "upstreams": [.string("json:http://127.0.0.1:\(service.port)/resolve")],
+                        "localDNSFallback": false,
+                    ],
+                ]
+            ]
             try await withHTTPDNSD(options) { relay in
                 let signed = try await relay.client.get("/v1/12345/resolve?host=\(TestZone.www)&type=both")
                 #expect(signed.status == 200, "\(signed)")

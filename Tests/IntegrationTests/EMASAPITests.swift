@@ -18,14 +18,18 @@ struct EMASAPITests {
         return "host=\(hosts)&t=\(t)&s=\(try md5("\(hosts)-\(secret)-\(t)"))"
     }
 
-    private func expectEMASError(_ response: HTTPClientResponse, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectEMASError(
+        _ response: HTTPClientResponse, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(response.status == status, "\(response)", sourceLocation: sourceLocation)
         #expect(response.json["code"]?.string == code, "\(response)", sourceLocation: sourceLocation)
     }
 
     /// Runs `body` with the default account open and account `12345` requiring EMAS signatures.
     private func withEMASService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
-        try await withSignedAccountService(id: "12345", secret: Self.secret, adminToken: Self.token, arguments: ["--advertised-addresses", "127.0.0.1:8080,[::1]:8080"], body)
+        try await withSignedAccountService(
+            id: "12345", secret: Self.secret, adminToken: Self.token, arguments: ["--advertised-addresses", "127.0.0.1:8080,[::1]:8080"],
+            body)
     }
 
     @Test func singleAndBatchLookupsInBothFamiliesCountAsHits() async throws {
@@ -98,9 +102,11 @@ struct EMASAPITests {
             let batch = try await service.client.get("/12345/sign_resolve?\(try signed(hosts))&query=4")
             #expect(batch.json["dns"]?.array?.count == 2, "\(batch)")
             expectEMASError(try await service.client.get("/12345/sign_d?\(try signed(TestZone.www, offset: -5))"), 403, "SignatureExpired")
-            expectEMASError(try await service.client.get("/12345/sign_d?\(try signed(TestZone.www, offset: 3600))"), 403, "InvalidSignature")
             expectEMASError(
-                try await service.client.get("/12345/sign_d?\(try signed(TestZone.www, secret: "wrong-secret-0123456789"))"), 403, "InvalidSignature")
+                try await service.client.get("/12345/sign_d?\(try signed(TestZone.www, offset: 3600))"), 403, "InvalidSignature")
+            expectEMASError(
+                try await service.client.get("/12345/sign_d?\(try signed(TestZone.www, secret: "wrong-secret-0123456789"))"), 403,
+                "InvalidSignature")
             let tampered = try signed(hosts).replacingOccurrences(of: TestZone.v4Only, with: TestZone.v6Only)
             expectEMASError(try await service.client.get("/12345/sign_resolve?\(tampered)"), 403, "InvalidSignature")
             expectEMASError(try await service.client.get("/12345/d?host=\(TestZone.www)"), 403, "InvalidSignature")
@@ -134,12 +140,14 @@ struct EMASAPITests {
     @Test func httpdnsdsOwnEMASUpstreamResolvesThroughTheSignedAPI() async throws {
         try await withEMASService { servers, service in
             var options = servers.options()
-            options.config = ["accounts": [
-                "12345": [
-                    "upstreams": [.string("httpdns:http://127.0.0.1:\(service.port)")], "secretKey": .string(Self.secret),
-                    "localDNSFallback": false, "ipv6Enable": true,
-                ],
-            ]]
+            options.config = [
+                "accounts": [
+                    "12345": [
+                        "upstreams": [.string("httpdns:http://127.0.0.1:\(service.port)")], "secretKey": .string(Self.secret),
+                        "localDNSFallback": false, "ipv6Enable": true,
+                    ]
+                ]
+            ]
             try await withHTTPDNSD(options) { relay in
                 let answer = try await relay.client.get("/v1/12345/resolve?host=\(TestZone.www)&type=both")
                 #expect(answer.status == 200, "\(answer)")

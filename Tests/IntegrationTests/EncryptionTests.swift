@@ -11,11 +11,13 @@ struct EncryptionTests {
     /// Account `sec` (an aesSecretKey, plain requests allowed) and `strict` (requireEncryption).
     private func withEncryptedAccounts(_ body: (TestServers, HTTPDNSDProcess, EncryptedClient) async throws -> Void) async throws {
         try await withService(configure: { servers, options in
-            options.config = ["accounts": [
-                "default": loopbackAccount(servers),
-                "sec": loopbackAccount(servers, ["aesSecretKey": .string(Self.key)]),
-                "strict": loopbackAccount(servers, ["aesSecretKey": .string(Self.key), "requireEncryption": true]),
-            ]]
+            options.config = [
+                "accounts": [
+                    "default": loopbackAccount(servers),
+                    "sec": loopbackAccount(servers, ["aesSecretKey": .string(Self.key)]),
+                    "strict": loopbackAccount(servers, ["aesSecretKey": .string(Self.key), "requireEncryption": true]),
+                ]
+            ]
         }) { servers, service in
             try await body(servers, service, EncryptedClient(port: service.port, key: Self.key))
         }
@@ -84,8 +86,10 @@ struct EncryptionTests {
             let encrypted = try await client.send("/v1/strict/resolve", query: "host=\(TestZone.www)&type=A")
             #expect(encrypted.status == 200 && encrypted.opened, "\(encrypted)")
             // The name is cached now: a plain request must not be answered from the cache either.
-            for path in ["/v1/strict/resolve?host=\(TestZone.www)&type=A", "/v1/strict/cache?host=\(TestZone.www)&type=A",
-                         "/v1/strict/stats"] {
+            for path in [
+                "/v1/strict/resolve?host=\(TestZone.www)&type=A", "/v1/strict/cache?host=\(TestZone.www)&type=A",
+                "/v1/strict/stats",
+            ] {
                 let plain = try await service.client.get(path)
                 expectError(plain, status: 403, code: "Forbidden")
                 #expect(plain.json["error"]?["message"]?.string?.contains("requires encrypted requests") == true)
@@ -116,11 +120,15 @@ struct EncryptedSignedTests {
 
     private func withSignedEncryptedAccount(_ body: (TestServers, HTTPDNSDProcess, EncryptedClient) async throws -> Void) async throws {
         try await withService(configure: { _, options in options.adminToken = Self.token }) { servers, service in
-            let account = loopbackAccount(servers, [
-                "requireSignedRequests": true, "requireEncryption": true, "aesSecretKey": .string(EncryptionTests.key),
-                "clientKeys": [["id": "r1", "secret": .string(Self.resolveSecret), "role": "resolve"],
-                               ["id": "m1", "secret": .string(Self.manageSecret), "role": "manage"]],
-            ])
+            let account = loopbackAccount(
+                servers,
+                [
+                    "requireSignedRequests": true, "requireEncryption": true, "aesSecretKey": .string(EncryptionTests.key),
+                    "clientKeys": [
+                        ["id": "r1", "secret": .string(Self.resolveSecret), "role": "resolve"],
+                        ["id": "m1", "secret": .string(Self.manageSecret), "role": "manage"],
+                    ],
+                ])
             try LoopbackGuard.checkAccount(id: "shop", account)
             let put = try await service.client.put("/v1/accounts/shop", json: account, headers: ["Authorization": "Bearer \(Self.token)"])
             #expect(put.status == 201, "\(put)")
@@ -137,7 +145,8 @@ struct EncryptedSignedTests {
     ) async throws -> (HTTPClientResponse, TestJSON?) {
         let prepared = try await client.prepare(path, method: method, query: query, body: body)
         let signed = try ClientRequestSigner.sign(
-            method: method, path: path, args: [("enc", prepared.enc)], body: prepared.body, secret: secret, t: ClientRequestSigner.expiry(in: 120))
+            method: method, path: path, args: [("enc", prepared.enc)], body: prepared.body, secret: secret,
+            t: ClientRequestSigner.expiry(in: 120))
         let response = try await service.client.request(
             method, "\(path)?\(signed.signedQuery(kid: kid))", body: prepared.body.isEmpty ? nil : prepared.body)
         guard response.header("content-type") == "application/octet-stream" else { return (response, nil) }
@@ -147,7 +156,8 @@ struct EncryptedSignedTests {
     @Test func signedEncryptedRequestsAreServedAndRolesAreCheckedOnTheDecryptedArguments() async throws {
         try await withSignedEncryptedAccount { _, service, client in
             let (preload, preloaded) = try await send(
-                service, client, "POST", "/v1/shop/preload", body: #"{"hosts":["\#(TestZone.www)"],"type":"A"}"#, kid: "m1", secret: Self.manageSecret)
+                service, client, "POST", "/v1/shop/preload", body: #"{"hosts":["\#(TestZone.www)"],"type":"A"}"#, kid: "m1",
+                secret: Self.manageSecret)
             #expect(preload.status == 200, "\(preload)")
             #expect(preloaded?["resolved"]?.int == 1, "\(String(describing: preloaded))")
 
@@ -159,7 +169,8 @@ struct EncryptedSignedTests {
             #expect(Set(found?["ips"]?.strings ?? []) == Set(TestZone.wwwV4))
 
             // ... but not list the cache: 403, sealed, since the request was opened.
-            let (list, refused) = try await send(service, client, "GET", "/v1/shop/cache", query: "limit=10", kid: "r1", secret: Self.resolveSecret)
+            let (list, refused) = try await send(
+                service, client, "GET", "/v1/shop/cache", query: "limit=10", kid: "r1", secret: Self.resolveSecret)
             #expect(list.status == 403, "\(list)")
             #expect(refused?["error"]?["code"]?.string == "Forbidden")
 

@@ -54,10 +54,12 @@ struct FormatFastPathTests {
             let www = TestZone.www
             try await expectSameAnswerOnBothPaths(service, fast: "/default/d?host=\(www)", general: "/default/d/?host=\(www)")
             try await expectSameAnswerOnBothPaths(
-                service, fast: "/default/d?host=\(www)&query=6&ip=192.0.2.8&sdk=x", general: "/default/d/?host=\(www)&query=6&ip=192.0.2.8&sdk=x")
+                service, fast: "/default/d?host=\(www)&query=6&ip=192.0.2.8&sdk=x",
+                general: "/default/d/?host=\(www)&query=6&ip=192.0.2.8&sdk=x")
             try await expectSameAnswerOnBothPaths(service, fast: "/resolve?name=\(www)", general: "/resolve/?name=\(www)")
             try await expectSameAnswerOnBothPaths(
-                service, fast: "/resolve?name=\(www)&type=AAAA&uid=default&short=1", general: "/resolve/?name=\(www)&type=AAAA&uid=default&short=1")
+                service, fast: "/resolve?name=\(www)&type=AAAA&uid=default&short=1",
+                general: "/resolve/?name=\(www)&type=AAAA&uid=default&short=1")
             try await expectSameAnswerOnBothPaths(
                 service, fast: "/dns-query?name=\(www)", general: "/dns-query/?name=\(www)", headers: ["Accept": "application/dns-json"])
             let dns = try dnsArgument(www, type: 1)
@@ -66,7 +68,8 @@ struct FormatFastPathTests {
             try await expectSameAnswerOnBothPaths(
                 service, fast: "/v1/default/dns-query?dns=\(dns6)", general: "/v1/default/dns-query/?dns=\(dns6)")
             // v1 too, through the same mechanism.
-            try await expectSameAnswerOnBothPaths(service, fast: "/v1/default/resolve?host=\(www)", general: "/v1/default/resolve/?host=\(www)")
+            try await expectSameAnswerOnBothPaths(
+                service, fast: "/v1/default/resolve?host=\(www)", general: "/v1/default/resolve/?host=\(www)")
         }
     }
 

@@ -147,8 +147,11 @@ struct FullDiskAccountWriteTests {
                 try LoopbackGuard.checkAccount(id: "tenant1", account)
                 try disk.fill()
 
-                for (method, path) in [("PUT", "/v1/accounts/tenant1"), ("PUT", "/v1/accounts/default"), ("DELETE", "/v1/accounts/default")] {
-                    let refused = method == "PUT"
+                for (method, path) in [
+                    ("PUT", "/v1/accounts/tenant1"), ("PUT", "/v1/accounts/default"), ("DELETE", "/v1/accounts/default"),
+                ] {
+                    let refused =
+                        method == "PUT"
                         ? try await service.client.put(path, json: account, headers: Self.bearer)
                         : try await service.client.delete(path, headers: Self.bearer)
                     expectError(refused, status: 503, code: "StoreUnavailable")

@@ -60,10 +60,12 @@ struct HTTPSurfaceTests {
             #expect(response.status == 200)
             #expect(response.header("content-type")?.hasPrefix("text/plain") == true)
             let metrics = PrometheusText(response.text)
-            for name in ["httpdns_http_requests_total", "httpdns_resolve_requests_total",
-                         "httpdns_cache_hits_total", "httpdns_cache_misses_total",
-                         "httpdns_cache_negative_hits_total", "httpdns_upstream_requests_total",
-                         "httpdns_fallback_total", "httpdns_singleflight_joined_total"] {
+            for name in [
+                "httpdns_http_requests_total", "httpdns_resolve_requests_total",
+                "httpdns_cache_hits_total", "httpdns_cache_misses_total",
+                "httpdns_cache_negative_hits_total", "httpdns_upstream_requests_total",
+                "httpdns_fallback_total", "httpdns_singleflight_joined_total",
+            ] {
                 #expect(metrics.types[name] == "counter", "\(name) type")
                 #expect(metrics.helped.contains(name), "\(name) help")
             }
@@ -76,9 +78,12 @@ struct HTTPSurfaceTests {
 
     @Test func twoHundredConcurrentRequestsForOneNewNameMakeExactlyOneUpstreamQuery() async throws {
         // 200 clients from one address: lift the per-address connection limit (default 64).
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, configure: { _, options in
-            options.arguments += ["--per-ip-connection-limit", "0"]
-        }) { servers, service in
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] },
+            configure: { _, options in
+                options.arguments += ["--per-ip-connection-limit", "0"]
+            }
+        ) { servers, service in
             try await servers.json.setDelay(milliseconds: 400)  // keep the first query in flight
             let name = TestZone.unique("flight")
             let client = service.client
@@ -98,7 +103,8 @@ struct HTTPSurfaceTests {
             #expect(try await servers.json.requests(for: name).count == 1)
             let metrics = try await service.metrics()
             #expect(upstreamRequests(metrics, upstream: servers.json.upstreamSpec) == 1)
-            #expect(metrics.sum("httpdns_singleflight_joined_total", [:])
+            #expect(
+                metrics.sum("httpdns_singleflight_joined_total", [:])
                     + metrics.sum("httpdns_cache_hits_total", [:]) == 199)
         }
     }

@@ -24,8 +24,14 @@ struct LifecycleTests {
     @Test func unknownAccountKeyExitsWithStatus2NamingTheKey() async throws {
         let directory = try TestPaths.makeTemporaryDirectory("badaccount")
         let path = directory.appendingPathComponent("config.json").path
-        let config: TestJSON = ["accounts": ["default": ["upstreams": [.string("doh:http://127.0.0.1:\(deadPort())/dns-query")],
-                                                         "localDNSFallback": false, "cacheTTLForever": 5]]]
+        let config: TestJSON = [
+            "accounts": [
+                "default": [
+                    "upstreams": [.string("doh:http://127.0.0.1:\(deadPort())/dns-query")],
+                    "localDNSFallback": false, "cacheTTLForever": 5,
+                ]
+            ]
+        ]
         try config.encoded().write(toFile: path, atomically: true, encoding: .utf8)
         let (status, output) = try await HTTPDNSDProcess.runOnce(arguments: ["--config", path])
         #expect(status == 2, "\(output)")
@@ -116,9 +122,10 @@ struct LifecycleTests {
         }
 
         // The DNS servers are gone; the new instance only knows dead ports and may not fall back.
-        let options = HTTPDNSDOptions(upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"],
-                                      localDNSServers: ["127.0.0.1:\(deadPort())"], localDNSFallback: false,
-                                      databasePath: database)
+        let options = HTTPDNSDOptions(
+            upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"],
+            localDNSServers: ["127.0.0.1:\(deadPort())"], localDNSFallback: false,
+            databasePath: database)
         try await withHTTPDNSD(options) { second in
             for (index, host) in hosts.enumerated() {
                 let response = try await second.client.get("/v1/default/resolve?host=\(host)&type=A")
@@ -143,9 +150,10 @@ struct LifecycleTests {
                 return first.databasePath
             }
         }
-        let options = HTTPDNSDOptions(upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"],
-                                      localDNSServers: ["127.0.0.1:\(deadPort())"], localDNSFallback: false,
-                                      databasePath: database)
+        let options = HTTPDNSDOptions(
+            upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"],
+            localDNSServers: ["127.0.0.1:\(deadPort())"], localDNSFallback: false,
+            databasePath: database)
         try await withHTTPDNSD(options) { second in
             for host in hosts {
                 let response = try await second.client.get("/v1/default/resolve?host=\(host)&type=A")

@@ -11,11 +11,12 @@ struct LimitsTests {
         serviceKeys: [String: TestJSON], accountKeys: [String: TestJSON] = [:],
         _ body: (TestServers, HTTPDNSDProcess) async throws -> Void
     ) async throws {
-        try await withService(configure: { servers, options in
-            var config: [String: TestJSON] = ["accounts": ["default": loopbackAccount(servers, accountKeys)]]
-            config.merge(serviceKeys) { _, new in new }
-            options.config = .object(config)
-        }, body)
+        try await withService(
+            configure: { servers, options in
+                var config: [String: TestJSON] = ["accounts": ["default": loopbackAccount(servers, accountKeys)]]
+                config.merge(serviceKeys) { _, new in new }
+                options.config = .object(config)
+            }, body)
     }
 
     @Test func aClientOverItsRateGets429WithRetryAfterAndIsServedAgainOnceItRefilled() async throws {
@@ -94,10 +95,11 @@ struct LimitsTests {
             let flood = await floodStatuses.counts, calm = await quietStatuses.counts
             let metrics = try await service.metrics()
             let upstreamQueries = Int(metrics.sum("httpdns_upstream_requests_total"))
-            print("flood vs quiet client over \(String(format: "%.2f", Date().timeIntervalSince(started))) s: "
-                + "flooder statuses \(flood.sorted { $0.key < $1.key }), quiet client statuses \(calm.sorted { $0.key < $1.key }), "
-                + "upstream queries \(upstreamQueries), refused by the upstream budget "
-                + "\(Int(metrics.sum("httpdns_rate_limited_total", ["reason": "upstream_budget"])))")
+            print(
+                "flood vs quiet client over \(String(format: "%.2f", Date().timeIntervalSince(started))) s: "
+                    + "flooder statuses \(flood.sorted { $0.key < $1.key }), quiet client statuses \(calm.sorted { $0.key < $1.key }), "
+                    + "upstream queries \(upstreamQueries), refused by the upstream budget "
+                    + "\(Int(metrics.sum("httpdns_rate_limited_total", ["reason": "upstream_budget"])))")
             #expect(calm == [200: quietSize], "the quiet client was refused: \(calm)")
             #expect(flood[429, default: 0] > 0)
             #expect(flood[200, default: 0] + flood[429, default: 0] == floodSize, "\(flood)")
@@ -155,7 +157,8 @@ struct LimitsTests {
             // The cached name still answers; a preload reports its hosts over the budget one by one.
             #expect(try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").status == 200)
             let names = (0..<3).map { _ in TestZone.unique("pre") }
-            let preload = try await service.client.post("/v1/default/preload", json: ["hosts": .array(names.map { .string($0) }), "type": "A"])
+            let preload = try await service.client.post(
+                "/v1/default/preload", json: ["hosts": .array(names.map { .string($0) }), "type": "A"])
             #expect(preload.status == 200)
             #expect(preload.json["failed"]?.int == 3)
             let codes = preload.json["results"]?.array?.compactMap { $0["error"]?["code"]?.string }

@@ -120,9 +120,12 @@ struct LoggingTests {
     @Test func theLevelDecidesWhichLinesAreWritten() async throws {
         let dead = ["doh:http://127.0.0.1:\(deadPort())/dns-query"]
         for (level, infoShown, warningShown) in [("warning", false, true), ("error", false, false), ("debug", true, true)] {
-            try await withService(upstreams: { _ in dead }, localDNSFallback: false, configure: { _, options in
-                options.environment["HTTPDNS_LOG_LEVEL"] = level
-            }) { _, service in
+            try await withService(
+                upstreams: { _ in dead }, localDNSFallback: false,
+                configure: { _, options in
+                    options.environment["HTTPDNS_LOG_LEVEL"] = level
+                }
+            ) { _, service in
                 let response = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)")
                 #expect([502, 504].contains(response.status))
                 if warningShown { try await waitForLog(service) { $0.contains(" warning ") } }

@@ -37,7 +37,11 @@ struct MonitoringTests {
             // Buckets: cumulative, ending with the count; the upstream miss is slower than 100 µs.
             let upstream = resolve.merging(["source": "upstream"]) { $1 }
             let buckets = metrics.matching("httpdns_request_duration_seconds_bucket", upstream).filter { $0.labels["account"] == nil }
-            #expect(buckets.map { $0.labels["le"] ?? "" } == ["0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5", "5", "10", "+Inf"])
+            #expect(
+                buckets.map { $0.labels["le"] ?? "" } == [
+                    "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1", "2.5",
+                    "5", "10", "+Inf",
+                ])
             #expect(zip(buckets, buckets.dropFirst()).allSatisfy { $0.value <= $1.value })
             #expect(buckets.last?.value == 1)
             #expect(buckets.first?.value == 0)
@@ -46,9 +50,11 @@ struct MonitoringTests {
             #expect(metrics.sum("httpdns_upstream_request_duration_seconds_count", ["outcome": "success"]) >= 1)
             #expect(metrics.sum("httpdns_http_requests_total", ["endpoint": "/healthz", "code": "200"]) == 2)
             #expect(metrics.sum("httpdns_http_requests_total", ["endpoint": "/v1/{account}/resolve", "code": "200"]) == 4)
-            for name in ["httpdns_build_info", "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds",
-                         "process_start_time_seconds", "httpdns_requests_in_flight", "httpdns_connections_open",
-                         "httpdns_store_pending_changes", "httpdns_store_database_bytes", "httpdns_ready"] {
+            for name in [
+                "httpdns_build_info", "process_cpu_seconds_total", "process_resident_memory_bytes", "process_open_fds",
+                "process_start_time_seconds", "httpdns_requests_in_flight", "httpdns_connections_open",
+                "httpdns_store_pending_changes", "httpdns_store_database_bytes", "httpdns_ready",
+            ] {
                 #expect(!metrics.matching(name).isEmpty, "\(name) missing")
             }
             #expect(metrics.sum("process_open_fds") > 5)
@@ -66,7 +72,9 @@ struct MonitoringTests {
         }) { _, service in
             #expect(try await service.client.get("/v1/default/resolve?host=\(TestZone.www)").status == 200)
             #expect(try await service.client.get("/v1/default/resolve?host=\(TestZone.www)").status == 200)
-            #expect(try await service.client.get("/v1/default/resolve?host=nx-\(UInt32.random(in: 0...UInt32.max)).\(TestZone.origin)").status < 500)
+            #expect(
+                try await service.client.get("/v1/default/resolve?host=nx-\(UInt32.random(in: 0...UInt32.max)).\(TestZone.origin)").status
+                    < 500)
             let scrape = try await HTTPClient(port: opsPort).get("/metrics")
             #expect(scrape.status == 200)
             let directory = try TestPaths.makeTemporaryDirectory("monitoring")

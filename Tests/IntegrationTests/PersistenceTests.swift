@@ -10,9 +10,10 @@ struct PersistenceTests {
 
     /// Options for a restart on `database` that can only answer from the cache.
     private func offlineOptions(_ database: String) -> HTTPDNSDOptions {
-        HTTPDNSDOptions(upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"],
-                        localDNSServers: ["127.0.0.1:\(deadPort())"], localDNSFallback: false,
-                        adminToken: Self.token, databasePath: database)
+        HTTPDNSDOptions(
+            upstreams: ["doh:http://127.0.0.1:\(deadPort())/dns-query"],
+            localDNSServers: ["127.0.0.1:\(deadPort())"], localDNSFallback: false,
+            adminToken: Self.token, databasePath: database)
     }
 
     @Test func accountsCreatedThroughTheAdminAPISurviveARestart() async throws {
@@ -51,12 +52,18 @@ struct PersistenceTests {
             }
         }
         var options = offlineOptions(database)
-        options.config = ["accounts": ["default": [
-            "upstreams": .array(options.upstreams.map { .string($0) }), "localDNSFallback": false,
-            "persistentCacheIPEnabled": false]]]
+        options.config = [
+            "accounts": [
+                "default": [
+                    "upstreams": .array(options.upstreams.map { .string($0) }), "localDNSFallback": false,
+                    "persistentCacheIPEnabled": false,
+                ]
+            ]
+        ]
         try await withHTTPDNSD(options) { second in
-            expectError(try await second.client.get("/v1/default/cache?host=\(TestZone.www)&type=A&expired=1"),
-                        status: 404, code: "NotFound")
+            expectError(
+                try await second.client.get("/v1/default/cache?host=\(TestZone.www)&type=A&expired=1"),
+                status: 404, code: "NotFound")
         }
     }
 
@@ -74,12 +81,18 @@ struct PersistenceTests {
         }
         try await Task.sleep(for: .seconds(7))  // TTL 5 s + more than the 1 s discard age
         var options = offlineOptions(database)
-        options.config = ["accounts": ["default": [
-            "upstreams": .array(options.upstreams.map { .string($0) }), "localDNSFallback": false,
-            "discardRecordsHasExpiredFor": 1]]]
+        options.config = [
+            "accounts": [
+                "default": [
+                    "upstreams": .array(options.upstreams.map { .string($0) }), "localDNSFallback": false,
+                    "discardRecordsHasExpiredFor": 1,
+                ]
+            ]
+        ]
         try await withHTTPDNSD(options) { second in
-            expectError(try await second.client.get("/v1/default/cache?host=\(TestZone.shortTTLName)&type=A&expired=1"),
-                        status: 404, code: "NotFound")
+            expectError(
+                try await second.client.get("/v1/default/cache?host=\(TestZone.shortTTLName)&type=A&expired=1"),
+                status: 404, code: "NotFound")
             let www = try await second.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
             #expect(www.status == 200)
             #expect(www.json["source"]?.string == "cache")

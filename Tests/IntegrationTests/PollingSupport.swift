@@ -5,8 +5,10 @@ import Testing
 /// Calls `probe` every `interval` until it returns a value or `seconds` have passed; returns
 /// that value, or nil at the deadline. For effects of background work (refreshes, prefetches),
 /// with a deadline generous enough for a loaded machine: never a timing assertion.
-func poll<T>(for seconds: Double = 30, every interval: Duration = .milliseconds(50),
-             _ probe: () async throws -> T?) async throws -> T? {
+func poll<T>(
+    for seconds: Double = 30, every interval: Duration = .milliseconds(50),
+    _ probe: () async throws -> T?
+) async throws -> T? {
     let deadline = Date().addingTimeInterval(seconds)
     while true {
         if let value = try await probe() { return value }
@@ -22,8 +24,10 @@ func sleep(until seconds: Double, after start: Date) async throws {
 }
 
 /// The `/v1/{account}/stats` record of `domain` with record type `type` (1 or 28), nil if none.
-func statsRecord(_ service: HTTPDNSDProcess, account: String = "default", domain: String,
-                 type: Int = 1) async throws -> TestJSON? {
+func statsRecord(
+    _ service: HTTPDNSDProcess, account: String = "default", domain: String,
+    type: Int = 1
+) async throws -> TestJSON? {
     let response = try await service.client.get("/v1/\(account)/stats")
     guard response.status == 200 else { throw HarnessError("stats answered \(response)") }
     return response.json.array?.first { $0["domain"]?.string == domain && $0["type"]?.int == type }

@@ -84,9 +84,10 @@ struct PreloadAndStatsTests {
             let response = try await service.client.post("/v1/default/preload", json: ["type": "A"])
             #expect(response.status == 400)
             #expect(["MissingArgument", "InvalidParameter"].contains(response.json["error"]?["code"]?.string ?? ""))
-            let notJSON = try await service.client.request("POST", "/v1/default/preload",
-                                                           headers: ["Content-Type": "application/json"],
-                                                           body: Array("{not json".utf8))
+            let notJSON = try await service.client.request(
+                "POST", "/v1/default/preload",
+                headers: ["Content-Type": "application/json"],
+                body: Array("{not json".utf8))
             #expect(notJSON.status == 400)
         }
     }
@@ -99,12 +100,15 @@ struct PreloadAndStatsTests {
             let response = try await service.client.get("/v1/default/stats")
             #expect(response.status == 200)
             let records = try #require(response.json.array, "\(response)")
-            let v4 = try #require(records.first { $0["domain"]?.string == TestZone.www && $0["type"]?.int == 1 },
-                                  "\(records)")
+            let v4 = try #require(
+                records.first { $0["domain"]?.string == TestZone.www && $0["type"]?.int == 1 },
+                "\(records)")
             let keys = Set(v4.object?.keys.map { $0 } ?? [])
-            let expected: Set<String> = ["domain", "type", "sp", "avgRtt", "maxRtt", "successNum", "cacheDnsNum",
-                                         "requestPDnsNum", "gobackLocaldnsNum", "localErro", "timeoutErro",
-                                         "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro"]
+            let expected: Set<String> = [
+                "domain", "type", "sp", "avgRtt", "maxRtt", "successNum", "cacheDnsNum",
+                "requestPDnsNum", "gobackLocaldnsNum", "localErro", "timeoutErro",
+                "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro",
+            ]
             #expect(expected.isSubset(of: keys), "missing \(expected.subtracting(keys))")
             #expect(v4["sp"]?.string == "default")
             #expect(v4["avgRtt"]?.string.flatMap { Double($0) } != nil)

@@ -33,7 +33,8 @@ struct RFC8484Tests {
             #expect(v4.rcode == "NOERROR")
             #expect(v4.id == v4.queryID)
             #expect(v4.answer.map(\.data).sorted() == TestZone.wwwV4)
-            #expect(v4.answer.allSatisfy { $0.type == "A" && $0.name == "\(TestZone.www)." && $0.ttl > 0 && $0.ttl <= Int(TestZone.wwwTTL) })
+            #expect(
+                v4.answer.allSatisfy { $0.type == "A" && $0.name == "\(TestZone.www)." && $0.ttl > 0 && $0.ttl <= Int(TestZone.wwwTTL) })
             let v6 = try await client.query(TestZone.www, type: "AAAA", post: true)
             #expect(v6.answer.map(\.data) == TestZone.wwwV6, "\(v6)")
             // Asked again, by the other method: from the cache, counted as hits like /v1.
@@ -136,9 +137,14 @@ struct RFC8484Tests {
     /// reaches the (JSON) upstream as the client's network, and a second client of the same
     /// network is a hit.
     @Test func theClientSubnetFeedsThePerNetworkCache() async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, configure: { servers, options in
-            options.config = ["accounts": ["default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec], ["ispEnable": true])]]
-        }) { servers, service in
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] },
+            configure: { servers, options in
+                options.config = [
+                    "accounts": ["default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec], ["ispEnable": true])]
+                ]
+            }
+        ) { servers, service in
             let name = TestZone.unique("ecs")
             let client = dnspython(service)
             for subnet in ["198.51.100.77/24", "198.51.100.5/32", "203.0.113.9/24"] {
@@ -152,8 +158,9 @@ struct RFC8484Tests {
 
     @Test func theIDIsEchoedAndCacheControlIsTheSmallestTTL() async throws {
         try await withService { _, service in
-            let get = try await service.client.get("/dns-query?dns=\(try dnsArgument(TestZone.cnameChain, type: 1, id: 0xBEEF))",
-                                                   headers: ["Accept": "application/dns-message"])
+            let get = try await service.client.get(
+                "/dns-query?dns=\(try dnsArgument(TestZone.cnameChain, type: 1, id: 0xBEEF))",
+                headers: ["Accept": "application/dns-message"])
             #expect(get.status == 200, "\(get)")
             #expect(get.header("content-type") == "application/dns-message")
             #expect(get.header("cache-control") == "max-age=\(TestZone.cnameChainTTL)", "\(get.headers)")
@@ -162,7 +169,8 @@ struct RFC8484Tests {
             #expect(reply.answerCount == TestZone.wwwV4.count)
             let query = try DNSQueryWriter.query(name: TestZone.txtName, type: 16, id: 0x0102)
             let post = try await service.client.request(
-                "POST", "/dns-query", headers: ["Content-Type": "application/dns-message", "Accept": "application/dns-message"], body: query)
+                "POST", "/dns-query", headers: ["Content-Type": "application/dns-message", "Accept": "application/dns-message"], body: query
+            )
             #expect(post.status == 200, "\(post)")
             #expect(post.header("cache-control") == "max-age=\(TestZone.txtTTL)", "\(post.headers)")
             #expect(try DNSReplySummary.parse(post.body).id == 0x0102)
@@ -176,7 +184,8 @@ struct RFC8484Tests {
             for dns in [Self.base64URL(garbage), Self.base64URL(reply)] {
                 expectError(try await service.client.get("/dns-query?dns=\(dns)"), status: 400, code: "InvalidDNSMessage")
             }
-            let post = try await service.client.request("POST", "/v1/default/dns-query", headers: ["Content-Type": "application/dns-message"], body: garbage)
+            let post = try await service.client.request(
+                "POST", "/v1/default/dns-query", headers: ["Content-Type": "application/dns-message"], body: garbage)
             expectError(post, status: 400, code: "InvalidDNSMessage")
             expectError(try await service.client.get("/dns-query?dns=not*base64"), status: 400, code: "InvalidDNSMessage")
             expectError(try await service.client.get("/dns-query"), status: 400, code: "MissingArgument")
@@ -225,8 +234,11 @@ struct RFC8484Tests {
         }) { servers, service in
             let url = "http://\(TestZone.loopbackName):\(servers.json.port)/resolve?name=\(TestZone.www)"
             let (status, output) = try await ExternalTool.run(
-                "curl", ["-sS", "--max-time", "10", "--doh-url", "https://127.0.0.1:\(tlsPort)/dns-query", "--cacert", certificates.caPath,
-                         "-w", "\n%{http_code} %{remote_ip}", url], timeout: 20)
+                "curl",
+                [
+                    "-sS", "--max-time", "10", "--doh-url", "https://127.0.0.1:\(tlsPort)/dns-query", "--cacert", certificates.caPath,
+                    "-w", "\n%{http_code} %{remote_ip}", url,
+                ], timeout: 20)
             #expect(status == 0, "\(output)")
             #expect(output.hasSuffix("200 127.0.0.1"), "\(output)")
             #expect(try await servers.json.requests().contains { $0.path == "/resolve" && $0.query["name"] == TestZone.www })

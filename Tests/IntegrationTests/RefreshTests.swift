@@ -7,10 +7,16 @@ import Testing
 struct RefreshTests {
     /// httpdnsd whose default account asks the JSON responder only.
     private func withJSONService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false, configure: { servers, options in
-            options.config = ["accounts": ["default": loopbackAccount(
-                servers, upstreams: [servers.json.upstreamSpec], ["localDNSFallback": false])]]
-        }, body)
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
+            configure: { servers, options in
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(
+                            servers, upstreams: [servers.json.upstreamSpec], ["localDNSFallback": false])
+                    ]
+                ]
+            }, body)
     }
 
     @Test func requestsInTheLastTenthOfTheTTLRefreshTheEntryOnceBeforeItExpires() async throws {
@@ -39,7 +45,9 @@ struct RefreshTests {
                 async let hit3 = service.client.get(path)
                 let hits = try await [hit1, hit2, hit3]
                 guard Date() < sentAt.addingTimeInterval(3) else {
-                    print("refresh-ahead attempt \(attempt): the requests were answered \(Date().timeIntervalSince(sentAt)) s after the first was sent, maybe past the window: trying again with a new name")
+                    print(
+                        "refresh-ahead attempt \(attempt): the requests were answered \(Date().timeIntervalSince(sentAt)) s after the first was sent, maybe past the window: trying again with a new name"
+                    )
                     continue
                 }
                 for hit in hits {

@@ -66,8 +66,10 @@ struct ReplicaTests {
                 for host in hosts { #expect(try await cached(replica, host)) }
             }
             // Shared answers (the second tier in Redis) of the host and of the account go too.
-            for key in ["it:answer:default:A:\(TestZone.www)", "it:answer:default:AAAA:\(TestZone.www):192.0.2.0/24",
-                        "it:answer:default:A:\(TestZone.v4Only)", "it:answer:other:A:\(TestZone.www)"] {
+            for key in [
+                "it:answer:default:A:\(TestZone.www)", "it:answer:default:AAAA:\(TestZone.www):192.0.2.0/24",
+                "it:answer:default:A:\(TestZone.v4Only)", "it:answer:other:A:\(TestZone.www)",
+            ] {
                 try cluster.redis.cli(["SET", key, "x"])
             }
             let delete = try await cluster.replicas[2].client.delete("/v1/default/cache?host=\(TestZone.www)")
@@ -77,7 +79,10 @@ struct ReplicaTests {
                 #expect(evicted == true, "replica on \(replica.port) still holds \(TestZone.www)")
                 #expect(try await cached(replica, TestZone.v4Only), "only the host asked for is evicted")
             }
-            #expect(try cluster.redis.cli(["EXISTS", "it:answer:default:A:\(TestZone.www)", "it:answer:default:AAAA:\(TestZone.www):192.0.2.0/24"]) == "0")
+            #expect(
+                try cluster.redis.cli([
+                    "EXISTS", "it:answer:default:A:\(TestZone.www)", "it:answer:default:AAAA:\(TestZone.www):192.0.2.0/24",
+                ]) == "0")
             #expect(try cluster.redis.cli(["EXISTS", "it:answer:default:A:\(TestZone.v4Only)"]) == "1")
             let flush = try await cluster.replicas[0].client.delete("/v1/default/cache")
             #expect(flush.status == 200, "\(flush)")
@@ -97,7 +102,8 @@ struct ReplicaTests {
             for replica in cluster.replicas {
                 #expect(try await replica.client.get("/v1/default/cache?host=\(TestZone.v4Only)&type=A").status == 404)
             }
-            let preload = try await cluster.replicas[1].client.post("/v1/default/preload", json: ["hosts": [.string(TestZone.v4Only)], "type": "A"])
+            let preload = try await cluster.replicas[1].client.post(
+                "/v1/default/preload", json: ["hosts": [.string(TestZone.v4Only)], "type": "A"])
             #expect(preload.status == 200, "\(preload)")
             for replica in cluster.replicas {
                 let held = try await poll(for: 20) { () -> Bool? in
@@ -112,7 +118,8 @@ struct ReplicaTests {
     /// afterwards through any replica reaches all (the version counter survived the loss).
     @Test func anEmptyRedisIsRepopulatedAndReplicasConverge() async throws {
         try await withReplicaCluster { cluster in
-            let put = try await cluster.replicas[0].client.put("/v1/accounts/shop", json: cluster.account(["maxCacheTTL": 600]), headers: cluster.admin)
+            let put = try await cluster.replicas[0].client.put(
+                "/v1/accounts/shop", json: cluster.account(["maxCacheTTL": 600]), headers: cluster.admin)
             #expect(put.status == 201, "\(put)")
             try await expectEverywhere(cluster, "shop", maxCacheTTL: 600)
 
@@ -125,7 +132,8 @@ struct ReplicaTests {
 
             // Changes are accepted again once a replica is reconnected (503 until then).
             let change = try await poll(for: 30, every: .milliseconds(200)) { () -> HTTPClientResponse? in
-                let response = try await cluster.replicas[2].client.put("/v1/accounts/shop", json: cluster.account(["maxCacheTTL": 120]), headers: cluster.admin)
+                let response = try await cluster.replicas[2].client.put(
+                    "/v1/accounts/shop", json: cluster.account(["maxCacheTTL": 120]), headers: cluster.admin)
                 return response.status == 503 ? nil : response
             }
             #expect(change?.status == 200, "\(String(describing: change))")
@@ -146,7 +154,8 @@ struct ReplicaTests {
 
             await cluster.redis.kill()
             #expect(await third.stop() == 0)
-            let restarted = try await HTTPDNSDProcess.start(ReplicaCluster.options(cluster.servers, redis: cluster.redis, databasePath: third.databasePath))
+            let restarted = try await HTTPDNSDProcess.start(
+                ReplicaCluster.options(cluster.servers, redis: cluster.redis, databasePath: third.databasePath))
             do {
                 let answer = try await restarted.client.get("/v1/shop/resolve?host=\(TestZone.www)")
                 #expect(answer.status == 200, "\(answer)")
@@ -188,12 +197,17 @@ struct ReplicaTests {
             try await waitUntilSubscribed(cluster)
             for replica in cluster.replicas {
                 let log = replica.log()
-                #expect(log.contains("redis (replication): lost the connection to redis://127.0.0.1:\(cluster.redis.port): no reply to PING"), "replica on \(replica.port)")
-                #expect(log.components(separatedBy: "redis (replication): connected to").count - 1 >= 2, "replica on \(replica.port) did not reconnect")
+                #expect(
+                    log.contains("redis (replication): lost the connection to redis://127.0.0.1:\(cluster.redis.port): no reply to PING"),
+                    "replica on \(replica.port)")
+                #expect(
+                    log.components(separatedBy: "redis (replication): connected to").count - 1 >= 2,
+                    "replica on \(replica.port) did not reconnect")
             }
 
             let put = try await poll(for: 30, every: .milliseconds(200)) { () -> HTTPClientResponse? in
-                let response = try await cluster.replicas[0].client.put("/v1/accounts/shop", json: cluster.account(["maxCacheTTL": 600]), headers: cluster.admin)
+                let response = try await cluster.replicas[0].client.put(
+                    "/v1/accounts/shop", json: cluster.account(["maxCacheTTL": 600]), headers: cluster.admin)
                 return response.status == 503 ? nil : response
             }
             #expect(put?.status == 201, "\(String(describing: put))")
@@ -215,24 +229,31 @@ struct ReplicaTests {
         for replica in cluster.replicas {
             let up = try await poll(for: 60, every: .milliseconds(100)) { () -> Bool? in
                 let metrics = try await replica.metrics()
-                return ["replication", "accounts", "answers"].allSatisfy { metrics.sum("httpdns_redis_up", ["purpose": $0]) == 1 } ? true : nil
+                return ["replication", "accounts", "answers"].allSatisfy { metrics.sum("httpdns_redis_up", ["purpose": $0]) == 1 }
+                    ? true : nil
             }
             guard up == true else { throw HarnessError("replica on \(replica.port): Redis connections not up") }
         }
         let subscribed = try await poll(for: 60, every: .milliseconds(100)) { () -> Bool? in
             (try? cluster.redis.cli(["PUBSUB", "NUMSUB", "it:channel:invalidate"]))?.hasSuffix("\n3") == true ? true : nil
         }
-        guard subscribed == true else { throw HarnessError("Redis does not count three subscribers: \(try cluster.redis.cli(["PUBSUB", "NUMSUB", "it:channel:invalidate"]))") }
+        guard subscribed == true else {
+            throw HarnessError(
+                "Redis does not count three subscribers: \(try cluster.redis.cli(["PUBSUB", "NUMSUB", "it:channel:invalidate"]))")
+        }
     }
 
     /// Polls every replica until it holds `id` with `maxCacheTTL`.
-    func expectEverywhere(_ cluster: ReplicaCluster, _ id: String, maxCacheTTL: Int, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func expectEverywhere(_ cluster: ReplicaCluster, _ id: String, maxCacheTTL: Int, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws
+    {
         for replica in cluster.replicas {
             let held = try await poll(for: 20) { () -> Bool? in
                 let response = try await replica.client.get("/v1/accounts/\(id)", headers: cluster.admin)
                 return response.json["config"]?["maxCacheTTL"]?.int == maxCacheTTL ? true : nil
             }
-            #expect(held == true, "replica on \(replica.port) never held \(id) with maxCacheTTL \(maxCacheTTL)", sourceLocation: sourceLocation)
+            #expect(
+                held == true, "replica on \(replica.port) never held \(id) with maxCacheTTL \(maxCacheTTL)", sourceLocation: sourceLocation)
         }
     }
 }

@@ -161,8 +161,10 @@ struct ResolveAPITests {
 
     @Test func invalidHostIs400InvalidHostAndNothingReachesTheUpstream() async throws {
         try await withService(upstreams: { [$0.json.upstreamSpec] }) { servers, service in
-            for host in ["bad..host.example.test", "-leading.example.test", "under%20space.example.test",
-                         String(repeating: "a", count: 64) + ".example.test"] {
+            for host in [
+                "bad..host.example.test", "-leading.example.test", "under%20space.example.test",
+                String(repeating: "a", count: 64) + ".example.test",
+            ] {
                 let response = try await service.client.get("/v1/default/resolve?host=\(host)&type=A")
                 expectError(response, status: 400, code: "InvalidHost")
             }

@@ -27,19 +27,25 @@ func withService(
 }
 
 /// Checks that `response` is the JSON error `{"error":{"code":code,...}}` with `status`.
-func expectError(_ response: HTTPClientResponse, status: Int, code: String,
-                 sourceLocation: SourceLocation = #_sourceLocation) {
+func expectError(
+    _ response: HTTPClientResponse, status: Int, code: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+) {
     #expect(response.status == status, "status of \(response)", sourceLocation: sourceLocation)
     #expect(response.json["error"]?["code"]?.string == code, "code of \(response)", sourceLocation: sourceLocation)
-    #expect(response.json["error"]?["message"]?.string?.isEmpty == false, "message of \(response)",
-            sourceLocation: sourceLocation)
-    #expect(response.header("content-type")?.hasPrefix("application/json") == true,
-            "content type of \(response)", sourceLocation: sourceLocation)
+    #expect(
+        response.json["error"]?["message"]?.string?.isEmpty == false, "message of \(response)",
+        sourceLocation: sourceLocation)
+    #expect(
+        response.header("content-type")?.hasPrefix("application/json") == true,
+        "content type of \(response)", sourceLocation: sourceLocation)
 }
 
 /// A default-account config object with loopback upstreams and fallback, plus `extra` keys.
-func loopbackAccount(_ servers: TestServers, upstreams: [String]? = nil,
-                     _ extra: [String: TestJSON] = [:]) -> TestJSON {
+func loopbackAccount(
+    _ servers: TestServers, upstreams: [String]? = nil,
+    _ extra: [String: TestJSON] = [:]
+) -> TestJSON {
     var account: [String: TestJSON] = [
         "upstreams": .array((upstreams ?? [servers.dnss.upstreamSpec]).map { .string($0) }),
         "localDNSServers": [.string(servers.unbound.address)],
@@ -66,10 +72,12 @@ func withSignedAccountService(
         options.adminToken = adminToken
         options.arguments += arguments
     }) { servers, service in
-        let account = loopbackAccount(servers, [
-            "requireSignedRequests": true,
-            "clientKeys": [["id": "k1", "secret": .string(secret), "role": "resolve"]],
-        ])
+        let account = loopbackAccount(
+            servers,
+            [
+                "requireSignedRequests": true,
+                "clientKeys": [["id": "k1", "secret": .string(secret), "role": "resolve"]],
+            ])
         try LoopbackGuard.checkAccount(id: id, account)
         let put = try await service.client.put("/v1/accounts/\(id)", json: account, headers: ["Authorization": "Bearer \(adminToken)"])
         #expect(put.status == 201, "\(put)")
@@ -82,7 +90,8 @@ func withSignedAccountService(
 /// expected signatures computed apart from the server's code.
 func pythonHexDigest(_ algorithm: String, _ text: String) throws -> String {
     try CommandRun.run(
-        "/usr/bin/python3", ["-c", "import hashlib, sys; print(hashlib.new(sys.argv[1], sys.argv[2].encode()).hexdigest())", algorithm, text],
+        "/usr/bin/python3",
+        ["-c", "import hashlib, sys; print(hashlib.new(sys.argv[1], sys.argv[2].encode()).hexdigest())", algorithm, text],
         mergingStandardError: false
     ).text.trimmingCharacters(in: .whitespacesAndNewlines)
 }

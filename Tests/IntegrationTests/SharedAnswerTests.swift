@@ -84,7 +84,8 @@ import Testing
                 #expect(!scrape.text.contains("redis-secret-9"))
                 let file = try TestPaths.makeTemporaryDirectory("redis-metrics").appendingPathComponent("scrape.txt")
                 try Data(scrape.text.utf8).write(to: file)
-                let lint = try CommandRun.run("/bin/sh", ["-c", "\"$0\" check metrics < \"$1\"", try TestPaths.executable("promtool"), file.path])
+                let lint = try CommandRun.run(
+                    "/bin/sh", ["-c", "\"$0\" check metrics < \"$1\"", try TestPaths.executable("promtool"), file.path])
                 #expect(lint.status == 0 && !lint.text.contains("redis"), "promtool: \(lint.text)")
                 for replica in replicas { #expect(!replica.log().contains("redis-secret-9"), "the Redis password reached the log") }
             }
@@ -140,7 +141,8 @@ import Testing
                 #expect(answers.count == perReplica * replicas.count)
                 for replica in replicas.indices {
                     let mine = answers.filter { $0.0 == replica }.map(\.1)
-                    #expect(mine.count == perReplica && mine.allSatisfy { $0.status == 200 }, "replica \(replica + 1): \(mine.map(\.status))")
+                    #expect(
+                        mine.count == perReplica && mine.allSatisfy { $0.status == 200 }, "replica \(replica + 1): \(mine.map(\.status))")
                 }
                 var after = 0.0
                 for replica in replicas { after += try await upstreamQueries(replica) }

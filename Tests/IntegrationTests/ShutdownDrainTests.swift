@@ -3,7 +3,7 @@ import HTTPDNSTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// SIGTERM during traffic: `/readyz` turns 503 while the listener still accepts and answers for

@@ -53,8 +53,10 @@ struct SignedUpstreamTests {
     }
 
     @Test func httpdnsUpstreamSignsWithTheSecretKey() async throws {
-        try await withSignedService(httpdnsSecret: "emas-secret-1", kind: "httpdns",
-                                    account: ["secretKey": "emas-secret-1"]) { responder, service in
+        try await withSignedService(
+            httpdnsSecret: "emas-secret-1", kind: "httpdns",
+            account: ["secretKey": "emas-secret-1"]
+        ) { responder, service in
             let response = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
             #expect(response.status == 200, "\(response)")
             #expect(Set(response.json["ips"]?.strings ?? []) == Set(TestZone.wwwV4))
@@ -65,8 +67,10 @@ struct SignedUpstreamTests {
     }
 
     @Test func httpdnsUpstreamWithAWrongSecretIsAPermissionFailure() async throws {
-        try await withSignedService(httpdnsSecret: "emas-secret-1", kind: "httpdns",
-                                    account: ["secretKey": "not-the-secret"]) { responder, service in
+        try await withSignedService(
+            httpdnsSecret: "emas-secret-1", kind: "httpdns",
+            account: ["secretKey": "not-the-secret"]
+        ) { responder, service in
             let response = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
             expectError(response, status: 502, code: "UpstreamFailed")
             let metrics = try await service.metrics()
@@ -78,8 +82,10 @@ struct SignedUpstreamTests {
     }
 
     @Test func jsonUpstreamSignsRequestsWithTheAccountKeys() async throws {
-        try await withSignedService(jsonSecret: "ak-secret-1", kind: "json",
-                                    account: ["accessKeyId": "AKID1", "accessKeySecret": "ak-secret-1"]) { responder, service in
+        try await withSignedService(
+            jsonSecret: "ak-secret-1", kind: "json",
+            account: ["accessKeyId": "AKID1", "accessKeySecret": "ak-secret-1"]
+        ) { responder, service in
             let response = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
             #expect(response.status == 200, "\(response)")  // the responder checked the key
             #expect(Set(response.json["ips"]?.strings ?? []) == Set(TestZone.wwwV4))
@@ -93,8 +99,10 @@ struct SignedUpstreamTests {
     }
 
     @Test func jsonUpstreamWithAWrongSecretIsAPermissionFailure() async throws {
-        try await withSignedService(jsonSecret: "ak-secret-1", kind: "json",
-                                    account: ["accessKeyId": "AKID1", "accessKeySecret": "wrong-secret"]) { responder, service in
+        try await withSignedService(
+            jsonSecret: "ak-secret-1", kind: "json",
+            account: ["accessKeyId": "AKID1", "accessKeySecret": "wrong-secret"]
+        ) { responder, service in
             let response = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
             expectError(response, status: 502, code: "UpstreamFailed")
             let metrics = try await service.metrics()

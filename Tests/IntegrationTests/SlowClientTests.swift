@@ -84,7 +84,9 @@ struct SlowClientTests {
             let metrics = PrometheusText(try await HTTPClient(port: opsPort).get("/metrics").text)
             let perAddress = metrics.sum("httpdns_connections_rejected_total", ["listener": "main", "reason": "per_address"])
             let slow = metrics.sum("httpdns_connections_closed_slow_total", ["listener": "main"])
-            print("slow clients: \(result); victim ok \(seen.victimOK), failed \(seen.victimFailed.count); ops ok \(seen.opsOK); refused per address \(perAddress), cut slow \(slow)")
+            print(
+                "slow clients: \(result); victim ok \(seen.victimOK), failed \(seen.victimFailed.count); ops ok \(seen.opsOK); refused per address \(perAddress), cut slow \(slow)"
+            )
 
             #expect(result.opened >= 4000, "the attacker could not even connect: \(result)")
             // Every slow connection was closed by the server before the run ended: the ones over
@@ -104,8 +106,10 @@ struct SlowClientTests {
         let opsPort = freePort()
         // No per-address limit and no read deadline: only the global limit can close anything.
         try await withService(configure: { _, options in
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)", "--connection-limit", "50",
-                                  "--per-ip-connection-limit", "0", "--request-read-timeout", "0"]
+            options.arguments += [
+                "--ops-listen", "127.0.0.1:\(opsPort)", "--connection-limit", "50",
+                "--per-ip-connection-limit", "0", "--request-read-timeout", "0",
+            ]
         }) { _, service in
             let port = service.port
             let (result, seen) = try await attack(port: port, source: "127.0.0.2", count: 80, interval: 2, duration: 5) {

@@ -15,12 +15,21 @@ struct SpeedTestTests {
         defer { blackHole.stop() }
         let refused = LoopbackListener.randomLoopbackAddress()
         let addresses = [refused, blackHole.host, accepting.host]
-        try await withService(upstreams: { [$0.dnss.upstreamSpec] }, localDNSFallback: false, configure: { servers, options in
-            options.config = ["accounts": ["default": loopbackAccount(servers, [
-                "localDNSFallback": false, "speedTestEnable": true, "speedPort": .number(Double(accepting.port)),
-                "speedTestTimeout": 0.5,
-            ])]]
-        }) { servers, service in
+        try await withService(
+            upstreams: { [$0.dnss.upstreamSpec] }, localDNSFallback: false,
+            configure: { servers, options in
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(
+                            servers,
+                            [
+                                "localDNSFallback": false, "speedTestEnable": true, "speedPort": .number(Double(accepting.port)),
+                                "speedTestTimeout": 0.5,
+                            ])
+                    ]
+                ]
+            }
+        ) { servers, service in
             let name = TestZone.unique("speed")
             try await servers.unbound.setAddresses(of: name, addresses, ttl: 300)
 

@@ -13,13 +13,15 @@ struct StaleServingTests {
         _ extra: [String: TestJSON], accounts: [String: [String: TestJSON]] = [:],
         _ body: (TestServers, HTTPDNSDProcess) async throws -> Void
     ) async throws {
-        try await withService(localDNSFallback: false, configure: { servers, options in
-            var all: [String: TestJSON] = [:]
-            for (id, keys) in accounts.merging(["default": extra], uniquingKeysWith: { _, new in new }) {
-                all[id] = loopbackAccount(servers, keys.merging(["localDNSFallback": false]) { _, new in new })
-            }
-            options.config = ["accounts": .object(all)]
-        }, body)
+        try await withService(
+            localDNSFallback: false,
+            configure: { servers, options in
+                var all: [String: TestJSON] = [:]
+                for (id, keys) in accounts.merging(["default": extra], uniquingKeysWith: { _, new in new }) {
+                    all[id] = loopbackAccount(servers, keys.merging(["localDNSFallback": false]) { _, new in new })
+                }
+                options.config = ["accounts": .object(all)]
+            }, body)
     }
 
     @Test func changedRecordIsServedStaleOnceThenTheNewAddressFromTheBackgroundRefresh() async throws {
@@ -125,9 +127,10 @@ struct StaleServingTests {
                 #expect(fresh.json["source"]?.string == "upstream", "\(host): \(fresh)")
                 #expect(fresh.json["stale"]?.bool == false)
             }
-            #expect(try await poll {
-                try await service.client.get("/v1/default/cache?host=\(other)&type=A").status == 200 ? true : nil
-            } == true, "the background refresh of \(other) never landed")
+            #expect(
+                try await poll {
+                    try await service.client.get("/v1/default/cache?host=\(other)&type=A").status == 200 ? true : nil
+                } == true, "the background refresh of \(other) never landed")
 
             // Upstream dead and everything expired again: stale for the other host, the error for excluded ones.
             await servers.dnss.stop()

@@ -6,36 +6,48 @@ import Testing
 /// each way (`/_set`), and the fallback to unbound succeeds or hits a dead port.
 @Suite("Stats counters")
 struct StatsCountersTests {
-    static let errorCounters = ["timeoutErro", "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro",
-                                "localErro"]
+    static let errorCounters = [
+        "timeoutErro", "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro",
+        "localErro",
+    ]
 
     /// httpdnsd with the JSON responder as the only upstream of every account: `default` without
     /// fallback (timeout 5 s: every failure below must reach it as the responder's reply, never as
     /// a timeout, also when the loaded machine is slow to run the responder), `fallback` falling
     /// back to unbound, `deadfallback` to a dead port.
     private func withJSONService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false, configure: { servers, options in
-            let json = [servers.json.upstreamSpec]
-            options.config = ["accounts": [
-                "default": loopbackAccount(servers, upstreams: json, ["localDNSFallback": false, "timeout": 5]),
-                "fallback": loopbackAccount(servers, upstreams: json, ["localDNSFallback": true]),
-                "deadfallback": loopbackAccount(servers, upstreams: json, [
-                    "localDNSFallback": true, "localDNSServers": [.string("127.0.0.1:\(deadPort())")]]),
-            ]]
-        }, body)
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
+            configure: { servers, options in
+                let json = [servers.json.upstreamSpec]
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(servers, upstreams: json, ["localDNSFallback": false, "timeout": 5]),
+                        "fallback": loopbackAccount(servers, upstreams: json, ["localDNSFallback": true]),
+                        "deadfallback": loopbackAccount(
+                            servers, upstreams: json,
+                            [
+                                "localDNSFallback": true, "localDNSServers": [.string("127.0.0.1:\(deadPort())")],
+                            ]),
+                    ]
+                ]
+            }, body)
     }
 
     /// Checks that `record` counts one upstream request, no success, `counter` once and the other
     /// error counters never.
-    private func expectOnly(_ counter: String, in record: TestJSON?, _ what: String,
-                            sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectOnly(
+        _ counter: String, in record: TestJSON?, _ what: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(record != nil, "no stats record for \(what)", sourceLocation: sourceLocation)
         guard let record else { return }
         #expect(record["requestPDnsNum"]?.int == 1, "\(what): \(record)", sourceLocation: sourceLocation)
         #expect(record["successNum"]?.int == 0, "\(what): \(record)", sourceLocation: sourceLocation)
         for key in Self.errorCounters {
-            #expect(record[key]?.int == (key == counter ? 1 : 0), "\(what): \(key) in \(record)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                record[key]?.int == (key == counter ? 1 : 0), "\(what): \(key) in \(record)",
+                sourceLocation: sourceLocation)
         }
     }
 

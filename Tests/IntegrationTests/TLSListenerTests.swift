@@ -3,7 +3,7 @@ import HTTPDNSTestSupport
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// HTTPS on the main listener (`tlsCert`/`tlsKey`), with a CA and certificates made by `openssl`
@@ -66,11 +66,15 @@ struct TLSListenerTests {
         let certificates = try await TestCertificates.make()
         let (certificate, key) = try await certificates.issue("server", serial: "1001")
         try await withTLSService(certificate: certificate, key: key) { service, port in
-            let good = try await curl(["--cacert", certificates.caPath, "https://localhost:\(port)/v1/default/resolve?host=\(TestZone.www)"])
+            let good = try await curl([
+                "--cacert", certificates.caPath, "https://localhost:\(port)/v1/default/resolve?host=\(TestZone.www)",
+            ])
             #expect(good.status == 0 && good.output == "200", "\(good)")
             // The same server reached under a name its certificate does not carry.
-            let otherName = try await curl(["--cacert", certificates.caPath, "--resolve", "elsewhere.test:\(port):127.0.0.1",
-                                            "https://elsewhere.test:\(port)/healthz"])
+            let otherName = try await curl([
+                "--cacert", certificates.caPath, "--resolve", "elsewhere.test:\(port):127.0.0.1",
+                "https://elsewhere.test:\(port)/healthz",
+            ])
             #expect(otherName.status == 60, "a certificate for another name must fail verification: \(otherName)")
             // Without the CA the chain is not trusted.
             let untrusted = try await curl(["https://localhost:\(port)/healthz"])
@@ -87,8 +91,11 @@ struct TLSListenerTests {
         try await withTLSService(certificate: certificate, key: key) { _, port in
             // SECLEVEL=0 lets this client offer TLS 1.0/1.1 at all: a refusal is the server's.
             let (status, output) = try await ExternalTool.run(
-                "openssl", ["s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost", version,
-                            "-cipher", "DEFAULT:@SECLEVEL=0", "-CAfile", certificates.caPath], timeout: 20)
+                "openssl",
+                [
+                    "s_client", "-connect", "127.0.0.1:\(port)", "-servername", "localhost", version,
+                    "-cipher", "DEFAULT:@SECLEVEL=0", "-CAfile", certificates.caPath,
+                ], timeout: 20)
             if accepted {
                 #expect(status == 0, "\(version) refused: \(output)")
                 #expect(output.contains("-----BEGIN CERTIFICATE-----") && output.contains("Verify return code: 0 (ok)"), "\(output)")
@@ -103,16 +110,20 @@ struct TLSListenerTests {
         let certificates = try await TestCertificates.make()
         let first = try await certificates.issue("first", serial: "1001")
         let second = try await certificates.issue("second", serial: "1002")
-        let live = (certificates.directory.appendingPathComponent("live.pem").path,
-                    certificates.directory.appendingPathComponent("live.key").path)
+        let live = (
+            certificates.directory.appendingPathComponent("live.pem").path,
+            certificates.directory.appendingPathComponent("live.key").path
+        )
         try install(first, as: live)
         try await withTLSService(certificate: live.0, key: live.1) { service, port in
             #expect(try await certificates.servedSerial(port: port) == "1001")
             let state = try TestPaths.makeTemporaryDirectory("tls-client")
             let client = try await ChildProcess.launch(
                 name: "tls-client", executable: try TestPaths.executable("python3"),
-                arguments: [TestPaths.packageRoot.appendingPathComponent("scripts/test/tls_keepalive_client.py").path,
-                            String(port), certificates.caPath, state.path],
+                arguments: [
+                    TestPaths.packageRoot.appendingPathComponent("scripts/test/tls_keepalive_client.py").path,
+                    String(port), certificates.caPath, state.path,
+                ],
                 environment: TestPaths.childEnvironment(), logURL: state.appendingPathComponent("client.log"))
             defer { Task { await client.kill() } }
             let firstAnswer = try await waitForJSON(state.appendingPathComponent("first.json"))

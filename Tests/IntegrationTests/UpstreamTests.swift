@@ -23,7 +23,8 @@ struct UpstreamTests {
             #expect(body["ipsv6"]?.strings == TestZone.wwwV6)
             #expect(body["source"]?.string == "upstream")
             let requests = try await servers.json.requests(for: TestZone.www)
-            #expect(Set(requests.compactMap { $0.query["type"] }.map { $0.uppercased() })
+            #expect(
+                Set(requests.compactMap { $0.query["type"] }.map { $0.uppercased() })
                     .isSubset(of: ["1", "28", "A", "AAAA"]))
             #expect(requests.count == 2)
             let metrics = try await service.metrics()
@@ -40,10 +41,18 @@ struct UpstreamTests {
     }
 
     @Test func jsonUpstreamNXDOMAINIsNegativeAndCappedByMaxNegativeCache() async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false, configure: { servers, options in
-            options.config = ["accounts": ["default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec],
-                                                                      ["maxNegativeCache": 10])]]
-        }) { servers, service in
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
+            configure: { servers, options in
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(
+                            servers, upstreams: [servers.json.upstreamSpec],
+                            ["maxNegativeCache": 10])
+                    ]
+                ]
+            }
+        ) { servers, service in
             let name = TestZone.nxdomain()
             let body = try await service.client.get("/v1/default/resolve?host=\(name)&type=A").json
             #expect(body["nxdomain"]?.bool == true)
@@ -68,8 +77,10 @@ struct UpstreamTests {
     }
 
     @Test func failingHTTPStatusOfTheFirstUpstreamFailsOverToTheSecond() async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec, $0.dnss.upstreamSpec] },
-                              localDNSFallback: false) { servers, service in
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec, $0.dnss.upstreamSpec] },
+            localDNSFallback: false
+        ) { servers, service in
             try await servers.json.setHTTPStatus(500)
             let response = try await service.client.get("/v1/default/resolve?host=\(TestZone.www)&type=A")
             #expect(response.status == 200)
@@ -107,10 +118,18 @@ struct UpstreamTests {
     }
 
     @Test func slowUpstreamBeyondTheAccountTimeoutIs504UpstreamTimeout() async throws {
-        try await withService(upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false, configure: { servers, options in
-            options.config = ["accounts": ["default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec],
-                                                                      ["timeout": 1])]]
-        }) { servers, service in
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
+            configure: { servers, options in
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(
+                            servers, upstreams: [servers.json.upstreamSpec],
+                            ["timeout": 1])
+                    ]
+                ]
+            }
+        ) { servers, service in
             // The upstream would answer after 60 s; the account's 1 s timeout must answer first. The
             // bound separates the two by a margin no load closes.
             try await servers.json.setDelay(milliseconds: 60_000)

@@ -214,7 +214,8 @@ public struct AccountConfig: Sendable, Equatable {
                 // The value is never echoed: it is a secret even when malformed. "***" (the admin
                 // PUT only) stands for the stored key: `keepingSecrets(of:)` puts it back.
                 guard Self.aesKeyBytes(hex: text) != nil || (allowingRedacted && text == Self.redactedSecret) else {
-                    throw ConfigError(key: reader.keyPath("aesSecretKey"), "must be 64 hexadecimal digits (32 bytes, e.g. from `openssl rand -hex 32`)")
+                    throw ConfigError(
+                        key: reader.keyPath("aesSecretKey"), "must be 64 hexadecimal digits (32 bytes, e.g. from `openssl rand -hex 32`)")
                 }
                 return text.lowercased()
             }
@@ -241,7 +242,8 @@ public struct AccountConfig: Sendable, Equatable {
             let trimmed = server.trimmingCharacters(in: .whitespaces)
             guard isServerAddress(trimmed) else {
                 throw ConfigError(
-                    key: "\(key)[\(index)]", "'\(Log.escaped(server))' is not an IP address with an optional port (127.0.0.1, 127.0.0.1:53, ::1, [::1]:53)")
+                    key: "\(key)[\(index)]",
+                    "'\(Log.escaped(server))' is not an IP address with an optional port (127.0.0.1, 127.0.0.1:53, ::1, [::1]:53)")
             }
         }
         return list.map { $0.trimmingCharacters(in: .whitespaces) }
@@ -250,7 +252,8 @@ public struct AccountConfig: Sendable, Equatable {
     private static func isServerAddress(_ text: String) -> Bool {
         if IPAddress(text) != nil { return true }
         guard case .success(let parts) = HostPort.split(text),
-              IPAddress(String(parts.host))?.family == (parts.bracketed ? .aaaa : .a) else { return false }
+            IPAddress(String(parts.host))?.family == (parts.bracketed ? .aaaa : .a)
+        else { return false }
         let port = parts.port
         return port.allSatisfy(\.isASCII) && (UInt16(port) ?? 0) > 0
     }
@@ -323,7 +326,8 @@ public struct AccountConfig: Sendable, Equatable {
         for index in config.clientKeys.indices where config.clientKeys[index].secret == redacted {
             let id = config.clientKeys[index].id
             guard let stored = existing?.clientKeys.first(where: { $0.id == id }), stored.secret != redacted else {
-                throw ConfigError(key: "clientKeys[\(index)].secret", "\"***\" stands for the stored secret of key '\(id)', and there is none")
+                throw ConfigError(
+                    key: "clientKeys[\(index)].secret", "\"***\" stands for the stored secret of key '\(id)', and there is none")
             }
             config.clientKeys[index].secret = stored.secret
         }
@@ -332,7 +336,9 @@ public struct AccountConfig: Sendable, Equatable {
             var upstreams = config.upstreams
             for (index, upstream) in upstreams.enumerated() where upstream.url.contains(redacted) {
                 guard let kept = existing?.upstreams.first(where: { $0.hasCredentials && $0.redactedText == upstream.text }) else {
-                    throw ConfigError(key: "upstreams[\(index)]", "\"***\" stands for stored credentials, and there is no upstream \(upstream.description) with credentials to keep")
+                    throw ConfigError(
+                        key: "upstreams[\(index)]",
+                        "\"***\" stands for stored credentials, and there is no upstream \(upstream.description) with credentials to keep")
                 }
                 upstreams[index] = kept
             }

@@ -36,13 +36,15 @@ public struct ClientKey: Sendable, Equatable {
 
     /// Whether `id` is 1-64 letters, digits, `-`, `_` or `.` (it travels in URLs and headers).
     public static func isValidID(_ id: String) -> Bool {
-        (1...64).contains(id.utf8.count) && id.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                 UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."): true
-            default: false
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                    true
+                default: false
+                }
             }
-        }
     }
 
     /// Reads the `clientKeys` list. With `allowingRedacted`, a secret may be `***` (the stand-in an
@@ -54,7 +56,9 @@ public struct ClientKey: Sendable, Equatable {
         var seen: Set<String> = []
         for (index, item) in items.enumerated() {
             let path = "\(key)[\(index)]"
-            guard let object = item as? [String: Any] else { throw ConfigError(key: path, "must be an object {\"id\",\"secret\",\"role\"}") }
+            guard let object = item as? [String: Any] else {
+                throw ConfigError(key: path, "must be an object {\"id\",\"secret\",\"role\"}")
+            }
             let reader = JSONObjectReader(object, path: path)
             try reader.checkKeys(["id", "secret", "role"])
             guard let id = try reader.string("id") else { throw ConfigError(key: "\(path).id", "is required") }
@@ -64,7 +68,8 @@ public struct ClientKey: Sendable, Equatable {
             if !(allowingRedacted && secret == AccountConfig.redactedSecret) {
                 guard secretLengths.contains(secret.unicodeScalars.count) else {
                     throw ConfigError(
-                        key: "\(path).secret", "must be \(secretLengths.lowerBound)-\(secretLengths.upperBound) characters, got \(secret.unicodeScalars.count)")
+                        key: "\(path).secret",
+                        "must be \(secretLengths.lowerBound)-\(secretLengths.upperBound) characters, got \(secret.unicodeScalars.count)")
                 }
             }
             guard let roleText = try reader.string("role") else { throw ConfigError(key: "\(path).role", "is required") }

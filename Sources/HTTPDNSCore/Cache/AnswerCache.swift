@@ -90,25 +90,27 @@ public final class AnswerCache: Sendable {
     }
 
     private func hit(hash: Int, matching matches: (CacheKey) -> Bool, at now: Timestamp, refreshAhead: Bool) -> Hit? {
-        shardRef(hash)._withUnsafeGuaranteedRef { shard in shard.withLock { cache in
-            cache.withValue(hash: hash, matching: matches, touch: true) { slot in
-                slot.requested = true
-                var start = false
-                var overflow: UInt32 = 0
-                if !slot.entry.isExpired(at: now) {
-                    if slot.pendingHits == UInt32.max {
-                        overflow = slot.pendingHits
-                        slot.pendingHits = 0
+        shardRef(hash)._withUnsafeGuaranteedRef { shard in
+            shard.withLock { cache in
+                cache.withValue(hash: hash, matching: matches, touch: true) { slot in
+                    slot.requested = true
+                    var start = false
+                    var overflow: UInt32 = 0
+                    if !slot.entry.isExpired(at: now) {
+                        if slot.pendingHits == UInt32.max {
+                            overflow = slot.pendingHits
+                            slot.pendingHits = 0
+                        }
+                        slot.pendingHits += 1
+                        if refreshAhead && !slot.refreshAheadFired && slot.entry.isInRefreshAheadWindow(at: now) {
+                            slot.refreshAheadFired = true
+                            start = true
+                        }
                     }
-                    slot.pendingHits += 1
-                    if refreshAhead && !slot.refreshAheadFired && slot.entry.isInRefreshAheadWindow(at: now) {
-                        slot.refreshAheadFired = true
-                        start = true
-                    }
+                    return Hit(entry: slot.entry, startRefreshAhead: start, overflowHits: overflow)
                 }
-                return Hit(entry: slot.entry, startRefreshAhead: start, overflowHits: overflow)
             }
-        } }
+        }
     }
 
     /// The entry for `key`, expired or not, counted as a use.
@@ -233,7 +235,9 @@ public final class AnswerCache: Sendable {
     /// ends: positions only grow, and a shard has at most its capacity of slots. A position past
     /// the last shard (one made for another cache) ends the walk at once. With `withPendingHits`
     /// only entries with hits not yet in the statistics are listed.
-    public func page(from position: Position, limit: Int, scanLimit: Int, withPendingHits: Bool = false) -> (entries: [Listed], next: Position?) {
+    public func page(from position: Position, limit: Int, scanLimit: Int, withPendingHits: Bool = false) -> (
+        entries: [Listed], next: Position?
+    ) {
         var entries: [Listed] = []
         entries.reserveCapacity(min(limit, 1024))
         var current = position

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The key of one cached answer: a host, a family and (with per-network caches) a client network.

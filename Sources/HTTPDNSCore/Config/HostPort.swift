@@ -20,8 +20,9 @@ struct HostPort {
             guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
                 return .failure(.notBracketedWithPort)
             }
-            return .success(HostPort(
-                host: text[text.index(after: text.startIndex)..<close], port: text[text.index(close, offsetBy: 2)...], bracketed: true))
+            return .success(
+                HostPort(
+                    host: text[text.index(after: text.startIndex)..<close], port: text[text.index(close, offsetBy: 2)...], bracketed: true))
         }
         guard let colon = text.lastIndex(of: ":") else { return .failure(.noPort) }
         return .success(HostPort(host: text[..<colon], port: text[text.index(after: colon)...], bracketed: false))

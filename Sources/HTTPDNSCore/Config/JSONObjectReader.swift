@@ -53,7 +53,8 @@ struct JSONObjectReader {
     func int(_ key: String, range: ClosedRange<Int>) throws(ConfigError) -> Int? {
         guard let value = object[key], !(value is NSNull) else { return nil }
         guard let number = value as? NSNumber, !isBoolean(number), number.doubleValue == number.doubleValue.rounded(),
-              let int = Int(exactly: number.doubleValue) else {
+            let int = Int(exactly: number.doubleValue)
+        else {
             throw ConfigError(key: keyPath(key), "must be a whole number between \(range.lowerBound) and \(range.upperBound)")
         }
         guard range.contains(int) else {

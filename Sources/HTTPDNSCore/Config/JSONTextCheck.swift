@@ -165,7 +165,8 @@ struct JSONTextCheck {
                 case UInt8(ascii: "u"):
                     var unit = try hex4()
                     if (0xD800...0xDBFF).contains(unit), current == UInt8(ascii: "\\"),
-                       offset + 1 < bytes.count, bytes[offset + 1] == UInt8(ascii: "u") {
+                        offset + 1 < bytes.count, bytes[offset + 1] == UInt8(ascii: "u")
+                    {
                         offset += 2
                         let low = try hex4()
                         guard (0xDC00...0xDFFF).contains(low) else { throw fail("a \\u escape pairs a high surrogate with no low one") }
@@ -198,7 +199,8 @@ struct JSONTextCheck {
     private mutating func literal(_ word: StaticString) throws(Problem) {
         let length = word.utf8CodeUnitCount
         guard offset + length <= bytes.count,
-              bytes[offset..<offset + length].elementsEqual(UnsafeBufferPointer(start: word.utf8Start, count: length)) else {
+            bytes[offset..<offset + length].elementsEqual(UnsafeBufferPointer(start: word.utf8Start, count: length))
+        else {
             throw fail("expected a JSON value, found \(describeCurrent())")
         }
         offset += length

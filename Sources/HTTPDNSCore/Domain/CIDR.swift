@@ -20,8 +20,8 @@ public struct CIDR: Hashable, Sendable, CustomStringConvertible {
             addressText = Substring(text[..<slash])
             let digits = text[text.index(after: slash)...]
             guard !digits.isEmpty, digits.utf8.count <= 3,
-                  digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
-                  let value = Int(digits)
+                digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                let value = Int(digits)
             else { return nil }
             prefix = value
         } else {

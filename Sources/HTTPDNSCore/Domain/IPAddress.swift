@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A textual IPv4 or IPv6 address, checked and normalised with `inet_pton`/`inet_ntop`.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A literal IPv4 or IPv6 address with a port, as the `sockaddr` that `bind(2)`, `connect(2)` and

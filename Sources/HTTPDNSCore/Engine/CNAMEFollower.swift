@@ -26,8 +26,9 @@ enum CNAMEFollower {
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome, Stop?) -> Void
     ) {
-        step(answer, source: source, query: query, visited: [query.host], chainTTL: answer.ttl, chain: chain, clock: clock,
-             report: report, completion: completion)
+        step(
+            answer, source: source, query: query, visited: [query.host], chainTTL: answer.ttl, chain: chain, clock: clock,
+            report: report, completion: completion)
     }
 
     private static func step(
@@ -54,8 +55,9 @@ enum CNAMEFollower {
             switch outcome {
             case .answered(let followed, let followedSource):
                 let ttl = min(chainTTL ?? followed.ttl ?? .max, followed.ttl ?? chainTTL ?? .max)
-                step(followed, source: followedSource, query: query, visited: visited.union([target]),
-                     chainTTL: ttl == .max ? nil : ttl, chain: chain, clock: clock, report: report, completion: completion)
+                step(
+                    followed, source: followedSource, query: query, visited: visited.union([target]),
+                    chainTTL: ttl == .max ? nil : ttl, chain: chain, clock: clock, report: report, completion: completion)
             case .failed:
                 completion(outcome, nil)
             }

@@ -25,9 +25,10 @@ public enum Preloader {
         let slots = Dictionary(items.enumerated().map { ($0.element, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let gather = OutcomeGather<FamilyOutcome>(count: items.count) { outcomes in
             let perHost = families.count
-            completion(hosts.indices.map { host in
-                PreloadOutcome(host: hosts[host], results: families.indices.map { (families[$0], outcomes[host * perHost + $0]) })
-            })
+            completion(
+                hosts.indices.map { host in
+                    PreloadOutcome(host: hosts[host], results: families.indices.map { (families[$0], outcomes[host * perHost + $0]) })
+                })
         }
         let queue = KeyQueue(concurrency: concurrency) { key, done in
             guard let index = slots[key] else { return done() }

@@ -25,7 +25,8 @@ extension ResolverEngine {
         var fields: [(String, any LogValue)] = [("upstream", upstream)]
         switch result {
         case .success(let answer):
-            let outcome = answer.nxdomain ? "nxdomain" : !answer.addresses.isEmpty ? "answer" : answer.cnameTarget != nil ? "cname" : "nodata"
+            let outcome =
+                answer.nxdomain ? "nxdomain" : !answer.addresses.isEmpty ? "answer" : answer.cnameTarget != nil ? "cname" : "nodata"
             fields += [("outcome", outcome), ("seconds", seconds), ("addresses", answer.addresses.count)]
         case .failure(let error):
             fields += [("outcome", error.code.rawValue), ("seconds", seconds), ("error", error.message)]

@@ -10,9 +10,11 @@ extension ResolverEngine {
         let config = settings.config
         if let retryAfter = budgetRefusal(for: client, config: config) {
             metrics.upstreamBudgetRefusals.increment()
-            completion(.failure(ResolveFailure(
-                timedOut: false, message: "the account's upstream budget (upstreamQPS \(config.upstreamQPS)) is spent",
-                retryAfter: retryAfter)))
+            completion(
+                .failure(
+                    ResolveFailure(
+                        timedOut: false, message: "the account's upstream budget (upstreamQPS \(config.upstreamQPS)) is spent",
+                        retryAfter: retryAfter)))
             return
         }
         settings.chain.forward(message, timeoutMilliseconds: config.timeoutMilliseconds) { [self] result in

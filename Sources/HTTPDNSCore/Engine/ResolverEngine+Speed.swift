@@ -14,8 +14,9 @@ extension ResolverEngine {
     /// same entry) so that later hits cost nothing extra.
     func probeSpeed(of entry: CacheEntry, key: CacheKey, config: AccountConfig) {
         guard config.speedTestEnable, let speedTester, entry.addresses.count > 1,
-              rtt.needsProbe(entry.addresses, at: now),
-              probing.withLock({ $0.insert(key).inserted }) else { return }
+            rtt.needsProbe(entry.addresses, at: now),
+            probing.withLock({ $0.insert(key).inserted })
+        else { return }
         metrics.speedTestRuns.increment()
         speedTester.probe(entry.addresses, port: config.speedPort, timeout: config.speedTestTimeout) { [self] results in
             let now = self.now

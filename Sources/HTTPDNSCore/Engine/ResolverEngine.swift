@@ -127,7 +127,12 @@ public final class ResolverEngine: Sendable {
     public func update(config: AccountConfig) {
         let chain = makeChain(accountID, config)
         let previous = settings.update { old in (Settings(config: config, chain: chain), old.config) }
-        Log.debug("account configuration applied", [("account", accountID), ("upstreams", config.upstreams.map(\.description).joined(separator: ",")), ("cacheCountLimit", config.cacheCountLimit)])
+        Log.debug(
+            "account configuration applied",
+            [
+                ("account", accountID), ("upstreams", config.upstreams.map(\.description).joined(separator: ",")),
+                ("cacheCountLimit", config.cacheCountLimit),
+            ])
         backoff.clearAll()
         let evicted = cache.resize(limit: config.cacheCountLimit)
         stats.absorb(evicted)
@@ -209,7 +214,8 @@ public final class ResolverEngine: Sendable {
         let settings = current
         let key = key()
         if mayServe(entry, of: key.host, config: settings.config, at: now),
-           options.reuseExpiredIPEnabled || backoff.hasFailed(key) {
+            options.reuseExpiredIPEnabled || backoff.hasFailed(key)
+        {
             metrics.hits.increment()
             countStale(key)
             refreshInBackground(key, settings: settings, prefetch: false)
@@ -312,7 +318,8 @@ public final class ResolverEngine: Sendable {
     @discardableResult
     private func refreshInBackground(_ key: CacheKey, settings: Settings, prefetch: Bool, done: (@Sendable () -> Void)? = nil) -> Bool {
         guard !backoff.isWaiting(key, at: clock.now()), flights.startIfIdle(key, waiter: { _ in done?() }) else {
-            Log.debug("background refresh not started: in flight or backing off after a failure", debugFields(key, [("prefetch", prefetch)]))
+            Log.debug(
+                "background refresh not started: in flight or backing off after a failure", debugFields(key, [("prefetch", prefetch)]))
             done?()
             return false
         }
@@ -320,7 +327,8 @@ public final class ResolverEngine: Sendable {
             metrics.prefetches.increment()
             stats.update(statsKey(key)) { $0.prefetchNum += 1 }
         }
-        Log.debug(prefetch ? "prefetch: refreshing an entry before it expires" : "refreshing an expired entry served stale", debugFields(key))
+        Log.debug(
+            prefetch ? "prefetch: refreshing an entry before it expires" : "refreshing an expired entry served stale", debugFields(key))
         launch(key, settings: settings)
         return true
     }
@@ -365,9 +373,10 @@ public final class ResolverEngine: Sendable {
                 }
                 probeSpeed(of: entry, key: key, config: config)
                 // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
-                result = .success(ResolvedAnswer(
-                    addresses: entry.addresses, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
-                    nxdomain: entry.nxdomain, soa: entry.soa))
+                result = .success(
+                    ResolvedAnswer(
+                        addresses: entry.addresses, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
+                        nxdomain: entry.nxdomain, soa: entry.soa))
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()
                 if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
@@ -375,7 +384,8 @@ public final class ResolverEngine: Sendable {
                 // Only keys with an entry to serve need a backoff (it is what refreshes them).
                 if cached != nil { backoff.recordFailure(key, at: now) }
                 if let cached,
-                   !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now) {
+                    !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now)
+                {
                     // Nothing answered, but a cached answer that may be served beats an error.
                     result = .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
                 } else {
@@ -427,12 +437,14 @@ public final class ResolverEngine: Sendable {
         metrics.upstreamBudgetRefusals.increment()
         let now = clock.now()
         if config.cacheEnable, let cached = cache.peek(key),
-           !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now) {
+            !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now)
+        {
             return .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
         }
-        return .failure(ResolveFailure(
-            timedOut: false, message: "the account's upstream budget (upstreamQPS \(config.upstreamQPS)) is spent",
-            retryAfter: retryAfter))
+        return .failure(
+            ResolveFailure(
+                timedOut: false, message: "the account's upstream budget (upstreamQPS \(config.upstreamQPS)) is spent",
+                retryAfter: retryAfter))
     }
 
     // MARK: Background refresh
@@ -477,7 +489,9 @@ public final class ResolverEngine: Sendable {
             stats.update(statsKey) { $0.recordUpstream(result) }
             if case .failure(let error) = result { logFailure(of: name, error, statsKey: statsKey) }
         case .fallback(let result, let seconds):
-            Log.debug("local DNS fallback replied", debugFields(statsKey, Self.debugFields(upstream: "local DNS fallback", result, seconds: seconds)))
+            Log.debug(
+                "local DNS fallback replied",
+                debugFields(statsKey, Self.debugFields(upstream: "local DNS fallback", result, seconds: seconds)))
             if case .success = result { metrics.fallbackSuccess.increment() } else { metrics.fallbackFailure.increment() }
             stats.update(statsKey) {
                 $0.gobackLocaldnsNum += 1
@@ -535,11 +549,15 @@ public final class ResolverEngine: Sendable {
 
     /// Every cached entry, sorted by host, family and network.
     public func cachedEntries() -> [(CacheKey, CacheEntry)] {
-        cache.snapshot().sorted { ($0.0.host.value, $0.0.family.rawValue, $0.0.network) < ($1.0.host.value, $1.0.family.rawValue, $1.0.network) }
+        cache.snapshot().sorted {
+            ($0.0.host.value, $0.0.family.rawValue, $0.0.network) < ($1.0.host.value, $1.0.family.rawValue, $1.0.network)
+        }
     }
 
     /// One page of the cache in shard and slot order (`AnswerCache.page`): O(scanLimit), no sort.
-    public func cachePage(from position: AnswerCache.Position, limit: Int, scanLimit: Int) -> (entries: [AnswerCache.Listed], next: AnswerCache.Position?) {
+    public func cachePage(from position: AnswerCache.Position, limit: Int, scanLimit: Int) -> (
+        entries: [AnswerCache.Listed], next: AnswerCache.Position?
+    ) {
         cache.page(from: position, limit: limit, scanLimit: scanLimit)
     }
 

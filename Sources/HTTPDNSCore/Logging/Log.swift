@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// One line per event on standard error, as text (`2026-11-29T21:30:00.123Z info message k=v`)
 /// or JSON (`{"time":"2026-11-29T21:30:00.123Z","level":"info","msg":"message","k":"v"}`, one

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where log lines go: standard error. `write` writes a line at once (events: rare, and written
@@ -102,7 +102,10 @@ public final class LogSink: @unchecked Sendable {
             condition.unlock()
             writeLines(batch)
             if dropped > 0 {
-                writeAll(Log.line(.warning, "log: \(dropped) lines dropped (standard error is not read fast enough)", fields: [], format: Log.format, time: Log.timestamp()))
+                writeAll(
+                    Log.line(
+                        .warning, "log: \(dropped) lines dropped (standard error is not read fast enough)", fields: [], format: Log.format,
+                        time: Log.timestamp()))
             }
             condition.lock()
             locked_writing = false

@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The buckets every duration histogram of `/metrics` uses: 100 µs to 10 s, upper bounds

@@ -70,7 +70,9 @@ public final class EngineMetrics: Sendable {
         case .success(let answer): outcome = answer.isNegative ? "negative" : "success"
         case .failure(let error): outcome = Self.outcomeLabel(error.code)
         }
-        upstreamOutcomes.withLock { $0[UpstreamOutcomeKey(upstream: name, outcome: outcome), default: HistogramCounts()].record(seconds: seconds) }
+        upstreamOutcomes.withLock {
+            $0[UpstreamOutcomeKey(upstream: name, outcome: outcome), default: HistogramCounts()].record(seconds: seconds)
+        }
     }
 
     public var upstreamCounts: [(UpstreamOutcomeKey, UInt64)] {

@@ -52,7 +52,9 @@ public final class AccountReplicator: Replication, Sendable {
                 let applied = actions.filter { if case .apply = $0 { true } else { false } }.count
                 // Every reconnect and every periodic pass: a line only when something differed.
                 if !actions.isEmpty {
-                    Log.info("replication: reconciled with \(records.count) shared account records: \(applied) applied here, \(actions.count - applied) offered to Redis")
+                    Log.info(
+                        "replication: reconciled with \(records.count) shared account records: \(applied) applied here, \(actions.count - applied) offered to Redis"
+                    )
                 }
                 perform(actions)
             case .failure(let error):
@@ -134,7 +136,9 @@ public final class AccountReplicator: Replication, Sendable {
                     switch result {
                     case .success(let winner): received(winner)
                     case .failure(let error):
-                        Log.warning("replication: could not offer account \(record.id) (version \(record.version)) to Redis: \(error.message) (retried on the next reconnect)")
+                        Log.warning(
+                            "replication: could not offer account \(record.id) (version \(record.version)) to Redis: \(error.message) (retried on the next reconnect)"
+                        )
                     }
                 }
             }
@@ -143,7 +147,8 @@ public final class AccountReplicator: Replication, Sendable {
 
     /// Writes the record to the local database, then (once durable) to the registry. The
     /// database completes in the order of the calls, so the registry follows the same order.
-    private func apply(_ record: AccountRecord, reapplying: Bool, completion: @escaping @Sendable (Result<Void, ReplicationError>) -> Void) {
+    private func apply(_ record: AccountRecord, reapplying: Bool, completion: @escaping @Sendable (Result<Void, ReplicationError>) -> Void)
+    {
         let json: String
         do {
             json = try record.encoded()
@@ -168,7 +173,9 @@ public final class AccountReplicator: Replication, Sendable {
                 Log.error("replication: account \(record.id) version \(record.version) could not be stored here: \(error)")
                 // Forget it, so that the next message or reconnect applies it again.
                 locked_state.withLock { $0.forget(record) }
-                completion(.failure(ReplicationError(.localStore, "account \(record.id): Redis holds the change, but this replica could not store it")))
+                completion(
+                    .failure(
+                        ReplicationError(.localStore, "account \(record.id): Redis holds the change, but this replica could not store it")))
             }
         }
     }

@@ -67,7 +67,8 @@ public struct CacheInvalidation: Sendable, Equatable {
             }
             self.init(origin: origin, account: account, change: .preload(hosts: hosts, families: families, network: network))
         } else {
-            throw ConfigError(key: key, "needs exactly one of \"evict\", \"evictAll\": true, or \"preload\" with \"families\" and \"network\"")
+            throw ConfigError(
+                key: key, "needs exactly one of \"evict\", \"evictAll\": true, or \"preload\" with \"families\" and \"network\"")
         }
     }
 }

@@ -120,7 +120,8 @@ public final class EngineStats: Sendable {
     /// The hits of `key` still counted in its cache slot.
     private func pendingHits(_ key: StatsKey) -> UInt32 {
         HostName(key.domain).map {
-            cache.pendingHits(of: CacheKey(host: $0, family: key.family, network: key.network == StatsKey.defaultNetwork ? "" : key.network))
+            cache.pendingHits(
+                of: CacheKey(host: $0, family: key.family, network: key.network == StatsKey.defaultNetwork ? "" : key.network))
         } ?? 0
     }
 

@@ -204,18 +204,18 @@ struct PackedStats: Equatable {
 
     init?(_ stats: DomainStats) {
         guard let successNum = UInt32(exactly: stats.successNum),
-              let cacheDnsNum = UInt32(exactly: stats.cacheDnsNum),
-              let requestPDnsNum = UInt32(exactly: stats.requestPDnsNum),
-              let gobackLocaldnsNum = UInt32(exactly: stats.gobackLocaldnsNum),
-              let localErro = UInt32(exactly: stats.localErro),
-              let timeoutErro = UInt32(exactly: stats.timeoutErro),
-              let noResponseErro = UInt32(exactly: stats.noResponseErro),
-              let noPermissionErro = UInt32(exactly: stats.noPermissionErro),
-              let urlParameterErro = UInt32(exactly: stats.urlParameterErro),
-              let urlPathErro = UInt32(exactly: stats.urlPathErro),
-              let staleNum = UInt32(exactly: stats.staleNum),
-              let prefetchNum = UInt32(exactly: stats.prefetchNum),
-              let rttCount = UInt32(exactly: stats.rttCount)
+            let cacheDnsNum = UInt32(exactly: stats.cacheDnsNum),
+            let requestPDnsNum = UInt32(exactly: stats.requestPDnsNum),
+            let gobackLocaldnsNum = UInt32(exactly: stats.gobackLocaldnsNum),
+            let localErro = UInt32(exactly: stats.localErro),
+            let timeoutErro = UInt32(exactly: stats.timeoutErro),
+            let noResponseErro = UInt32(exactly: stats.noResponseErro),
+            let noPermissionErro = UInt32(exactly: stats.noPermissionErro),
+            let urlParameterErro = UInt32(exactly: stats.urlParameterErro),
+            let urlPathErro = UInt32(exactly: stats.urlPathErro),
+            let staleNum = UInt32(exactly: stats.staleNum),
+            let prefetchNum = UInt32(exactly: stats.prefetchNum),
+            let rttCount = UInt32(exactly: stats.rttCount)
         else { return nil }
         self.successNum = successNum
         self.cacheDnsNum = cacheDnsNum

@@ -23,8 +23,12 @@ extension UpstreamChain {
         var forwarders = upstreams.compactMap { $0 as? any DNSMessageForwarder }
         if let fallback = fallback as? any DNSMessageForwarder { forwarders.append(fallback) }
         guard !forwarders.isEmpty else {
-            completion(.failure(UpstreamError(
-                .badRequest, "no upstream of this account can forward DNS messages of other types than A and AAAA (a doh: upstream or the local DNS fallback can)")))
+            completion(
+                .failure(
+                    UpstreamError(
+                        .badRequest,
+                        "no upstream of this account can forward DNS messages of other types than A and AAAA (a doh: upstream or the local DNS fallback can)"
+                    )))
             return
         }
         Self.forward(message, through: forwarders[...], timeoutMilliseconds: timeoutMilliseconds, lastError: nil, completion: completion)
@@ -42,7 +46,9 @@ extension UpstreamChain {
             switch result {
             case .success: completion(result)
             case .failure(let error):
-                forward(message, through: forwarders.dropFirst(), timeoutMilliseconds: timeoutMilliseconds, lastError: error, completion: completion)
+                forward(
+                    message, through: forwarders.dropFirst(), timeoutMilliseconds: timeoutMilliseconds, lastError: error,
+                    completion: completion)
             }
         }
     }

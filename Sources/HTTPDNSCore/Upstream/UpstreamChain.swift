@@ -71,16 +71,19 @@ public struct UpstreamChain: Sendable {
             return
         }
         let started = clock.now()
-        Log.debug("every upstream failed: asking the local DNS fallback", [("upstream", fallback.name), ("host", query.host.value), ("type", query.family.typeName)])
+        Log.debug(
+            "every upstream failed: asking the local DNS fallback",
+            [("upstream", fallback.name), ("host", query.host.value), ("type", query.family.typeName)])
         fallback.resolve(query) { result in
             report(.fallback(result: result, seconds: max(0, clock.now() - started)))
             switch result {
             case .success(let answer):
                 completion(.answered(answer, source: .localdns))
             case .failure(let error):
-                completion(.failed(
-                    timedOut: allTimedOut && error.code == .timeout,
-                    message: "\(upstreamMessage); local DNS: \(error)"))
+                completion(
+                    .failed(
+                        timedOut: allTimedOut && error.code == .timeout,
+                        message: "\(upstreamMessage); local DNS: \(error)"))
             }
         }
     }

@@ -39,10 +39,13 @@ public struct UpstreamSpec: Sendable, Hashable, CustomStringConvertible {
         }
         if let bad = url.unicodeScalars.first(where: { $0.value <= 0x20 || $0.value >= 0x7F || Self.notInURLs.contains($0) }) {
             let shown = bad == " " ? "a space" : bad.value < 0x20 || bad.value == 0x7F ? "a control character" : "'\(bad)'"
-            throw ConfigError(key: key, "upstream URL '\(Log.escaped(parts.redacted))' holds \(shown), which a URL cannot (percent-encode it)")
+            throw ConfigError(
+                key: key, "upstream URL '\(Log.escaped(parts.redacted))' holds \(shown), which a URL cannot (percent-encode it)")
         }
         guard parts.hostAndPort != nil else {
-            throw ConfigError(key: key, "upstream URL '\(parts.redacted)': '\(parts.hostPort)' is not a host name or IP address with an optional port (1-65535)")
+            throw ConfigError(
+                key: key,
+                "upstream URL '\(parts.redacted)': '\(parts.hostPort)' is not a host name or IP address with an optional port (1-65535)")
         }
         self.kind = kind
         self.url = url

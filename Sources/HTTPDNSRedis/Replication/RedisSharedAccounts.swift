@@ -120,7 +120,9 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
             metrics: client.metrics
         ) { [weak replicator] up in
             guard up else {
-                Log.warning("replication: lost the Redis subscription: account changes and cache invalidations from other replicas wait for the reconnect")
+                Log.warning(
+                    "replication: lost the Redis subscription: account changes and cache invalidations from other replicas wait for the reconnect"
+                )
                 return
             }
             replicator?.connected()

@@ -47,8 +47,10 @@ struct ClientAuthenticator: Sendable {
         switch SignatureV1.presented(in: request) {
         case .none:
             guard !config.requireSignedRequests else {
-                return .failure(Self.unauthorized(
-                    "missing signature: this account requires signed requests (kid, t and sign arguments or an Authorization: \(SignatureV1.scheme) header)"))
+                return .failure(
+                    Self.unauthorized(
+                        "missing signature: this account requires signed requests (kid, t and sign arguments or an Authorization: \(SignatureV1.scheme) header)"
+                    ))
             }
             return .success(.anonymous)
         case .malformed(let reason):
@@ -59,8 +61,9 @@ struct ClientAuthenticator: Sendable {
         let now = clock.now()
         let expiry = credentials.expirySeconds
         guard expiry >= now else {
-            return .failure(Self.unauthorized(
-                "signature expired: t=\(credentials.expiry) is before the server's time \(Int(now)) (the Date header gives it)"))
+            return .failure(
+                Self.unauthorized(
+                    "signature expired: t=\(credentials.expiry) is before the server's time \(Int(now)) (the Date header gives it)"))
         }
         let key = config.clientKeys.first { $0.id == credentials.keyID }
         let matches: Bool
@@ -72,8 +75,10 @@ struct ClientAuthenticator: Sendable {
         }
         guard let key, matches else { return .failure(Self.unauthorized(Self.badSignature)) }
         guard expiry - now <= config.maxSignatureAge else {
-            return .failure(Self.unauthorized(
-                "signature expiry too far ahead: t=\(credentials.expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
+            return .failure(
+                Self.unauthorized(
+                    "signature expiry too far ahead: t=\(credentials.expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"
+                ))
         }
         return .success(.key(id: key.id, role: key.role))
     }
@@ -98,7 +103,8 @@ struct ClientAuthenticator: Sendable {
     func checkReplay(_ change: SignedChange) -> APIError? {
         let now = clock.now()
         let outcome = replays.use(
-            Array(change.signature.utf8), expiry: change.expiry, key: change.keyID, client: change.client, account: change.account, now: now)
+            Array(change.signature.utf8), expiry: change.expiry, key: change.keyID, client: change.client, account: change.account, now: now
+        )
         switch outcome {
         case .accepted:
             return nil

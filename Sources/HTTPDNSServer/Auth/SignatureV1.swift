@@ -86,7 +86,9 @@ public enum SignatureV1 {
             var fields: [String: String] = [:]
             for part in header.split(separator: ",") {
                 let trimmed = part.trimmingSpaces
-                guard let equals = trimmed.firstIndex(of: "=") else { return .malformed("Authorization field '\(trimmed.prefix(16))' is not name=value") }
+                guard let equals = trimmed.firstIndex(of: "=") else {
+                    return .malformed("Authorization field '\(trimmed.prefix(16))' is not name=value")
+                }
                 let name = String(trimmed[..<equals]).lowercased()
                 guard ["kid", "t", "sign"].contains(name) else { return .malformed("unknown Authorization field '\(name.prefix(16))'") }
                 guard fields[name] == nil else { return .malformed("Authorization field '\(name)' given twice") }
@@ -148,7 +150,8 @@ public enum SignatureV1 {
     static func verify(_ request: HTTPRequest, _ credentials: Credentials, key: HMACSHA256Key) throws(CryptoError) -> Bool {
         var sent = credentials.signature
         return try withCanonicalBytes(
-            method: request.method, path: request.path, arguments: ArgumentBytes(request.query), expiry: credentials.expiry, body: request.body
+            method: request.method, path: request.path, arguments: ArgumentBytes(request.query), expiry: credentials.expiry,
+            body: request.body
         ) { canonical throws(CryptoError) in
             try withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 3 * HMACSHA256Key.size) { buffer throws(CryptoError) in
                 let mac = UnsafeMutableRawBufferPointer(start: buffer.baseAddress, count: HMACSHA256Key.size)

@@ -16,9 +16,12 @@ extension HTTPDNSService {
     /// without `aesSecretKey` pay one flag and one argument lookup.
     func openRequest(_ route: Route, _ match: Route.Match) -> Opening {
         guard let engine = match.engine,
-              engine.lookupOptions.hasAESKey || match.request.query[RequestOpening.argument] != nil else { return .proceed(match) }
+            engine.lookupOptions.hasAESKey || match.request.query[RequestOpening.argument] != nil
+        else { return .proceed(match) }
         let config = engine.config
-        switch RequestOpening.open(match.request, account: engine.accountID, key: config.aesKey, requireEncryption: config.requireEncryption) {
+        switch RequestOpening.open(
+            match.request, account: engine.accountID, key: config.aesKey, requireEncryption: config.requireEncryption)
+        {
         case .plain:
             return .proceed(match)
         case .refused(let error):
@@ -27,7 +30,8 @@ extension HTTPDNSService {
             return .answer(exchange.seal(route.format.response(error)))
         case .opened(let request, let exchange):
             if let role = route.access.role(for: request),
-               let refusal = authenticator.authorise(match.authentication, required: role) {
+                let refusal = authenticator.authorise(match.authentication, required: role)
+            {
                 return .answer(exchange.seal(route.format.response(refusal)))
             }
             var opened = match

@@ -30,7 +30,8 @@ enum RequestOpening {
     static func open(_ request: HTTPRequest, account: String, key: [UInt8]?, requireEncryption: Bool) -> Outcome {
         guard let text = request.query[argument] else {
             guard !requireEncryption else {
-                return .refused(APIError(.forbidden, "account '\(account)' requires encrypted requests: send enc=... (see docs/encryption.md)"))
+                return .refused(
+                    APIError(.forbidden, "account '\(account)' requires encrypted requests: send enc=... (see docs/encryption.md)"))
             }
             return .plain
         }
@@ -38,11 +39,14 @@ enum RequestOpening {
             return .refused(APIError(.invalidParameter, "account '\(account)' has no aesSecretKey: enc cannot be used"))
         }
         guard !request.query.hasRepeatedNames,
-              request.query.pairs.allSatisfy({ $0.name == argument || signatureArguments.contains($0.name) }) else {
-            return .refused(APIError(.invalidParameter, "enc must be the only argument besides the signature's (kid, t, sign), each given once"))
+            request.query.pairs.allSatisfy({ $0.name == argument || signatureArguments.contains($0.name) })
+        else {
+            return .refused(
+                APIError(.invalidParameter, "enc must be the only argument besides the signature's (kid, t, sign), each given once"))
         }
         guard let sealed = Base64URL.decode(text), sealed.count >= AESGCM.nonceCount + AESGCM.tagCount else {
-            return .refused(APIError(.invalidParameter, "enc must be unpadded base64url of nonce (12 bytes) || ciphertext || tag (16 bytes)"))
+            return .refused(
+                APIError(.invalidParameter, "enc must be unpadded base64url of nonce (12 bytes) || ciphertext || tag (16 bytes)"))
         }
         let nonce = Array(sealed.prefix(AESGCM.nonceCount))
         let queryData = EncryptedExchange.associatedData(.query, method: request.method, path: request.path, requestNonce: nil)
@@ -85,7 +89,8 @@ enum RequestOpening {
             let rawName = piece[..<(equals ?? piece.endIndex)]
             let rawValue = equals.map { piece[piece.index(after: $0)...] } ?? []
             guard let name = decode(rawName), let value = decode(rawValue) else {
-                return .failure(APIError(.invalidParameter, "the decrypted query string has a bad %-escape, invalid UTF-8 or a control character"))
+                return .failure(
+                    APIError(.invalidParameter, "the decrypted query string has a bad %-escape, invalid UTF-8 or a control character"))
             }
             guard !name.isEmpty else {
                 return .failure(APIError(.invalidParameter, "the decrypted query string has an argument without a name"))
@@ -110,7 +115,8 @@ enum RequestOpening {
         while index < raw.endIndex {
             let byte = raw[index]
             if byte == UInt8(ascii: "%") {
-                guard raw.endIndex - index >= 3, let high = HexDigits.value(raw[index + 1]), let low = HexDigits.value(raw[index + 2]) else { return nil }
+                guard raw.endIndex - index >= 3, let high = HexDigits.value(raw[index + 1]), let low = HexDigits.value(raw[index + 2])
+                else { return nil }
                 bytes.append(high << 4 | low)
                 index += 3
             } else {

@@ -31,7 +31,8 @@ extension HTTPDNSService {
             }
             subnetAddress = address
         }
-        let network = engine.lookupOptions.ispEnable
+        let network =
+            engine.lookupOptions.ispEnable
             ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: request.forwardedFor, peer: request.peerAddress) : ""
         let shortForm = short
         return lookUp([host], [family], engine: engine, network: network, from: request) { results in
@@ -43,8 +44,10 @@ extension HTTPDNSService {
     /// `edns_client_subnet` (`subnet`), else the peer (or, from a trusted proxy, the address
     /// `X-Forwarded-For` names); `""` when none is known.
     func dohJSONNetwork(subnet: IPAddress?, forwardedFor: String?, peer: PeerAddress?) -> String {
-        let address = subnet ?? ClientNetwork.selectAddress(
-            clientIP: nil, forwardedFor: forwardedFor, peer: peer?.ipAddress, trustedProxies: limits.trustedProxies)
+        let address =
+            subnet
+            ?? ClientNetwork.selectAddress(
+                clientIP: nil, forwardedFor: forwardedFor, peer: peer?.ipAddress, trustedProxies: limits.trustedProxies)
         return address.map(ClientNetwork.network(of:)) ?? ""
     }
 
@@ -66,15 +69,17 @@ extension HTTPDNSService {
         typealias Name = FastRoutes.DoHJSON
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let nameText = arguments[Name.name], nameText.count > 0,
-              case .success(let family) = Self.dohJSONFamily(arguments[Name.type].map(Self.string)),
-              case .success(let short) = Self.dohJSONShort(arguments[Name.short].map(Self.string)) else { return nil }
+            case .success(let family) = Self.dohJSONFamily(arguments[Name.type].map(Self.string)),
+            case .success(let short) = Self.dohJSONShort(arguments[Name.short].map(Self.string))
+        else { return nil }
         // The subnet only chooses the network of `ispEnable` accounts, but an invalid one is refused.
         var subnetAddress: IPAddress?
         if let subnet = arguments[Name.subnet], subnet.count > 0 {
             guard let address = Self.subnetAddress(Self.string(subnet)) else { return nil }
             subnetAddress = address
         }
-        let network = options.ispEnable
+        let network =
+            options.ispEnable
             ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: fastForwardedFor(head), peer: head.peerAddress) : ""
         let signed = arguments[Name.ak] != nil || arguments[Name.ts] != nil || arguments[Name.key] != nil
         let needsAdmit = signed || options.hasClientKeys || options.hasAESKey
@@ -109,7 +114,8 @@ extension HTTPDNSService {
         default: break
         }
         let isNumber = text.utf8.count <= 5 && text.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } && (Int(text) ?? 0) <= 65_535
-        let isMnemonic = text.utf8.count <= 10 && (text.utf8.first.map { UInt8(ascii: "A")...UInt8(ascii: "z") ~= $0 } ?? false)
+        let isMnemonic =
+            text.utf8.count <= 10 && (text.utf8.first.map { UInt8(ascii: "A")...UInt8(ascii: "z") ~= $0 } ?? false)
             && text.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) }
         guard isNumber || isMnemonic else {
             return .failure(APIError(.invalidParameter, "type must be a record type number or mnemonic, got '\(text)'"))
@@ -126,7 +132,8 @@ extension HTTPDNSService {
         if parts.count == 2 {
             let digits = parts[1]
             guard !digits.isEmpty, digits.utf8.count <= 3, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                  let prefix = Int(digits), prefix <= address.bytes.count * 8 else { return nil }
+                let prefix = Int(digits), prefix <= address.bytes.count * 8
+            else { return nil }
         }
         return address
     }
@@ -141,7 +148,8 @@ extension HTTPDNSService {
         let query = request.query
         guard query["ak"] != nil || query["ts"] != nil || query["key"] != nil else {
             guard !config.requireSignedRequests else {
-                return .failure(APIError(.invalidSignature, "missing signature: this account requires signed requests (uid, ak, ts and key arguments)"))
+                return .failure(
+                    APIError(.invalidSignature, "missing signature: this account requires signed requests (uid, ak, ts and key arguments)"))
             }
             return .success(.anonymous)
         }
@@ -149,9 +157,12 @@ extension HTTPDNSService {
             return .failure(APIError(.invalidSignature, "malformed signature: a signed request needs all of uid, ak, ts and key"))
         }
         guard !config.clientKeys.isEmpty || config.requireSignedRequests else {
-            return .failure(APIError(.invalidSignature, "this account has no clientKeys to check a signature with: send the request unsigned"))
+            return .failure(
+                APIError(.invalidSignature, "this account has no clientKeys to check a signature with: send the request unsigned"))
         }
-        guard (1...12).contains(timestamp.utf8.count), timestamp.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Double(timestamp) else {
+        guard (1...12).contains(timestamp.utf8.count), timestamp.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            let seconds = Double(timestamp)
+        else {
             return .failure(APIError(.invalidSignature, "ts must be the signing time in Unix seconds (digits only)"))
         }
         // The key, its role and `maxSignatureAge` are the account's: they are looked at after the
@@ -160,14 +171,18 @@ extension HTTPDNSService {
         let matches: Bool
         do {
             let expected = try DoHJSONSignature.key(
-                uid: uid, secret: key?.secret ?? ClientAuthenticator.decoySecret, timestamp: timestamp, name: query["name"] ?? "", accessKeyID: keyID)
+                uid: uid, secret: key?.secret ?? ClientAuthenticator.decoySecret, timestamp: timestamp, name: query["name"] ?? "",
+                accessKeyID: keyID)
             matches = Digest.constantTimeEquals(Array(expected.utf8), Array(presented.lowercased().utf8))
         } catch {
             Log.error("DoH JSON signature check: \(error)")
             return .failure(APIError(.internalError, "the signature could not be checked"))
         }
         guard let key, matches else {
-            return .failure(APIError(.invalidSignature, "bad signature: key is not sha256(uid + secret + ts + name + ak) for a client key of this account named by ak"))
+            return .failure(
+                APIError(
+                    .invalidSignature,
+                    "bad signature: key is not sha256(uid + secret + ts + name + ak) for a client key of this account named by ak"))
         }
         guard key.role.allows(.resolve) else {
             return .failure(APIError(.forbidden, "key '\(key.id)' has role \(key.role.rawValue); this endpoint needs resolve"))
@@ -181,12 +196,14 @@ extension HTTPDNSService {
         guard now - seconds <= config.maxSignatureAge else {
             return APIError(
                 .signatureExpired,
-                "signature expired: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) before the server's time \(Int(now))")
+                "signature expired: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) before the server's time \(Int(now))"
+            )
         }
         guard seconds - now <= config.maxSignatureAge else {
             return APIError(
                 .invalidSignature,
-                "ts too far ahead: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))")
+                "ts too far ahead: ts=\(timestamp) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"
+            )
         }
         return nil
     }

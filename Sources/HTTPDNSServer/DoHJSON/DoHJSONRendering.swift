@@ -37,7 +37,8 @@ enum DoHJSONRendering {
     static func fastAnswer(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> FastResponse {
         // The header and question are under 128 bytes besides the name; each record under 64
         // besides the name and its address.
-        let bound = 128 + host.count + answer.addressList.count * (64 + host.count) + AnswerRendering.maximumAddresses(answer.addressList)
+        let bound =
+            128 + host.count + answer.addressList.count * (64 + host.count) + AnswerRendering.maximumAddresses(answer.addressList)
             + (answer.soa.map { 64 + ByteCursor.maximumString($0.zone.utf8.count) + ByteCursor.maximumString($0.data.utf8.count) } ?? 0)
         return FastResponse(bound: bound, source: answer.source) { buffer in
             var cursor = ByteCursor(buffer)
@@ -85,7 +86,9 @@ enum DoHJSONRendering {
 
     /// `{"Status":S,"TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[..]` (no
     /// closing brace). `host` is a valid name, which JSON never needs to escape.
-    private static func writeHeader<Sink: JSONSink>(_ status: Status, host: UnsafeBufferPointer<UInt8>, family: RecordFamily, to sink: inout Sink) {
+    private static func writeHeader<Sink: JSONSink>(
+        _ status: Status, host: UnsafeBufferPointer<UInt8>, family: RecordFamily, to sink: inout Sink
+    ) {
         sink.put(#"{"Status":"#)
         sink.decimal(status.rawValue)
         sink.put(#","TC":false,"RD":true,"RA":true,"AD":false,"CD":false,"Question":[{"name":""#)

@@ -59,7 +59,8 @@ extension HTTPDNSService {
         typealias Name = FastRoutes.EMAS
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let hostText = arguments[Name.host], hostText.count > 0,
-              case .success(let families) = Self.emasFamilies(arguments[Name.query].map(Self.string)), families.count == 1 else {
+            case .success(let families) = Self.emasFamilies(arguments[Name.query].map(Self.string)), families.count == 1
+        else {
             return nil
         }
         let (clientIP, network) = emasClient(
@@ -113,7 +114,8 @@ extension HTTPDNSService {
         guard !config.clientKeys.isEmpty || config.requireSignedRequests else {
             return .failure(APIError(.invalidSignature, "this account has no clientKeys to check a signature with: use /d and /resolve"))
         }
-        guard (1...12).contains(expiry.utf8.count), expiry.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Double(expiry) else {
+        guard (1...12).contains(expiry.utf8.count), expiry.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let seconds = Double(expiry)
+        else {
             return .failure(APIError(.invalidSignature, "t must be the expiry in Unix seconds (digits only)"))
         }
         let now = authenticator.clock.now()
@@ -128,16 +130,20 @@ extension HTTPDNSService {
                 signer = key
                 break
             }
-            if keys.isEmpty { _ = try EMASSignature.matches(presented, hosts: hosts, secret: ClientAuthenticator.decoySecret, expiry: expiry) }
+            if keys.isEmpty {
+                _ = try EMASSignature.matches(presented, hosts: hosts, secret: ClientAuthenticator.decoySecret, expiry: expiry)
+            }
         } catch {
             Log.error("EMAS signature check: \(error)")
             return .failure(APIError(.internalError, "the signature could not be checked"))
         }
         guard let signer else { return .failure(APIError(.invalidSignature, Self.badEMASSignature)) }
         guard seconds - now <= config.maxSignatureAge else {
-            return .failure(APIError(
-                .invalidSignature,
-                "signature expiry too far ahead: t=\(expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"))
+            return .failure(
+                APIError(
+                    .invalidSignature,
+                    "signature expiry too far ahead: t=\(expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"
+                ))
         }
         return .success(.key(id: signer.id, role: signer.role))
     }

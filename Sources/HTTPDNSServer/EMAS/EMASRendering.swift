@@ -17,7 +17,8 @@ enum EMASRendering {
 
     /// The same body for the fast path: one family's cached answer, written in one pass into
     /// memory that libmicrohttpd takes over. `host` is a valid name in canonical form.
-    static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, clientIP: String) -> FastResponse {
+    static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, clientIP: String) -> FastResponse
+    {
         // Every fixed part together (both numbers at 10 digits, the other family's `[]`) is under 128 bytes.
         let bound = 128 + host.count + AnswerRendering.maximumAddresses(answer.addressList) + ByteCursor.maximumString(clientIP.utf8.count)
         return FastResponse(bound: bound, source: answer.source) { buffer in

@@ -2,7 +2,7 @@ import CMicroHTTPD
 import HTTPDNSCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The access log (`accessLog: true`): one `Log` line per answered request, through `LogSink`
@@ -85,10 +85,12 @@ enum AccessLog {
         let peer = chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init)?.text ?? "-"
         let methodText = method.map { String(cString: $0) } ?? "-"
         let target = Self.target(connection, path: path)
-        Log.write(.info, "access \(methodText) \(target) \(status)", fields: [
-            ("method", methodText), ("path", target), ("status", status),
-            ("duration_ms", Double(Int(milliseconds * 1000)) / 1000), ("account", account ?? "-"),
-            ("source", source ?? "-"), ("bytes", bytes), ("peer", peer), ("request_id", context.requestID ?? "-"),
-        ], buffered: true)
+        Log.write(
+            .info, "access \(methodText) \(target) \(status)",
+            fields: [
+                ("method", methodText), ("path", target), ("status", status),
+                ("duration_ms", Double(Int(milliseconds * 1000)) / 1000), ("account", account ?? "-"),
+                ("source", source ?? "-"), ("bytes", bytes), ("peer", peer), ("request_id", context.requestID ?? "-"),
+            ], buffered: true)
     }
 }

@@ -5,7 +5,7 @@ import HTTPDNSCore
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Keeps one client from taking a listener: the connection limits, enforced at accept time, and
@@ -241,7 +241,9 @@ final class ConnectionTracker: @unchecked Sendable {
         if cut > 0 {
             closedSlowCount.add(cut, ordering: .relaxed)
             if let held = refusalLog.admit("slow", now: SystemClock().now()) {
-                Log.warning("closed \(cut) connections whose request did not arrive whole within \(deadline.requestReadTimeout / 1000) s (requestReadTimeout)\(Self.heldBack(held, what: "passes"))")
+                Log.warning(
+                    "closed \(cut) connections whose request did not arrive whole within \(deadline.requestReadTimeout / 1000) s (requestReadTimeout)\(Self.heldBack(held, what: "passes"))"
+                )
             }
         }
     }

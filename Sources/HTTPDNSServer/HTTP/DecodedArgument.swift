@@ -80,7 +80,8 @@ enum DecodedArgument {
     static func refusal(name: String, control: UInt8) -> APIError {
         APIError(
             .invalidParameter,
-            "argument '\(name)' holds a control character (%\(String(decoding: [hexDigit(control >> 4), hexDigit(control & 0x0F)], as: UTF8.self)) once percent-decoded): arguments must not contain bytes 0x00-0x1F or 0x7F")
+            "argument '\(name)' holds a control character (%\(String(decoding: [hexDigit(control >> 4), hexDigit(control & 0x0F)], as: UTF8.self)) once percent-decoded): arguments must not contain bytes 0x00-0x1F or 0x7F"
+        )
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {

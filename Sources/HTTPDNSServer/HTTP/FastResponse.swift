@@ -1,7 +1,7 @@
 import HTTPDNSCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The fast path's answer: status 200 and a body in memory from `malloc` that `HTTPServer` hands

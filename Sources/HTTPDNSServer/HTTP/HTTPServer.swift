@@ -3,7 +3,7 @@ import HTTPDNSCore
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The libmicrohttpd front: an epoll thread pool calling `handler` for each complete request.
@@ -71,7 +71,8 @@ public final class HTTPServer: @unchecked Sendable {
 
     /// Binds and starts the pool. Returns the bound port (useful with port 0).
     public func start() throws(HTTPServerError) -> UInt16 {
-        var flags = MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
+        var flags =
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
         let threads = HTTPServerOptions.workerThreads(configured: options.threads)
         guard let address = IPAddress(options.host) else {
@@ -248,7 +249,8 @@ public final class HTTPServer: @unchecked Sendable {
         // target a NUL cut short (`RawRequestURI`), or a target or head over our limits
         // (`RequestHeadLimits`), is refused, on either path.
         if uploadDataSize.pointee == 0,
-           let refusal = tracker.requestReceived(connection, method: method, url: url, version: version, headLimits: headLimits) {
+            let refusal = tracker.requestReceived(connection, method: method, url: url, version: version, headLimits: headLimits)
+        {
             return queue(connection, refusal.response, method: method, url: url, context: existing)
         }
         // No body and not dispatched yet (an access-log context alone does not count).
@@ -319,7 +321,9 @@ public final class HTTPServer: @unchecked Sendable {
             }
             context.dispatched = true
             guard registered else {
-                return queue(connection, APIError(.serviceUnavailable, "the service is shutting down").response, method: method, url: url, context: context)
+                return queue(
+                    connection, APIError(.serviceUnavailable, "the service is shutting down").response, method: method, url: url,
+                    context: context)
             }
             start { [self] response in
                 guard context.fulfil(response) else { return }

@@ -1,7 +1,7 @@
 import HTTPDNSCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Listener and limits of the HTTP front.

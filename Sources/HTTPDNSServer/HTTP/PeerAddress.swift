@@ -1,7 +1,7 @@
 import HTTPDNSCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The TCP peer of a request as raw bytes: copied out of the socket address on every request

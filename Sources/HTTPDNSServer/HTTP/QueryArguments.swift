@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The query arguments of a request (the first value of each name), kept as one byte buffer of
@@ -96,9 +96,11 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
         storage.withUnsafeBufferPointer { buffer in
             var result: [(name: String, value: String)] = []
             Self.forEachPair(buffer) { name, value in
-                result.append((
-                    String(decoding: UnsafeBufferPointer(rebasing: buffer[name]), as: UTF8.self),
-                    String(decoding: UnsafeBufferPointer(rebasing: buffer[value]), as: UTF8.self)))
+                result.append(
+                    (
+                        String(decoding: UnsafeBufferPointer(rebasing: buffer[name]), as: UTF8.self),
+                        String(decoding: UnsafeBufferPointer(rebasing: buffer[value]), as: UTF8.self)
+                    ))
                 return true
             }
             return result
@@ -125,7 +127,8 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
             var found: Range<Int>?
             Self.forEachPair(buffer) { nameRange, valueRange in
                 guard nameRange.count == name.count,
-                      name.isEmpty || memcmp(buffer.baseAddress! + nameRange.lowerBound, name.baseAddress!, name.count) == 0 else { return true }
+                    name.isEmpty || memcmp(buffer.baseAddress! + nameRange.lowerBound, name.baseAddress!, name.count) == 0
+                else { return true }
                 found = valueRange
                 return false
             }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What the request-target looked like before libmicrohttpd decoded it, to tell whether the

@@ -1,7 +1,7 @@
 import CMicroHTTPD
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A complete request without a body, borrowed: its bytes are valid only during the call that
@@ -40,10 +40,11 @@ public protocol RequestHead {
 /// names on every request, and each read of an array retained and released it, atomic writes
 /// to the one shared buffer (the cache line went back and forth between the cores).
 public struct ArgumentNames: Sendable {
-    private var names: (
-        StaticString, StaticString, StaticString, StaticString, StaticString,
-        StaticString, StaticString, StaticString, StaticString, StaticString
-    ) = ("", "", "", "", "", "", "", "", "", "")
+    private var names:
+        (
+            StaticString, StaticString, StaticString, StaticString, StaticString,
+            StaticString, StaticString, StaticString, StaticString, StaticString
+        ) = ("", "", "", "", "", "", "", "", "", "")
     let count: Int
 
     init(_ names: StaticString...) {
@@ -75,10 +76,11 @@ public struct ArgumentNames: Sendable {
 public struct RequestArguments {
     /// The most names one read may ask for.
     public static let capacity = 10
-    private var values: (
-        UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?,
-        UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?
-    ) = (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
+    private var values:
+        (
+            UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?,
+            UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?, UnsafeRawBufferPointer?
+        ) = (nil, nil, nil, nil, nil, nil, nil, nil, nil, nil)
     /// Arguments whose name is none of those asked (the route may ignore or refuse them).
     public internal(set) var others = 0
 
@@ -96,7 +98,8 @@ public struct RequestArguments {
         set {
             precondition(index >= 0 && index < Self.capacity)
             withUnsafeMutableBytes(of: &values) {
-                $0.storeBytes(of: newValue, toByteOffset: index * MemoryLayout<UnsafeRawBufferPointer?>.stride, as: UnsafeRawBufferPointer?.self)
+                $0.storeBytes(
+                    of: newValue, toByteOffset: index * MemoryLayout<UnsafeRawBufferPointer?>.stride, as: UnsafeRawBufferPointer?.self)
             }
         }
     }

@@ -5,7 +5,7 @@ import HTTPDNSCore
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The certificate and key an HTTPS listener serves, from two PEM files, replaceable while it
@@ -143,8 +143,9 @@ public final class TLSCertificateStore: Sendable {
     /// store through the session's libmicrohttpd connection and its `TrackedConnection`.
     static let retrieve: chttpdns_tls_retrieve = { session, _, _, _, _, chain, chainLength, key in
         guard let session, let chain, let chainLength, let key,
-              let connection = chttpdns_tls_session_connection(session),
-              let raw = chttpdns_mhd_socket_context(connection) else { return -1 }
+            let connection = chttpdns_tls_session_connection(session),
+            let raw = chttpdns_mhd_socket_context(connection)
+        else { return -1 }
         return Unmanaged<TrackedConnection>.fromOpaque(raw)._withUnsafeGuaranteedRef { record -> Int32 in
             guard let credentials = record.certificates?.currentCredentials else { return -1 }
             chain.pointee = credentials.chain

@@ -87,7 +87,8 @@ final class TLSCredentials: @unchecked Sendable {
         guard gnutls_pubkey_init(&derived) == GNUTLS_E_SUCCESS, let derived else { return nil }
         defer { gnutls_pubkey_deinit(derived) }
         guard gnutls_pubkey_import_privkey(derived, key, 0, 0) == GNUTLS_E_SUCCESS,
-              let ours = export(derived), let theirs = export(certificateKey) else { return nil }
+            let ours = export(derived), let theirs = export(certificateKey)
+        else { return nil }
         return ours == theirs
     }
 
@@ -104,7 +105,8 @@ final class TLSCredentials: @unchecked Sendable {
         defer { gnutls_x509_crt_deinit(certificate) }
         var serial = [UInt8](repeating: 0, count: 64)
         var size = serial.count
-        let hex = gnutls_x509_crt_get_serial(certificate, &serial, &size) == GNUTLS_E_SUCCESS
+        let hex =
+            gnutls_x509_crt_get_serial(certificate, &serial, &size) == GNUTLS_E_SUCCESS
             ? serial.prefix(size).map { String($0, radix: 16).leftPadded(2) }.joined() : "?"
         return (hex, Int(gnutls_x509_crt_get_expiration_time(certificate)))
     }

@@ -73,7 +73,8 @@ extension HTTPDNSService {
     private static func jsonText(_ value: Any) -> String {
         if let text = value as? String { return "\"\(text)\"" }
         guard JSONSerialization.isValidJSONObject([value]),
-              let data = try? JSONSerialization.data(withJSONObject: [value], options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            let data = try? JSONSerialization.data(withJSONObject: [value], options: [.sortedKeys, .withoutEscapingSlashes])
+        else {
             return "\(value)"
         }
         return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
@@ -258,10 +259,12 @@ extension HTTPDNSService {
             case .failure(let error) where error.code == .unavailable:
                 Log.warning("account \(id): change refused, Redis is unreachable: \(error.message)")
                 audit(request, result: "refused 503", detail: "")
-                slot.set(APIError(
-                    .serviceUnavailable,
-                    "account changes need the shared store (Redis), which is unreachable: nothing was changed; retry when it is back",
-                    headers: [("Retry-After", "5")]).response)
+                slot.set(
+                    APIError(
+                        .serviceUnavailable,
+                        "account changes need the shared store (Redis), which is unreachable: nothing was changed; retry when it is back",
+                        headers: [("Retry-After", "5")]
+                    ).response)
             case .failure(let error) where error.code == .unknownOutcome:
                 Log.warning("account \(id): the connection to Redis broke with the change in flight: \(error.message)")
                 audit(request, result: "unknown 503", detail: "")
@@ -272,7 +275,11 @@ extension HTTPDNSService {
             case .failure(let error):
                 Log.error("account \(id): \(error.message)")
                 audit(request, result: "refused 500", detail: "")
-                slot.set(APIError(.internalError, "the change is in the shared store (Redis) but this replica could not store it; it retries on the next message or reconnect").response)
+                slot.set(
+                    APIError(
+                        .internalError,
+                        "the change is in the shared store (Redis) but this replica could not store it; it retries on the next message or reconnect"
+                    ).response)
             }
         }
         return slot.result

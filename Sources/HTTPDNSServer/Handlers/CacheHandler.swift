@@ -18,7 +18,8 @@ extension HTTPDNSService {
                 engine.cachedAnswer(host: host, family: family, network: network, allowExpired: allowExpired).map { (family, .success($0)) }
             }
             if found.isEmpty && !query.batch {
-                return APIError(.notFound, "\(host.value) is not in the cache\(allowExpired ? "" : " (or has expired; add expired=1)")").response
+                return APIError(.notFound, "\(host.value) is not in the cache\(allowExpired ? "" : " (or has expired; add expired=1)")")
+                    .response
             }
             if !found.isEmpty { results.append(HostResult(host: host, families: found)) }
         }

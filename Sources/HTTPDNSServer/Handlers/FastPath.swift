@@ -1,7 +1,7 @@
 import HTTPDNSCore
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A route the fast path answers cache hits of: its row of the route table (access, format,
@@ -55,16 +55,18 @@ final class FastRoutes: @unchecked Sendable {
         let messageNames = ArgumentNames("dns", "enc", "client_ip")
         routes = .allocate(capacity: Index.allCases.count)
         for index in Index.allCases {
-            let route = switch index {
-            case .v1Resolve: FastRoute(kind: .v1Resolve, route: table.route("GET", "/v1/{account}/resolve", format: .v1), names: v1Names)
-            case .emasD: FastRoute(kind: .emas, route: table.route("GET", "/{account}/d", format: .emas), names: emasNames)
-            case .emasSignD: FastRoute(kind: .emas, route: table.route("GET", "/{account}/sign_d", format: .emas), names: emasNames)
-            case .dohJSON: FastRoute(kind: .dohJSON, route: table.route("GET", "/resolve", format: .json), names: jsonNames)
-            case .dohJSONAtDNSQuery: FastRoute(kind: .dohJSON, route: table.route("GET", "/dns-query", format: .json), names: jsonNames)
-            case .rfc8484: FastRoute(kind: .rfc8484, route: table.route("GET", "/dns-query", format: .rfc8484), names: messageNames)
-            case .rfc8484Account:
-                FastRoute(kind: .rfc8484, route: table.route("GET", "/v1/{account}/dns-query", format: .rfc8484), names: messageNames)
-            }
+            let route =
+                switch index {
+                case .v1Resolve:
+                    FastRoute(kind: .v1Resolve, route: table.route("GET", "/v1/{account}/resolve", format: .v1), names: v1Names)
+                case .emasD: FastRoute(kind: .emas, route: table.route("GET", "/{account}/d", format: .emas), names: emasNames)
+                case .emasSignD: FastRoute(kind: .emas, route: table.route("GET", "/{account}/sign_d", format: .emas), names: emasNames)
+                case .dohJSON: FastRoute(kind: .dohJSON, route: table.route("GET", "/resolve", format: .json), names: jsonNames)
+                case .dohJSONAtDNSQuery: FastRoute(kind: .dohJSON, route: table.route("GET", "/dns-query", format: .json), names: jsonNames)
+                case .rfc8484: FastRoute(kind: .rfc8484, route: table.route("GET", "/dns-query", format: .rfc8484), names: messageNames)
+                case .rfc8484Account:
+                    FastRoute(kind: .rfc8484, route: table.route("GET", "/v1/{account}/dns-query", format: .rfc8484), names: messageNames)
+                }
             (routes.baseAddress! + index.rawValue).initialize(to: route)
         }
     }
@@ -139,7 +141,8 @@ extension HTTPDNSService {
     /// answer.
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         guard head.method.equals("GET"), let (fast, pathAccount) = fastRoutes.match(head),
-              let arguments = head.arguments(fast.pointee.names) else { return nil }
+            let arguments = head.arguments(fast.pointee.names)
+        else { return nil }
         let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
         // The DoH JSON API names its account with `uid` (`default` when absent).
         let account = pathAccount ?? (fast.pointee.kind == .dohJSON ? arguments[FastRoutes.DoHJSON.uid] : nil) ?? Self.defaultAccount
@@ -183,7 +186,8 @@ extension HTTPDNSService {
         let admission = fastPathAdmission(head, account: request.account, options: request.options)
         if case .toGeneralPath = admission { return nil }
         guard !needsAdmit || fastPathAdmits(head, route: request.route.pointee.route, engine: request.engine),
-              var response = fastLookup(hostText, family, network, request.engine, write) else {
+            var response = fastLookup(hostText, family, network, request.engine, write)
+        else {
             fastPathRefund(admission, account: request.account)
             return nil
         }
@@ -205,7 +209,8 @@ extension HTTPDNSService {
     private func fastPathAdmits<Head: RequestHead>(_ head: Head, route: Route, engine: ResolverEngine) -> Bool {
         let request = head.request()
         guard request.query.refusal == nil,
-              case .proceed(let admitted) = admit(route, Route.Match(request: request, engine: engine)) else { return false }
+            case .proceed(let admitted) = admit(route, Route.Match(request: request, engine: engine))
+        else { return false }
         return admitted.encryption == nil
     }
 

@@ -79,7 +79,8 @@ extension HTTPDNSService {
             engines: engines, http: httpMetrics.withLock { $0 }, perAccount: perAccount,
             unknownAccountRefusals: unknownAccountRefusals.value, unknownAccountDurations: unknownAccountDurations)
         text += MetricsExposition.family(
-            "httpdns_ready", type: "gauge", help: "1 while /readyz answers 200 (the cache is loaded and the service is not stopping), else 0.",
+            "httpdns_ready", type: "gauge",
+            help: "1 while /readyz answers 200 (the cache is loaded and the service is not stopping), else 0.",
             samples: [(labels: "", value: isReady ? 1 : 0)])
         text += dnsMessages.exposition
         for source in metricsSources { text += source() }

@@ -22,7 +22,7 @@ struct PageCursor {
         guard let tilde = text.lastIndex(of: "~") else { return nil }
         let body = String(text[..<tilde])
         guard text[text.index(after: tilde)...] == hex(check(body, account: account, filter: filter)),
-              body.hasPrefix(kind.rawValue + "1.")
+            body.hasPrefix(kind.rawValue + "1.")
         else { return nil }
         let parts = body.dropFirst(kind.rawValue.count + 2).split(separator: ".", omittingEmptySubsequences: false)
         let numbers = parts.compactMap { part in Int(part).flatMap { $0 >= 0 && $0 <= Int(Int32.max) ? $0 : nil } }

@@ -48,7 +48,8 @@ extension HTTPDNSService {
         }
         let families = type.families(ipv6Enabled: engine.config.ipv6Enable)
         // Every other replica resolves the same hosts (published through Redis, best effort).
-        replication?.publish(account: engine.accountID, change: .preload(hosts: hosts, families: families, network: clientNetwork(of: request)))
+        replication?.publish(
+            account: engine.accountID, change: .preload(hosts: hosts, families: families, network: clientNetwork(of: request)))
         let slot = ReplySlot()
         let started = MonotonicClock.nanoseconds()
         // For accounts with ispEnable the answers are cached for the requester's network.
@@ -107,9 +108,11 @@ extension HTTPDNSService {
             }
             writer.comma()
             writer.key("persisted")
-            writer.bool(outcome.ok && flushed.isDurable && outcome.results.allSatisfy {
-                if case .success(let answer) = $0.1 { persists(answer) } else { false }
-            })
+            writer.bool(
+                outcome.ok && flushed.isDurable
+                    && outcome.results.allSatisfy {
+                        if case .success(let answer) = $0.1 { persists(answer) } else { false }
+                    })
             writer.raw("}")
         }
         writer.raw("]")

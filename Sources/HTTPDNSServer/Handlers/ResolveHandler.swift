@@ -136,11 +136,14 @@ extension HTTPDNSService {
             }
         }
         let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
-            render(hosts.indices.map { hostIndex in
-                HostResult(host: hosts[hostIndex], families: families.indices.map {
-                    (families[$0], outcomes[hostIndex * families.count + $0])
+            render(
+                hosts.indices.map { hostIndex in
+                    HostResult(
+                        host: hosts[hostIndex],
+                        families: families.indices.map {
+                            (families[$0], outcomes[hostIndex * families.count + $0])
+                        })
                 })
-            })
         }
         if cached.allSatisfy({ $0 != nil }) {
             let outcomes = cached.map { $0! }
@@ -188,10 +191,11 @@ extension HTTPDNSService {
         let arguments = request.arguments, options = request.options
         // The host's bytes are checked by the lookup (the cache holds valid names only) and `HostName`.
         guard arguments.others == 0, arguments[Name.enc] == nil, let hostText = arguments[Name.host],
-              case .success(let parsed) = Self.parseOptions(
-                  type: arguments[Name.type].map(Self.string), clientIP: arguments[Name.clientIP].map(Self.string),
-                  short: arguments[Name.short].map(Self.string)),
-              let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) else { return nil }
+            case .success(let parsed) = Self.parseOptions(
+                type: arguments[Name.type].map(Self.string), clientIP: arguments[Name.clientIP].map(Self.string),
+                short: arguments[Name.short].map(Self.string)),
+            let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable)
+        else { return nil }
         let short = parsed.short ?? options.shortEnable
         let network = options.ispEnable ? fastClientNetwork(head, clientIP: arguments[Name.clientIP]) : ""
         return fastAnswer(

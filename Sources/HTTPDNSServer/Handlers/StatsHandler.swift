@@ -24,8 +24,10 @@ extension HTTPDNSService {
             }
             var offset = 0
             if let cursor {
-                guard let numbers = PageCursor.decode(cursor, .statsDomain, account: engine.accountID, filter: domain.value, count: 1) else {
-                    return APIError(.invalidParameter, "cursor '\(cursor)' was not returned by this endpoint for this account and domain").response
+                guard let numbers = PageCursor.decode(cursor, .statsDomain, account: engine.accountID, filter: domain.value, count: 1)
+                else {
+                    return APIError(.invalidParameter, "cursor '\(cursor)' was not returned by this endpoint for this account and domain")
+                        .response
                 }
                 offset = numbers[0]
             }
@@ -44,7 +46,9 @@ extension HTTPDNSService {
             }
             let page = engine.stats.page(from: position, limit: limit, scanLimit: Self.scanLimit(limit))
             records = page.records
-            next = page.next.map { PageCursor.encode(.stats, account: engine.accountID, [$0.inCache ? 1 : 0, $0.shard, $0.slot, $0.extra]) }
+            next = page.next.map {
+                PageCursor.encode(.stats, account: engine.accountID, [$0.inCache ? 1 : 0, $0.shard, $0.slot, $0.extra])
+            }
         }
         var writer = JSONWriter(capacity: 320 * records.count + 2)
         writer.raw("[")

@@ -42,9 +42,10 @@ public enum MetricsExposition {
     }
 
     /// The `le` values of `DurationBuckets`, as Prometheus writes them (`0.0001` … `10`, `+Inf`).
-    static let leLabels: [String] = DurationBuckets.bounds.map { bound in
-        bound == bound.rounded() ? String(Int(bound)) : "\(bound)"
-    } + ["+Inf"]
+    static let leLabels: [String] =
+        DurationBuckets.bounds.map { bound in
+            bound == bound.rounded() ? String(Int(bound)) : "\(bound)"
+        } + ["+Inf"]
 
     /// Everything `/metrics` shows of the engines and the HTTP front. Every family has its totals
     /// without an `account` label; the engines in `perAccount` (the operations listener's choice
@@ -76,7 +77,9 @@ public enum MetricsExposition {
         }
         /// The same for histograms: samples of one label set are summed (totals over engines,
         /// and routes sharing labels); an account's empty ones are left out.
-        func histograms(_ labels: (ResolverEngine) -> [(String, HistogramCounts)], extra: [(String, HistogramCounts)] = []) -> [(labels: String, counts: HistogramCounts)] {
+        func histograms(_ labels: (ResolverEngine) -> [(String, HistogramCounts)], extra: [(String, HistogramCounts)] = []) -> [(
+            labels: String, counts: HistogramCounts
+        )] {
             func merged(_ list: [(String, HistogramCounts)], prefix: String) -> [(labels: String, counts: HistogramCounts)] {
                 var order: [String] = []
                 var sums: [String: HistogramCounts] = [:]
@@ -104,62 +107,98 @@ public enum MetricsExposition {
             }
         }
         var text = ""
-        text += family("httpdns_http_requests_total", type: "counter", help: "HTTP responses by endpoint (route path, other when none matched) and status code.",
-                       samples: (http?.snapshot ?? []).map { (labels: "endpoint=\"\(escape($0.endpoint))\",code=\"\($0.status)\"", value: $0.count) })
-        text += histogram("httpdns_request_duration_seconds", help: "Tenant API requests, from routing to the response ready, by wire API (protocol), endpoint and what answered (source: cache, upstream, stale, localdns, none for requests that looked nothing up).",
-                          samples: histograms({ requestDurations($0.metrics.requestDurations) },
-                                              extra: unknownAccountDurations.map(requestDurations) ?? []))
-        text += family("httpdns_resolve_requests_total", type: "counter", help: "Lookups of one host and family.",
-                       samples: perEngine { $0.metrics.resolveRequestCount })
-        text += family("httpdns_cache_hits_total", type: "counter", help: "Lookups answered from the cache.",
-                       samples: perEngine { $0.metrics.cacheHits.value })
-        text += family("httpdns_cache_misses_total", type: "counter", help: "Lookups the cache could not answer.",
-                       samples: perEngine { $0.metrics.cacheMisses.value })
-        text += family("httpdns_cache_negative_hits_total", type: "counter", help: "Cache hits on negative (NXDOMAIN/NODATA) answers.",
-                       samples: perEngine { $0.metrics.negativeHits.value })
-        text += family("httpdns_singleflight_joined_total", type: "counter", help: "Misses that joined a resolution already in flight.",
-                       samples: perEngine { $0.metrics.singleFlightJoined.value })
-        text += family("httpdns_resolve_failures_total", type: "counter", help: "Resolutions where no upstream nor the fallback answered.",
-                       samples: perEngine { $0.metrics.resolveFailures.value })
-        text += family("httpdns_cache_served_stale_total", type: "counter", help: "Answers served from an expired entry (reuse of expired IPs, or serve-stale when resolution failed).",
-                       samples: perEngine { $0.metrics.staleServed.value })
-        text += family("httpdns_prefetch_total", type: "counter", help: "Background refreshes started before clients needed them (refresh-ahead, scheduled prefetch, refresh on demand).",
-                       samples: perEngine { $0.metrics.prefetches.value })
-        text += family("httpdns_speedtest_runs_total", type: "counter", help: "Answers whose addresses were probed by the connection speed test.",
-                       samples: perEngine { $0.metrics.speedTestRuns.value })
-        text += family("httpdns_speedtest_probes_total", type: "counter", help: "Speed-test probes of one address, by result.",
-                       samples: series { engine in [
-                           ("result=\"reachable\"", engine.metrics.speedProbesReachable.value),
-                           ("result=\"unreachable\"", engine.metrics.speedProbesUnreachable.value),
-                       ] })
-        text += family("httpdns_upstream_requests_total", type: "counter", help: "Queries sent to upstreams, by outcome.",
-                       samples: series { engine in
-                           engine.metrics.upstreamCounts.map { key, value in
-                               ("upstream=\"\(escape(key.upstream))\",outcome=\"\(key.outcome)\"", value)
-                           }
-                       })
-        text += histogram("httpdns_upstream_request_duration_seconds", help: "Queries sent to upstreams, by upstream and outcome, from sending to the answer or the failure.",
-                          samples: histograms { engine in
-                              engine.metrics.upstreamDurations.map { key, counts in
-                                  ("upstream=\"\(escape(key.upstream))\",outcome=\"\(key.outcome)\"", counts)
-                              }
-                          })
-        text += histogram("httpdns_preload_duration_seconds", help: "Preloads (POST /v1/{account}/preload), from the request to the last resolution.",
-                          samples: histograms { [("", $0.metrics.preloadDurations.withLock { $0 })] })
-        text += family("httpdns_fallback_total", type: "counter", help: "Resolutions that fell back to the system resolver, by outcome.",
-                       samples: series { engine in [
-                           ("outcome=\"success\"", engine.metrics.fallbackSuccess.value),
-                           ("outcome=\"failure\"", engine.metrics.fallbackFailure.value),
-                       ] })
-        text += family("httpdns_rate_limited_total", type: "counter", help: "Requests refused (429) by the client rate limit (reason client_rate), and upstream queries not started because the account's upstream budget was spent (reason upstream_budget).",
-                       samples: series({ engine in [
-                           ("reason=\"client_rate\"", engine.metrics.clientRateRefusals.value),
-                           ("reason=\"upstream_budget\"", engine.metrics.upstreamBudgetRefusals.value),
-                       ] }, extra: [("reason=\"client_rate\"", unknownAccountRefusals)]))
-        text += family("httpdns_cache_entries", type: "gauge", help: "Entries in the cache.",
-                       samples: perEngine { UInt64($0.cacheCount) })
-        text += family("httpdns_stats_dropped_events_total", type: "counter", help: "Statistics events dropped because the per-account record limit was reached.",
-                       samples: perEngine { $0.stats.droppedEvents })
+        text += family(
+            "httpdns_http_requests_total", type: "counter",
+            help: "HTTP responses by endpoint (route path, other when none matched) and status code.",
+            samples: (http?.snapshot ?? []).map { (labels: "endpoint=\"\(escape($0.endpoint))\",code=\"\($0.status)\"", value: $0.count) })
+        text += histogram(
+            "httpdns_request_duration_seconds",
+            help:
+                "Tenant API requests, from routing to the response ready, by wire API (protocol), endpoint and what answered (source: cache, upstream, stale, localdns, none for requests that looked nothing up).",
+            samples: histograms(
+                { requestDurations($0.metrics.requestDurations) },
+                extra: unknownAccountDurations.map(requestDurations) ?? []))
+        text += family(
+            "httpdns_resolve_requests_total", type: "counter", help: "Lookups of one host and family.",
+            samples: perEngine { $0.metrics.resolveRequestCount })
+        text += family(
+            "httpdns_cache_hits_total", type: "counter", help: "Lookups answered from the cache.",
+            samples: perEngine { $0.metrics.cacheHits.value })
+        text += family(
+            "httpdns_cache_misses_total", type: "counter", help: "Lookups the cache could not answer.",
+            samples: perEngine { $0.metrics.cacheMisses.value })
+        text += family(
+            "httpdns_cache_negative_hits_total", type: "counter", help: "Cache hits on negative (NXDOMAIN/NODATA) answers.",
+            samples: perEngine { $0.metrics.negativeHits.value })
+        text += family(
+            "httpdns_singleflight_joined_total", type: "counter", help: "Misses that joined a resolution already in flight.",
+            samples: perEngine { $0.metrics.singleFlightJoined.value })
+        text += family(
+            "httpdns_resolve_failures_total", type: "counter", help: "Resolutions where no upstream nor the fallback answered.",
+            samples: perEngine { $0.metrics.resolveFailures.value })
+        text += family(
+            "httpdns_cache_served_stale_total", type: "counter",
+            help: "Answers served from an expired entry (reuse of expired IPs, or serve-stale when resolution failed).",
+            samples: perEngine { $0.metrics.staleServed.value })
+        text += family(
+            "httpdns_prefetch_total", type: "counter",
+            help: "Background refreshes started before clients needed them (refresh-ahead, scheduled prefetch, refresh on demand).",
+            samples: perEngine { $0.metrics.prefetches.value })
+        text += family(
+            "httpdns_speedtest_runs_total", type: "counter", help: "Answers whose addresses were probed by the connection speed test.",
+            samples: perEngine { $0.metrics.speedTestRuns.value })
+        text += family(
+            "httpdns_speedtest_probes_total", type: "counter", help: "Speed-test probes of one address, by result.",
+            samples: series { engine in
+                [
+                    ("result=\"reachable\"", engine.metrics.speedProbesReachable.value),
+                    ("result=\"unreachable\"", engine.metrics.speedProbesUnreachable.value),
+                ]
+            })
+        text += family(
+            "httpdns_upstream_requests_total", type: "counter", help: "Queries sent to upstreams, by outcome.",
+            samples: series { engine in
+                engine.metrics.upstreamCounts.map { key, value in
+                    ("upstream=\"\(escape(key.upstream))\",outcome=\"\(key.outcome)\"", value)
+                }
+            })
+        text += histogram(
+            "httpdns_upstream_request_duration_seconds",
+            help: "Queries sent to upstreams, by upstream and outcome, from sending to the answer or the failure.",
+            samples: histograms { engine in
+                engine.metrics.upstreamDurations.map { key, counts in
+                    ("upstream=\"\(escape(key.upstream))\",outcome=\"\(key.outcome)\"", counts)
+                }
+            })
+        text += histogram(
+            "httpdns_preload_duration_seconds", help: "Preloads (POST /v1/{account}/preload), from the request to the last resolution.",
+            samples: histograms { [("", $0.metrics.preloadDurations.withLock { $0 })] })
+        text += family(
+            "httpdns_fallback_total", type: "counter", help: "Resolutions that fell back to the system resolver, by outcome.",
+            samples: series { engine in
+                [
+                    ("outcome=\"success\"", engine.metrics.fallbackSuccess.value),
+                    ("outcome=\"failure\"", engine.metrics.fallbackFailure.value),
+                ]
+            })
+        text += family(
+            "httpdns_rate_limited_total", type: "counter",
+            help:
+                "Requests refused (429) by the client rate limit (reason client_rate), and upstream queries not started because the account's upstream budget was spent (reason upstream_budget).",
+            samples: series(
+                { engine in
+                    [
+                        ("reason=\"client_rate\"", engine.metrics.clientRateRefusals.value),
+                        ("reason=\"upstream_budget\"", engine.metrics.upstreamBudgetRefusals.value),
+                    ]
+                }, extra: [("reason=\"client_rate\"", unknownAccountRefusals)]))
+        text += family(
+            "httpdns_cache_entries", type: "gauge", help: "Entries in the cache.",
+            samples: perEngine { UInt64($0.cacheCount) })
+        text += family(
+            "httpdns_stats_dropped_events_total", type: "counter",
+            help: "Statistics events dropped because the per-account record limit was reached.",
+            samples: perEngine { $0.stats.droppedEvents })
         return text
     }
 }

@@ -27,7 +27,8 @@ enum RequestDurations {
     /// one path and format (its methods) share labels; the exposition sums them.
     static func labels(slot: Int, table: RouteTable = .standard) -> String {
         let route = table.tenantRoutes[slot / sources.count]
-        return "protocol=\"\(route.format.rawValue)\",endpoint=\"\(MetricsExposition.escape(route.path))\",source=\"\(sources[slot % sources.count])\""
+        return
+            "protocol=\"\(route.format.rawValue)\",endpoint=\"\(MetricsExposition.escape(route.path))\",source=\"\(sources[slot % sources.count])\""
     }
 
     /// Slots in use: every tenant route times every source.

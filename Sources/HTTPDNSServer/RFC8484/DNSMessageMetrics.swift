@@ -18,6 +18,8 @@ final class DNSMessageMetrics: Sendable {
             + MetricsExposition.family(
                 "httpdns_dns_message_forwarded_total", type: "counter",
                 help: "RFC 8484 queries of types other than A and AAAA forwarded to the upstreams, by outcome.",
-                samples: [(labels: "outcome=\"answered\"", value: forwarded.value), (labels: "outcome=\"failed\"", value: forwardFailures.value)])
+                samples: [
+                    (labels: "outcome=\"answered\"", value: forwarded.value), (labels: "outcome=\"failed\"", value: forwardFailures.value),
+                ])
     }
 }

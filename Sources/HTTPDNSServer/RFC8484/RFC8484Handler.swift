@@ -21,12 +21,14 @@ extension HTTPDNSService {
             query = try DNSQueryMessage.parse(bytes)
         } catch {
             dnsMessages.malformed.increment()
-            return .response(APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)").response)
+            return .response(
+                APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)").response)
         }
         guard let (host, family) = Self.engineQuestion(query) else {
             return forwardDNSMessage(query, engine: engine, client: clientID(request))
         }
-        let (network, subnetScope) = engine.lookupOptions.ispEnable
+        let (network, subnetScope) =
+            engine.lookupOptions.ispEnable
             ? Self.dnsMessageNetwork(query) { clientNetwork(of: request) } : ("", 0)
         return lookUp([host], [family], engine: engine, network: network, from: request) { results in
             RFC8484Rendering.answer(results[0], query: query, subnetScope: subnetScope)
@@ -85,12 +87,15 @@ extension HTTPDNSService {
         var response: FastResponse?
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 8) { buffer in
             guard let count = Base64URL.decode(text, into: buffer) else { return }
-            try? DNSQueryMessage.withQuery(parsing: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])) { (query) throws(DNSMessageError) in
+            try? DNSQueryMessage.withQuery(parsing: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])) {
+                (query) throws(DNSMessageError) in
                 guard let family = Self.engineFamily(query) else { return }
-                let (network, scope) = options.ispEnable
+                let (network, scope) =
+                    options.ispEnable
                     ? Self.dnsMessageNetwork(query) { fastClientNetwork(head, clientIP: request.arguments[Name.clientIP]) } : ("", 0)
                 try query.withName { name in
-                    response = fastAnswer(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) { _, answer in
+                    response = fastAnswer(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) {
+                        _, answer in
                         RFC8484Rendering.fastAnswer(answer, query: query, subnetScope: scope)
                     }
                 }
@@ -121,7 +126,8 @@ extension HTTPDNSService {
                     if let suppressed = metrics.forwardFailureLog.admit(engine.accountID, now: engine.now) {
                         let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
                         Log.warning(
-                            "RFC 8484: a type \(query.type) question of account '\(Log.escaped(engine.accountID))' could not be forwarded: \(failure.message)\(more)")
+                            "RFC 8484: a type \(query.type) question of account '\(Log.escaped(engine.accountID))' could not be forwarded: \(failure.message)\(more)"
+                        )
                     }
                 }
                 if response.status == 200 && RFC8484Rendering.isAnswer(response) {
@@ -140,8 +146,10 @@ extension HTTPDNSService {
         if request.method == "POST" {
             let type = request.contentType?.split(separator: ";", maxSplits: 1).first.map { $0.trimmingCharacters(in: " \t").lowercased() }
             guard type == dnsMessageType else {
-                return .failure(APIError(
-                    .unsupportedMediaType, "a POST to dns-query must have Content-Type: \(dnsMessageType), got '\(request.contentType ?? "")'"))
+                return .failure(
+                    APIError(
+                        .unsupportedMediaType,
+                        "a POST to dns-query must have Content-Type: \(dnsMessageType), got '\(request.contentType ?? "")'"))
             }
             guard !request.body.isEmpty else { return .failure(APIError(.missingArgument, "the request body (a DNS message) is empty")) }
             return .success(request.body)

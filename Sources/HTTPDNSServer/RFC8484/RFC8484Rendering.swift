@@ -53,12 +53,16 @@ enum RFC8484Rendering {
         }
         // Packed IPv4 addresses (the usual cached form) go straight from their numbers.
         if type == 1, let packed = answer.addressList.packedIPv4 {
-            return (DNSResponseWriter.noError, DNSResponseWriter.Answer(
-                ttl: answer.ttl, ipv4: packed.first, packed.second, packed.third, count: packed.count), authority)
+            return (
+                DNSResponseWriter.noError,
+                DNSResponseWriter.Answer(
+                    ttl: answer.ttl, ipv4: packed.first, packed.second, packed.third, count: packed.count), authority
+            )
         }
         return (
             DNSResponseWriter.noError,
-            DNSResponseWriter.Answer(type: type, ttl: answer.ttl, records: recordData(answer.addressList)), authority)
+            DNSResponseWriter.Answer(type: type, ttl: answer.ttl, records: recordData(answer.addressList)), authority
+        )
     }
 
     /// The RDATA of each address, parsed from its text.

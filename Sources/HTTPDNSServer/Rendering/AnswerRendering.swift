@@ -175,11 +175,13 @@ enum AnswerRendering {
         var name = host.value
         return name.withUTF8 { name in
             let bound = singleBound(host: name, answer: answer)
-            return HTTPResponse(status: 200, body: [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-                var cursor = ByteCursor(buffer)
-                writeSingle(host: name, family: family, answer: answer, short: short, to: &cursor)
-                count = cursor.count
-            })
+            return HTTPResponse(
+                status: 200,
+                body: [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
+                    var cursor = ByteCursor(buffer)
+                    writeSingle(host: name, family: family, answer: answer, short: short, to: &cursor)
+                    count = cursor.count
+                })
         }
     }
 

@@ -219,7 +219,8 @@ public final class HTTPDNSService: Sendable {
         case .proceed(let admitted):
             // An argument the route does not read is refused, not ignored (`RouteArguments`).
             if let arguments = route.arguments,
-               let refusal = RouteArguments.refusal(admitted.request.query, arguments, method: route.method, path: admitted.request.path) {
+                let refusal = RouteArguments.refusal(admitted.request.query, arguments, method: route.method, path: admitted.request.path)
+            {
                 return sealResponse(.response(route.format.response(refusal)), admitted)
             }
             return sealResponse(runChange(route, signed: match.request, admitted), admitted)

@@ -24,7 +24,8 @@ enum RouteArguments {
     /// `METHOD path pattern` → what the route accepts; routes not listed are not checked.
     static let table: [String: Allowed] = [
         "GET /v1/{account}/resolve": .always(["host", "type", "client_ip", "short"]),
-        "GET /v1/{account}/cache": .byArgument("host", with: ["host", "type", "client_ip", "short", "expired"], without: ["limit", "cursor"]),
+        "GET /v1/{account}/cache": .byArgument(
+            "host", with: ["host", "type", "client_ip", "short", "expired"], without: ["limit", "cursor"]),
         "DELETE /v1/{account}/cache": .always(["host"]),
         "POST /v1/{account}/preload": .always(["client_ip"]),
         "GET /v1/{account}/stats": .always(["limit", "cursor", "domain"]),

@@ -65,7 +65,9 @@ struct RouteTable: Sendable {
         Route("POST", "/v1/{account}/preload", .main, .client(.manage)) { service, match in
             service.preload(match.request, engine: match.engine!)
         },
-        Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { service, match in .response(service.stats(match.request, engine: match.engine!)) },
+        Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { service, match in
+            .response(service.stats(match.request, engine: match.engine!))
+        },
         Route("POST", "/v1/{account}/cache/refresh", .main, .client(.manage)) { service, match in
             .response(service.cacheRefresh(match.engine!))
         },

@@ -1,11 +1,12 @@
 import CCurl
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
 import HTTPDNSLoop
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One thread driving one curl multi handle: every upstream HTTP request of the process goes
 /// through it, so connections, TLS sessions and HTTP/2 streams are shared.
@@ -33,10 +34,18 @@ public final class CurlEventLoop: Sendable {
         // Options this libcurl does not take mean a build the service cannot run on: stop here,
         // naming the option, rather than run with curl's defaults.
         do throws(LoopCall.Failure) {
-            try LoopCall.multi(chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost), "curl_multi_setopt(CURLMOPT_MAX_HOST_CONNECTIONS)")
-            try LoopCall.multi(chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections), "curl_multi_setopt(CURLMOPT_MAX_TOTAL_CONNECTIONS)")
-            try LoopCall.multi(chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxCachedConnections), "curl_multi_setopt(CURLMOPT_MAXCONNECTS)")
-            try LoopCall.multi(chttpdns_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)), "curl_multi_setopt(CURLMOPT_PIPELINING)")
+            try LoopCall.multi(
+                chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxConnectionsPerHost),
+                "curl_multi_setopt(CURLMOPT_MAX_HOST_CONNECTIONS)")
+            try LoopCall.multi(
+                chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxTotalConnections),
+                "curl_multi_setopt(CURLMOPT_MAX_TOTAL_CONNECTIONS)")
+            try LoopCall.multi(
+                chttpdns_curl_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, maxCachedConnections),
+                "curl_multi_setopt(CURLMOPT_MAXCONNECTS)")
+            try LoopCall.multi(
+                chttpdns_curl_multi_setopt_long(multi, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX)),
+                "curl_multi_setopt(CURLMOPT_PIPELINING)")
         } catch {
             fatalError("curl event loop: \(error)")
         }

@@ -1,9 +1,10 @@
 import CCurl
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
 import HTTPDNSLoop
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The loop thread's side of ``CurlEventLoop``: adds queued transfers to the multi handle,
 /// drives it with curl's multi_socket interface over one epoll set, and completes finished
@@ -17,7 +18,9 @@ import HTTPDNSLoop
 /// polling was about a third of the process's time spent on misses (benchmark section 5).
 final class CurlLoopWorker {
     /// A transfer that ended: its handle (nil if it never started), its completion, its result.
-    private typealias Completed = (EasyHandle?, @Sendable (Result<HTTPResponse, UpstreamError>) -> Void, Result<HTTPResponse, UpstreamError>)
+    private typealias Completed = (
+        EasyHandle?, @Sendable (Result<HTTPResponse, UpstreamError>) -> Void, Result<HTTPResponse, UpstreamError>
+    )
 
     private let shared: CurlLoopShared
     private var multi: UnsafeMutableRawPointer { shared.multi }
@@ -42,7 +45,8 @@ final class CurlLoopWorker {
         let context = Unmanaged.passUnretained(self).toOpaque()
         do throws(LoopCall.Failure) {
             try LoopCall.multi(chttpdns_curl_multi_socketfunction(multi, Self.socketCallback), "curl_multi_setopt(CURLMOPT_SOCKETFUNCTION)")
-            try LoopCall.multi(chttpdns_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, context), "curl_multi_setopt(CURLMOPT_SOCKETDATA)")
+            try LoopCall.multi(
+                chttpdns_curl_multi_setopt_ptr(multi, CURLMOPT_SOCKETDATA, context), "curl_multi_setopt(CURLMOPT_SOCKETDATA)")
             try LoopCall.multi(chttpdns_curl_multi_timerfunction(multi, Self.timerCallback), "curl_multi_setopt(CURLMOPT_TIMERFUNCTION)")
             try LoopCall.multi(chttpdns_curl_multi_setopt_ptr(multi, CURLMOPT_TIMERDATA, context), "curl_multi_setopt(CURLMOPT_TIMERDATA)")
         } catch {

@@ -73,10 +73,13 @@ final class EasyHandle {
         case .post:
             codes.append(chttpdns_curl_setopt_long(handle, CURLOPT_POST, 1))
             codes.append(chttpdns_curl_setopt_long(handle, CURLOPT_POSTFIELDSIZE, request.body.count))
-            codes.append(request.body.withUnsafeBytes { raw in
-                // COPYPOSTFIELDS copies the bytes, so the array need not outlive the call.
-                chttpdns_curl_setopt_ptr(handle, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
-            })
+            codes.append(
+                request.body.withUnsafeBytes { raw in
+                    // COPYPOSTFIELDS copies the bytes, so the array need not outlive the call.
+                    chttpdns_curl_setopt_ptr(
+                        handle, CURLOPT_COPYPOSTFIELDS,
+                        UnsafeMutableRawPointer(mutating: raw.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!))
+                })
         }
         return codes.first { $0 != CURLE_OK } ?? CURLE_OK
     }

@@ -76,7 +76,8 @@ enum DoHJSONParser {
                 } else if type != 5 {
                     continue  // RRSIG, DNAME, ...: not part of the chain to the addresses
                 } else if let owner = (record["name"] as? String).flatMap(HostName.init),
-                          let target = (record["data"] as? String).flatMap(HostName.init) {
+                    let target = (record["data"] as? String).flatMap(HostName.init)
+                {
                     chain.add(owner: owner, target: target, ttl: ttl)
                 }
                 if let ttl { chainTTL = min(chainTTL ?? ttl, ttl) }

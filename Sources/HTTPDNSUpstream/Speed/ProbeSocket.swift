@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
 import HTTPDNSLoop
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One probe in flight on the prober thread: a non-blocking socket, what `poll(2)` waits for on
 /// it, and when it gives up. Confined to that thread; ``close()`` exactly once.

@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
 import HTTPDNSLoop
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The speed test over real sockets: a TCP connect to the given port, or an ICMP echo for port 0.
 ///

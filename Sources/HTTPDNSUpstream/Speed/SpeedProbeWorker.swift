@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
 import HTTPDNSLoop
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The prober thread's side of ``SocketSpeedTester``: turns queued requests into probes, keeps at
 /// most `maxConcurrentProbes` sockets open, waits on all of them with one `poll(2)`, enforces each

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CAres
 import HTTPDNSCore
 import HTTPDNSLoop
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The resolver thread's side of ``SystemResolver``: owns the c-ares channel (never touched by
 /// another thread), starts queued lookups, and drives the channel with `ares_getsock` +
@@ -146,7 +147,8 @@ final class AresLoopWorker {
             if case .failure(let error) = failed {
                 context.lookup.fail(error)
             } else {
-                context.lookup.fail(UpstreamError(.malformed, "system resolver: \(AresStatus.message(status)) without a reply", underlying: Int(status)))
+                context.lookup.fail(
+                    UpstreamError(.malformed, "system resolver: \(AresStatus.message(status)) without a reply", underlying: Int(status)))
             }
             return
         }
@@ -231,7 +233,9 @@ final class AresLoopWorker {
         }
         var ready: Int32 = 0
         do throws(LoopCall.Failure) {
-            ready = try LoopCall.system("poll (c-ares)") { poll(&descriptors, nfds_t(descriptors.count), Int32(waitMilliseconds.rounded(.up))) }
+            ready = try LoopCall.system("poll (c-ares)") {
+                poll(&descriptors, nfds_t(descriptors.count), Int32(waitMilliseconds.rounded(.up)))
+            }
         } catch {
             // Only bad arguments fail here (EFAULT, EINVAL, ENOMEM): report it; deadlines still expire.
             LoopCall.report(error)

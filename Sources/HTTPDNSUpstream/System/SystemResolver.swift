@@ -1,10 +1,11 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
 import HTTPDNSLoop
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The fallback resolver: c-ares (`ares_getaddrinfo`) on its own thread with its own poll loop.
 ///

@@ -11,7 +11,8 @@ enum DNSReplyCheck {
         do throws(DNSMessageError) {
             summary = try DNSReplySummary.parse(reply)
         } catch {
-            return .failure(UpstreamError(.malformed, "DNS reply does not parse: \(error.message)", underlying: error.underlying.map(Int.init)))
+            return .failure(
+                UpstreamError(.malformed, "DNS reply does not parse: \(error.message)", underlying: error.underlying.map(Int.init)))
         }
         guard summary.rcode == 0 || summary.rcode == 3 else {
             return .failure(UpstreamError(.serverFailure, "DNS RCODE \(summary.rcode)", underlying: Int(summary.rcode)))

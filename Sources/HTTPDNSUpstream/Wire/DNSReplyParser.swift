@@ -25,8 +25,10 @@ enum DNSReplyParser {
         case 3:
             do throws(DNSMessageError) {
                 let summary = try DNSReplySummary.parse(message)
-                return .success(UpstreamAnswer(
-                    addresses: [], ttl: nil, nxdomain: true, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(SOARecord.init)))
+                return .success(
+                    UpstreamAnswer(
+                        addresses: [], ttl: nil, nxdomain: true, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(SOARecord.init))
+                )
             } catch {
                 return .failure(UpstreamError(.malformed, "NXDOMAIN reply does not parse: \(error.message)"))
             }
@@ -52,10 +54,14 @@ enum DNSReplyParser {
             if let end = cnameChain(summary) {
                 return .success(UpstreamAnswer(addresses: [], ttl: end.ttl ?? 0, negativeTTL: summary.negativeTTL, cnameTarget: end.target))
             }
-            return .success(UpstreamAnswer(
-                addresses: [], ttl: nil, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(SOARecord.init)))
+            return .success(
+                UpstreamAnswer(
+                    addresses: [], ttl: nil, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(SOARecord.init)))
         default:
-            return .failure(UpstreamError(.malformed, "DNS reply does not parse: " + String(cString: ares_strerror(parsed.status)), underlying: Int(parsed.status)))
+            return .failure(
+                UpstreamError(
+                    .malformed, "DNS reply does not parse: " + String(cString: ares_strerror(parsed.status)), underlying: Int(parsed.status)
+                ))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import HTTPDNSCore
 
 /// Runs `ServiceConfig.load` against in-memory files and records which files were read.

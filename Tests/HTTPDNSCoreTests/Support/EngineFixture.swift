@@ -1,6 +1,7 @@
-@testable import HTTPDNSCore
 import HTTPDNSTestSupport
 import Synchronization
+
+@testable import HTTPDNSCore
 
 /// An engine for account "test" wired to in-memory upstreams, a manual clock and (optionally) a
 /// recording persistence. The chain follows the config the way the service's factory does:

@@ -28,7 +28,11 @@ final class InMemorySharedAccounts: SharedAccountStore {
 
     func setLosesWrites(_ loses: Bool) { state.withLock { $0.losesWrites = loses } }
 
-    func loseData() { state.withLock { $0.records = [:]; $0.counter = 0 } }
+    func loseData() {
+        state.withLock {
+            $0.records = [:]; $0.counter = 0
+        }
+    }
 
     var records: [String: AccountRecord] { state.withLock { $0.records } }
 

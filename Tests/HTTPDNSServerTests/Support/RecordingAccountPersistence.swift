@@ -52,7 +52,6 @@ final class RecordingAccountPersistence: AccountPersistence {
         return held.count
     }
 
-
     func saveAccount(id: String, json: String, completion: @escaping @Sendable (Result<Void, any Error>) -> Void) {
         write { completion(Result { try self.record(Call(kind: .save, id: id, json: json)) }) }
     }

@@ -34,16 +34,23 @@ final class ScriptedHandler: Sendable {
         case "/empty":
             return .response(ServerResponse(status: 200, body: []))
         case "/echo":
-            return .response(ServerResponse(
-                status: 200, contentType: "application/octet-stream",
-                headers: [("X-Method", request.method), ("X-Length", String(request.body.count)), ("X-Query", request.query["q"] ?? "")],
-                body: request.body))
+            return .response(
+                ServerResponse(
+                    status: 200, contentType: "application/octet-stream",
+                    headers: [
+                        ("X-Method", request.method), ("X-Length", String(request.body.count)), ("X-Query", request.query["q"] ?? ""),
+                    ],
+                    body: request.body))
         case "/header-empty":
-            return .response(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", headers: [("X-Value", "")], body: Array("empty".utf8)))
+            return .response(
+                ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", headers: [("X-Value", "")], body: Array("empty".utf8))
+            )
         case "/header-line-break":
             // libmicrohttpd refuses a header value with a line break (here, an injected header).
-            return .response(ServerResponse(
-                status: 200, contentType: "text/plain; charset=utf-8", headers: [("X-Value", "a\r\nX-Injected: 1")], body: Array("line break".utf8)))
+            return .response(
+                ServerResponse(
+                    status: 200, contentType: "text/plain; charset=utf-8", headers: [("X-Value", "a\r\nX-Injected: 1")],
+                    body: Array("line break".utf8)))
         case "/later":
             return .deferred { [self] respond in
                 let thread = Thread { [self] in
@@ -53,7 +60,9 @@ final class ScriptedHandler: Sendable {
                 thread.start()
             }
         case "/instant":
-            return .deferred { respond in respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("instant".utf8))) }
+            return .deferred { respond in
+                respond(ServerResponse(status: 200, contentType: "text/plain; charset=utf-8", body: Array("instant".utf8)))
+            }
         case "/twice":
             return .deferred { respond in
                 let threads = ["first", "second"].map { text in

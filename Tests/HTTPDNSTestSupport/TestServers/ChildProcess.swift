@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A server process started by a test, its stdout and stderr going to `logURL`.
@@ -23,8 +23,10 @@ public final class ChildProcess: Sendable {
     private let stopped = Mutex(false)
 
     /// Starts `executable` with exactly `environment` (nothing is inherited).
-    public static func launch(name: String, executable: String, arguments: [String], environment: [String: String],
-                              logURL: URL, currentDirectory: URL? = nil) async throws -> ChildProcess {
+    public static func launch(
+        name: String, executable: String, arguments: [String], environment: [String: String],
+        logURL: URL, currentDirectory: URL? = nil
+    ) async throws -> ChildProcess {
         _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
         let log = try FileHandle(forWritingTo: logURL)
         let process = Process()
@@ -140,7 +142,6 @@ public final class ChildProcess: Sendable {
         }
     }
 }
-
 
 /// Hands a non-Sendable value to a thread that is the only one using it meanwhile.
 private final class UncheckedBox<Value>: @unchecked Sendable {

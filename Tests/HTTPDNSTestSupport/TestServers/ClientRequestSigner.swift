@@ -23,16 +23,16 @@ public enum ClientRequestSigner {
     }
 
     private static let script = #"""
-import sys, json, hmac, hashlib, urllib.parse as u
-r = json.loads(sys.argv[1])
-enc = lambda s: u.quote(s, safe="")
-pairs = sorted(((enc(k), enc(v)) for k, v in r["args"]), key=lambda p: p[0].encode())
-query = "&".join(k + "=" + v for k, v in pairs)
-canonical = "\n".join(["HTTPDNS-HMAC-SHA256", r["method"], u.quote(r["path"], safe="/"), query, r["t"],
-                       hashlib.sha256(bytes.fromhex(r["body"])).hexdigest()])
-sign = hmac.new(r["secret"].encode(), canonical.encode(), hashlib.sha256).hexdigest()
-print(json.dumps({"canonical": canonical, "sign": sign, "query": query}))
-"""#
+        import sys, json, hmac, hashlib, urllib.parse as u
+        r = json.loads(sys.argv[1])
+        enc = lambda s: u.quote(s, safe="")
+        pairs = sorted(((enc(k), enc(v)) for k, v in r["args"]), key=lambda p: p[0].encode())
+        query = "&".join(k + "=" + v for k, v in pairs)
+        canonical = "\n".join(["HTTPDNS-HMAC-SHA256", r["method"], u.quote(r["path"], safe="/"), query, r["t"],
+                               hashlib.sha256(bytes.fromhex(r["body"])).hexdigest()])
+        sign = hmac.new(r["secret"].encode(), canonical.encode(), hashlib.sha256).hexdigest()
+        print(json.dumps({"canonical": canonical, "sign": sign, "query": query}))
+        """#
 
     /// Signs `method path?args` with `body`, valid until `t` (Unix seconds).
     public static func sign(
@@ -46,7 +46,8 @@ print(json.dumps({"canonical": canonical, "sign": sign, "query": query}))
         let run = try CommandRun.run("/usr/bin/python3", ["-c", script, input], mergingStandardError: false)
         let data = run.output
         guard run.status == 0, let result = try? TestJSON(parsing: Array(data)),
-              let canonical = result["canonical"]?.string, let sign = result["sign"]?.string, let query = result["query"]?.string else {
+            let canonical = result["canonical"]?.string, let sign = result["sign"]?.string, let query = result["query"]?.string
+        else {
             throw HarnessError("python3 signer failed: \(String(decoding: data, as: UTF8.self))")
         }
         return Signed(canonical: canonical, sign: sign, query: query, t: String(t))

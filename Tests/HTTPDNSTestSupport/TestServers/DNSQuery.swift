@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A one-shot DNS query over UDP to a loopback server (readiness checks of the test servers).

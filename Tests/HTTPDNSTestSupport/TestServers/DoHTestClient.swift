@@ -51,12 +51,15 @@ public struct DoHTestClient: Sendable {
         await process.stop()
         let output = process.output()
         guard process.terminationStatus == 0, let line = output.split(separator: "\n").last,
-              let json = try? TestJSON(parsing: Array(line.utf8)) else {
+            let json = try? TestJSON(parsing: Array(line.utf8))
+        else {
             throw HarnessError("doh_client.py failed (status \(String(describing: process.terminationStatus))): \(output)")
         }
         let records = { (key: String) in
             (json[key]?.array ?? []).map {
-                Record(name: $0["name"]?.string ?? "", type: $0["type"]?.string ?? "", ttl: $0["ttl"]?.int ?? -1, data: $0["data"]?.string ?? "")
+                Record(
+                    name: $0["name"]?.string ?? "", type: $0["type"]?.string ?? "", ttl: $0["ttl"]?.int ?? -1,
+                    data: $0["data"]?.string ?? "")
             }
         }
         return Reply(

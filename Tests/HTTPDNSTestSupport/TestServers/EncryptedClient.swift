@@ -36,7 +36,9 @@ public struct EncryptedClient: Sendable {
     }
 
     /// Sends `method path` with `query` (and `body`, if any) encrypted.
-    public func send(_ path: String, method: String = "GET", query: String = "", body: String = "", tamper: Tamper? = nil) async throws -> Exchange {
+    public func send(_ path: String, method: String = "GET", query: String = "", body: String = "", tamper: Tamper? = nil) async throws
+        -> Exchange
+    {
         var arguments = ["--method", method, "--path", path, "--query", query, "--body", body]
         if let tamper { arguments += ["--tamper", tamper.rawValue] }
         let json = try await run(arguments)
@@ -71,7 +73,8 @@ public struct EncryptedClient: Sendable {
     }
 
     private func run(_ extra: [String]) async throws -> TestJSON {
-        let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : try TestPaths.executable("python3")
+        let python =
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/python3") ? "/usr/bin/python3" : try TestPaths.executable("python3")
         let directory = try TestPaths.makeTemporaryDirectory("enc")
         let script = TestPaths.packageRoot.appendingPathComponent("scripts/test/enc_client.py").path
         let arguments = [script, "--base", base, "--key", key] + extra
@@ -85,7 +88,8 @@ public struct EncryptedClient: Sendable {
         await process.stop()
         let output = process.output()
         guard process.terminationStatus == 0, let line = output.split(separator: "\n").last,
-              let json = try? TestJSON(parsing: Array(line.utf8)) else {
+            let json = try? TestJSON(parsing: Array(line.utf8))
+        else {
             throw HarnessError("enc_client.py failed (status \(String(describing: process.terminationStatus))): \(output)")
         }
         return json

@@ -4,8 +4,10 @@ import Foundation
 public enum ExternalTool {
     /// Runs `name` (found in PATH) with `arguments`; returns its exit status and its stdout and
     /// stderr together. Killed, and a `HarnessError` thrown, after `timeout` seconds.
-    public static func run(_ name: String, _ arguments: [String], timeout: Double = 30,
-                           environment: [String: String] = [:], in directory: URL? = nil) async throws -> (status: Int32, output: String) {
+    public static func run(
+        _ name: String, _ arguments: [String], timeout: Double = 30,
+        environment: [String: String] = [:], in directory: URL? = nil
+    ) async throws -> (status: Int32, output: String) {
         let executable = try TestPaths.executable(name)
         let logDirectory = try directory ?? TestPaths.makeTemporaryDirectory(name)
         let process = try await ChildProcess.launch(

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A minimal HTTP/1.1 client for loopback servers, one connection per request (`Connection: close`).
@@ -53,8 +53,10 @@ public struct HTTPClient: Sendable {
     }
 
     /// Sends any request on a dedicated thread.
-    public func request(_ method: String, _ path: String, headers: [String: String] = [:],
-                        body: [UInt8]? = nil) async throws -> HTTPClientResponse {
+    public func request(
+        _ method: String, _ path: String, headers: [String: String] = [:],
+        body: [UInt8]? = nil
+    ) async throws -> HTTPClientResponse {
         let client = self
         return try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
@@ -66,8 +68,10 @@ public struct HTTPClient: Sendable {
     }
 
     /// Sends a request and blocks until the whole response has arrived (or `timeout`).
-    public func requestBlocking(_ method: String, _ path: String, headers: [String: String] = [:],
-                                body: [UInt8]? = nil) throws -> HTTPClientResponse {
+    public func requestBlocking(
+        _ method: String, _ path: String, headers: [String: String] = [:],
+        body: [UInt8]? = nil
+    ) throws -> HTTPClientResponse {
         let fd = try connectedSocket()
         defer { close(fd) }
 

@@ -17,8 +17,11 @@ enum HTTPClientResponseParser {
         var headers: [(name: String, value: String)] = []
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((line[..<colon].lowercased(),
-                            line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (
+                    line[..<colon].lowercased(),
+                    line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                ))
         }
         var rest = Array(bytes[headEnd.upperBound...])
         let field = { (name: String) in headers.first { $0.name == name }?.value }
@@ -42,7 +45,8 @@ enum HTTPClientResponseParser {
             guard let lineEnd = bytes[index...].firstRange(of: [13, 10]) else {
                 throw HarnessError("incomplete chunk")
             }
-            let sizeText = String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self)
+            let sizeText =
+                String(decoding: bytes[index..<lineEnd.lowerBound], as: UTF8.self)
                 .split(separator: ";").first.map(String.init) ?? ""
             guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
                 throw HarnessError("bad chunk size '\(sizeText)'")

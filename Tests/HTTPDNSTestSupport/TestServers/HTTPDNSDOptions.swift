@@ -29,9 +29,11 @@ public struct HTTPDNSDOptions: Sendable {
     /// HTTPS sets `("--listen-plain", "HTTPDNS_LISTEN_PLAIN")` and passes `--listen` itself.
     public var harnessListen: (flag: String, env: String) = ("--listen", "HTTPDNS_LISTEN")
 
-    public init(upstreams: [String], localDNSServers: [String], localDNSFallback: Bool = true,
-                config: TestJSON? = nil, adminToken: String? = nil, databasePath: String? = nil,
-                arguments: [String] = [], environment: [String: String] = [:]) {
+    public init(
+        upstreams: [String], localDNSServers: [String], localDNSFallback: Bool = true,
+        config: TestJSON? = nil, adminToken: String? = nil, databasePath: String? = nil,
+        arguments: [String] = [], environment: [String: String] = [:]
+    ) {
         self.upstreams = upstreams
         self.localDNSServers = localDNSServers
         self.localDNSFallback = localDNSFallback

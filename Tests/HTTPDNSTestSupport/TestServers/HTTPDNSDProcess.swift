@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The real httpdnsd binary, started on a free loopback port with a temp database and
@@ -43,14 +43,15 @@ public final class HTTPDNSDProcess: Sendable {
                 try config.encoded().write(toFile: configPath, atomically: true, encoding: .utf8)
                 arguments += ["--config", configPath]
             }
-            let settings: [(flag: String, env: String, value: String)] = [
-                (options.harnessListen.flag, options.harnessListen.env, "127.0.0.1:\(port)"),
-                ("--db", "HTTPDNS_DB", databasePath),
-                ("--upstreams", "HTTPDNS_UPSTREAMS", options.upstreams.joined(separator: ",")),
-                ("--localdns-servers", "HTTPDNS_LOCALDNS_SERVERS", options.localDNSServers.joined(separator: ",")),
-                ("--localdns-fallback", "HTTPDNS_LOCALDNS_FALLBACK", options.localDNSFallback ? "true" : "false"),
-                ("--shutdown-drain", "HTTPDNS_SHUTDOWN_DRAIN", "\(options.shutdownDrain)"),
-            ] + (options.adminToken.map { [("--admin-token", "HTTPDNS_ADMIN_TOKEN", $0)] } ?? [])
+            let settings: [(flag: String, env: String, value: String)] =
+                [
+                    (options.harnessListen.flag, options.harnessListen.env, "127.0.0.1:\(port)"),
+                    ("--db", "HTTPDNS_DB", databasePath),
+                    ("--upstreams", "HTTPDNS_UPSTREAMS", options.upstreams.joined(separator: ",")),
+                    ("--localdns-servers", "HTTPDNS_LOCALDNS_SERVERS", options.localDNSServers.joined(separator: ",")),
+                    ("--localdns-fallback", "HTTPDNS_LOCALDNS_FALLBACK", options.localDNSFallback ? "true" : "false"),
+                    ("--shutdown-drain", "HTTPDNS_SHUTDOWN_DRAIN", "\(options.shutdownDrain)"),
+                ] + (options.adminToken.map { [("--admin-token", "HTTPDNS_ADMIN_TOKEN", $0)] } ?? [])
             var environment = options.environment
             for setting in settings {
                 if options.viaEnvironment {
@@ -79,8 +80,10 @@ public final class HTTPDNSDProcess: Sendable {
     }
 
     /// Runs the binary once with `arguments` (no server expected) and returns its exit status and output.
-    public static func runOnce(arguments: [String], environment: [String: String] = [:],
-                               timeout: Double = 15) async throws -> (status: Int32, output: String) {
+    public static func runOnce(
+        arguments: [String], environment: [String: String] = [:],
+        timeout: Double = 15
+    ) async throws -> (status: Int32, output: String) {
         let binary = TestPaths.httpdnsdBinary
         let directory = try TestPaths.makeTemporaryDirectory("httpdnsd-once")
         // Should the binary start serving after all, it only knows dead loopback ports.

@@ -91,7 +91,8 @@ public final class HaproxyProcess: Sendable {
             if seen.count == backends.count { return }
             try await Task.sleep(for: .milliseconds(100))
         }
-        throw HarnessError("haproxy on \(port): only \(seen.sorted()) of \(backends.count) backends served within \(timeout) s: \(process.output())")
+        throw HarnessError(
+            "haproxy on \(port): only \(seen.sorted()) of \(backends.count) backends served within \(timeout) s: \(process.output())")
     }
 
     private func waitUntilAnswering() async throws {

@@ -3,7 +3,7 @@ import HTTPDNSCore
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A TCP listener on a loopback address, as a target for connection speed tests.

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The IPv4 TCP sockets of this network namespace, as `/proc/net/tcp` lists them.
@@ -74,7 +74,8 @@ public enum TCPSocketTable {
         guard fields.count > 3, let local = endpoint(fields[1]), let remote = endpoint(fields[2]),
             let state = Int(fields[3], radix: 16)
         else { return nil }
-        return Entry(localHost: local.host, localPort: local.port, remoteHost: remote.host, remotePort: remote.port, state: State(code: state))
+        return Entry(
+            localHost: local.host, localPort: local.port, remoteHost: remote.host, remotePort: remote.port, state: State(code: state))
     }
 
     /// `0100007F:1F90`: the address is the `__be32` printed as a host-order integer, the port is

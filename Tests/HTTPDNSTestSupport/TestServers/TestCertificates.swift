@@ -11,8 +11,11 @@ public struct TestCertificates: Sendable {
     /// A new CA.
     public static func make() async throws -> TestCertificates {
         let directory = try TestPaths.makeTemporaryDirectory("tls")
-        try await openssl(["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                           "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=httpdnsd test CA"], in: directory)
+        try await openssl(
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=httpdnsd test CA",
+            ], in: directory)
         return TestCertificates(directory: directory, caPath: directory.appendingPathComponent("ca.pem").path)
     }
 
@@ -21,10 +24,16 @@ public struct TestCertificates: Sendable {
     public func issue(_ name: String, dnsName: String = "localhost", serial: String) async throws -> (certificate: String, key: String) {
         let extensions = directory.appendingPathComponent("\(name).ext")
         try "subjectAltName=DNS:\(dnsName),IP:127.0.0.1\n".write(to: extensions, atomically: true, encoding: .utf8)
-        try await Self.openssl(["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                                "-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(dnsName)"], in: directory)
-        try await Self.openssl(["x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                                "-set_serial", "0x\(serial)", "-days", "2", "-extfile", "\(name).ext", "-out", "\(name).pem"], in: directory)
+        try await Self.openssl(
+            [
+                "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                "-keyout", "\(name).key", "-out", "\(name).csr", "-subj", "/CN=\(dnsName)",
+            ], in: directory)
+        try await Self.openssl(
+            [
+                "x509", "-req", "-in", "\(name).csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+                "-set_serial", "0x\(serial)", "-days", "2", "-extfile", "\(name).ext", "-out", "\(name).pem",
+            ], in: directory)
         return (directory.appendingPathComponent("\(name).pem").path, directory.appendingPathComponent("\(name).key").path)
     }
 

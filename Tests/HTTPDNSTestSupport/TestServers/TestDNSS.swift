@@ -26,9 +26,11 @@ public final class TestDNSS: Sendable {
                 let port = freePort()
                 let process = try await ChildProcess.launch(
                     name: "dnss", executable: dnss,
-                    arguments: ["-enable_https_to_dns", "-dns_upstream", "127.0.0.1:\(dnsPort)",
-                                "-https_server_addr", "127.0.0.1:\(port)", "-insecure_http_server",
-                                "-fallback_upstream", "127.0.0.1:\(dnsPort)"],
+                    arguments: [
+                        "-enable_https_to_dns", "-dns_upstream", "127.0.0.1:\(dnsPort)",
+                        "-https_server_addr", "127.0.0.1:\(port)", "-insecure_http_server",
+                        "-fallback_upstream", "127.0.0.1:\(dnsPort)",
+                    ],
                     environment: TestPaths.childEnvironment(),
                     logURL: directory.appendingPathComponent("dnss.log"))
                 return TestDNSS(port: port, process: process)

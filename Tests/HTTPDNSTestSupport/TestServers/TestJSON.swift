@@ -7,7 +7,8 @@ import Foundation
 public enum TestJSON: Sendable, Equatable, Codable, CustomStringConvertible,
     ExpressibleByNilLiteral, ExpressibleByBooleanLiteral, ExpressibleByIntegerLiteral,
     ExpressibleByFloatLiteral, ExpressibleByStringLiteral, ExpressibleByArrayLiteral,
-    ExpressibleByDictionaryLiteral {
+    ExpressibleByDictionaryLiteral
+{
     case null
     case bool(Bool)
     case number(Double)
@@ -70,7 +71,8 @@ public enum TestJSON: Sendable, Equatable, Codable, CustomStringConvertible,
         case .string(let value): return TestJSON.quote(value)
         case .array(let values): return "[" + values.map { $0.encoded() }.joined(separator: ",") + "]"
         case .object(let members):
-            return "{" + members.sorted { $0.key < $1.key }
+            return "{"
+                + members.sorted { $0.key < $1.key }
                 .map { TestJSON.quote($0.key) + ":" + $0.value.encoded() }
                 .joined(separator: ",") + "}"
         }

@@ -35,10 +35,13 @@ public final class TestJSONResponder: Sendable {
     /// - Parameters:
     ///   - jsonSecret: when set, `/resolve` demands the Alibaba signature made with this accessKeySecret (403 otherwise).
     ///   - httpdnsSecret: when set, the EMAS API demands `sign_d` signed with this secret key.
-    public static func start(dnsPort: UInt16, jsonSecret: String? = nil,
-                             httpdnsSecret: String? = nil) async throws -> TestJSONResponder {
+    public static func start(
+        dnsPort: UInt16, jsonSecret: String? = nil,
+        httpdnsSecret: String? = nil
+    ) async throws -> TestJSONResponder {
         // The system python, not a version-manager shim (a shim may not pass SIGTERM on).
-        let python = FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
+        let python =
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/python3")
             ? "/usr/bin/python3" : try TestPaths.executable("python3")
         return try await startRetrying(
             "json responder",
@@ -47,8 +50,10 @@ public final class TestJSONResponder: Sendable {
                 let port = freePort()
                 let process = try await ChildProcess.launch(
                     name: "json_responder", executable: python,
-                    arguments: ["-u", TestPaths.jsonResponderScript.path, "--listen-port", String(port),
-                                "--dns", "127.0.0.1:\(dnsPort)"]
+                    arguments: [
+                        "-u", TestPaths.jsonResponderScript.path, "--listen-port", String(port),
+                        "--dns", "127.0.0.1:\(dnsPort)",
+                    ]
                         + (jsonSecret.map { ["--json-secret", $0] } ?? [])
                         + (httpdnsSecret.map { ["--httpdns-secret", $0] } ?? []),
                     environment: TestPaths.childEnvironment(),

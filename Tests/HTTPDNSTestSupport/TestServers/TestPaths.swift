@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the harness finds the package, its scripts and the httpdnsd binary, and where it writes.

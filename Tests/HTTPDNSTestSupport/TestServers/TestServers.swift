@@ -42,8 +42,9 @@ public final class TestServers: Sendable {
     /// Options for httpdnsd whose default account uses `upstreams` (default: dnss) and falls
     /// back to unbound.
     public func options(upstreams: [String]? = nil, localDNSFallback: Bool = true) -> HTTPDNSDOptions {
-        HTTPDNSDOptions(upstreams: upstreams ?? [dnss.upstreamSpec], localDNSServers: [unbound.address],
-                        localDNSFallback: localDNSFallback)
+        HTTPDNSDOptions(
+            upstreams: upstreams ?? [dnss.upstreamSpec], localDNSServers: [unbound.address],
+            localDNSFallback: localDNSFallback)
     }
 }
 
@@ -85,10 +86,13 @@ public func withHTTPDNSD<T>(_ options: HTTPDNSDOptions, _ body: (HTTPDNSDProcess
 
 /// Runs `body` with an extra JSON/EMAS responder in front of `servers`' unbound (e.g. one that
 /// demands signatures), stopping it on every path.
-public func withJSONResponder<T>(_ servers: TestServers, jsonSecret: String? = nil, httpdnsSecret: String? = nil,
-                                 _ body: (TestJSONResponder) async throws -> T) async throws -> T {
-    let responder = try await TestJSONResponder.start(dnsPort: servers.unbound.port, jsonSecret: jsonSecret,
-                                                      httpdnsSecret: httpdnsSecret)
+public func withJSONResponder<T>(
+    _ servers: TestServers, jsonSecret: String? = nil, httpdnsSecret: String? = nil,
+    _ body: (TestJSONResponder) async throws -> T
+) async throws -> T {
+    let responder = try await TestJSONResponder.start(
+        dnsPort: servers.unbound.port, jsonSecret: jsonSecret,
+        httpdnsSecret: httpdnsSecret)
     do {
         let result = try await body(responder)
         await responder.stop()

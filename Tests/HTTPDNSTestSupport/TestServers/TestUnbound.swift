@@ -42,8 +42,9 @@ public final class TestUnbound: Sendable {
                     name: "unbound", executable: unbound, arguments: ["-d", "-c", configPath],
                     environment: TestPaths.childEnvironment(),
                     logURL: directory.appendingPathComponent("unbound.log"))
-                return TestUnbound(port: port, controlPort: controlPort, directory: directory,
-                                         configPath: configPath, process: process)
+                return TestUnbound(
+                    port: port, controlPort: controlPort, directory: directory,
+                    configPath: configPath, process: process)
             },
             ready: { try await $0.waitUntilAnswering() },
             stop: { await $0.stop() })

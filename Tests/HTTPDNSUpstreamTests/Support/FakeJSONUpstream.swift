@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A Python `http.server` on loopback speaking the DoH JSON API (`/resolve`) and the EMAS HTTPDNS

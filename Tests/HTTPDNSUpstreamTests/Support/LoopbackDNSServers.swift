@@ -2,7 +2,7 @@ import Foundation
 import HTTPDNSTestSupport
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// unbound (authoritative for `example.test.` from a zone file) and dnss (RFC 8484 front) on free

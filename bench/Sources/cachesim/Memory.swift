@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 // `cachesim --memory [N]`: bytes per cached entry at N entries (default 1 000 000), in process.
 // Each layout runs in a process of its own (`--memory-one LAYOUT N`), since freed memory does not

@@ -40,7 +40,9 @@ struct S3FIFOVariant: EvictionPolicy {
 
     private var guarded: Bool { config.guardGhost || config.guardPromotion }
 
-    private static func fp(_ hash: Int) -> UInt32 { UInt32(truncatingIfNeeded: (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> 32) | 1 }
+    private static func fp(_ hash: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> 32) | 1
+    }
 
     mutating func admitting(hash: Int) {
         admittingToMain = false
@@ -124,7 +126,8 @@ struct S3FIFOVariant: EvictionPolicy {
     }
 
     mutating func removeAll() {
-        links.removeAll(); small = SlotLinks.List(); main = SlotLinks.List(); marks.removeAll(); fingerprints.removeAll(); ghost = []; sketch = nil
+        links.removeAll(); small = SlotLinks.List(); main = SlotLinks.List(); marks.removeAll(); fingerprints.removeAll(); ghost = [];
+        sketch = nil
     }
 
     func forEach(_ body: (Int32) -> Void) {

@@ -11,10 +11,11 @@
 // Deterministic: the requests come from a seeded generator, and the process re-runs itself with
 // SWIFT_DETERMINISTIC_HASHING=1 so that keys hash alike from run to run.
 
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPDNSCore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 if getenv("SWIFT_DETERMINISTIC_HASHING") == nil {
     setenv("SWIFT_DETERMINISTIC_HASHING", "1", 1)
@@ -101,7 +102,8 @@ struct Row {
 
     var text: String {
         let name = workload.padding(toLength: 26, withPad: " ", startingAt: 0)
-        return "\(name) \(percent)%\tbound \(Self.shown(bound))\tLRU \(Self.shown(lru))\tS3-FIFO \(Self.shown(s3fifo))\tW-TinyLFU \(Self.shown(tinyLFU))"
+        return
+            "\(name) \(percent)%\tbound \(Self.shown(bound))\tLRU \(Self.shown(lru))\tS3-FIFO \(Self.shown(s3fifo))\tW-TinyLFU \(Self.shown(tinyLFU))"
     }
 
     var markdown: String {
@@ -304,8 +306,10 @@ func runExperiment(names: Int) {
     let capacity = names / 100
     var workloads: [Workload] = [0.8, 1.0, 1.2].map { Workload.zipf(exponent: $0, names: names, warmUp: names, measured: 2 * names) }
     for ratio in [1, 10] { workloads.append(.flood(names: names, capacity: capacity, perRequest: ratio, warmUp: names)) }
-    workloads.append(.scans(names: names, capacity: capacity, scanLength: 2 * capacity, every: 2 * capacity, warmUp: names, measured: 2 * names))
-    workloads.append(.scans(names: names, capacity: capacity, scanLength: 10 * capacity, every: capacity, warmUp: names, measured: 5 * capacity))
+    workloads.append(
+        .scans(names: names, capacity: capacity, scanLength: 2 * capacity, every: 2 * capacity, warmUp: names, measured: 2 * names))
+    workloads.append(
+        .scans(names: names, capacity: capacity, scanLength: 10 * capacity, every: capacity, warmUp: names, measured: 5 * capacity))
     workloads.append(.preload(names: names, preloaded: names / 10, warmUp: names))
     let variants: [(String, VariantConfig)] = [
         ("10% g100", VariantConfig()),
