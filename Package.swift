@@ -9,7 +9,8 @@ let package = Package(
     name: "httpdnsd",
     platforms: [.macOS(.v15)],
     products: [
-        .executable(name: "httpdnsd", targets: ["httpdnsd"])
+        .executable(name: "httpdnsd", targets: ["httpdnsd"]),
+        .library(name: "HTTPDNSClient", targets: ["HTTPDNSClient"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages; each module.modulemap points at a shim.h.
@@ -64,6 +65,12 @@ let package = Package(
             path: "fuzz/Sources/HTTPDNSFuzzEntries"),
         .executableTarget(name: "httpdnsd-fuzz", dependencies: ["HTTPDNSFuzzEntries"], path: "fuzz/Sources/httpdnsd-fuzz"),
         .testTarget(name: "FuzzCorpusTests", dependencies: ["HTTPDNSFuzzEntries"]),
+
+        // The client side (docs/clients.md): a Foundation-only resolver library for Swift apps
+        // (HMAC from CryptoKit on Apple platforms, from HTTPDNSCrypto's libcrypto elsewhere), and
+        // a curl-like tool that connects by IP while Host, SNI and verification keep the name.
+        .target(name: "HTTPDNSClient", dependencies: [.target(name: "HTTPDNSCrypto", condition: .when(platforms: [.linux]))]),
+        .testTarget(name: "HTTPDNSClientTests", dependencies: ["HTTPDNSClient", "HTTPDNSTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
