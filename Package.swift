@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .executable(name: "httpdnsd", targets: ["httpdnsd"]),
         .library(name: "HTTPDNSClient", targets: ["HTTPDNSClient"]),
+        .executable(name: "httpdns-curl", targets: ["httpdns-curl"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages; each module.modulemap points at a shim.h.
@@ -68,8 +69,9 @@ let package = Package(
 
         // The client side (docs/clients.md): a Foundation-only resolver library for Swift apps
         // (HMAC from CryptoKit on Apple platforms, from HTTPDNSCrypto's libcrypto elsewhere), and
-        // a curl-like tool that connects by IP while Host, SNI and verification keep the name.
+        // httpdns-curl, a curl-like tool that connects by IP while Host, SNI and verification keep the name.
         .target(name: "HTTPDNSClient", dependencies: [.target(name: "HTTPDNSCrypto", condition: .when(platforms: [.linux]))]),
+        .executableTarget(name: "httpdns-curl", dependencies: ["HTTPDNSClient", "CCurl"]),
         .testTarget(name: "HTTPDNSClientTests", dependencies: ["HTTPDNSClient", "HTTPDNSTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
