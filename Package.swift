@@ -15,6 +15,8 @@ let package = Package(
         .library(
             name: "HTTPDNSModules",
             targets: ["HTTPDNSCore", "HTTPDNSServer", "HTTPDNSStore", "HTTPDNSUpstream", "HTTPDNSWire"]),
+        .library(name: "HTTPDNSClient", targets: ["HTTPDNSClient"]),
+        .executable(name: "httpdns-curl", targets: ["httpdns-curl"]),
     ],
     targets: [
         // C libraries from Debian's -dev packages; each module.modulemap points at a shim.h.
@@ -57,6 +59,13 @@ let package = Package(
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSServerTests", dependencies: ["HTTPDNSServer", "HTTPDNSCore", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPDNSTestSupport", "HTTPDNSWire"]),
+
+        // The client side (docs/clients.md): a Foundation-only resolver library for Swift apps
+        // (HMAC from CryptoKit on Apple platforms, from HTTPDNSCrypto's libcrypto elsewhere), and
+        // httpdns-curl, a curl-like tool that connects by IP while Host, SNI and verification keep the name.
+        .target(name: "HTTPDNSClient", dependencies: [.target(name: "HTTPDNSCrypto", condition: .when(platforms: [.linux]))]),
+        .executableTarget(name: "httpdns-curl", dependencies: ["HTTPDNSClient", "CCurl"]),
+        .testTarget(name: "HTTPDNSClientTests", dependencies: ["HTTPDNSClient", "HTTPDNSTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

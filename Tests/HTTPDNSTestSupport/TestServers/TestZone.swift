@@ -56,6 +56,11 @@ public enum TestZone {
     /// loopback server of the test (curl `--doh-url`).
     public static let loopbackName = "loop.example.test"
 
+    /// `shop`: A 127.0.0.2 and 127.0.0.1, for a client that connects by IP (httpdns-curl): a
+    /// test serves HTTPS on 127.0.0.1 only, so 127.0.0.2 refuses the connection.
+    public static let shopName = "shop.example.test"
+    public static let shopV4 = ["127.0.0.1", "127.0.0.2"]
+
     /// A fresh name under the TTL-2 wildcard, never asked before.
     public static func uniqueTTL2(_ label: String = "t") -> String {
         "\(label)-\(UInt64.random(in: 0...UInt64.max))".lowercased() + ".ttl2.example.test"
@@ -125,6 +130,8 @@ public enum TestZone {
             "@ 600 IN MX 10 mail.example.test.",
             "mail 300 IN A 127.0.0.25",
             "loop 300 IN A 127.0.0.1",
+            "shop 300 IN A 127.0.0.2",
+            "shop 300 IN A 127.0.0.1",
             "text 120 IN TXT \"httpdnsd test zone\"",
             "www 300 IN A 127.0.0.11",
             "www 300 IN A 127.0.0.12",

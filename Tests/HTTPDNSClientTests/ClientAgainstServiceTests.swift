@@ -1,0 +1,54 @@
+import Foundation
+import HTTPDNSClient
+import HTTPDNSTestSupport
+import Testing
+
+/// `HTTPDNSClient` with its real transport against the real httpdnsd on loopback.
+@Suite("HTTPDNSClient against httpdnsd")
+struct ClientAgainstServiceTests {
+    static let badSignature =
+        "bad signature: no key of this account made it for this request (signature v1, see docs/security.md)"
+
+    private func configuration(_ services: [URL], secret: String = ClientServiceFixture.secret, fallback: Bool = false)
+        -> HTTPDNSClientConfiguration
+    {
+        HTTPDNSClientConfiguration(
+            services: services, account: "shop",
+            credentials: HTTPDNSCredentials(keyID: ClientServiceFixture.keyID, secret: secret),
+            systemResolverFallback: fallback, requestTimeout: 10)
+    }
+
+    @Test func signedResolvesOfOneAndManyNamesAreAnswered() async throws {
+        try await ClientServiceFixture.withSignedService { url, _, _ in
+            let client = HTTPDNSClient(configuration: configuration([url]))
+            let answer = try await client.resolve(TestZone.www)
+            #expect(answer.source == .service && answer.ipv4.sorted() == TestZone.wwwV4 && answer.ttl > 0, "\(answer)")
+            let batch = await client.resolve([TestZone.www, TestZone.v4Only, TestZone.nxdomain()])
+            #expect(try batch[0].get().source == .cache)
+            #expect(try batch[1].get().ipv4 == TestZone.v4OnlyV4)
+            #expect(try batch[2].get().nxdomain)
+            #expect(abs(await client.serviceClockOffset) < 5)
+        }
+    }
+
+    @Test func aWrongSecretIsRefusedAndNotFailedOver() async throws {
+        try await ClientServiceFixture.withSignedService { url, _, _ in
+            let client = HTTPDNSClient(configuration: configuration([url, url], secret: "not-the-secret-000000", fallback: true))
+            await #expect(throws: HTTPDNSClientError.refused(status: 401, code: "Unauthorized", message: Self.badSignature)) {
+                try await client.resolve(TestZone.www)
+            }
+        }
+    }
+
+    @Test func aDeadServiceIsSkippedAndNoServiceFallsBackToTheSystem() async throws {
+        try await ClientServiceFixture.withSignedService { url, _, _ in
+            let dead = URL(string: "http://127.0.0.1:\(deadPort())")!
+            let client = HTTPDNSClient(configuration: configuration([dead, url]))
+            #expect(try await client.resolve(TestZone.www).ipv4.sorted() == TestZone.wwwV4)
+
+            let alone = HTTPDNSClient(configuration: configuration([dead], fallback: true))
+            let system = try await alone.resolve("localhost")
+            #expect(system.source == .system && !system.addresses.isEmpty)
+        }
+    }
+}
