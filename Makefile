@@ -17,7 +17,7 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test lint format run trial clean deps test-deps bench fuzz soak sanitize tsan revision
+.PHONY: all build test lint format run trial clean deps test-deps bench fuzz soak contract sanitize tsan revision
 
 all: build
 
@@ -87,6 +87,19 @@ trial: deps build
 bench:
 	./bench/deps.sh
 	BENCH_SCRATCH="$${BENCH_SCRATCH:-$(CURDIR)/bench/out/build}" python3 bench/run.py
+
+# The contract run's long form (scripts/test/contract.sh; make test runs one fixed seed):
+# CONTRACT_RUNS runs, each with a new seed (printed; CONTRACT_SEED=N replays one) and
+# CONTRACT_EXAMPLES examples an operation. Stops at the first run that finds a departure.
+CONTRACT_RUNS ?= 20
+CONTRACT_EXAMPLES ?= 25
+contract: test-deps revision
+	$(SWIFT) build $(SWIFTFLAGS)
+	bin="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd"; \
+	for run in $$(seq 1 $(CONTRACT_RUNS)); do \
+	  echo "contract run $$run of $(CONTRACT_RUNS)"; \
+	  ./scripts/test/contract.sh "$$bin" $(CONTRACT_EXAMPLES) || exit 1; \
+	done
 
 # Fuzzing (docs/fuzzing.md, not part of `make test`, which replays the seed corpora as
 # FuzzCorpusTests): builds the libFuzzer binary with ASan in .build-fuzz, runs each target in turn.

@@ -12,18 +12,19 @@
 # happens in a new network namespace (unshare --user --net) whose only interface is loopback:
 # nothing can leave the machine whatever the generator writes.
 #
-# The seed is CONTRACT_SEED when set, else a new one each run; it is printed first, so a failure
-# can be replayed with CONTRACT_SEED=<seed>. Exits with schemathesis' status; 3 when the
-# namespace cannot be made.
+# The seed is CONTRACT_SEED when set, else the SEED argument, else a new one; it is printed
+# first, so a failure can be replayed with CONTRACT_SEED=<seed>. `make test` passes a fixed seed
+# (the same cases every run); `make contract` runs many new ones. Exits with schemathesis'
+# status; 3 when the namespace cannot be made.
 #
-# usage: scripts/test/contract.sh /path/to/httpdnsd [max-examples]
+# usage: scripts/test/contract.sh /path/to/httpdnsd [max-examples [seed]]
 set -euo pipefail
 
-binary=${1:?usage: contract.sh HTTPDNSD_BINARY [MAX_EXAMPLES]}
+binary=${1:?usage: contract.sh HTTPDNSD_BINARY [MAX_EXAMPLES [SEED]]}
 examples=${2:-10}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # Chosen once, outside the namespace, and passed on: the re-executed script prints the same one.
-export CONTRACT_SEED=${CONTRACT_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+export CONTRACT_SEED=${CONTRACT_SEED:-${3:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}}
 
 if [[ -z ${HTTPDNS_CONTRACT_NETNS:-} ]]; then
   if ! unshare --user --map-root-user --net true 2>/dev/null; then
