@@ -17,7 +17,7 @@ Modes: `open` (default) as above; `open-general`: the same hits on `/v1/default/
 JSON) and `GET /dns-query?dns=` (RFC 8484, a query made here), each with `-general` for the
 same request with a trailing `/` (every format's fast path against its general path, one build); `signed`: the account has client keys and
 `requireSignedRequests`, and every hit is signed (signature v1, query form, signed once by
-run.py's `sign_v1`); `signed-general`: the same signed hits on `/v1/default/resolve/` (trailing
+`harness.clients.sign_v1`); `signed-general`: the same signed hits on `/v1/default/resolve/` (trailing
 `/`), which the router serves but the fast path leaves to the general path, to compare the two
 paths in one build.
 CALLGRIND_ISP=1 turns on `ispEnable` for the account (a cache per client network: every hit is
@@ -38,7 +38,7 @@ during the hits are printed too (an idle thread that wakes on a timer shows ther
 import http.server, json, os, socket, subprocess, sys, tempfile, threading, time, http.client, glob
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from run import sign_v1  # noqa: E402
+from harness.clients import sign_v1  # noqa: E402
 
 binary = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 2000

@@ -1,0 +1,110 @@
+"""What /proc and gdb say about a running server: CPU used (the whole process, or each
+libmicrohttpd worker thread), RSS, and the malloc arena of each worker. A run's requests/s can
+be capped by how wrk's connections split between the workers; these figures show when."""
+
+import os
+import re
+import shutil
+import subprocess
+import time
+
+from .settings import log
+
+
+def stat_ticks(path):
+    """The name and the user + system CPU ticks of a /proc .../stat file."""
+    with open(path) as f:
+        stat = f.read()
+    fields = stat.rsplit(")", 1)[1].split()
+    return stat[stat.index("(") + 1:stat.rindex(")")], int(fields[11]) + int(fields[12])
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds a process has used so far (/proc/PID/stat)."""
+    return stat_ticks(f"/proc/{pid}/stat")[1] / os.sysconf("SC_CLK_TCK")
+
+
+def worker_ticks(pid):
+    """CPU ticks used so far by each libmicrohttpd worker thread of `pid`, by thread id."""
+    ticks = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name, used = stat_ticks(f"/proc/{pid}/task/{tid}/stat")
+        except FileNotFoundError:
+            continue
+        if name.startswith("MHD-"):
+            ticks[tid] = used
+    return ticks
+
+
+def worker_split(before, after):
+    """How the CPU of one run was shared among the worker threads, busiest first: "62/38"."""
+    used = sorted((after[t] - before.get(t, 0) for t in after), reverse=True)
+    total = sum(used) or 1
+    return "/".join(str(round(100 * u / total)) for u in used)
+
+
+def measure_with_split(pid, splits, run):
+    """Runs `run()` and appends the worker CPU split of `pid` during it to `splits`."""
+    before = worker_ticks(pid)
+    result = run()
+    splits.append(worker_split(before, worker_ticks(pid)))
+    return result
+
+
+def worker_arenas(pid):
+    """Which glibc malloc arena each libmicrohttpd worker thread (`MHD-worker`) of `pid` allocates
+    from, as "main" or the arena's heap address; None without gdb or on any failure. glibc binds a
+    thread to an arena at its first allocation and httpdnsd caps them (`limitArenas`), so whether
+    two workers share one is decided at start, at random, for the instance's life; on a shared one
+    every hit's `calloc` (libmicrohttpd's response) takes the lock the other worker takes too.
+    gdb stops the process for the call to `malloc(24)` in each worker (24 bytes left behind): only
+    for an idle instance, after its measurements."""
+    gdb = shutil.which("gdb")
+    if not gdb:
+        return None
+    try:
+        with open(f"/proc/{pid}/maps") as maps:
+            heap = next(line.split()[0] for line in maps if line.rstrip().endswith("[heap]"))
+        low, high = (int(x, 16) for x in heap.split("-"))
+        listing = subprocess.run([gdb, "-p", str(pid), "-batch", "-ex", "info threads"], capture_output=True, text=True,
+                                 timeout=60).stdout
+        threads = re.findall(r'^\*?\s+(\d+)\s+Thread \S+ \(LWP \d+\) "MHD-worker"', listing, re.M)
+        commands = []
+        for number in threads:
+            commands += ["-ex", f"thread {number}", "-ex", "p/x (unsigned long)malloc(24)"]
+        out = subprocess.run([gdb, "-p", str(pid), "-batch"] + commands, capture_output=True, text=True, timeout=60).stdout
+        addresses = [int(a, 16) for a in re.findall(r"^\$\d+ = (0x[0-9a-f]+)", out, re.M)]
+    except (OSError, StopIteration, subprocess.SubprocessError):
+        return None
+    if not threads or len(addresses) != len(threads):
+        return None
+    # A non-main arena's memory lies in 64 MiB-aligned heaps (glibc's HEAP_MAX_SIZE on 64-bit).
+    return ["main" if low <= a < high else hex(a & ~(64 * 1024 * 1024 - 1)) for a in addresses]
+
+
+def arenas_text(arenas):
+    """`worker_arenas`' answer as the report shows it, a shared arena in bold."""
+    if arenas is None:
+        return "not checked (no gdb, or it failed)"
+    return f"{', '.join(arenas)}: {'**one arena shared**' if len(set(arenas)) < len(arenas) else 'one each'}"
+
+
+def rss_kib(pid):
+    """The resident set of `pid` in KiB (`VmRSS`)."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def wait_idle(pid, name, limit=120):
+    """Waits until the process uses under 2 % of a core over a second (or `limit` seconds pass)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        before = cpu_seconds(pid)
+        time.sleep(1)
+        if cpu_seconds(pid) - before < 0.02:
+            return
+    log(f"  {name} still busy after {limit} s; measuring anyway")
