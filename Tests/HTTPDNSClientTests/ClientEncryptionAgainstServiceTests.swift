@@ -9,6 +9,7 @@ import Testing
 @Suite("HTTPDNSClient encrypted, against httpdnsd")
 struct ClientEncryptionAgainstServiceTests {
     static let plainRefused = "account 'sealed' requires encrypted requests: send enc=... (see docs/encryption.md)"
+    static let noAccountKey = "account 'open' has no aesSecretKey: enc cannot be used"
     static let notDecrypted = "enc does not decrypt: changed on the way, or sealed with another key, method or path"
 
     private func configuration(
@@ -60,7 +61,7 @@ struct ClientEncryptionAgainstServiceTests {
         }
     }
 
-    @Test func aWrongKeyIsRefusedClearlyWithoutNamingEitherKey() async throws {
+    @Test func aWrongKeyOrAnAccountWithoutAKeyIsRefusedClearlyWithoutNamingEitherKey() async throws {
         try await ClientServiceFixture.withEncryptedService { url, _, _ in
             let wrongKey = String(repeating: "ab", count: 32)
             let client = HTTPDNSClient(
@@ -72,6 +73,11 @@ struct ClientEncryptionAgainstServiceTests {
                 let description = "\(error)"
                 return error as? HTTPDNSClientError == .refused(status: 401, code: "Unauthorized", message: Self.notDecrypted)
                     && !description.contains(wrongKey) && !description.contains(ClientServiceFixture.aesKey)
+            }
+
+            let noKey = HTTPDNSClient(configuration: try configuration([url], account: "open", key: ClientServiceFixture.aesKey))
+            await #expect(throws: HTTPDNSClientError.refused(status: 400, code: "InvalidParameter", message: Self.noAccountKey)) {
+                try await noKey.resolve(TestZone.www)
             }
         }
     }

@@ -17,11 +17,12 @@ enum ClientServiceFixture {
     }
 
     /// Runs `body` with a service that has account `sealed` (`requireEncryption`) and account
-    /// `both` (`requireEncryption` and `requireSignedRequests`), both with `aesKey`.
+    /// `both` (`requireEncryption` and `requireSignedRequests`), both with `aesKey`, and
+    /// account `open` without an `aesSecretKey`.
     static func withEncryptedService(_ body: (URL, TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
         let encrypted: [String: TestJSON] = ["aesSecretKey": .string(aesKey), "requireEncryption": true]
         try await withService(
-            ["sealed": encrypted, "both": encrypted.merging(["requireSignedRequests": true]) { $1 }], body)
+            ["sealed": encrypted, "both": encrypted.merging(["requireSignedRequests": true]) { $1 }, "open": [:]], body)
     }
 
     /// Runs `body` with the service's base URL after creating each of `accounts` (its own keys
