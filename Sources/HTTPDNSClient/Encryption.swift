@@ -73,7 +73,7 @@ struct SealedRequest {
             sealed = try EncryptionV1.seal(
                 Array(query.utf8), key: key.bytes, associatedData: EncryptionV1.associatedData("query", method, path))
         } catch {
-            throw .invalidConfiguration("AES-256-GCM seal failed")
+            throw .invalidConfiguration("encrypting the request: \(error)")
         }
         enc = EncryptionV1.base64url(sealed)
         nonce = EncryptionV1.base64url(Array(sealed.prefix(EncryptionV1.nonceCount)))
