@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPDNSTestSupport", "HTTPDNSWire"]),
 
         // The client side (docs/clients.md): a Foundation-only resolver library for Swift apps
-        // (HMAC from CryptoKit on Apple platforms, from HTTPDNSCrypto's libcrypto elsewhere), and
+        // (HMAC and AES-GCM from CryptoKit on Apple platforms, from HTTPDNSCrypto's libcrypto elsewhere), and
         // httpdns-curl, a curl-like tool that connects by IP while Host, SNI and verification keep the name.
         .target(name: "HTTPDNSClient", dependencies: [.target(name: "HTTPDNSCrypto", condition: .when(platforms: [.linux]))]),
         .executableTarget(name: "httpdns-curl", dependencies: ["HTTPDNSClient", "CCurl"]),

@@ -9,6 +9,10 @@ public struct HTTPDNSClientConfiguration: Sendable {
     public var account: String
     /// The client key that signs every request (signature v1), or nil for an open account.
     public var credentials: HTTPDNSCredentials?
+    /// The account's `aesSecretKey`, or nil to send requests in clear. With a key, every
+    /// request is encrypted (AES-256-GCM, docs/encryption.md) and every answer must open
+    /// under it; one that does not is `HTTPDNSClientError.unverifiedReply`.
+    public var encryptionKey: HTTPDNSEncryptionKey?
     /// Which address families to ask for.
     public var family: HTTPDNSAddressFamily
     /// How long a signature stays valid after it is made (its expiry `t` is now plus this,
@@ -25,12 +29,13 @@ public struct HTTPDNSClientConfiguration: Sendable {
 
     public init(
         services: [URL], account: String = "default", credentials: HTTPDNSCredentials? = nil,
-        family: HTTPDNSAddressFamily = .ipv4, signatureLifetime: TimeInterval = 300,
+        encryptionKey: HTTPDNSEncryptionKey? = nil, family: HTTPDNSAddressFamily = .ipv4, signatureLifetime: TimeInterval = 300,
         reuseExpiredAnswers: Bool = false, systemResolverFallback: Bool = true, requestTimeout: TimeInterval = 5
     ) {
         self.services = services
         self.account = account
         self.credentials = credentials
+        self.encryptionKey = encryptionKey
         self.family = family
         self.signatureLifetime = signatureLifetime
         self.reuseExpiredAnswers = reuseExpiredAnswers

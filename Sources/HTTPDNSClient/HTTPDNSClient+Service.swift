@@ -3,11 +3,14 @@ import Foundation
 extension HTTPDNSClient {
     /// Asks the services in turn, from the one that answered last, until one answers `hosts`
     /// (at most 20). A refusal (4xx) ends the search: another service would refuse it too.
-    /// Throws `.unavailable` with each service's failure when none answered.
+    /// Throws `.unavailable` with each service's failure when none answered, or
+    /// `.unverifiedReply` when one of them gave an answer that the encryption key did not verify
+    /// (so that the caller does not fall back to the system resolver's plain DNS).
     func fetchFromServices(_ hosts: [String]) async throws(HTTPDNSClientError) -> [(String, Result<HTTPDNSAnswer, HTTPDNSClientError>)] {
         let services = configuration.services
         guard !services.isEmpty else { throw .invalidConfiguration("no service URL") }
         var failures: [String] = []
+        var unverified = false
         for step in 0..<services.count {
             let index = (preferredService + step) % services.count
             do {
@@ -18,9 +21,12 @@ extension HTTPDNSClient {
                 failures += reasons.map { "\(services[index].absoluteString): \($0)" }
             } catch .badReply(let reason) {
                 failures.append("\(services[index].absoluteString): \(reason)")
+            } catch .unverifiedReply(let reasons) {
+                failures += reasons.map { "\(services[index].absoluteString): \($0)" }
+                unverified = true
             }
         }
-        throw .unavailable(failures: failures, system: nil)
+        throw unverified ? .unverifiedReply(failures: failures) : .unavailable(failures: failures, system: nil)
     }
 
     /// One service's entries for `hosts`, in order. A signature refused as expired or too far
@@ -44,14 +50,21 @@ extension HTTPDNSClient {
         }
     }
 
-    /// Sends one resolve of `hosts` to `service`, signed when the configuration has a key,
-    /// and learns the service's clock from the reply.
+    /// Sends one resolve of `hosts` to `service`, encrypted when the configuration has an
+    /// encryption key and signed when it has credentials (the signature covers `enc` as sent),
+    /// learns the service's clock from the reply, and returns the reply with its body opened.
     private func send(_ service: URL, _ hosts: [String]) async throws(HTTPDNSClientError) -> HTTPDNSTransportResponse {
         let base = service.absoluteString.hasSuffix("/") ? String(service.absoluteString.dropLast()) : service.absoluteString
         let path =
             (service.path.hasSuffix("/") ? String(service.path.dropLast()) : service.path)
             + "/v1/\(configuration.account)/resolve"
         var query = SignatureV1.canonicalQuery([("host", hosts.joined(separator: ",")), ("type", configuration.family.rawValue)])
+        var sealed: SealedRequest?
+        if let key = configuration.encryptionKey {
+            let request = try SealedRequest(query: query, key: key, method: "GET", path: path)
+            query = SignatureV1.canonicalQuery([("enc", request.enc)])
+            sealed = request
+        }
         let canonical = query
         if let credentials = configuration.credentials {
             let expiry = Int((clock.now().timeIntervalSince1970 + clockOffset + configuration.signatureLifetime).rounded(.down))
@@ -73,7 +86,7 @@ extension HTTPDNSClient {
         if let date = response.headers["date"].flatMap(Self.parseHTTPDate) {
             clockOffset = date.timeIntervalSince(clock.now())
         }
-        return response
+        return try sealed?.open(response) ?? response
     }
 
     /// The entries of a 200 reply: the single-host object, or `results` of a batch.

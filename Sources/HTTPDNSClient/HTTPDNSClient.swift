@@ -3,7 +3,8 @@ import Foundation
 /// Resolves names through httpdnsd services (the v1 API), as the HTTPDNS SDKs do inside apps:
 /// a local cache that keeps each answer for its TTL, optional reuse of an expired answer while
 /// it is refreshed, failover across several services, the system resolver as the last resort,
-/// and signatures (v1) that survive a wrong device clock.
+/// signatures (v1) that survive a wrong device clock, and optionally requests and answers
+/// encrypted with the account's AES key (`encryptionKey`, docs/encryption.md).
 ///
 ///     let client = HTTPDNSClient(configuration: .init(
 ///         services: [URL(string: "https://httpdns.example.net")!], account: "shop",
