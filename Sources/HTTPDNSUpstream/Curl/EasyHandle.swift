@@ -1,5 +1,4 @@
 import CCurl
-import Foundation
 import HTTPDNSCore
 
 /// One curl easy handle and the buffers its callbacks fill. Confined to the ``CurlEventLoop``
@@ -7,11 +6,13 @@ import HTTPDNSCore
 final class EasyHandle {
     /// Responses larger than this are cut off with a transport error.
     static let maximumBodySize = 1 << 20
+    /// Header blocks larger than this likewise.
+    static let maximumHeaderSize = 64 << 10
 
     /// The `CURL *`.
     let handle: UnsafeMutableRawPointer
     private(set) var body: [UInt8] = []
-    private(set) var headers: [String: String] = [:]
+    private(set) var headerBlock: [UInt8] = []
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// Called once when the current transfer ends.
@@ -37,7 +38,7 @@ final class EasyHandle {
     func prepare(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void) -> CURLcode {
         curl_easy_reset(handle)
         body.removeAll(keepingCapacity: true)
-        headers.removeAll(keepingCapacity: true)
+        headerBlock.removeAll(keepingCapacity: true)
         if let headerList { curl_slist_free_all(headerList) }
         headerList = nil
         errorBuffer[0] = 0
@@ -88,7 +89,7 @@ final class EasyHandle {
     func response() -> HTTPResponse {
         var status = 0
         _ = chttpdns_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, headers: headers, body: body)
+        return HTTPResponse(status: status, headerBlock: headerBlock, body: body)
     }
 
     /// Maps a failed transfer's curl code to an ``UpstreamError``: CURLE_OPERATION_TIMEDOUT is a
@@ -111,17 +112,16 @@ final class EasyHandle {
         return true
     }
 
-    private func headerLine(_ bytes: UnsafeRawBufferPointer) {
-        let line = String(decoding: bytes, as: UTF8.self)
-        if line.hasPrefix("HTTP/") {
+    /// Keeps one header line; false when the block would outgrow `maximumHeaderSize`.
+    private func headerLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        if bytes.starts(with: "HTTP/".utf8) {
             // A new status line: 1xx interim responses and redirects start over.
-            headers.removeAll(keepingCapacity: true)
-            return
+            headerBlock.removeAll(keepingCapacity: true)
+            return true
         }
-        guard let colon = line.firstIndex(of: ":") else { return }
-        let name = line[..<colon].lowercased()
-        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespacesAndNewlines)
-        headers[name] = value
+        guard headerBlock.count + bytes.count <= Self.maximumHeaderSize else { return false }
+        headerBlock.append(contentsOf: bytes)
+        return true
     }
 
     private static let writeCallback: curl_write_callback = { data, size, count, context in
@@ -135,9 +135,8 @@ final class EasyHandle {
     private static let headerCallback: curl_write_callback = { data, size, count, context in
         let total = size * count
         guard let context, let data else { return total }
-        Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
-            .headerLine(UnsafeRawBufferPointer(start: data, count: total))
-        return total
+        let easy = Unmanaged<EasyHandle>.fromOpaque(context).takeUnretainedValue()
+        return easy.headerLine(UnsafeRawBufferPointer(start: data, count: total)) ? total : 0
     }
 }
 
