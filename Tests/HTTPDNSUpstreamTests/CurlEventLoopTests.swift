@@ -128,6 +128,28 @@ struct CurlEventLoopTests {
     }
 }
 
+/// An answer's header block is kept up to `EasyHandle.maximumHeaderSize` (64 KiB); past that
+/// the transfer fails, as one whose body is too large does.
+struct CurlEventLoopHeaderBlockTests {
+    @Test func aLargeHeaderBlockIsKeptAndAnOversizedOneFailsTheTransfer() async throws {
+        try await FakeJSONUpstream.with { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let large = HTTPRequest(url: server.baseURL + "/fields?n=60", timeoutMilliseconds: 30_000)
+            let response = try await awaitResult { loop.perform(large, completion: $0) }.get()
+            #expect(response.status == 200)
+            #expect(response.header("x-field-59") == String(repeating: "v", count: 1000))
+            let oversized = HTTPRequest(url: server.baseURL + "/fields?n=70", timeoutMilliseconds: 30_000)
+            let result = await awaitResult { loop.perform(oversized, completion: $0) }
+            guard case .failure(let error) = result else {
+                Issue.record("a 70 KiB header block was accepted: \(result)")
+                return
+            }
+            #expect(error.code == .transport)
+        }
+    }
+}
+
 /// Keep-alive connections are reused across transfers.
 struct CurlEventLoopReuseTests {
     @Test func sequentialRequestsReuseOneConnection() async throws {

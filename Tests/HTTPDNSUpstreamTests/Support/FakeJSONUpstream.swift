@@ -7,7 +7,8 @@ import Foundation
 /// A Python `http.server` on loopback speaking the DoH JSON API (`/resolve`) and the EMAS HTTPDNS
 /// API (`/100000/d`, `/100000/sign_d`) for a few fixed names, checking signatures with Python's
 /// `hashlib`, with its clock (and `Date` header) `skew` seconds ahead of ours. Use ``with(skew:_:)``.
-/// `/connections` counts the client ports seen; `/gather?key=K&n=N` holds each request until N
+/// `/connections` counts the client ports seen; `/fields?n=N` answers with N header fields of
+/// 1 KiB each; `/gather?key=K&n=N` holds each request until N
 /// with the same key are waiting at once, so a test can prove that N transfers were in flight
 /// together without measuring time.
 final class FakeJSONUpstream {
@@ -47,6 +48,15 @@ final class FakeJSONUpstream {
                 q = {k: v[0] for k, v in parse_qs(u.query).items()}
                 if u.path == "/connections":
                     return self.reply(200, {"count": len(PORTS)})
+                if u.path == "/fields":
+                    # n header fields of 1 KiB each (X-Field-0 ... X-Field-{n-1}), then a small body.
+                    self.send_response(200)
+                    for i in range(int(q["n"])):
+                        self.send_header(f"X-Field-{i}", "v" * 1000)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"{}")
+                    return
                 if u.path == "/gather":
                     # Answers only once n requests of the same key wait here at the same time
                     # (504 if they do not all arrive within 30 s: a bound that only guards against a hang).
