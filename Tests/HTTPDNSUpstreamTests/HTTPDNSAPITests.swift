@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
 import Testing
 
 @testable import HTTPDNSUpstream
@@ -109,5 +110,21 @@ struct UpstreamFactoryTests {
             UpstreamSpec(kind: .json, url: "http://127.0.0.1:1/resolve"), accountID: "acct", config: AccountConfig(), loop: loop)
         let query = UpstreamQuery(host: HostName("a.example")!, family: .a, timeoutMilliseconds: 1000)
         #expect(try (json as? DoHJSONClient)?.requestURL(for: query) == "http://127.0.0.1:1/resolve?name=a.example&type=1")
+    }
+}
+
+/// An RFC 8484 GET carries the query as `dns=`, after `?` or after the endpoint's own query.
+struct DoHWireRequestURLTests {
+    @Test(arguments: [
+        ("http://127.0.0.1:1/dns-query", "http://127.0.0.1:1/dns-query?dns="),
+        ("http://127.0.0.1:1/dns-query?tenant=x", "http://127.0.0.1:1/dns-query?tenant=x&dns="),
+    ])
+    func theQueryFollowsTheEndpoint(_ endpoint: String, _ prefix: String) throws {
+        let loop = CurlEventLoop()
+        defer { loop.shutdown() }
+        let client = DoHWireClient(url: endpoint, loop: loop)
+        let query = UpstreamQuery(host: HostName("www.example.test")!, family: .aaaa, timeoutMilliseconds: 1000)
+        let message = try #require(DNSQueryBuilder.query(host: "www.example.test", family: .aaaa, clientSubnet: nil))
+        #expect(client.requestURL(for: query) == prefix + Base64URL.encode(message))
     }
 }

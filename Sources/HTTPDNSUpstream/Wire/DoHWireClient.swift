@@ -9,6 +9,9 @@ public struct DoHWireClient: UpstreamResolver {
     public let name: String
     let url: String
     let loop: CurlEventLoop
+    /// `url` followed by `?dns=` (or `&dns=`): a query's URL is this and the base64url of its
+    /// message, whose alphabet needs no percent-encoding (RFC 4648 section 5).
+    private let queryPrefix: String
 
     /// - Parameters:
     ///   - url: the endpoint, e.g. `https://dns.alidns.com/dns-query`.
@@ -16,6 +19,7 @@ public struct DoHWireClient: UpstreamResolver {
     public init(url: String, loop: CurlEventLoop, name: String? = nil) {
         self.url = url
         self.loop = loop
+        queryPrefix = url + URLQuery.separator(after: url) + "dns="
         self.name = name ?? UpstreamSpec(kind: .doh, url: url).description
     }
 
@@ -24,9 +28,7 @@ public struct DoHWireClient: UpstreamResolver {
         guard let message = DNSQueryBuilder.query(host: query.host.value, family: query.family, clientSubnet: query.clientSubnet) else {
             return nil
         }
-        var parameters = URLQuery()
-        parameters.append("dns", Base64URL.encode(message))
-        return parameters.url(base: url)
+        return queryPrefix + Base64URL.encode(message)
     }
 
     public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void) {
