@@ -149,3 +149,29 @@ import Testing
         #expect(exchange(path, on: .ops, separate: true).status == 200)
     }
 }
+
+/// `RouteTable.routes(for:)` gives the rows of the one pattern that fits: of those that fit, the
+/// one with the most literal segments, first in the table on a tie; its rows in table order.
+@Suite struct RouteTablePrecedenceTests {
+    /// The rule written out over the whole table.
+    static func definition(_ table: RouteTable, _ segments: PathSegments) -> [String] {
+        func literals(_ route: Route) -> Int { route.pattern.count { if case .literal = $0 { true } else { false } } }
+        let fitting = table.routes.filter { $0.matches(segments) }
+        guard let winner = fitting.max(by: { literals($0) < literals($1) }).map(literals) else { return [] }
+        let pattern = fitting.first { literals($0) == winner }!.pattern
+        return fitting.filter { $0.pattern == pattern }.map(Self.name)
+    }
+
+    static func name(_ route: Route) -> String { "\(route.method) \(route.path) \(route.format)" }
+
+    @Test(arguments: [
+        "/v1/accounts", "/v1/accounts/x", "/v1/accounts/accounts", "/v1/default/resolve", "/v1/accounts/resolve",
+        "/v1/default/cache", "/v1/default/preload", "/v1/default/stats", "/default/d", "/resolve", "/dns-query",
+        "/v1/default/dns-query", "/healthz", "/readyz", "/metrics", "/v1/x/y/z", "/", "/v1",
+    ])
+    func theMostLiteralPatternWinsAndKeepsItsRowsInTableOrder(_ path: String) {
+        let table = RouteTable.standard
+        let segments = PathSegments(path)
+        #expect(table.routes(for: segments).map(Self.name) == Self.definition(table, segments))
+    }
+}

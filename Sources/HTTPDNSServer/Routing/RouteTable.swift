@@ -9,6 +9,10 @@ struct RouteTable: Sendable {
     /// The routes of paths with an account (the tenant API of every wire format), numbered by
     /// `Route.tenantIndex`: what request durations are recorded per.
     let tenantRoutes: [Route]
+    /// The rows of each distinct pattern, in table order, and each pattern's number of literal
+    /// segments: `routes(for:)` picks a group and copies no row.
+    private let patternGroups: [[Route]]
+    private let groupLiterals: [Int]
 
     /// `endpoints[0]`: requests no route matched.
     static let otherEndpoint = 0
@@ -35,6 +39,16 @@ struct RouteTable: Sendable {
         self.routes = numbered
         self.endpoints = endpoints
         self.tenantRoutes = tenant
+        var groups: [[Route]] = []
+        for route in numbered {
+            if let index = groups.firstIndex(where: { $0[0].pattern == route.pattern }) {
+                groups[index].append(route)
+            } else {
+                groups.append([route])
+            }
+        }
+        patternGroups = groups
+        groupLiterals = groups.map { $0[0].literalCount }
     }
 
     /// The row of `method`, `path` and `format`, which must be in the table (the fast path's
@@ -111,10 +125,11 @@ struct RouteTable: Sendable {
     /// fit, the one with the most literal segments wins, and among those the first in the table:
     /// `/v1/accounts/x` is the admin API, never the tenant API of an account named `accounts`.
     func routes(for segments: PathSegments) -> [Route] {
-        let matching = routes.filter { $0.matches(segments) }
-        guard let first = matching.first else { return [] }
-        let winner = matching.reduce(first) { $1.literalCount > $0.literalCount ? $1 : $0 }
-        return matching.filter { $0.pattern == winner.pattern }
+        var best: Int?
+        for index in patternGroups.indices where patternGroups[index][0].matches(segments) {
+            if best.map({ groupLiterals[index] > groupLiterals[$0] }) ?? true { best = index }
+        }
+        return best.map { patternGroups[$0] } ?? []
     }
 }
 
