@@ -71,4 +71,14 @@ import Testing
         #expect(list == AddressList(strings))
         #expect(list.strings == strings)
     }
+
+    @Test func everyOctetValueIsWrittenInEveryPosition() {
+        for octet in UInt32(0)...255 {
+            for shift in [UInt32(24), 16, 8, 0] {
+                let number = octet << shift | (shift == 0 ? 0x0A00_0000 : 7)
+                let parts = [number >> 24, number >> 16 & 0xFF, number >> 8 & 0xFF, number & 0xFF]
+                #expect(AddressList.dottedQuad(number) == parts.map(String.init).joined(separator: "."))
+            }
+        }
+    }
 }

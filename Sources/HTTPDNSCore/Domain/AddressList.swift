@@ -148,8 +148,30 @@ public struct AddressList: Sendable, Hashable {
         return value << 8 | octet
     }
 
+    /// `number` as `a.b.c.d`. Written digit by digit into a string of at most 15 bytes, which
+    /// Swift keeps inline: no allocation, where interpolation cost about 2 000 instructions.
     static func dottedQuad(_ number: UInt32) -> String {
-        "\(number >> 24).\(number >> 16 & 0xFF).\(number >> 8 & 0xFF).\(number & 0xFF)"
+        String(unsafeUninitializedCapacity: 15) { buffer in
+            var length = 0
+            for shift in stride(from: 24, through: 0, by: -8) {
+                let octet = UInt8(truncatingIfNeeded: number >> UInt32(shift))
+                if octet >= 100 {
+                    buffer[length] = UInt8(ascii: "0") + octet / 100
+                    length += 1
+                }
+                if octet >= 10 {
+                    buffer[length] = UInt8(ascii: "0") + octet / 10 % 10
+                    length += 1
+                }
+                buffer[length] = UInt8(ascii: "0") + octet % 10
+                length += 1
+                if shift > 0 {
+                    buffer[length] = UInt8(ascii: ".")
+                    length += 1
+                }
+            }
+            return length
+        }
     }
 }
 
