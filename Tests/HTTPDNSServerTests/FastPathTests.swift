@@ -156,10 +156,10 @@ import Testing
         #expect(short.text == #"["127.0.0.11","127.0.0.12"]"#)
         #expect(answered.value == queries.count + 1)
 
-        // Left to the handler, which answers them as before.
+        // Left to the handler, which gives these answers.
         let left: [(String, String, Int)] = [
             ("GET", "/v1/default/resolve?HOST=www.example.test", 400),
-            // An argument resolve does not read is refused, not ignored (issue 13).
+            // An argument resolve does not read is refused, not ignored.
             ("GET", "/v1/default/resolve?flag&host=www.example.test", 400),
             ("GET", "/v1/default/resolve?host", 400),
             ("GET", "/v1/default/resolve?host=www.example.test&type=bad", 400),

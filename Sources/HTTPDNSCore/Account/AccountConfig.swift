@@ -36,10 +36,10 @@ public struct AccountConfig: Sendable, Equatable {
     public var accessKeySecret: String?
     public var secretKey: String?
 
-    // MARK: Client authentication (issue 11)
+    // MARK: Client authentication
 
     /// Keys the account's clients sign requests with. Empty: the account is open to anyone who
-    /// can reach it (as before client keys existed).
+    /// can reach it.
     public var clientKeys: [ClientKey] = []
     /// Every request to the account's endpoints must carry a valid signature (needs `clientKeys`).
     /// When false, unsigned requests are served and signed ones are still checked.
@@ -59,7 +59,7 @@ public struct AccountConfig: Sendable, Equatable {
         return config
     }()
 
-    // MARK: SDK behaviours (issue 3)
+    // MARK: SDK behaviours
 
     /// Answer an expired entry at once (`stale`) and refresh it in the background.
     public var reuseExpiredIPEnabled = false
@@ -86,7 +86,7 @@ public struct AccountConfig: Sendable, Equatable {
     /// host in the background.
     public var preResolveAfterNetworkChanged = false
 
-    // MARK: Encrypted client requests (issue 11; docs/encryption.md)
+    // MARK: Encrypted client requests (docs/encryption.md)
 
     /// AES-256-GCM key for `enc` requests and their answers: 64 hex digits, stored lower-case
     /// (redacted in every output). Unrelated to `secretKey`, which httpdnsd uses towards upstreams.
@@ -101,7 +101,8 @@ public struct AccountConfig: Sendable, Equatable {
     public static func aesKeyBytes(hex: String) -> [UInt8]? {
         hex.utf8.count == 64 ? HexDigits.bytes(hex) : nil
     }
-    // MARK: Limits (issue 11)
+
+    // MARK: Limits
 
     /// Requests per second one client address may make to this account; nil takes the service's
     /// `rateLimit`, 0 turns the limit off for this account.

@@ -61,7 +61,7 @@ public struct ServiceConfig: Sendable, Equatable {
     /// Seconds between SIGTERM and closing the listeners: `/readyz` answers 503 at once while
     /// connections are still accepted, so load balancers stop sending before anything is refused.
     public var shutdownDrain: Double = 5
-    /// The shared Redis of a fleet of replicas (issue 15, docs/redis.md); nil: none, nothing connects.
+    /// The shared Redis of a fleet of replicas (docs/redis.md); nil: none, nothing connects.
     public var redis: RedisURL?
     /// Prefix of every Redis key and channel, so several clusters can share one Redis.
     public var redisPrefix = "httpdnsd:"

@@ -4,8 +4,8 @@ import Synchronization
 
 /// Hands freed heap memory back to the kernel after bulk work. A preload of 10 000 hosts or the
 /// warm load of a million entries allocates request bodies, outcomes and row arrays that are
-/// freed at once, but glibc keeps the pages: the benchmark saw about 190 bytes per cached entry
-/// of such retained memory at 100 000 entries. One trim runs at a time; a request that arrives
+/// freed at once, but glibc keeps the pages: at 100 000 entries that retained memory is about
+/// 190 bytes per cached entry. One trim runs at a time; a request that arrives
 /// during a trim makes it run once more when it ends (the memory that request freed may come
 /// after the running trim passed it), so the last of several concurrent preloads is not skipped.
 public enum MemoryTrim {
