@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CKnot", pkgConfig: "libknot", providers: [.apt(["libknot-dev"])]),
         // sys/epoll.h for the event loops (Glibc's module lacks it).
         .systemLibrary(name: "CEpoll"),
+        // malloc.h for returning freed heap to the kernel (Glibc's module lacks it).
+        .systemLibrary(name: "CMalloc"),
         // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM prohibits (the headers are in /usr/include).
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
@@ -40,11 +42,15 @@ let package = Package(
         .target(name: "HTTPDNSWire", dependencies: ["CKnot"], swiftSettings: optimized),
         // What every event-loop thread shares: its work queue, wake-up pipe, epoll set and system-call checks.
         .target(name: "HTTPDNSLoop", dependencies: ["HTTPDNSCore", "CEpoll"], swiftSettings: optimized),
-        .target(name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CCurl", "CAres"], swiftSettings: optimized),
-        // Redis (issue 15, docs/redis.md): hiredis connections on their own event loops, and the shared answer tier.
+        .target(
+            name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CCurl", "CAres"],
+            swiftSettings: optimized),
+        // Redis (docs/redis.md): hiredis connections on their own event loops, and the shared answer tier.
         .target(name: "HTTPDNSRedis", dependencies: ["HTTPDNSCore", "HTTPDNSLoop", "CHiredis"], swiftSettings: optimized),
         .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"], swiftSettings: optimized),
-        .target(name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD"], swiftSettings: optimized),
+        .target(
+            name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD", "CMalloc"],
+            swiftSettings: optimized),
         .executableTarget(
             name: "httpdnsd",
             dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis"],

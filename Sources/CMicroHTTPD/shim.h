@@ -7,23 +7,10 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <netinet/in.h>
-#include <malloc.h>
 #include <microhttpd.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/abstract.h>
 #include <gnutls/x509.h>
-
-/// Returns freed heap memory to the kernel (glibc `malloc_trim(0)`); the service calls it after
-/// bulk work (a preload, the warm load) whose transient allocations would otherwise stay in RSS.
-/// Not a libmicrohttpd call: it sits in this shim because every module that needs it imports it.
-static inline int chttpdns_malloc_trim(void) {
-    return malloc_trim(0);
-}
-
-/// Caps the number of glibc malloc arenas (`mallopt(M_ARENA_MAX, count)`); returns 1 on success.
-static inline int chttpdns_malloc_arena_max(int count) {
-    return mallopt(M_ARENA_MAX, count);
-}
 
 /// Starts a daemon with the options given as an MHD_OPTION_ARRAY (Swift cannot call the variadic
 /// MHD_start_daemon). `options` must end with an item whose option is MHD_OPTION_END.

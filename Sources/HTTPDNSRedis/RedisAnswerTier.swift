@@ -2,7 +2,7 @@ import Dispatch
 import Foundation
 import HTTPDNSCore
 
-/// The shared answer tier in Redis (issue 15, docs/redis.md): answers under
+/// The shared answer tier in Redis (docs/redis.md): answers under
 /// `<prefix>answer:<account>:<family>:<host>[:<network>]`, kept for their TTL plus the stale
 /// window; a lock `...:lock` (`SET NX PX`) held by the one replica resolving a name upstream
 /// while the others poll for its answer.

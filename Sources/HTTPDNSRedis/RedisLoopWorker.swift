@@ -32,8 +32,8 @@ final class RedisLoopWorker {
     private var context: UnsafeMutablePointer<redisAsyncContext>?
     /// The context's socket while it is watched.
     private var watchedFD: Int32 = -1
-    private var wantRead = false
-    private var wantWrite = false
+    var wantRead = false
+    var wantWrite = false
     /// Set when the context was asked to go (`redisAsyncFree` inside a callback is deferred):
     /// nothing more is sent on it.
     private var dropping = false
@@ -264,7 +264,7 @@ final class RedisLoopWorker {
     }
 
     /// A handshake reply: an error reply ends the attempt; `PONG` makes the connection ready.
-    private func handshakeReplied(_ reply: RedisReply) {
+    func handshakeReplied(_ reply: RedisReply) {
         guard !handshake.isEmpty else { return }
         let step = handshake.removeFirst()
         lastReadAt = MonotonicClock.nanoseconds()
@@ -297,7 +297,7 @@ final class RedisLoopWorker {
     }
 
     /// The context is being freed (hiredis' `cleanup` hook: every command callback has run).
-    private func contextGone() {
+    func contextGone() {
         let reason = dropReason ?? RedisCall.contextError(context) ?? "connection closed"
         if watchedFD >= 0 { sockets.watch(watchedFD, readable: false, writable: false) }
         watchedFD = -1
@@ -365,7 +365,7 @@ final class RedisLoopWorker {
     }
 
     /// A reply to `pending` (nil: the context is being freed with it unanswered).
-    private func replied(_ pending: PendingCommand, _ reply: RedisReply?) {
+    func replied(_ pending: PendingCommand, _ reply: RedisReply?) {
         while let front = inFlight.first {
             inFlight.removeFirst()
             if front === pending { break }
@@ -389,7 +389,7 @@ final class RedisLoopWorker {
         }
     }
 
-    private func message(_ reply: RedisReply) {
+    func message(_ reply: RedisReply) {
         lastReadAt = MonotonicClock.nanoseconds()
         guard case .array(let parts) = reply, parts.count == 3, parts[0].string == "message",
             let channel = parts[1].string, let payload = parts[2].bytes, let handler = subscriptions[channel]
@@ -426,108 +426,12 @@ final class RedisLoopWorker {
     }
 
     /// Brings the epoll set in line with what hiredis wants watched.
-    private func updateWatch() {
+    func updateWatch() {
         guard let context else { return }
         let fd = chttpdns_redis_async_fd(context)
         guard fd >= 0 else { return }
         watchedFD = fd
         sockets.watch(fd, readable: wantRead, writable: wantWrite)
-    }
-
-    // MARK: hiredis' hooks and callbacks (called on the loop thread, from inside hiredis calls)
-
-    private static func worker(_ data: UnsafeMutableRawPointer?) -> RedisLoopWorker? {
-        data.map { Unmanaged<RedisLoopWorker>.fromOpaque($0).takeUnretainedValue() }
-    }
-
-    private static func worker(of context: UnsafeMutablePointer<redisAsyncContext>?) -> RedisLoopWorker? {
-        worker(context?.pointee.ev.data)
-    }
-
-    private static let addRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
-        guard let worker = worker(data) else { return }
-        worker.wantRead = true
-        worker.updateWatch()
-    }
-
-    private static let delRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
-        guard let worker = worker(data) else { return }
-        worker.wantRead = false
-        worker.updateWatch()
-    }
-
-    private static let addWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
-        guard let worker = worker(data) else { return }
-        worker.wantWrite = true
-        worker.updateWatch()
-    }
-
-    private static let delWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
-        guard let worker = worker(data) else { return }
-        worker.wantWrite = false
-        worker.updateWatch()
-    }
-
-    private static let cleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
-        worker(data)?.contextGone()
-    }
-
-    /// A failed connect is followed by the context's free (and `cleanup`); nothing to do here.
-    private static let connected: @convention(c) (UnsafePointer<redisAsyncContext>?, Int32) -> Void = { _, _ in }
-
-    private static let commandReply:
-        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
-            context, reply, privateData in
-            guard let privateData else { return }
-            let pending = Unmanaged<PendingCommand>.fromOpaque(privateData).takeRetainedValue()
-            let copied = reply.map { RedisReply($0.assumingMemoryBound(to: redisReply.self)) }
-            guard let worker = worker(of: context) else {
-                pending.complete(.failure(RedisError(.connectionLost, "the Redis connection closed before the reply")))
-                return
-            }
-            worker.replied(pending, copied)
-        }
-
-    private static let handshakeReply:
-        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
-            context, reply, _ in
-            guard let reply, let worker = worker(of: context) else { return }
-            worker.handshakeReplied(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
-        }
-
-    private static let subscriptionReply:
-        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
-            context, reply, _ in
-            guard let reply, let worker = worker(of: context) else { return }
-            worker.message(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
-        }
-
-    /// `redisAsyncCommandArgv` with binary-safe arguments (hiredis copies them before returning).
-    private static func issue(
-        _ context: UnsafeMutablePointer<redisAsyncContext>, _ arguments: [[UInt8]],
-        callback: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void,
-        privateData: UnsafeMutableRawPointer?
-    ) throws(RedisError) {
-        var joined: [UInt8] = []
-        var offsets: [Int] = []
-        var lengths: [Int] = []
-        for argument in arguments {
-            offsets.append(joined.count)
-            lengths.append(argument.count)
-            joined += argument
-        }
-        joined.append(0)  // never an empty buffer
-        let result = joined.withUnsafeBufferPointer { bytes -> Int32 in
-            let base = UnsafeRawPointer(bytes.baseAddress!)
-            var pointers: [UnsafePointer<CChar>?] = offsets.map { (base + $0).assumingMemoryBound(to: CChar.self) }
-            return pointers.withUnsafeMutableBufferPointer { argv in
-                lengths.withUnsafeBufferPointer { argvlen in
-                    redisAsyncCommandArgv(context, callback, privateData, Int32(arguments.count), argv.baseAddress, argvlen.baseAddress)
-                }
-            }
-        }
-        try RedisCall.check(
-            result, "redisAsyncCommandArgv(\(arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""))", context: context)
     }
 }
 

@@ -3,7 +3,8 @@ import Testing
 
 @testable import HTTPDNSCore
 
-/// The SDK options of issue 3 as read from JSON: defaults, validation naming the key, round trip.
+/// An account's SDK behaviour options as read from JSON: defaults, validation naming the key,
+/// round trip.
 @Suite struct AccountOptionsTests {
     private func read(_ json: String) throws(ConfigError) -> AccountConfig {
         let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] ?? [:]

@@ -2,10 +2,9 @@ import Testing
 
 @testable import HTTPDNSCore
 
-/// What one cached answer costs inline (issue 16: an entry grows by at most 16 bytes, and the hit
-/// path does not slow). The SOA a negative answer keeps is a reference in its empty address
-/// list's room: an entry, a cache slot and a resolved answer are the size they were without it
-/// (34, 40 and 40 bytes).
+/// What one cached answer costs inline, which every hit copies. The SOA a negative answer keeps
+/// is a reference in its empty address list's room: an entry, a cache slot and a resolved answer
+/// are the size they would be without it (34, 40 and 40 bytes).
 @Suite struct CacheEntryLayoutTests {
     @Test func theSOAAddsNothingToAnEntryASlotOrAnAnswer() {
         #expect(MemoryLayout<AddressList>.size == 14)

@@ -5,7 +5,7 @@ import Testing
 
 /// An account costs what it holds and what it is asked: an idle one allocates no cache slots,
 /// no histogram blocks, one set of counter stripes for all its counters, and creating many
-/// accounts keeps no copy of the account table per account (issue 16, item 4). What an idle
+/// accounts keeps no copy of the account table per account. What an idle
 /// account costs in bytes is measured by `bench/idle_accounts.py` on the real binary (a heap
 /// reading inside the test process is moved by the tests running beside it).
 @Suite struct IdleAccountMemoryTests {

@@ -4,7 +4,7 @@ import Testing
 
 @testable import HTTPDNSCore
 
-/// The engine's use of a shared answer tier (issue 15): asked on a client's miss only, before
+/// The engine's use of a shared answer tier: asked on a client's miss only, before
 /// the upstreams; given what the upstreams answered; its lock always stored or released.
 @Suite struct SharedAnswerTierTests {
     /// A tier in memory that answers at once and records what it was asked.

@@ -4,7 +4,7 @@ import HTTPDNSServer
 import HTTPDNSTestSupport
 import Testing
 
-/// The admin and cache handlers with replication (issue 15) over an in-memory shared store:
+/// The admin and cache handlers with replication over an in-memory shared store:
 /// two services stand for two replicas. The real Redis is in IntegrationTests/ReplicaTests.
 @Suite struct ReplicationHandlerTests {
     static let token = "s3cr3t-admin"

@@ -20,7 +20,7 @@ import Testing
 
     /// Read at the moment of the failure, the Retry-After is the backoff itself, whatever the
     /// clock reads: (15.599191901401943 + 4) - 15.599191901401943 is 4.000000000000002 in
-    /// doubles, which rounded up used to say 5 (a CI run saw [1, 2, 5]).
+    /// doubles, which a difference rounded up would turn into 5.
     @Test func theRetryAfterReadAtTheFailureIsTheBackoffForAnyClockReading() {
         for now in [15.599191901401943, 0.3, 22.584, 1_234.567] {
             var health = StoreHealth()

@@ -1,3 +1,4 @@
+import CAres
 import HTTPDNSCore
 import HTTPDNSLoop
 import Testing
@@ -110,5 +111,28 @@ struct SystemResolverLiveTests {
         }
         #expect(error.code == .transport)
         #expect(error.message.contains("localDNSServers"))
+    }
+
+    /// A failed `ares_library_init` is reported, with its c-ares status, by every lookup; the
+    /// resolver never goes on to set up a channel as if c-ares were ready.
+    @Test func failedLibraryInitialisationFailsEveryLookupWithTransport() async {
+        let shared = AresLoopShared()
+        // A closed loopback port: a lookup that got past set-up would be refused, not sent afar.
+        let configuration = AresLoopWorker.Configuration(servers: ["127.0.0.1:9"], attemptTimeoutMilliseconds: 1000, tries: 1)
+        shared.startThread(named: "httpdnsd-ares-test") {
+            AresLoopWorker(shared: shared, configuration: configuration, libraryStatus: ARES_ENOMEM).run()
+        }
+        defer { shared.stopAndWait() }
+        let query = UpstreamQuery(host: HostName("www.example.test")!, family: .a, timeoutMilliseconds: 30_000)
+        let result = await awaitResult { completion in
+            _ = shared.enqueue(PendingLookup(.address(query, completion), timeoutMilliseconds: query.timeoutMilliseconds))
+        }
+        guard case .failure(let error) = result else {
+            Issue.record("expected a failure, got \(result)")
+            return
+        }
+        #expect(error.code == .transport)
+        #expect(error.message.hasPrefix("ares_library_init: "))
+        #expect(error.underlying == Int(ARES_ENOMEM))
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import HTTPDNSTestSupport
 import Testing
 
-/// Bad input that used to get through, against the real binary and over raw sockets where the
+/// Bad input of many kinds, against the real binary and over raw sockets where the
 /// HTTP framing matters: each is a JSON 4xx that changes nothing, counted in
 /// `httpdns_http_requests_total` by its status.
 @Suite("Bad input")

@@ -3,7 +3,7 @@ import HTTPDNSTestSupport
 import Testing
 
 /// The per-connection buffer (`connectionMemoryLimit`) at its default serves the longest request
-/// the API accepts, and a request past the buffer is answered, not dropped (issue 16, item 5).
+/// the API accepts, and a request past the buffer is answered, not dropped.
 /// `bench/connection_memory.py` measures the margin at several limits.
 @Suite("Connection memory")
 struct ConnectionMemoryTests {

@@ -98,7 +98,7 @@ struct FormatFastPathTests {
         }
     }
 
-    /// Issue 13: API v1's resolve refuses an argument it does not read, naming it; the EMAS and
+    /// API v1's resolve refuses an argument it does not read, naming it; the EMAS and
     /// DoH JSON APIs ignore unknown arguments, as their existing clients send their own.
     @Test func v1RefusesUnknownArgumentsWhileTheCompatibilityAPIsIgnoreThem() async throws {
         try await withService { _, service in

@@ -89,9 +89,9 @@ struct LoggingTests {
     }
 
     /// The access log's writer thread runs only with `accessLog: true`: without it no line goes
-    /// through the thread, and an idle thread started first took the second malloc arena ahead
-    /// of the threads that fill the cache (bench section 6 read 382-445 bytes per entry at
-    /// 100 000 entries with it, 396-409 without).
+    /// through the thread, and an idle thread started first would take the second malloc arena
+    /// ahead of the threads that fill the cache, making the memory per entry vary more (382-445
+    /// bytes per entry at 100 000 entries with it, 396-409 without).
     @Test func theLogThreadRunsOnlyWithTheAccessLog() async throws {
         try await withService { _, service in
             #expect(!Self.threadNames(service.pid).contains("httpdnsd-log"), "\(Self.threadNames(service.pid))")

@@ -2,7 +2,7 @@ import Foundation
 import HTTPDNSTestSupport
 import Testing
 
-/// Issue 15: replicas sharing their accounts and cache changes through a real Redis, three
+/// Replicas sharing their accounts and cache changes through a real Redis, three
 /// real httpdnsd processes behind haproxy. Convergence is polled with generous deadlines
 /// (a loaded machine): these tests assert that the replicas agree, not how fast.
 @Suite("Replicas sharing Redis", .serialized)

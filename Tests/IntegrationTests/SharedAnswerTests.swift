@@ -2,7 +2,7 @@ import Foundation
 import HTTPDNSTestSupport
 import Testing
 
-/// Issue 15's shared answer tier with the real binary: replicas sharing one real redis-server,
+/// The shared answer tier with the real binary: replicas sharing one real redis-server,
 /// dnss + unbound behind them.
 @Suite(.serialized) struct SharedAnswerTests {
     /// Starts `count` replicas of httpdnsd on `redis` (the same loopback upstreams), runs `body`,
@@ -51,7 +51,7 @@ import Testing
         }
     }
 
-    /// Issue 15: a name resolved through replica 1 is answered `shared` by replicas 2 and 3,
+    /// A name resolved through replica 1 is answered `shared` by replicas 2 and 3,
     /// with unbound's query count unchanged.
     @Test func aNameResolvedThroughOneReplicaIsSharedOnTheOthersWithoutAnUpstreamQuery() async throws {
         try await withTestServers { servers in
@@ -115,7 +115,7 @@ import Testing
         }
     }
 
-    /// Issue 15: 3 × 50 concurrent misses for one new name across the replicas cost 1 upstream
+    /// 3 × 50 concurrent misses for one new name across the replicas cost 1 upstream
     /// query (each replica's single-flight joins its 50; the Redis lock makes the three one).
     @Test func concurrentMissesAcrossReplicasCostOneUpstreamQuery() async throws {
         try await withTestServers { servers in

@@ -36,10 +36,10 @@ public struct AccountConfig: Sendable, Equatable {
     public var accessKeySecret: String?
     public var secretKey: String?
 
-    // MARK: Client authentication (issue 11)
+    // MARK: Client authentication
 
     /// Keys the account's clients sign requests with. Empty: the account is open to anyone who
-    /// can reach it (as before client keys existed).
+    /// can reach it.
     public var clientKeys: [ClientKey] = []
     /// Every request to the account's endpoints must carry a valid signature (needs `clientKeys`).
     /// When false, unsigned requests are served and signed ones are still checked.
@@ -59,7 +59,7 @@ public struct AccountConfig: Sendable, Equatable {
         return config
     }()
 
-    // MARK: SDK behaviours (issue 3)
+    // MARK: SDK behaviours
 
     /// Answer an expired entry at once (`stale`) and refresh it in the background.
     public var reuseExpiredIPEnabled = false
@@ -86,7 +86,7 @@ public struct AccountConfig: Sendable, Equatable {
     /// host in the background.
     public var preResolveAfterNetworkChanged = false
 
-    // MARK: Encrypted client requests (issue 11; docs/encryption.md)
+    // MARK: Encrypted client requests (docs/encryption.md)
 
     /// AES-256-GCM key for `enc` requests and their answers: 64 hex digits, stored lower-case
     /// (redacted in every output). Unrelated to `secretKey`, which httpdnsd uses towards upstreams.
@@ -101,7 +101,8 @@ public struct AccountConfig: Sendable, Equatable {
     public static func aesKeyBytes(hex: String) -> [UInt8]? {
         hex.utf8.count == 64 ? HexDigits.bytes(hex) : nil
     }
-    // MARK: Limits (issue 11)
+
+    // MARK: Limits
 
     /// Requests per second one client address may make to this account; nil takes the service's
     /// `rateLimit`, 0 turns the limit off for this account.
@@ -153,6 +154,23 @@ public struct AccountConfig: Sendable, Equatable {
         self = base
         let reader = JSONObjectReader(object, path: path)
         try reader.checkKeys(Self.keys)
+        // Read in this order: with several bad keys, the error names the first of them.
+        try readUpstreamAndCacheKeys(reader, object)
+        try readAnswerKeys(reader)
+        try readClientSecurityKeys(reader, object, allowingRedacted: allowingRedacted)
+        if let value = try reader.double("rateLimit", range: 0...1_000_000) { rateLimit = value }
+        if let value = try reader.int("rateBurst", range: 1...10_000_000) { rateBurst = value }
+        if let value = try reader.double("upstreamQPS", range: 0...1_000_000) { upstreamQPS = value }
+        if minCacheTTL > maxCacheTTL {
+            throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
+        }
+        if upstreams.isEmpty && !localDNSFallback {
+            throw ConfigError(key: reader.keyPath("upstreams"), "is empty and localDNSFallback is false: nothing could resolve")
+        }
+    }
+
+    /// `init(json:)`'s upstream, fallback, cache and upstream-credential keys.
+    private mutating func readUpstreamAndCacheKeys(_ reader: JSONObjectReader, _ object: [String: Any]) throws(ConfigError) {
         if let list = try reader.strings("upstreams") {
             var specs: [UpstreamSpec] = []
             for (index, text) in list.enumerated() {
@@ -177,6 +195,11 @@ public struct AccountConfig: Sendable, Equatable {
         if object.keys.contains("accessKeyId") { accessKeyId = try reader.string("accessKeyId") }
         if object.keys.contains("accessKeySecret") { accessKeySecret = try reader.string("accessKeySecret") }
         if object.keys.contains("secretKey") { secretKey = try reader.string("secretKey") }
+    }
+
+    /// `init(json:)`'s keys for how answers are served: stale answers, prefetch, the speed test,
+    /// per-network caching, answer shape and refresh after a change.
+    private mutating func readAnswerKeys(_ reader: JSONObjectReader) throws(ConfigError) {
         if let value = try reader.bool("reuseExpiredIPEnabled") { reuseExpiredIPEnabled = value }
         if let value = try reader.double("maxStaleAge", range: 0...31_536_000) { maxStaleAge = value }
         if let list = try reader.strings("staleExcludeHosts") {
@@ -201,6 +224,13 @@ public struct AccountConfig: Sendable, Equatable {
             scheme = value
         }
         if let value = try reader.bool("preResolveAfterNetworkChanged") { preResolveAfterNetworkChanged = value }
+    }
+
+    /// `init(json:)`'s client signature and encryption keys, each checked against the key that
+    /// makes it usable.
+    private mutating func readClientSecurityKeys(
+        _ reader: JSONObjectReader, _ object: [String: Any], allowingRedacted: Bool
+    ) throws(ConfigError) {
         if let value = object["clientKeys"], !(value is NSNull) {
             clientKeys = try ClientKey.list(value, key: reader.keyPath("clientKeys"), allowingRedacted: allowingRedacted)
         }
@@ -223,15 +253,6 @@ public struct AccountConfig: Sendable, Equatable {
         if let value = try reader.bool("requireEncryption") { requireEncryption = value }
         if requireEncryption && aesSecretKey == nil {
             throw ConfigError(key: reader.keyPath("requireEncryption"), "is true but the account has no aesSecretKey")
-        }
-        if let value = try reader.double("rateLimit", range: 0...1_000_000) { rateLimit = value }
-        if let value = try reader.int("rateBurst", range: 1...10_000_000) { rateBurst = value }
-        if let value = try reader.double("upstreamQPS", range: 0...1_000_000) { upstreamQPS = value }
-        if minCacheTTL > maxCacheTTL {
-            throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
-        }
-        if upstreams.isEmpty && !localDNSFallback {
-            throw ConfigError(key: reader.keyPath("upstreams"), "is empty and localDNSFallback is false: nothing could resolve")
         }
     }
 

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Where the shared Redis is: `redis://[user:password@]host:port[/db]` (issue 15).
+/// Where the shared Redis is: `redis://[user:password@]host:port[/db]`.
 ///
 /// The password is never part of `description` (logs, `--help`, errors show `redis://user:***@…`).
 /// Only the `redis` scheme is accepted: no TLS (`rediss`) in hiredis 0.14 as Debian builds it,

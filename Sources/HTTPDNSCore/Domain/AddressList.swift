@@ -9,7 +9,7 @@
 ///
 /// The empty list of a negative answer may carry the SOA of the zone that gave it (RFC 2308 §3),
 /// a reference in the room the addresses would take: an entry pays nothing for it, and copying
-/// an answer (a cache hit) copies no more than before.
+/// an answer (a cache hit) copies no more than a list without it.
 public struct AddressList: Sendable, Hashable {
     private enum Storage: Sendable, Hashable {
         case ipv4(UInt32, UInt32, UInt32, count: UInt8)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// One account as replicas share it (issue 15): its id, a version and its configuration, or a
+/// One account as replicas share it: its id, a version and its configuration, or a
 /// tombstone (`config` nil) for a deleted account.
 ///
 /// Versions come from one counter in Redis, so every admin change has its own, higher than

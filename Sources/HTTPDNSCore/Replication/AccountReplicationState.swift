@@ -1,5 +1,5 @@
 /// What one replica holds of the shared account set, and what it does when Redis tells it
-/// something: the decisions of account replication (issue 15) as values, with no I/O. Its shell
+/// something: the decisions of account replication as values, with no I/O. Its shell
 /// (`AccountReplicator` in HTTPDNSRedis) performs the actions, in order, after the decision.
 ///
 /// Redis is the source of truth and wins by version: a record newer than the one held is

@@ -1,6 +1,6 @@
 import Synchronization
 
-/// The shell of account replication (issue 15): owns an `AccountReplicationState`, asks it what
+/// The shell of account replication: owns an `AccountReplicationState`, asks it what
 /// to do with each change, then does it outside the lock: records to apply are written to the
 /// local database (so the replica restarts with them while Redis is down) and, once durable,
 /// to the registry; records to offer go to the shared store.

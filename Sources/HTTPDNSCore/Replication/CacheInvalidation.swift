@@ -1,6 +1,6 @@
 import Foundation
 
-/// A cache change made on one replica that every other replica repeats (issue 15, item 4): an
+/// A cache change made on one replica that every other replica repeats: an
 /// eviction of one host or of the whole account cache, or a preload. Published through Redis
 /// as `{"origin":"…","account":"shop","evict":"www.example.com"}`, `{…,"evictAll":true}` or
 /// `{…,"preload":["a.example"],"families":["A","AAAA"],"network":""}`.

@@ -1,4 +1,4 @@
-/// What the HTTP layer asks of replication (issue 15) when replicas share their accounts and
+/// What the HTTP layer asks of replication when replicas share their accounts and
 /// cache changes through Redis. Implemented by `AccountReplicator`; nil without Redis.
 public protocol Replication: Sendable {
     /// Writes the account (`config` nil: its deletion) to the shared store first, then applies

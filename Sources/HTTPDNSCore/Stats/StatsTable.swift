@@ -13,8 +13,8 @@
 ///   record with a counter past 2^32 − 1 moves to a side table of full records;
 /// - the index is an open-addressing table of 32-bit slot numbers (linear probing; no deletion).
 ///
-/// At 100 000 records that is about 110 bytes a record, where the generic `LRUCache` used before
-/// took about 240 (measured with heaptrack on the benchmark's preload).
+/// At 100 000 records that is about 110 bytes a record, where the generic `LRUCache` takes
+/// about 240 (measured with heaptrack during a preload).
 struct StatsTable {
     private struct Key: Equatable {
         var domain: String

@@ -2,7 +2,7 @@ import Dispatch
 import HTTPDNSCore
 import Synchronization
 
-/// Account replication and cache invalidation over Redis (issue 15, items 2 and 4): the
+/// Account replication and cache invalidation over Redis (docs/redis.md): the
 /// `SharedAccountStore` an `AccountReplicator` writes to, and the subscription that feeds it.
 ///
 /// Keys and channels (under the prefix; docs/redis.md):

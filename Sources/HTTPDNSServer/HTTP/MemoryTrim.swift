@@ -1,28 +1,28 @@
-import CMicroHTTPD
+import CMalloc
 import Foundation
 import Synchronization
 
 /// Hands freed heap memory back to the kernel after bulk work. A preload of 10 000 hosts or the
 /// warm load of a million entries allocates request bodies, outcomes and row arrays that are
-/// freed at once, but glibc keeps the pages: the benchmark saw about 190 bytes per cached entry
-/// of such retained memory at 100 000 entries. One trim runs at a time; a request that arrives
+/// freed at once, but glibc keeps the pages: at 100 000 entries that retained memory is about
+/// 190 bytes per cached entry. One trim runs at a time; a request that arrives
 /// during a trim makes it run once more when it ends (the memory that request freed may come
 /// after the running trim passed it), so the last of several concurrent preloads is not skipped.
 public enum MemoryTrim {
     private static let coalescer = TrimCoalescer()
 
-    /// Caps glibc's malloc arenas at one per HTTP worker thread (at least 2), unless the operator
-    /// set `MALLOC_ARENA_MAX`. glibc's default is eight per core; each thread that allocates may
-    /// get its own arena, and long-lived cache entries end up scattered over all of them between
-    /// freed request buffers. With a preload of 100 000 names the benchmark measured 84 MB RSS
-    /// with the default and 70 MB with 2 arenas, for the same 34.5 MB in use, and the same hit
-    /// throughput (small blocks come from glibc's per-thread cache, not the arena). Call it before
-    /// the worker threads start.
+    /// Caps glibc's malloc arenas (`mallopt(M_ARENA_MAX, n)`) at one per HTTP worker thread (at
+    /// least 2), unless the operator set `MALLOC_ARENA_MAX`. glibc's default is eight per core;
+    /// each thread that allocates may get its own arena, and long-lived cache entries end up
+    /// scattered over all of them between freed request buffers. With a preload of 100 000 names
+    /// that is 84 MB RSS with the default and 70 MB with 2 arenas, for the same 34.5 MB in use,
+    /// and the same hit throughput (small blocks come from glibc's per-thread cache, not the
+    /// arena). Call it before the worker threads start.
     @discardableResult
     public static func limitArenas(httpThreads: Int) -> ArenaLimit {
         guard ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil else { return .chosenByEnvironment }
         let count = max(2, httpThreads)
-        return chttpdns_malloc_arena_max(Int32(count)) == 1 ? .applied(count) : .refused(count)
+        return mallopt(M_ARENA_MAX, Int32(count)) == 1 ? .applied(count) : .refused(count)
     }
 
     /// What `limitArenas` did.
@@ -36,9 +36,10 @@ public enum MemoryTrim {
         case refused(Int)
     }
 
-    /// Trims the heap now, or has the trim already running trim once more when it ends.
+    /// Trims the heap now (glibc `malloc_trim(0)`), or has the trim already running trim once
+    /// more when it ends.
     public static func afterBulkWork() {
-        coalescer.run { _ = chttpdns_malloc_trim() }
+        coalescer.run { _ = malloc_trim(0) }
     }
 }
 

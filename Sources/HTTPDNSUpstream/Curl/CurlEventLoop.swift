@@ -21,8 +21,8 @@ public final class CurlEventLoop: Sendable {
     /// - Parameters:
     ///   - maxConnectionsPerHost: `CURLMOPT_MAX_HOST_CONNECTIONS` (excess transfers queue in curl,
     ///     and their queueing counts against their timeout). An HTTP/1.1 upstream needs one
-    ///     connection per query in flight: with 16, a 500 ms upstream capped misses at 32/s in the
-    ///     benchmark. HTTP/2 upstreams multiplex many queries over one connection.
+    ///     connection per query in flight: with 16, a 500 ms upstream caps misses at 32/s.
+    ///     HTTP/2 upstreams multiplex many queries over one connection.
     ///   - maxTotalConnections: `CURLMOPT_MAX_TOTAL_CONNECTIONS`.
     ///   - maxCachedConnections: `CURLMOPT_MAXCONNECTS`, idle connections kept for reuse (each keeps
     ///     curl's buffers, so connections beyond it are closed after a burst rather than kept).

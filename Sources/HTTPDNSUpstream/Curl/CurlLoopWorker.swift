@@ -13,9 +13,9 @@ import HTTPDNSLoop
 /// curl says through its socket callback which sockets to watch for what, and through its timer
 /// callback when it next needs a call; `epoll_wait` then returns only the sockets that are ready
 /// and each gets one `curl_multi_socket_action`. The work per wake-up follows the sockets that
-/// are ready, not the transfers that exist: with `curl_multi_poll`/`curl_multi_perform`, every
-/// wake-up polled and walked every transfer, and with 200 misses waiting on a slow upstream that
-/// polling was about a third of the process's time spent on misses (benchmark section 5).
+/// are ready, not the transfers that exist: `curl_multi_poll`/`curl_multi_perform` poll and walk
+/// every transfer on every wake-up, which with 200 misses waiting on a slow upstream takes about
+/// a third of the process's time spent on misses.
 final class CurlLoopWorker {
     /// A transfer that ended: its handle (nil if it never started), its completion, its result.
     private typealias Completed = (

@@ -47,23 +47,33 @@ final class AresLoopWorker {
         }
     }
 
-    private static let libraryInitialised: Bool = ares_library_init(ARES_LIB_INIT_ALL) == ARES_SUCCESS
+    /// What `ares_library_init` returned; c-ares wants it called once per process, before the
+    /// first channel, so the first worker to start calls it.
+    static let libraryStatus: Int32 = ares_library_init(ARES_LIB_INIT_ALL)
 
     private let shared: AresLoopShared
     private let configuration: Configuration
+    /// The `ares_library_init` status this worker sets up with: ``libraryStatus``, unless a test
+    /// gives a failure.
+    private let libraryStatus: Int32
     private var channel: ares_channel?
     /// Why the channel could not be set up; every lookup fails with it.
     private var setupError: UpstreamError?
     /// Lookups that have not completed yet, for deadlines.
     private var running: [ObjectIdentifier: Lookup] = [:]
 
-    init(shared: AresLoopShared, configuration: Configuration) {
+    init(shared: AresLoopShared, configuration: Configuration, libraryStatus: Int32 = AresLoopWorker.libraryStatus) {
         self.shared = shared
         self.configuration = configuration
+        self.libraryStatus = libraryStatus
     }
 
     func run() {
-        setUp()
+        do throws(UpstreamError) {
+            try setUp()
+        } catch {
+            setupError = error
+        }
         while true {
             let (batch, stop) = shared.take()
             if stop {
@@ -76,8 +86,9 @@ final class AresLoopWorker {
         }
     }
 
-    private func setUp() {
-        _ = Self.libraryInitialised
+    /// Initialises c-ares and creates the channel; what fails here fails every lookup.
+    private func setUp() throws(UpstreamError) {
+        try AresStatus.check(libraryStatus, "ares_library_init")
         var options = ares_options()
         var mask: Int32 = ARES_OPT_TIMEOUTMS | ARES_OPT_TRIES
         options.timeout = Int32(clamping: max(1, configuration.attemptTimeoutMilliseconds))
@@ -92,18 +103,12 @@ final class AresLoopWorker {
         }
         var channel: ares_channel?
         let status = ares_init_options(&channel, &options, mask)
-        guard status == ARES_SUCCESS, let channel else {
-            setupError = UpstreamError(.transport, "ares_init_options: " + AresStatus.message(status), underlying: Int(status))
-            return
-        }
+        try AresStatus.check(status, "ares_init_options")
+        guard let channel else { throw UpstreamError(.transport, "ares_init_options: no channel") }
         self.channel = channel
         if !configuration.servers.isEmpty {
             let csv = configuration.servers.joined(separator: ",")
-            let serverStatus = ares_set_servers_ports_csv(channel, csv)
-            if serverStatus != ARES_SUCCESS {
-                setupError = UpstreamError(
-                    .transport, "bad localDNSServers '\(csv)': " + AresStatus.message(serverStatus), underlying: Int(serverStatus))
-            }
+            try AresStatus.check(ares_set_servers_ports_csv(channel, csv), "bad localDNSServers '\(csv)'")
         }
     }
 

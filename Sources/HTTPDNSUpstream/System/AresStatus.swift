@@ -1,7 +1,8 @@
 import CAres
 import HTTPDNSCore
 
-/// Maps the outcome of `ares_getaddrinfo` to an answer or error (one place for c-ares codes).
+/// Maps c-ares results to answers and errors (one place for c-ares codes): the outcome of a
+/// lookup, and the status of a setup call.
 enum AresStatus {
     /// ARES_ENOTFOUND is NXDOMAIN, ARES_ENODATA (or success without an address of the family)
     /// NODATA; both without TTLs. ARES_ETIMEOUT is `.timeout`, SERVFAIL/REFUSED
@@ -21,6 +22,13 @@ enum AresStatus {
         default:
             return .failure(UpstreamError(.transport, "system resolver: " + message(status), underlying: Int(status)))
         }
+    }
+
+    /// Throws `.transport` naming `call` and the c-ares message unless `status` is ARES_SUCCESS:
+    /// for the calls that set the resolver up (`ares_library_init`, `ares_init_options`, ...).
+    static func check(_ status: Int32, _ call: String) throws(UpstreamError) {
+        guard status != ARES_SUCCESS else { return }
+        throw UpstreamError(.transport, call + ": " + message(status), underlying: Int(status))
     }
 
     static func message(_ status: Int32) -> String {

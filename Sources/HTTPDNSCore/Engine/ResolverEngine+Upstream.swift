@@ -1,0 +1,166 @@
+/// Asking the upstreams for a key: within the account's budget, the answer cached and shared,
+/// and every reply recorded in metrics, statistics and throttled warnings.
+extension ResolverEngine {
+    /// Asks the upstream chain for `key` (the caller leads its single-flight) and completes the
+    /// flight: a usable answer is cached, a failure backs the key off and serves the stale entry
+    /// if one may be served. The query takes from `client`'s share of the upstream budget.
+    func launch(_ key: CacheKey, settings: Settings, client: ClientID? = nil, holdsSharedLock: Bool = false) {
+        let config = settings.config
+        if let retryAfter = budgetRefusal(for: client, config: config) {
+            Log.debug("upstream budget spent (upstreamQPS): no upstream asked", debugFields(key, [("retryAfter", retryAfter)]))
+            if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
+            flights.complete(key, with: overBudget(key, config: config, retryAfter: retryAfter))
+            return
+        }
+        let statsKey = statsKey(key)
+        let query = UpstreamQuery(
+            host: key.host, family: key.family, timeoutMilliseconds: config.timeoutMilliseconds,
+            clientSubnet: key.network.isEmpty ? nil : key.network)
+        let started = clock.now()
+        let report: @Sendable (ChainEvent) -> Void = { [self] event in record(event, statsKey: statsKey) }
+        let finish: @Sendable (ChainOutcome) -> Void = { [self] outcome in
+            let result: FamilyOutcome
+            let now = clock.now()
+            switch outcome {
+            case .answered(let answer, let source):
+                backoff.clear(key)
+                stats.update(statsKey) {
+                    $0.successNum += 1
+                    $0.recordRTT(seconds: max(0, now - started))
+                }
+                var entry = Self.entry(for: answer, source: source, config: config, now: now)
+                entry.addresses = orderBySpeed(entry.addresses, config: config, at: now)
+                if config.cacheEnable && entry.originTTL > 0 {
+                    store(entry, for: key, persist: config.persistentCacheIPEnabled)
+                    // Kept in the shared tier as long as it may be served here, stale window included.
+                    sharedTier?.store(
+                        account: accountID, key: key, entry: entry, keepSeconds: Double(entry.originTTL) + config.maxStaleAge,
+                        holdsLock: holdsSharedLock)
+                } else if holdsSharedLock {
+                    sharedTier?.release(account: accountID, key: key)
+                }
+                probeSpeed(of: entry, key: key, config: config)
+                // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
+                result = .success(
+                    ResolvedAnswer(
+                        addresses: entry.addresses, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
+                        nxdomain: entry.nxdomain, soa: entry.soa))
+            case .failed(let timedOut, let message):
+                metrics.resolveFailures.increment()
+                if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
+                let cached = config.cacheEnable ? cache.peek(key) : nil
+                // Only keys with an entry to serve need a backoff (it is what refreshes them).
+                if cached != nil { backoff.recordFailure(key, at: now) }
+                if let cached,
+                    !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now)
+                {
+                    // Nothing answered, but a cached answer that may be served beats an error.
+                    result = .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
+                } else {
+                    result = .failure(ResolveFailure(timedOut: timedOut, message: message))
+                }
+            }
+            Log.debug("resolution finished", debugFields(key, Self.debugFields(result, seconds: max(0, now - started))))
+            flights.complete(key, with: result)
+        }
+        settings.chain.resolve(query, clock: clock, report: report) { [self] outcome in
+            // A reply that ends in a CNAME without addresses: resolve where it points.
+            guard case .answered(let answer, let source) = outcome, CNAMEFollower.isDangling(answer) else {
+                finish(outcome)
+                return
+            }
+            CNAMEFollower.follow(answer, source: source, query: query, chain: settings.chain, clock: clock, report: report) {
+                [self] followed, stop in
+                if let stop { logCut(stop, of: key) }
+                finish(followed)
+            }
+        }
+    }
+
+    /// One warning per host every 10 s at most for a CNAME chain cut short (answered NODATA).
+    private func logCut(_ stop: CNAMEFollower.Stop, of key: CacheKey) {
+        guard let suppressed = failureLog.admit("cname:\(key.host.value)", now: clock.now()) else { return }
+        let why: String
+        switch stop {
+        case .loop(let name): why = "loops back to \(name.value)"
+        case .tooLong: why = "is longer than \(CNAMEFollower.maximumLinks) links"
+        }
+        let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
+        Log.warning("account \(accountID): the CNAME chain of \(key.host.value) \(key.family.typeName) \(why): answered as no data\(more)")
+    }
+
+    /// The `Retry-After` seconds when the account's upstream budget (`upstreamQPS`) refuses a
+    /// query for `client` now, else nil (the query goes ahead, counted in the budget).
+    func budgetRefusal(for client: ClientID?, config: AccountConfig) -> Int? {
+        guard config.upstreamQPS > 0 else { return nil }
+        guard case .refused(let retryAfter) = upstreamBudget.take(for: client, at: clock.now(), queriesPerSecond: config.upstreamQPS) else {
+            return nil
+        }
+        return retryAfter
+    }
+
+    /// The outcome of a query the upstream budget refused: the cached answer if it may be served
+    /// (fresh, or expired within `maxStaleAge`), else a failure carrying the `Retry-After`.
+    private func overBudget(_ key: CacheKey, config: AccountConfig, retryAfter: Int) -> FamilyOutcome {
+        metrics.upstreamBudgetRefusals.increment()
+        let now = clock.now()
+        if config.cacheEnable, let cached = cache.peek(key),
+            !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now)
+        {
+            return .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
+        }
+        return .failure(
+            ResolveFailure(
+                timedOut: false, message: "the account's upstream budget (upstreamQPS \(config.upstreamQPS)) is spent",
+                retryAfter: retryAfter))
+    }
+
+    private func record(_ event: ChainEvent, statsKey: StatsKey) {
+        switch event {
+        case .upstream(let name, let result, let seconds):
+            Log.debug("upstream replied", debugFields(statsKey, Self.debugFields(upstream: name, result, seconds: seconds)))
+            metrics.recordUpstream(name: name, result: result, seconds: seconds)
+            stats.update(statsKey) { $0.recordUpstream(result) }
+            if case .failure(let error) = result { logFailure(of: name, error, statsKey: statsKey) }
+        case .fallback(let result, let seconds):
+            Log.debug(
+                "local DNS fallback replied",
+                debugFields(statsKey, Self.debugFields(upstream: "local DNS fallback", result, seconds: seconds)))
+            if case .success = result { metrics.fallbackSuccess.increment() } else { metrics.fallbackFailure.increment() }
+            stats.update(statsKey) {
+                $0.gobackLocaldnsNum += 1
+                if case .failure = result { $0.localErro += 1 }
+            }
+            if case .failure(let error) = result { logFailure(of: "local DNS fallback", error, statsKey: statsKey) }
+        }
+    }
+
+    /// One warning per resolver every 10 s at most, with the count of the ones held back.
+    private func logFailure(of resolver: String, _ error: UpstreamError, statsKey: StatsKey) {
+        guard let suppressed = failureLog.admit(resolver, now: clock.now()) else { return }
+        let family = statsKey.family.typeName
+        let more = suppressed > 0 ? " (\(suppressed) more failures since the last report)" : ""
+        Log.warning("account \(accountID): \(resolver) failed for \(statsKey.domain) \(family): \(error)\(more)")
+    }
+
+    /// The cache entry an upstream answer becomes under the account's caps. Answers without a TTL
+    /// (system resolver, JSON `short=1`) get `AccountConfig.answerDefaultTTL`; a negative answer
+    /// without an SOA gets `maxNegativeCache`, except a NODATA without TTL information, which is
+    /// not negative-cached at all.
+    public static func entry(for answer: UpstreamAnswer, source: AnswerSource, config: AccountConfig, now: Timestamp) -> CacheEntry {
+        let ttl: UInt32
+        if answer.isNegative {
+            if answer.negativeTTL == nil && answer.ttl == nil && !answer.nxdomain && source == .upstream {
+                ttl = 0
+            } else {
+                ttl = min(answer.negativeTTL ?? config.maxNegativeCache, config.maxNegativeCache)
+            }
+        } else if source == .localdns {
+            ttl = min(max(AccountConfig.answerDefaultTTL, config.minCacheTTL), config.maxCacheTTL)
+        } else {
+            ttl = min(max(answer.ttl ?? AccountConfig.answerDefaultTTL, config.minCacheTTL), config.maxCacheTTL)
+        }
+        return CacheEntry(
+            addresses: answer.addresses, originTTL: ttl, storedAt: now, nxdomain: answer.nxdomain, origin: source, soa: answer.soa)
+    }
+}

@@ -1,0 +1,100 @@
+import CHiredis
+
+/// hiredis' side of the worker: the `ev` hooks that say which socket events it wants, the reply
+/// callbacks, and the binary-safe command call. hiredis calls them on the loop thread, from inside
+/// its own calls (`redisAsyncHandleRead`, `redisAsyncFree`, ...).
+extension RedisLoopWorker {
+    private static func worker(_ data: UnsafeMutableRawPointer?) -> RedisLoopWorker? {
+        data.map { Unmanaged<RedisLoopWorker>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static func worker(of context: UnsafeMutablePointer<redisAsyncContext>?) -> RedisLoopWorker? {
+        worker(context?.pointee.ev.data)
+    }
+
+    static let addRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        guard let worker = worker(data) else { return }
+        worker.wantRead = true
+        worker.updateWatch()
+    }
+
+    static let delRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        guard let worker = worker(data) else { return }
+        worker.wantRead = false
+        worker.updateWatch()
+    }
+
+    static let addWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        guard let worker = worker(data) else { return }
+        worker.wantWrite = true
+        worker.updateWatch()
+    }
+
+    static let delWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        guard let worker = worker(data) else { return }
+        worker.wantWrite = false
+        worker.updateWatch()
+    }
+
+    static let cleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
+        worker(data)?.contextGone()
+    }
+
+    /// A failed connect is followed by the context's free (and `cleanup`); nothing to do here.
+    static let connected: @convention(c) (UnsafePointer<redisAsyncContext>?, Int32) -> Void = { _, _ in }
+
+    static let commandReply:
+        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+            context, reply, privateData in
+            guard let privateData else { return }
+            let pending = Unmanaged<PendingCommand>.fromOpaque(privateData).takeRetainedValue()
+            let copied = reply.map { RedisReply($0.assumingMemoryBound(to: redisReply.self)) }
+            guard let worker = worker(of: context) else {
+                pending.complete(.failure(RedisError(.connectionLost, "the Redis connection closed before the reply")))
+                return
+            }
+            worker.replied(pending, copied)
+        }
+
+    static let handshakeReply:
+        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+            context, reply, _ in
+            guard let reply, let worker = worker(of: context) else { return }
+            worker.handshakeReplied(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
+        }
+
+    static let subscriptionReply:
+        @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void = {
+            context, reply, _ in
+            guard let reply, let worker = worker(of: context) else { return }
+            worker.message(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
+        }
+
+    /// `redisAsyncCommandArgv` with binary-safe arguments (hiredis copies them before returning).
+    static func issue(
+        _ context: UnsafeMutablePointer<redisAsyncContext>, _ arguments: [[UInt8]],
+        callback: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void,
+        privateData: UnsafeMutableRawPointer?
+    ) throws(RedisError) {
+        var joined: [UInt8] = []
+        var offsets: [Int] = []
+        var lengths: [Int] = []
+        for argument in arguments {
+            offsets.append(joined.count)
+            lengths.append(argument.count)
+            joined += argument
+        }
+        joined.append(0)  // never an empty buffer
+        let result = joined.withUnsafeBufferPointer { bytes -> Int32 in
+            let base = UnsafeRawPointer(bytes.baseAddress!)
+            var pointers: [UnsafePointer<CChar>?] = offsets.map { (base + $0).assumingMemoryBound(to: CChar.self) }
+            return pointers.withUnsafeMutableBufferPointer { argv in
+                lengths.withUnsafeBufferPointer { argvlen in
+                    redisAsyncCommandArgv(context, callback, privateData, Int32(arguments.count), argv.baseAddress, argvlen.baseAddress)
+                }
+            }
+        }
+        try RedisCall.check(
+            result, "redisAsyncCommandArgv(\(arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""))", context: context)
+    }
+}
