@@ -2,11 +2,12 @@
 /// probed in the background, never on the request path; the results are remembered per address
 /// (`RTTTable`) and every answer lists its addresses fastest first, unreachable ones last.
 extension ResolverEngine {
-    /// `addresses` in the order clients should try them: by measured connection time when the
-    /// account runs the speed test, else as the upstream gave them.
-    func orderBySpeed(_ addresses: [String], config: AccountConfig, at now: Timestamp) -> [String] {
-        guard config.speedTestEnable, addresses.count > 1 else { return addresses }
-        return rtt.order(addresses, at: now)
+    /// Puts `entry`'s addresses in the order clients should try them: by measured connection
+    /// time when the account runs the speed test, else as the upstream gave them (the entry is
+    /// then left untouched: its addresses are not turned into text and back).
+    func orderBySpeed(_ entry: inout CacheEntry, config: AccountConfig, at now: Timestamp) {
+        guard config.speedTestEnable, entry.addressList.count > 1 else { return }
+        entry.addresses = rtt.order(entry.addresses, at: now)
     }
 
     /// Probes the addresses of a just-stored answer unless every one has a fresh measurement or a

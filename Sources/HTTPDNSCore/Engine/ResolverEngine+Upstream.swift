@@ -29,7 +29,7 @@ extension ResolverEngine {
                     $0.recordRTT(seconds: max(0, now - started))
                 }
                 var entry = Self.entry(for: answer, source: source, config: config, now: now)
-                entry.addresses = orderBySpeed(entry.addresses, config: config, at: now)
+                orderBySpeed(&entry, config: config, at: now)
                 if config.cacheEnable && entry.originTTL > 0 {
                     store(entry, for: key, persist: config.persistentCacheIPEnabled)
                     // Kept in the shared tier as long as it may be served here, stale window included.
@@ -43,7 +43,7 @@ extension ResolverEngine {
                 // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
                 result = .success(
                     ResolvedAnswer(
-                        addresses: entry.addresses, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
+                        addressList: entry.addressList, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
                         nxdomain: entry.nxdomain, soa: entry.soa))
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()

@@ -275,7 +275,7 @@ public final class ResolverEngine: Sendable {
                     return
                 }
                 var entry = found
-                entry.addresses = orderBySpeed(entry.addresses, config: config, at: now)
+                orderBySpeed(&entry, config: config, at: now)
                 store(entry, for: key, persist: config.persistentCacheIPEnabled)
                 flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
             case .miss(let holdsLock):
