@@ -131,9 +131,13 @@ struct DocTrial {
     let token: String
     let directory: URL
 
-    /// The environment the examples read: what the trial prints for the user to export.
+    /// The environment the examples read: what the trial prints for the user to export, and
+    /// the build's products (`httpdns-curl`) first on `PATH`.
     var environment: [String: String] {
-        TestPaths.childEnvironment([
+        let products = URL(fileURLWithPath: TestPaths.httpdnsdBinary).deletingLastPathComponent().path
+        let path = TestPaths.childEnvironment()["PATH"] ?? "/usr/bin:/bin"
+        return TestPaths.childEnvironment([
+            "PATH": "\(products):\(path)",
             "HTTPDNS": "http://127.0.0.1:\(httpPort)",
             "ADMIN_TOKEN": token,
             "TRIAL_UPSTREAM": "doh:http://127.0.0.1:\(dohPort)/dns-query",

@@ -62,4 +62,15 @@ struct HarnessSelfTests {
         #expect(!servers.unbound.isRunning && !servers.dnss.isRunning && !servers.json.isRunning)
         #expect(!tcpPortAcceptsConnections(servers.dnss.port))
     }
+
+    /// A child started from a test's thread can be stopped by SIGTERM: a script's `kill` of its
+    /// own background job (docs/clients.md does this) and `ChildProcess.stop()` rely on it.
+    @Test func childrenStartWithNoSignalBlocked() async throws {
+        let run = try CommandRun.run("/bin/grep", ["^SigBlk:", "/proc/self/status"])
+        #expect(run.status == 0)
+        #expect(run.text.trimmingCharacters(in: .whitespacesAndNewlines) == "SigBlk:\t0000000000000000")
+        let script = "sleep 30 & job=$!; kill \"$job\"; wait \"$job\"; echo \"status $?\""
+        let killed = try CommandRun.run("/bin/bash", ["-c", script])
+        #expect(killed.text == "status 143\n", "SIGTERM ends a background job: \(killed.text)")
+    }
 }

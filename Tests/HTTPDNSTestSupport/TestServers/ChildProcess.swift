@@ -37,15 +37,14 @@ public final class ChildProcess: Sendable {
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = log
         process.standardError = log
-        let box = UncheckedBox(process)
         do {
-            try await runWithCleanSignalMask(box)
+            try process.runWithDefaultSignalMask()
         } catch {
             try? log.close()
             throw HarnessError("could not start \(name) (\(executable)): \(error)")
         }
         try? log.close()
-        return ChildProcess(name: name, logURL: logURL, process: box.value)
+        return ChildProcess(name: name, logURL: logURL, process: process)
     }
 
     private init(name: String, logURL: URL, process: Process) {
@@ -54,23 +53,6 @@ public final class ChildProcess: Sendable {
         self.pid = process.processIdentifier
         self.process = Mutex(process)
         ChildProcessReaper.shared.register(pid)
-    }
-
-    /// Starts the process from a fresh thread with no blocked signals.
-    ///
-    /// `Process.run()` spawns from the calling thread and the child inherits that thread's
-    /// signal mask; Dispatch and cooperative-pool threads block SIGTERM, so a child started
-    /// from them would ignore `stop()`'s SIGTERM. The spawn runs off the cooperative pool.
-    private static func runWithCleanSignalMask(_ box: UncheckedBox<Process>) async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            let thread = Thread {
-                var empty = sigset_t()
-                sigemptyset(&empty)
-                pthread_sigmask(SIG_SETMASK, &empty, nil)
-                continuation.resume(with: Result { try box.value.run() })
-            }
-            thread.start()
-        }
     }
 
     /// True while the child has not exited.
@@ -141,10 +123,4 @@ public final class ChildProcess: Sendable {
             _ = Glibc.kill(pid, SIGKILL)
         }
     }
-}
-
-/// Hands a non-Sendable value to a thread that is the only one using it meanwhile.
-private final class UncheckedBox<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
 }

@@ -29,7 +29,7 @@ public struct CommandRun: Sendable {
         process.standardOutput = pipe
         if mergingStandardError { process.standardError = pipe }
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runWithDefaultSignalMask()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return CommandRun(status: process.terminationStatus, output: output)

@@ -103,7 +103,7 @@ final class LoopbackDNSServers {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
         process.standardOutput = handle
         process.standardError = handle
-        try process.run()
+        try process.runWithDefaultSignalMask()
         processes.append(process)
     }
 
