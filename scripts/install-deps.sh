@@ -44,6 +44,8 @@ TEST_PACKAGES=(
   python3-pip
   iproute2
   systemd
+  gcc
+  golang-go
 )
 ((test_tools)) && PACKAGES+=("${TEST_PACKAGES[@]}")
 PACKAGES+=("$@")

@@ -4,13 +4,21 @@ import HTTPDNSTestSupport
 /// The shell examples of one Markdown page, as docs/development.md's "Documentation tests"
 /// defines them: every fenced block tagged `console`, `sh`, `bash` or `shell` is either a run of
 /// `$ command` lines, each followed by the output it prints, or starts with
-/// `# doc-test: skip REASON`.
+/// `# doc-test: skip REASON`. A block whose opening fence names a file after its language
+/// (```` ```c pinned.c ````) is that file's text: the page's commands find it in their directory.
 struct DocPage {
     /// One `$ command` (with its `\` continuation lines) and the output shown under it.
     struct Example {
         let line: Int
         let command: String
         let expected: [String]
+    }
+
+    /// A program or file the page shows whole, written where its commands run.
+    struct SourceFile {
+        let line: Int
+        let name: String
+        let text: String
     }
 
     /// A shell block the page marks as not run here, with the reason it gives.
@@ -21,6 +29,7 @@ struct DocPage {
 
     let path: String
     var examples: [Example] = []
+    var files: [SourceFile] = []
     var skips: [Skip] = []
     /// Blocks that follow neither form: (line, what is wrong).
     var problems: [(line: Int, message: String)] = []
@@ -31,12 +40,22 @@ struct DocPage {
     init(path: String, text: String) {
         self.path = path
         for block in Self.fencedBlocks(text) {
+            let info = block.language.split(separator: " ", omittingEmptySubsequences: true)
             if Self.shellLanguages.contains(block.language) {
                 read(block)
+            } else if info.count == 2, let name = Self.fileName(info[1]) {
+                files.append(SourceFile(line: block.line, name: name, text: block.lines.joined(separator: "\n") + "\n"))
             } else if block.language.isEmpty, block.lines.first?.hasPrefix("$ ") == true {
                 problems.append((block.line, "commands in an untagged block: tag it `console` so that it runs"))
             }
         }
+    }
+
+    /// `word` when it is a plain file name (`pinned.c`, `dial.go`): no directory, no leading dot.
+    static func fileName(_ word: Substring) -> String? {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+        guard word.contains("."), !word.hasPrefix("."), word.allSatisfy(allowed.contains) else { return nil }
+        return String(word)
     }
 
     private mutating func read(_ block: (language: String, line: Int, lines: [String])) {

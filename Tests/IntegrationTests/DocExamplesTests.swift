@@ -32,6 +32,9 @@ struct DocExamplesTests {
         }
         guard !parsed.examples.isEmpty else { return }
         try await withTrial { trial in
+            for file in parsed.files {
+                try file.text.write(to: trial.directory.appendingPathComponent(file.name), atomically: true, encoding: .utf8)
+            }
             let outputs = try trial.run(parsed.examples.map(\.command))
             for (example, output) in zip(parsed.examples, outputs) {
                 let actual = trial.showingDocumentedPorts(output)
@@ -121,6 +124,27 @@ struct DocExamplesTests {
         #expect(page.skips.map(\.reason) == ["needs docker"])
         #expect(page.problems.map(\.line) == [12, 15])
     }
+
+    @Test func aBlockNamingAFileIsThatFilesText() {
+        let page = DocPage(
+            path: "x.md",
+            text: """
+                ```c pinned.c
+                int main(void) {
+                    return 0;
+                }
+                ```
+                ```go ../escape.go
+                package main
+                ```
+                ```c
+                int fragment;
+                ```
+                """)
+        #expect(page.files.map(\.name) == ["pinned.c"])
+        #expect(page.files.map(\.text) == ["int main(void) {\n    return 0;\n}\n"])
+        #expect(page.files.map(\.line) == [1])
+    }
 }
 
 /// One `scripts/trial.sh` on free loopback ports, for the examples of one page.
@@ -141,6 +165,7 @@ struct DocTrial {
             "HTTPDNS": "http://127.0.0.1:\(httpPort)",
             "ADMIN_TOKEN": token,
             "TRIAL_UPSTREAM": "doh:http://127.0.0.1:\(dohPort)/dns-query",
+            "GOPROXY": "off",
         ])
     }
 
