@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSTestSupport
 import Testing
 
 /// The answer cache's eviction policy (`S3FIFOPolicy`) through the cache type it runs in.

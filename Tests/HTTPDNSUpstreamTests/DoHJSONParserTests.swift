@@ -19,9 +19,11 @@ struct DoHJSONParserTests {
     }
 
     @Test func numbersBeyondIntRangeAreNotNumbersInsteadOfATrap() throws {
-        #expect(DoHJSONParser.integer(1e40 as Double) == nil)
-        #expect(DoHJSONParser.integer(-1e300 as Double) == nil)
-        #expect(DoHJSONParser.integer(300.9 as Double) == 300)
+        #expect(DoHJSONParser.integer(.number(integer: nil, double: 1e40)) == nil)
+        #expect(DoHJSONParser.integer(.number(integer: nil, double: -1e300)) == nil)
+        #expect(DoHJSONParser.integer(.number(integer: nil, double: 300.9)) == 300)
+        #expect(DoHJSONParser.integer(.string(" 60\t")) == 60)
+        #expect(DoHJSONParser.integer(.bool(true)) == nil)
         #expect(errorCode(#"{"Status":1e40,"Answer":[]}"#) == .malformed)
         let result = try answer(#"{"Status":0,"Answer":[{"type":1,"TTL":1e40,"data":"192.0.2.1"}]}"#)
         #expect(result.addresses == ["192.0.2.1"])

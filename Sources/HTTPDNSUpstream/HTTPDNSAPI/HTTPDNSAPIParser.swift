@@ -1,24 +1,21 @@
-import Foundation
 import HTTPDNSCore
 
 /// Turns an EMAS HTTPDNS API body (`{"host":"H","ips":[...],"ipsv6":[...],"ttl":60}`,
 /// WIRE-FORMATS §3) into an ``UpstreamAnswer``. Pure: no I/O.
 enum HTTPDNSAPIParser {
     static func parse(_ body: [UInt8], family: RecordFamily) -> Result<UpstreamAnswer, UpstreamError> {
-        guard !body.isEmpty,
-            let object = (try? JSONSerialization.jsonObject(with: Data(body), options: [])) as? [String: Any]
-        else {
+        guard let object = JSONValue.read(body), object.isObject else {
             return .failure(UpstreamError(.malformed, "body is not a JSON object: " + String(decoding: body.prefix(120), as: UTF8.self)))
         }
-        if let code = object["code"] as? String, object["ips"] == nil, object["ipsv6"] == nil {
+        if let code = object["code"]?.string, object["ips"] == nil, object["ipsv6"] == nil {
             return .failure(error(forCode: code))
         }
         let key = family == .a ? "ips" : "ipsv6"
         guard object["ips"] != nil || object["ipsv6"] != nil else {
             return .failure(UpstreamError(.malformed, "neither ips nor ipsv6 in the answer"))
         }
-        let list = object[key] as? [Any] ?? []
-        let addresses = list.compactMap { ($0 as? String).flatMap(IPAddress.init) }
+        let list = object[key]?.array ?? []
+        let addresses = list.compactMap { $0.string.flatMap(IPAddress.init) }
             .filter { $0.family == family }
             .map(\.description)
         let ttl = object["ttl"].flatMap(DoHJSONParser.integer).map { UInt32(clamping: max(0, $0)) }

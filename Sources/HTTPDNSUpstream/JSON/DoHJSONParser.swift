@@ -1,4 +1,3 @@
-import Foundation
 import HTTPDNSCore
 import HTTPDNSWire
 
@@ -12,23 +11,23 @@ enum DoHJSONParser {
         guard !body.isEmpty else {
             return .failure(UpstreamError(.malformed, "empty body"))
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else {
+        guard let value = JSONValue.read(body) else {
             return .failure(UpstreamError(.malformed, "body is not JSON: \(snippet(body))"))
         }
-        if let list = object as? [Any] {
+        if let list = value.array {
             return parseShort(list, family: family, body: body)
         }
-        guard let dictionary = object as? [String: Any] else {
+        guard value.isObject else {
             return .failure(UpstreamError(.malformed, "body is neither a JSON object nor an array: \(snippet(body))"))
         }
-        return parseFull(dictionary, family: family, body: body)
+        return parseFull(value, family: family, body: body)
     }
 
     /// `short=1`: a bare array of address strings, no TTL.
-    private static func parseShort(_ list: [Any], family: RecordFamily, body: [UInt8]) -> Result<UpstreamAnswer, UpstreamError> {
+    private static func parseShort(_ list: [JSONValue], family: RecordFamily, body: [UInt8]) -> Result<UpstreamAnswer, UpstreamError> {
         var addresses: [String] = []
         for item in list {
-            guard let text = item as? String else {
+            guard let text = item.string else {
                 return .failure(UpstreamError(.malformed, "short answer holds a non-string: \(snippet(body))"))
             }
             if let address = IPAddress(text), address.family == family {
@@ -38,7 +37,7 @@ enum DoHJSONParser {
         return .success(UpstreamAnswer(addresses: addresses, ttl: nil))
     }
 
-    private static func parseFull(_ object: [String: Any], family: RecordFamily, body: [UInt8]) -> Result<UpstreamAnswer, UpstreamError> {
+    private static func parseFull(_ object: JSONValue, family: RecordFamily, body: [UInt8]) -> Result<UpstreamAnswer, UpstreamError> {
         let status: Int
         if let value = object["Status"] {
             guard let number = integer(value) else {
@@ -62,21 +61,21 @@ enum DoHJSONParser {
         var chainTTL: UInt32?
         var chain = CNAMEChain()
         if let answers = object["Answer"] {
-            guard let records = answers as? [Any] else {
+            guard let records = answers.array else {
                 return .failure(UpstreamError(.malformed, "Answer is not an array: \(snippet(body))"))
             }
-            for case let record as [String: Any] in records {
+            for record in records where record.isObject {
                 guard let type = record["type"].flatMap(recordType) else { continue }
                 let ttl = record["TTL"].flatMap(integer).map { UInt32(clamping: $0) }
                 if type == Int(family.rawValue) {
-                    guard let data = record["data"] as? String, let address = IPAddress(data), address.family == family else {
+                    guard let data = record["data"]?.string, let address = IPAddress(data), address.family == family else {
                         continue
                     }
                     addresses.append(address.description)
                 } else if type != 5 {
                     continue  // RRSIG, DNAME, ...: not part of the chain to the addresses
-                } else if let owner = (record["name"] as? String).flatMap(HostName.init),
-                    let target = (record["data"] as? String).flatMap(HostName.init)
+                } else if let owner = record["name"]?.string.flatMap(HostName.init),
+                    let target = record["data"]?.string.flatMap(HostName.init)
                 {
                     chain.add(owner: owner, target: target, ttl: ttl)
                 }
@@ -85,7 +84,7 @@ enum DoHJSONParser {
         }
         if addresses.isEmpty {
             // The chain starts at the asked name (`Question`), else at the first CNAME's owner.
-            let asked = ((object["Question"] as? [Any])?.first as? [String: Any])?["name"] as? String
+            let asked = object["Question"]?.array?.first?["name"]?.string
             if let start = asked.flatMap(HostName.init) ?? chain.firstOwner, let end = chain.end(from: start) {
                 return .success(UpstreamAnswer(addresses: [], ttl: end.ttl, negativeTTL: negativeTTL(object), cnameTarget: end.target))
             }
@@ -96,10 +95,10 @@ enum DoHJSONParser {
     }
 
     /// RFC 2308: min(SOA TTL, SOA MINIMUM) of the first SOA in `Authority`; nil without one.
-    static func negativeTTL(_ object: [String: Any]) -> UInt32? {
-        guard let authority = object["Authority"] as? [Any] else { return nil }
-        for case let record as [String: Any] in authority {
-            guard record["type"].flatMap(recordType) == 6, let data = record["data"] as? String else { continue }
+    static func negativeTTL(_ object: JSONValue) -> UInt32? {
+        guard let authority = object["Authority"]?.array else { return nil }
+        for record in authority {
+            guard record["type"].flatMap(recordType) == 6, let data = record["data"]?.string else { continue }
             guard let last = data.split(whereSeparator: { $0 == " " || $0 == "\t" }).last,
                 let minimum = UInt32(last)
             else { continue }
@@ -114,10 +113,10 @@ enum DoHJSONParser {
     /// The first SOA in `Authority` whose owner (`name`) and `data` (`mname rname serial refresh
     /// retry expire minimum`) libknot reads (`DNSSOARecord(zone:data:)`); nil without one. An
     /// SOA that does not read leaves the answer as it is, without an SOA to pass on.
-    static func soa(_ object: [String: Any]) -> SOARecord? {
-        guard let authority = object["Authority"] as? [Any] else { return nil }
-        for case let record as [String: Any] in authority {
-            guard record["type"].flatMap(recordType) == 6, let zone = record["name"] as? String, let data = record["data"] as? String,
+    static func soa(_ object: JSONValue) -> SOARecord? {
+        guard let authority = object["Authority"]?.array else { return nil }
+        for record in authority {
+            guard record["type"].flatMap(recordType) == 6, let zone = record["name"]?.string, let data = record["data"]?.string,
                 let read = try? DNSSOARecord(zone: zone, data: data)
             else { continue }
             return SOARecord(read)
@@ -125,21 +124,26 @@ enum DoHJSONParser {
         return nil
     }
 
-    /// A number, or a string holding one; nil for a number beyond `Int`'s range (`1e40`, which
-    /// JSONSerialization reads as a Double: converting it with `Int(_:)` trapped, found by the
-    /// `doh-json` fuzz target).
-    static func integer(_ value: Any) -> Int? {
-        if let text = value as? String { return Int(text.trimmingCharacters(in: .whitespaces)) }
-        if let number = value as? Int { return number }
-        if let number = value as? Double, number.isFinite { return Int(exactly: number.rounded(.towardZero)) }
-        return nil
+    /// A number, or a string holding one (spaces and tabs around it allowed); nil for a number
+    /// with a fraction beyond `Int`'s range (`1e40`: converting it with `Int(_:)` trapped, found
+    /// by the `doh-json` fuzz target). A fraction is cut towards zero.
+    static func integer(_ value: JSONValue) -> Int? {
+        switch value {
+        case .string(let text):
+            let digits = text.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+            return Int(String(decoding: digits, as: UTF8.self))
+        case .number(let integer, let double):
+            if let integer { return integer }
+            return double.isFinite ? Int(exactly: double.rounded(.towardZero)) : nil
+        default:
+            return nil
+        }
     }
 
     /// A record type as a number, numeric string, or mnemonic (`A`, `AAAA`, `CNAME`, `SOA`).
-    static func recordType(_ value: Any) -> Int? {
+    static func recordType(_ value: JSONValue) -> Int? {
         if let number = integer(value) { return number }
-        guard let text = value as? String else { return nil }
-        switch text.uppercased() {
+        switch value.string?.uppercased() {
         case "A": return 1
         case "AAAA": return 28
         case "CNAME": return 5
