@@ -132,9 +132,9 @@ enum HTTPDNSD {
                 clientRate: .init(perSecond: config.rateLimit, burst: config.rateBurst),
                 metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms,
                 clientKeying: ClientKeying(ipv6PrefixLength: config.clientIPv6PrefixLength)))
-        service.addMetricsSource { StoreMetrics.render(store) }
-        service.addMetricsSource { ProcessMetrics.render() }
-        if let redis { service.addMetricsSource { RedisMetricsText.render(redis.metrics) } }
+        service.addMetricsSource { StoreMetrics.emit(store, into: &$0) }
+        service.addMetricsSource { ProcessMetrics.emit(into: &$0) }
+        if let redis { service.addMetricsSource { RedisMetricsText.emit(redis.metrics, into: &$0) } }
         // Accounts and cache changes shared with the other replicas (docs/replicas.md): admin
         // changes go to Redis first; the replicator reconciles on every connect.
         let replication = redis.map { client in
@@ -159,7 +159,7 @@ enum HTTPDNSD {
             servers.append(("ops", HTTPServer(options: serverOptions(config, ops, .ops, tls: nil), handler: service.handle)))
         }
         let listeners = servers
-        service.addMetricsSource { ConnectionMetrics.render(listeners) }
+        service.addMetricsSource { ConnectionMetrics.emit(listeners, into: &$0) }
         var bound: [String] = []
         for (name, listener) in servers {
             let address = name == "main" ? main : name == "plain" ? config.listenPlain! : config.opsListen!
