@@ -1,38 +1,41 @@
 import HTTPDNSServer
 
-/// Each listener's connection counters in the Prometheus text format (`listener` is main,
-/// plain or ops).
+/// Each listener's connection counters for `/metrics` (`listener` is main, plain or ops).
 enum ConnectionMetrics {
-    static func render(_ listeners: [(name: String, server: HTTPServer)]) -> String {
+    static let open = MetricDescriptor("httpdns_connections_open", .gauge, help: "Open client connections.", labels: ["listener"])
+    static let rejected = MetricDescriptor(
+        "httpdns_connections_rejected_total", .counter,
+        help:
+            "Connections closed at accept: reason limit (connectionLimit open) or per_address (perIPConnectionLimit open from that address).",
+        labels: ["listener", "reason"])
+    static let inFlight = MetricDescriptor(
+        "httpdns_requests_in_flight", .gauge, help: "Requests received and not yet answered (waiting for an upstream included).",
+        labels: ["listener"])
+    static let closedSlow = MetricDescriptor(
+        "httpdns_connections_closed_slow_total", .counter,
+        help: "Connections shut down because a request did not arrive whole within requestReadTimeout.", labels: ["listener"])
+    static let shed = MetricDescriptor(
+        "httpdns_connections_shed_total", .counter,
+        help: "Connections shut down at connectionLimit to admit a client holding fewer (of the client holding the most).",
+        labels: ["listener"])
+    static let fastPath = MetricDescriptor(
+        "httpdns_http_fast_path_total", .counter,
+        help: "Requests answered by the resolve fast path (cache hits of GET /v1/{account}/resolve, without routing).",
+        labels: ["listener"])
+
+    static func emit(_ listeners: [(name: String, server: HTTPServer)], into out: inout MetricsEmitter) {
         let stats = listeners.map { ($0.name, $0.server.connectionStats) }
-        return MetricsExposition.family(
-            "httpdns_connections_open", type: "gauge", help: "Open client connections.",
-            samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.open)) })
-            + MetricsExposition.family(
-                "httpdns_connections_rejected_total", type: "counter",
-                help:
-                    "Connections closed at accept: reason limit (connectionLimit open) or per_address (perIPConnectionLimit open from that address).",
-                samples: stats.flatMap { name, values in
-                    [
-                        (labels: "listener=\"\(name)\",reason=\"limit\"", value: UInt64(values.rejectedAtLimit)),
-                        (labels: "listener=\"\(name)\",reason=\"per_address\"", value: UInt64(values.rejectedPerAddress)),
-                    ]
-                })
-            + MetricsExposition.family(
-                "httpdns_requests_in_flight", type: "gauge",
-                help: "Requests received and not yet answered (waiting for an upstream included).",
-                samples: listeners.map { (labels: "listener=\"\($0.name)\"", value: UInt64(max(0, $0.server.requestsInFlight))) })
-            + MetricsExposition.family(
-                "httpdns_connections_closed_slow_total", type: "counter",
-                help: "Connections shut down because a request did not arrive whole within requestReadTimeout.",
-                samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.closedSlow)) })
-            + MetricsExposition.family(
-                "httpdns_connections_shed_total", type: "counter",
-                help: "Connections shut down at connectionLimit to admit a client holding fewer (of the client holding the most).",
-                samples: stats.map { (labels: "listener=\"\($0.0)\"", value: UInt64($0.1.shed)) })
-            + MetricsExposition.family(
-                "httpdns_http_fast_path_total", type: "counter",
-                help: "Requests answered by the resolve fast path (cache hits of GET /v1/{account}/resolve, without routing).",
-                samples: listeners.map { (labels: "listener=\"\($0.name)\"", value: $0.server.fastPathAnswers) })
+        for descriptor in [open, rejected, inFlight, closedSlow, shed, fastPath] { out.declare(descriptor) }
+        for (name, values) in stats {
+            out.sample(open, [name], UInt64(values.open))
+            out.sample(rejected, [name, "limit"], UInt64(values.rejectedAtLimit))
+            out.sample(rejected, [name, "per_address"], UInt64(values.rejectedPerAddress))
+            out.sample(closedSlow, [name], UInt64(values.closedSlow))
+            out.sample(shed, [name], UInt64(values.shed))
+        }
+        for listener in listeners {
+            out.sample(inFlight, [listener.name], UInt64(max(0, listener.server.requestsInFlight)))
+            out.sample(fastPath, [listener.name], listener.server.fastPathAnswers)
+        }
     }
 }

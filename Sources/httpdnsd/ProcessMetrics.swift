@@ -13,38 +13,44 @@ enum ProcessMetrics {
     /// The Swift compiler it was built with (major.minor).
     static let swift = BuildInfo.swift
 
-    static func render() -> String {
-        var text = MetricsExposition.family(
-            "httpdns_build_info", type: "gauge", help: "Always 1: the version, git revision and Swift compiler of this build.",
-            samples: [(labels: "version=\"\(version)\",revision=\"\(revision)\",swift=\"\(swift)\"", value: 1)])
+    static let buildInfo = MetricDescriptor(
+        "httpdns_build_info", .gauge, help: "Always 1: the version, git revision and Swift compiler of this build.",
+        labels: ["version", "revision", "swift"])
+    static let cpuSeconds = MetricDescriptor("process_cpu_seconds_total", .counter, help: "User and system CPU time spent, in seconds.")
+    static let residentMemory = MetricDescriptor("process_resident_memory_bytes", .gauge, help: "Resident memory size in bytes.")
+    static let virtualMemory = MetricDescriptor("process_virtual_memory_bytes", .gauge, help: "Virtual memory size in bytes.")
+    static let openFDs = MetricDescriptor("process_open_fds", .gauge, help: "Open file descriptors.")
+    static let maxFDs = MetricDescriptor("process_max_fds", .gauge, help: "The soft limit of open file descriptors.")
+    static let startTimeSeconds = MetricDescriptor(
+        "process_start_time_seconds", .gauge, help: "Start time of the process since the Unix epoch, in seconds.")
+
+    static func emit(into out: inout MetricsEmitter) {
+        out.sample(buildInfo, [version, revision, swift], 1)
         var usage = rusage()
         if getrusage(RUSAGE_SELF.rawValue, &usage) == 0 {
             let seconds =
                 Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6
                 + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) / 1e6
-            text += gauge("process_cpu_seconds_total", type: "counter", help: "User and system CPU time spent, in seconds.", seconds)
+            out.sample(cpuSeconds, [], float: seconds)
         }
         let page = Double(sysconf(Int32(_SC_PAGESIZE)))
         if let statm = read("/proc/self/statm")?.split(separator: " "), statm.count >= 2,
             let virtual = Double(statm[0]), let resident = Double(statm[1]), page > 0
         {
-            text += gauge("process_resident_memory_bytes", help: "Resident memory size in bytes.", resident * page)
-            text += gauge("process_virtual_memory_bytes", help: "Virtual memory size in bytes.", virtual * page)
+            out.sample(residentMemory, [], float: resident * page)
+            out.sample(virtualMemory, [], float: virtual * page)
         }
         if let open = try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd") {
             // The listing's own descriptor is among them.
-            text += gauge("process_open_fds", help: "Open file descriptors.", Double(max(0, open.count - 1)))
+            out.sample(openFDs, [], float: Double(max(0, open.count - 1)))
         }
         var limit = rlimit()
         if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 {
-            text += gauge(
-                "process_max_fds", help: "The soft limit of open file descriptors.",
-                limit.rlim_cur == rlim_t.max ? Double.infinity : Double(limit.rlim_cur))
+            out.sample(maxFDs, [], float: limit.rlim_cur == rlim_t.max ? Double.infinity : Double(limit.rlim_cur))
         }
         if let start = startTime {
-            text += gauge("process_start_time_seconds", help: "Start time of the process since the Unix epoch, in seconds.", start)
+            out.sample(startTimeSeconds, [], float: start)
         }
-        return text
     }
 
     /// Boot time (`btime` of /proc/stat) plus the process's start in clock ticks after boot
@@ -63,9 +69,5 @@ enum ProcessMetrics {
 
     private static func read(_ path: String) -> String? {
         try? String(contentsOfFile: path, encoding: .utf8)
-    }
-
-    private static func gauge(_ name: String, type: String = "gauge", help: String, _ value: Double) -> String {
-        "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n\(name) \(value == .infinity ? "+Inf" : "\(value)")\n"
     }
 }

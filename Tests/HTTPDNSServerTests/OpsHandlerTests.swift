@@ -148,21 +148,28 @@ import Testing
 
     @Test func extraMetricsSourcesAreAppended() {
         let fixture = ServiceFixture()
-        fixture.service.addMetricsSource {
-            "# HELP httpdns_store_flushes_total Flushes.\n# TYPE httpdns_store_flushes_total counter\nhttpdns_store_flushes_total 7\n"
-        }
+        let flushes = MetricDescriptor("httpdns_store_flushes_total", .counter, help: "Flushes.")
+        fixture.service.addMetricsSource { $0.sample(flushes, [], 7) }
         let text = MetricsText(fixture.get("/metrics", listener: .ops).text)
         #expect(text.problems.isEmpty, "\(text.problems)")
         #expect(text.value("httpdns_store_flushes_total") == 7)
     }
 
-    @Test func labelValuesAreEscaped() {
-        #expect(MetricsExposition.escape("a\"b\\c\nd") == #"a\"b\\c\nd"#)
-        let family = MetricsExposition.family(
-            "x_total", type: "counter", help: "X.", samples: [(labels: "upstream=\"\(MetricsExposition.escape("q\"\\\n"))\"", value: 3)])
-        let text = MetricsText(family)
+    /// A source adding to a family the service already wrote keeps it one family.
+    @Test func aSourceAddingToAServiceFamilyKeepsOneHeader() {
+        let fixture = ServiceFixture()
+        fixture.service.addMetricsSource { $0.sample(MetricsExposition.cacheEntries, ["extra"], 5) }
+        let text = MetricsText(fixture.get("/metrics", listener: .ops).text)
         #expect(text.problems.isEmpty, "\(text.problems)")
-        #expect(text.value("x_total", ["upstream": "q\"\\\n"]) == 3)
+        #expect(text.value("httpdns_cache_entries", ["account": "extra"]) == 5)
+    }
+
+    @Test func upstreamLabelValuesAreEscaped() {
+        var out = MetricsEmitter()
+        out.sample(MetricsExposition.upstreamRequests, ["", "q\"\\\n", "success"], 3)
+        let text = MetricsText(out.text)
+        #expect(text.problems.isEmpty, "\(text.problems)")
+        #expect(text.value("httpdns_upstream_requests_total", ["upstream": "q\"\\\n", "outcome": "success"]) == 3)
     }
 
     /// The reader above is only worth something if it rejects what Prometheus rejects.

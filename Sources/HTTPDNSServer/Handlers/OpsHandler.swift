@@ -62,6 +62,9 @@ extension HTTPDNSService {
         writer.raw("}")
     }
 
+    static let readyFamily = MetricDescriptor(
+        "httpdns_ready", .gauge, help: "1 while /readyz answers 200 (the cache is loaded and the service is not stopping), else 0.")
+
     /// `/metrics`. Totals on every listener; series per account only on the operations listener
     /// (on the public one the account ids would list the tenants), for the accounts
     /// `metricsAccounts` selects.
@@ -75,15 +78,13 @@ extension HTTPDNSService {
             case .none: break
             }
         }
-        var text = MetricsExposition.render(
-            engines: engines, http: httpMetrics.withLock { $0 }, perAccount: perAccount,
+        var out = MetricsEmitter()
+        MetricsExposition.emit(
+            into: &out, engines: engines, http: httpMetrics.withLock { $0 }, perAccount: perAccount,
             unknownAccountRefusals: unknownAccountRefusals.value, unknownAccountDurations: unknownAccountDurations)
-        text += MetricsExposition.family(
-            "httpdns_ready", type: "gauge",
-            help: "1 while /readyz answers 200 (the cache is loaded and the service is not stopping), else 0.",
-            samples: [(labels: "", value: isReady ? 1 : 0)])
-        text += dnsMessages.exposition
-        for source in metricsSources { text += source() }
-        return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: Array(text.utf8)))
+        out.sample(Self.readyFamily, [], isReady ? 1 : 0)
+        dnsMessages.emit(into: &out)
+        for source in metricsSources { source(&out) }
+        return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: out.bytes))
     }
 }

@@ -23,12 +23,11 @@ enum RequestDurations {
         }
     }
 
-    /// The labels of a slot (without `account`): `protocol`, `endpoint`, `source`. Two routes of
+    /// The label values of a slot (without `account`): `protocol`, `endpoint`, `source`. Two routes of
     /// one path and format (its methods) share labels; the exposition sums them.
-    static func labels(slot: Int, table: RouteTable = .standard) -> String {
+    static func labels(slot: Int, table: RouteTable = .standard) -> [String] {
         let route = table.tenantRoutes[slot / sources.count]
-        return
-            "protocol=\"\(route.format.rawValue)\",endpoint=\"\(MetricsExposition.escape(route.path))\",source=\"\(sources[slot % sources.count])\""
+        return [route.format.rawValue, route.path, sources[slot % sources.count]]
     }
 
     /// Slots in use: every tenant route times every source.

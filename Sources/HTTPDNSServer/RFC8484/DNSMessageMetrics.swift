@@ -10,16 +10,16 @@ final class DNSMessageMetrics: Sendable {
     /// write one per query).
     let forwardFailureLog = LogThrottle(interval: 10)
 
-    var exposition: String {
-        MetricsExposition.family(
-            "httpdns_dns_message_malformed_total", type: "counter",
-            help: "RFC 8484 requests refused with 400 because the DNS message did not parse or was not a query.",
-            samples: [(labels: "", value: malformed.value)])
-            + MetricsExposition.family(
-                "httpdns_dns_message_forwarded_total", type: "counter",
-                help: "RFC 8484 queries of types other than A and AAAA forwarded to the upstreams, by outcome.",
-                samples: [
-                    (labels: "outcome=\"answered\"", value: forwarded.value), (labels: "outcome=\"failed\"", value: forwardFailures.value),
-                ])
+    static let malformedFamily = MetricDescriptor(
+        "httpdns_dns_message_malformed_total", .counter,
+        help: "RFC 8484 requests refused with 400 because the DNS message did not parse or was not a query.")
+    static let forwardedFamily = MetricDescriptor(
+        "httpdns_dns_message_forwarded_total", .counter,
+        help: "RFC 8484 queries of types other than A and AAAA forwarded to the upstreams, by outcome.", labels: ["outcome"])
+
+    func emit(into out: inout MetricsEmitter) {
+        out.sample(Self.malformedFamily, [], malformed.value)
+        out.sample(Self.forwardedFamily, ["answered"], forwarded.value)
+        out.sample(Self.forwardedFamily, ["failed"], forwardFailures.value)
     }
 }

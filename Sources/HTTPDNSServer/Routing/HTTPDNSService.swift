@@ -50,7 +50,7 @@ public final class HTTPDNSService: Sendable {
     let limits: Limits
     let authenticator: ClientAuthenticator
     private let readyFlag = Atomic<Bool>(false)
-    private let extraMetrics: Mutex<[@Sendable () -> String]> = Mutex([])
+    private let extraMetrics: Mutex<[@Sendable (inout MetricsEmitter) -> Void]> = Mutex([])
     private let storeHealthSource: Mutex<(@Sendable () -> PersistenceHealth)?> = Mutex(nil)
     private let replicationSource: Mutex<(any Replication)?> = Mutex(nil)
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
@@ -90,8 +90,9 @@ public final class HTTPDNSService: Sendable {
         set { readyFlag.store(newValue, ordering: .releasing) }
     }
 
-    /// Adds lines (complete `# HELP`/`# TYPE`/samples) to `/metrics`, e.g. the store's counters.
-    public func addMetricsSource(_ source: @escaping @Sendable () -> String) {
+    /// Adds families to `/metrics`, e.g. the store's counters: `source` writes its samples into
+    /// the scrape's emitter, after the service's own families.
+    public func addMetricsSource(_ source: @escaping @Sendable (inout MetricsEmitter) -> Void) {
         extraMetrics.withLock { $0.append(source) }
     }
 
@@ -117,7 +118,7 @@ public final class HTTPDNSService: Sendable {
         httpMetrics.withLock { $0 = metrics }
     }
 
-    var metricsSources: [@Sendable () -> String] { extraMetrics.withLock { $0 } }
+    var metricsSources: [@Sendable (inout MetricsEmitter) -> Void] { extraMetrics.withLock { $0 } }
 
     /// Routes one request through the route table: path (404), listener (404), admin token,
     /// method (405 with `Allow`), account (404), then the pipeline (`run`): limits → authenticate →

@@ -1,0 +1,239 @@
+import Foundation
+import HTTPDNSCore
+import HTTPDNSRedis
+import HTTPDNSServer
+import HTTPDNSStore
+import HTTPDNSUpstream
+
+/// The composition root: the configuration, then the store, the upstreams, the engines, the
+/// HTTP service and its listeners (not yet started). Every step that cannot go on exits with the
+/// code the documentation gives (2 configuration, 3 newer database, 1 other).
+extension HTTPDNSD {
+    /// What `build` wires together, for `serve` and `shutdown`.
+    struct Daemon {
+        let config: ServiceConfig
+        let certificates: TLSCertificateStore?
+        let store: SQLiteStore
+        /// The accounts at start-up (file overlaid by the database), by id.
+        let accounts: [String: AccountConfig]
+        let wiring: UpstreamWiring
+        let redis: RedisClient?
+        let replication: RedisSharedAccounts?
+        let registry: AccountRegistry
+        let service: HTTPDNSService
+        /// main, then plain and ops when configured.
+        let servers: [(name: String, server: HTTPServer)]
+        /// The main listener's configured address.
+        let main: ListenAddress
+    }
+
+    /// Reads the configuration (arguments, environment, file), prints and exits for `--help` and
+    /// `--version`, then sets up the log and malloc's arenas.
+    static func loadConfiguration() -> ServiceConfig {
+        let config: ServiceConfig
+        do {
+            switch try ServiceConfig.load(
+                arguments: Array(CommandLine.arguments.dropFirst()),
+                environment: ProcessInfo.processInfo.environment,
+                readFile: { path throws in try ConfigFile.read(path) })
+            {
+            case .help(let text), .version(let text):
+                print(text)
+                exit(0)
+            case .run(let loaded):
+                config = loaded
+            }
+        } catch {
+            fail("configuration error: \(error)", code: 2)
+        }
+        Log.configure(level: config.logLevel, format: config.logFormat)
+        // From here on access-log lines go through the log's own thread (no HTTP thread waits on
+        // stderr). Without the access log nothing would ever go through it, and an idle thread
+        // started this early takes the second malloc arena ahead of the threads that allocate
+        // (see MemoryTrim.limitArenas): the curl loop that makes every cache entry then shared
+        // the first arena with the HTTP threads and their request buffers.
+        if config.accessLog { LogSink.shared.start() }
+        switch MemoryTrim.limitArenas(httpThreads: HTTPServerOptions.workerThreads(configured: config.threads)) {
+        case .applied(let arenas): Log.info("malloc: at most \(arenas) arenas (set MALLOC_ARENA_MAX to choose)")
+        case .refused(let arenas):
+            Log.warning(
+                "malloc: mallopt(M_ARENA_MAX, \(arenas)) refused (an allocator other than glibc's, such as a sanitizer's): arenas are not capped"
+            )
+        case .chosenByEnvironment: break
+        }
+        return config
+    }
+
+    /// Wires everything `config` describes; starts no listener.
+    static func build(_ config: ServiceConfig) -> Daemon {
+        var certificates: TLSCertificateStore?
+        if let certificatePath = config.tlsCertificatePath, let keyPath = config.tlsKeyPath {
+            do {
+                certificates = try TLSCertificateStore(certificatePath: certificatePath, keyPath: keyPath)
+            } catch {
+                fail("configuration error: \(error)", code: 2)
+            }
+        }
+        raiseOpenFileLimit(needed: config.connectionLimit * (config.listenPlain == nil ? 1 : 2) + 256)
+        let (store, records) = openStore(config)
+        var accounts: [String: AccountConfig] = [:]
+        for record in records { accounts[record.id] = record.config }
+
+        let wiring = UpstreamWiring()
+        // Redis (docs/redis.md): only when `redis` is set; its connections are made on first use.
+        let redis = config.redis.map {
+            RedisClient(url: $0, prefix: config.redisPrefix, timeoutMilliseconds: config.redisTimeoutMilliseconds)
+        }
+        let registry = makeRegistry(accounts: accounts, store: store, wiring: wiring, redis: redis)
+        let service = makeService(config, registry: registry, store: store)
+        if let redis { service.addMetricsSource { RedisMetricsText.emit(redis.metrics, into: &$0) } }
+        // Accounts and cache changes shared with the other replicas (docs/replicas.md): admin
+        // changes go to Redis first; the replicator reconciles on every connect.
+        let replication = redis.map { client in
+            let replicator = AccountReplicator(
+                records: records, registry: registry, localStore: store, preloadConcurrency: config.preloadConcurrency)
+            service.setReplication(replicator)
+            return RedisSharedAccounts(client: client, replicator: replicator)
+        }
+        service.setStoreHealth { store.health }
+        let main = ListenAddress(host: config.listenHost, port: config.listenPort)
+        let servers = makeServers(config, main: main, service: service, certificates: certificates)
+        return Daemon(
+            config: config, certificates: certificates, store: store, accounts: accounts, wiring: wiring, redis: redis,
+            replication: replication, registry: registry, service: service, servers: servers, main: main)
+    }
+
+    /// Opens the database and reads the accounts: the file's (version 0), overlaid by the
+    /// database's rows (bare configurations and deletions written without Redis, version 0;
+    /// records written by replication).
+    static func openStore(_ config: ServiceConfig) -> (SQLiteStore, [AccountRecord]) {
+        let store: SQLiteStore
+        do {
+            store = try SQLiteStore(path: config.databasePath, maxPendingChanges: config.storeMaxPendingChanges)
+        } catch  where error.code == .newerSchema {
+            // Not a fault to retry: a downgrade. Say what to do, with its own exit code.
+            fail(
+                "the database \(config.databasePath) was written by a newer httpdnsd (\(error.message)): run that version, or move the file away to start with an empty database",
+                code: 3)
+        } catch {
+            fail("cannot open the database: \(error)", code: 1)
+        }
+        if let damaged = store.damagedAtStartUp {
+            // One line naming both files: the damaged one is kept, the service goes on without its accounts.
+            let redisToo = config.redis == nil ? "" : ", and those Redis holds once it answers"
+            Log.error(
+                "store: the database '\(damaged.path)' is damaged (\(damaged.reason)): moved to '\(damaged.movedTo)', where it is kept; "
+                    + "started with a new database and the \(config.accounts.count) accounts of the configuration\(redisToo) "
+                    + "(accounts only that file held are not loaded; the persisted cache starts empty)")
+        }
+        var records = config.accounts.sorted(by: { $0.key < $1.key }).map { AccountRecord(id: $0.key, version: 0, config: $0.value) }
+        do {
+            for (id, json) in try store.loadAccounts().sorted(by: { $0.key < $1.key }) {
+                records.append(
+                    try json.map { json throws(ConfigError) in try AccountRecord.stored(id: id, json: json) }
+                        ?? AccountRecord(id: id, version: 0, config: nil))
+            }
+        } catch {
+            fail("cannot load the accounts stored in \(config.databasePath): \(error)", code: 1)
+        }
+        return (store, records)
+    }
+
+    /// One engine per account, sharing the store, the upstream wiring and Redis's answer tier;
+    /// logs each account's upstreams and fallback.
+    static func makeRegistry(
+        accounts: [String: AccountConfig], store: SQLiteStore, wiring: UpstreamWiring, redis: RedisClient?
+    ) -> AccountRegistry {
+        let sharedTier = redis.map { RedisAnswerTier(client: $0) }
+        if let redis {
+            Log.info("redis: sharing answers through \(redis.url) (prefix \(redis.keys.prefix), timeout \(redis.timeoutMilliseconds) ms)")
+        }
+        let registry = AccountRegistry { id, account in
+            ResolverEngine(
+                accountID: id, config: account, clock: SystemClock(), persistence: store, speedTester: wiring.speedTester,
+                sharedTier: sharedTier, makeChain: wiring.chain)
+        }
+        registry.upsert(contentsOf: accounts.map { (id: $0.key, config: $0.value) })
+        for (id, account) in accounts.sorted(by: { $0.key < $1.key }) {
+            let fallback =
+                account.localDNSFallback
+                ? (account.localDNSServers.isEmpty ? "system resolver (/etc/resolv.conf)" : account.localDNSServers.joined(separator: ","))
+                : "off"
+            Log.info("account \(id): upstreams \(account.upstreams.map(\.description).joined(separator: ", ")); fallback \(fallback)")
+        }
+        return registry
+    }
+
+    /// The HTTP service with the configuration's limits, and the store's and the process's metrics.
+    static func makeService(_ config: ServiceConfig, registry: AccountRegistry, store: SQLiteStore) -> HTTPDNSService {
+        let service = HTTPDNSService(
+            registry: registry, accountStore: store, adminToken: config.adminToken,
+            limits: .init(
+                maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency,
+                trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil,
+                advertisedAddresses: config.effectiveAdvertisedAddresses,
+                clientRate: .init(perSecond: config.rateLimit, burst: config.rateBurst),
+                metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms,
+                clientKeying: ClientKeying(ipv6PrefixLength: config.clientIPv6PrefixLength)))
+        service.addMetricsSource { StoreMetrics.emit(store, into: &$0) }
+        service.addMetricsSource { ProcessMetrics.emit(into: &$0) }
+        return service
+    }
+
+    /// The listeners (main; plain and ops when configured), not started, and their connection
+    /// metrics on the service.
+    static func makeServers(
+        _ config: ServiceConfig, main: ListenAddress, service: HTTPDNSService, certificates: TLSCertificateStore?
+    ) -> [(name: String, server: HTTPServer)] {
+        let server = HTTPServer(
+            options: serverOptions(config, main, .main, tls: certificates),
+            fastHandler: service.fastResponse, handler: service.handle)
+        service.attach(server.metrics)
+        var servers: [(name: String, server: HTTPServer)] = [("main", server)]
+        if let plain = config.listenPlain {
+            let plainServer = HTTPServer(
+                options: serverOptions(config, plain, .main, tls: nil), fastHandler: service.fastResponse, handler: service.handle)
+            servers.append(("plain", plainServer))
+        }
+        if let ops = config.opsListen {
+            servers.append(("ops", HTTPServer(options: serverOptions(config, ops, .ops, tls: nil), handler: service.handle)))
+        }
+        let listeners = servers
+        service.addMetricsSource { ConnectionMetrics.emit(listeners, into: &$0) }
+        return servers
+    }
+
+    static func serverOptions(_ config: ServiceConfig, _ address: ListenAddress, _ listener: Listener, tls: TLSCertificateStore?)
+        -> HTTPServerOptions
+    {
+        var options = HTTPServerOptions(
+            host: address.host, port: address.port, threads: listener == .ops ? 1 : config.threads,
+            connectionLimit: config.connectionLimit, perIPConnectionLimit: config.perIPConnectionLimit,
+            connectionTimeout: config.connectionTimeout, connectionMemoryLimit: config.connectionMemoryLimit,
+            maxBodyBytes: config.maxBodyBytes)
+        options.listener = listener
+        options.requestReadTimeout = config.requestReadTimeout
+        options.trustedProxies = config.trustedProxies
+        options.clientKeying = ClientKeying(ipv6PrefixLength: config.clientIPv6PrefixLength)
+        options.tls = tls
+        options.accessLog = config.accessLog
+        return options
+    }
+
+    /// Raises the soft limit of open files to the hard one (every connection is a descriptor);
+    /// warns when even the hard limit is below `needed`.
+    static func raiseOpenFileLimit(needed: Int) {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        if limit.rlim_cur != rlim_t.max && limit.rlim_cur < rlim_t(needed) {
+            Log.warning(
+                "open files limit is \(limit.rlim_cur), below the \(needed) that connectionLimit needs: connections beyond it fail at accept (raise `ulimit -n`)"
+            )
+        }
+    }
+}
