@@ -38,6 +38,9 @@ during the hits are printed too (an idle thread that wakes on a timer shows ther
 import http.server, json, os, socket, subprocess, sys, tempfile, threading, time, http.client, glob
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+    print(__doc__.strip())
+    sys.exit(0 if len(sys.argv) > 1 else 2)
 from harness.clients import sign_v1  # noqa: E402
 
 binary = sys.argv[1]

@@ -30,6 +30,9 @@ import tempfile
 import threading
 import time
 
+if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
+    print(__doc__.strip())
+    sys.exit(0 if len(sys.argv) > 1 else 2)
 binary = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
 UPSTREAM = sys.argv[3] if len(sys.argv) > 3 else "doh"
