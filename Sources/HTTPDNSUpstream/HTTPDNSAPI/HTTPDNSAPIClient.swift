@@ -70,7 +70,7 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
             completion(.failure(UpstreamError(.transport, "cannot sign the request to \(name): \(error)")))
             return
         }
-        let request = HTTPRequest(
+        let request = UpstreamHTTPRequest(
             url: url,
             headers: [HTTPHeader("Accept", "application/json")],
             timeoutMilliseconds: query.timeoutMilliseconds

@@ -63,7 +63,7 @@ public struct DoHJSONClient: UpstreamResolver {
             completion(.failure(UpstreamError(.transport, "cannot sign the request to \(name): \(error)")))
             return
         }
-        let request = HTTPRequest(
+        let request = UpstreamHTTPRequest(
             url: url,
             headers: [HTTPHeader("Accept", "application/dns-json")],
             timeoutMilliseconds: query.timeoutMilliseconds
