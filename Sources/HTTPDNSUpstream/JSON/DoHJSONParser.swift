@@ -114,13 +114,13 @@ enum DoHJSONParser {
     /// The first SOA in `Authority` whose owner (`name`) and `data` (`mname rname serial refresh
     /// retry expire minimum`) libknot reads (`DNSSOARecord(zone:data:)`); nil without one. An
     /// SOA that does not read leaves the answer as it is, without an SOA to pass on.
-    static func soa(_ object: [String: Any]) -> SOARecord? {
+    static func soa(_ object: [String: Any]) -> NegativeAnswerSOA? {
         guard let authority = object["Authority"] as? [Any] else { return nil }
         for case let record as [String: Any] in authority {
             guard record["type"].flatMap(recordType) == 6, let zone = record["name"] as? String, let data = record["data"] as? String,
                 let read = try? DNSSOARecord(zone: zone, data: data)
             else { continue }
-            return SOARecord(read)
+            return NegativeAnswerSOA(read)
         }
         return nil
     }
