@@ -41,7 +41,7 @@ let package = Package(
         // DNS messages (RFC 1035) read and written by libknot, for RFC 8484 and the upstreams' replies.
         .target(name: "HTTPDNSWire", dependencies: ["CKnot"], swiftSettings: optimized),
         // What every event-loop thread shares: its work queue, wake-up pipe, epoll set and system-call checks.
-        .target(name: "HTTPDNSLoop", dependencies: ["HTTPDNSCore", "CEpoll"], swiftSettings: optimized),
+        .target(name: "HTTPDNSLoop", dependencies: ["CEpoll"], swiftSettings: optimized),
         .target(
             name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CCurl", "CAres"],
             swiftSettings: optimized),

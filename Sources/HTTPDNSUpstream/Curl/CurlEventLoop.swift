@@ -88,7 +88,7 @@ struct PendingTransfer: Sendable {
 final class CurlLoopShared: @unchecked Sendable {
     /// The `CURLM *`, used on the loop thread only.
     let multi: UnsafeMutableRawPointer
-    let queue = LoopQueue<PendingTransfer>()
+    let queue = LoopQueue<PendingTransfer>(services: .service)
 
     init(multi: UnsafeMutableRawPointer) {
         self.multi = multi
