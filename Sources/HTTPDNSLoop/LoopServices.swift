@@ -1,7 +1,7 @@
 /// What the event loops need from the service they run in and this module does not provide, as
 /// it has no logger: naming a loop thread, and logging a failure a loop survives (a socket it
 /// could not watch, a wake-up it could not send). Given to `LoopQueue.init`; HTTPDNSUpstream and
-/// HTTPDNSRedis pass HTTPDNSCore's `ThreadName` and a throttled `Log.error`.
+/// HTTPDNSRedis pass HTTPDNSCore's `ThreadName` and `EventLoopLog`.
 package struct LoopServices: Sendable {
     /// Names the calling thread; a loop thread calls it first thing.
     package var nameThread: @Sendable (String) -> Void

@@ -1,10 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSLoop
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 extension LoopServices {
     /// What this module's loops (curl's, c-ares', the speed prober's) use: HTTPDNSCore's thread
     /// names and `LoopCall.report`.
@@ -12,15 +8,8 @@ extension LoopServices {
 }
 
 extension LoopCall {
-    private static let throttle = LogThrottle(interval: 10)
-
-    /// Logs a failure the loop survives (a socket it could not watch, an action a library
-    /// refused): one line per call every 10 s at most, with the count held back.
+    /// Logs a failure the loop survives, through HTTPDNSCore's throttled `EventLoopLog`.
     static func report(_ failure: Failure) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        guard let suppressed = throttle.admit(failure.call, now: Double(now.tv_sec)) else { return }
-        let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
-        Log.error("event loop: \(failure)\(more)")
+        EventLoopLog.failure(call: failure.call, "\(failure)")
     }
 }
