@@ -35,13 +35,13 @@ let package = Package(
 
         // The git revision compiled in (scripts/build-revision.sh writes its ignored revision.h).
         .target(name: "CBuildRevision"),
-        .target(name: "HTTPDNSCore", dependencies: ["CBuildRevision"], swiftSettings: optimized),
+        .target(name: "HTTPDNSCore", dependencies: ["CBuildRevision", "CMalloc"], swiftSettings: optimized),
         // Digests, MACs and AEAD from libcrypto, for signatures made (upstreams) and checked (clients).
         .target(name: "HTTPDNSCrypto", dependencies: ["COpenSSL"], swiftSettings: optimized),
         // DNS messages (RFC 1035) read and written by libknot, for RFC 8484 and the upstreams' replies.
         .target(name: "HTTPDNSWire", dependencies: ["CKnot"], swiftSettings: optimized),
         // What every event-loop thread shares: its work queue, wake-up pipe, epoll set and system-call checks.
-        .target(name: "HTTPDNSLoop", dependencies: ["HTTPDNSCore", "CEpoll"], swiftSettings: optimized),
+        .target(name: "HTTPDNSLoop", dependencies: ["CEpoll"], swiftSettings: optimized),
         .target(
             name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CCurl", "CAres"],
             swiftSettings: optimized),
@@ -49,7 +49,7 @@ let package = Package(
         .target(name: "HTTPDNSRedis", dependencies: ["HTTPDNSCore", "HTTPDNSLoop", "CHiredis"], swiftSettings: optimized),
         .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"], swiftSettings: optimized),
         .target(
-            name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD", "CMalloc"],
+            name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD"],
             swiftSettings: optimized),
         .executableTarget(
             name: "httpdnsd",

@@ -19,6 +19,8 @@ package final class EpollSet {
 
     private let epollFD: Int32
     private let wakeDescriptor: Int32
+    /// Where failures the loop survives go (`wake`'s services).
+    private let report: @Sendable (LoopCall.Failure) -> Void
     /// Sockets in the set (a closed socket leaves the set by itself; its number may come back
     /// for a new socket, which `watch` handles).
     private var watched: Set<Int32> = []
@@ -28,6 +30,7 @@ package final class EpollSet {
     /// failure stops the process with the call named.
     package init(wake: WakePipe, name: String) {
         wakeDescriptor = wake.readDescriptor
+        report = wake.services.report
         do throws(LoopCall.Failure) {
             epollFD = try LoopCall.system("epoll_create1") { epoll_create1(Int32(EPOLL_CLOEXEC)) }
             var event = epoll_event()
@@ -50,7 +53,7 @@ package final class EpollSet {
             } catch  where error.errorNumber == EBADF || error.errorNumber == ENOENT {
                 // The socket was closed before it was removed: closing took it out of the set.
             } catch {
-                LoopCall.report(error)
+                report(error)
             }
             return
         }
@@ -70,7 +73,7 @@ package final class EpollSet {
             }
             watched.insert(fd)
         } catch {
-            LoopCall.report(error)
+            report(error)
         }
     }
 
@@ -85,7 +88,7 @@ package final class EpollSet {
                 try LoopCall.system("epoll_wait") { epoll_wait(epollFD, buffer.baseAddress, Int32(buffer.count), milliseconds) }
             }
         } catch {
-            LoopCall.report(error)
+            report(error)
             return false
         }
         var woken = false
@@ -109,7 +112,7 @@ package final class EpollSet {
         do throws(LoopCall.Failure) {
             try LoopCall.system("close(epoll)") { [epollFD] in Glibc.close(epollFD) }
         } catch {
-            LoopCall.report(error)
+            report(error)
         }
     }
 }

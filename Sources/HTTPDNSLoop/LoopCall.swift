@@ -1,5 +1,3 @@
-import HTTPDNSCore
-
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -8,8 +6,8 @@ import HTTPDNSCore
 /// system calls (`epoll_*`, `poll`, `pipe`) return: -1 (retried on `EINTR`) becomes a
 /// `LoopCall.Failure` naming the call. Each C library adds its own check beside this one (curl's
 /// `CURLMcode` in HTTPDNSUpstream, hiredis' results in HTTPDNSRedis). What the loop does with a
-/// failure is decided where the call is made (fail the work, report it, or stop at start-up);
-/// nothing is ignored.
+/// failure is decided where the call is made (fail the work, report it through `LoopServices`,
+/// or stop at start-up); nothing is ignored.
 package enum LoopCall {
     /// A failed call: its name and what the library or the kernel said.
     package struct Failure: Error, CustomStringConvertible {
@@ -38,17 +36,5 @@ package enum LoopCall {
             if code == EINTR { continue }
             throw Failure(call: "\(call)", detail: "\(String(cString: strerror(code))) (errno \(code))", errorNumber: code)
         }
-    }
-
-    private static let throttle = LogThrottle(interval: 10)
-
-    /// Logs a failure the loop survives (a socket it could not watch, an action a library
-    /// refused): one line per call every 10 s at most, with the count held back.
-    package static func report(_ failure: Failure) {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        guard let suppressed = throttle.admit(failure.call, now: Double(now.tv_sec)) else { return }
-        let more = suppressed > 0 ? " (\(suppressed) more since the last report)" : ""
-        Log.error("event loop: \(failure)\(more)")
     }
 }

@@ -1,5 +1,4 @@
 import Foundation
-import HTTPDNSCore
 import Synchronization
 
 /// What callers and one loop thread (the curl loop's, the c-ares resolver's, the speed prober's)
@@ -13,19 +12,22 @@ package final class LoopQueue<Item: Sendable>: Sendable {
     }
 
     package let state = Mutex(State())
-    package let wake = WakePipe()
+    package let wake: WakePipe
     /// The loop thread's `pthread_self()`.
     package let loopThread = Atomic<UInt>(0)
     /// Signalled when the loop thread's body returns.
     private let finished = DispatchSemaphore(value: 0)
 
-    package init() {}
+    /// A queue whose thread and wake-up pipe use `services` to name the thread and log failures.
+    package init(services: LoopServices) {
+        wake = WakePipe(services: services)
+    }
 
     /// Starts the loop thread, which runs `body` (the worker's loop) until it returns. The thread
-    /// names itself `name` (`ThreadName`: at most 15 bytes reach the system).
+    /// names itself `name` through `LoopServices.nameThread` first thing.
     package func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
         let thread = Thread { [self] in
-            ThreadName.setCurrent(name)
+            wake.services.nameThread(name)
             loopThread.store(UInt(pthread_self()), ordering: .releasing)
             body()
             finished.signal()

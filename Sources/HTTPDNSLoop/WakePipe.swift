@@ -3,13 +3,17 @@
 #endif
 
 /// A non-blocking pipe used to wake a `poll(2)` loop from other threads. The descriptors stay
-/// open for the life of the object. System call results go through `LoopCall`.
+/// open for the life of the object. System call results go through `LoopCall`; the failures a
+/// loop survives go to `services`.
 package final class WakePipe: Sendable {
     package let readDescriptor: Int32
     package let writeDescriptor: Int32
+    /// The loop's thread naming and failure log, shared with the `EpollSet` that watches the pipe.
+    package let services: LoopServices
 
     /// Creates the pipe; without it no loop can run, so a failure stops the process naming the call.
-    package init() {
+    package init(services: LoopServices) {
+        self.services = services
         var fds: [Int32] = [-1, -1]
         do throws(LoopCall.Failure) {
             try LoopCall.system("pipe") { pipe(&fds) }
@@ -30,7 +34,7 @@ package final class WakePipe: Sendable {
             do throws(LoopCall.Failure) {
                 try LoopCall.system("close(wake pipe)") { close(fd) }
             } catch {
-                LoopCall.report(error)
+                services.report(error)
             }
         }
     }
@@ -43,7 +47,7 @@ package final class WakePipe: Sendable {
         } catch  where error.errorNumber == EAGAIN {
             // A wake-up is pending already.
         } catch {
-            LoopCall.report(error)
+            services.report(error)
         }
     }
 
@@ -55,7 +59,7 @@ package final class WakePipe: Sendable {
         } catch  where error.errorNumber == EAGAIN {
             // Empty.
         } catch {
-            LoopCall.report(error)
+            services.report(error)
         }
     }
 }

@@ -13,7 +13,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
     private let connection: RedisConnection
     private let keys: RedisKeys
     private let metrics: RedisMetrics
-    private let clock: any Clock
+    private let clock: any WallClock
     /// This process's lock token (host, pid, random): only the holder releases a lock.
     public let replicaID: String
     /// Longest a replica waits for another's answer, whatever the account's timeout.
@@ -35,7 +35,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
         return 0
         """
 
-    public init(client: RedisClient, clock: any Clock = SystemClock(), maximumWait: Double = 1, pollInterval: Double = 0.01) {
+    public init(client: RedisClient, clock: any WallClock = SystemClock(), maximumWait: Double = 1, pollInterval: Double = 0.01) {
         connection = client.connection("answers")
         keys = client.keys
         metrics = client.metrics

@@ -146,7 +146,7 @@ final class PendingCommand: @unchecked Sendable {
 
 /// What callers and the loop thread share: the work queue with its wake-up pipe, the `up` flag.
 final class RedisLoopShared: Sendable {
-    let queue = LoopQueue<RedisWork>()
+    let queue = LoopQueue<RedisWork>(services: .service)
     let up = Atomic<Bool>(false)
     let metrics: RedisMetrics
     let purpose: String

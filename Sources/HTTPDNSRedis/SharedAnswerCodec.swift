@@ -4,7 +4,7 @@ import HTTPDNSCore
 /// How one answer is kept in Redis: a line of text,
 /// `1 <storedAt> <originTTL> <nxdomain 0|1> <origin> <address,address,...>` (version 1; the
 /// address list may be empty), or, for a negative answer that keeps its zone's SOA, version 2:
-/// the same six fields with `2` first, then the SOA's eight (`SOARecord`'s text form, `<zone>
+/// the same six fields with `2` first, then the SOA's eight (`NegativeAnswerSOA`'s text form, `<zone>
 /// <mname> <rname> <serial> <refresh> <retry> <expire> <minimum>`). Every other answer is still
 /// written as version 1, which a build from before version 2 reads; such a build takes a
 /// version-2 value for a miss. What another replica wrote is checked whole before it is used:
@@ -28,10 +28,10 @@ enum SharedAnswerCodec {
         else { return nil }
         let addresses = fields[5].isEmpty ? [] : fields[5].split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         guard addresses.allSatisfy({ IPAddress($0) != nil }) else { return nil }
-        var soa: SOARecord?
+        var soa: NegativeAnswerSOA?
         if fields.count == 14 {
             // Only a negative answer keeps one.
-            guard addresses.isEmpty, let record = SOARecord(fields[6...].joined(separator: " ")) else { return nil }
+            guard addresses.isEmpty, let record = NegativeAnswerSOA(fields[6...].joined(separator: " ")) else { return nil }
             soa = record
         }
         return CacheEntry(addresses: addresses, originTTL: ttl, storedAt: storedAt, nxdomain: fields[3] == "1", origin: origin, soa: soa)

@@ -24,7 +24,7 @@ enum StoreSchema {
             updated_at REAL NOT NULL
         );
         """,
-        // The SOA of a negative answer's zone (`SOARecord`'s text form), NULL for positive
+        // The SOA of a negative answer's zone (`NegativeAnswerSOA`'s text form), NULL for positive
         // answers and for rows written before it was kept.
         "ALTER TABLE cache_entries ADD COLUMN soa TEXT NULL;",
     ]

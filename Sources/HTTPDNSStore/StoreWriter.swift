@@ -206,7 +206,7 @@ final class StoreWriter {
                 if now >= expiresAt && (!keepExpired || now - expiresAt > window) { return }
                 let hostText = rows.text(at: 0)
                 let soaText: String? = rows.isNull(at: 8) ? nil : rows.text(at: 8)
-                let soa = soaText.flatMap { SOARecord($0) }
+                let soa = soaText.flatMap { NegativeAnswerSOA($0) }
                 let familyRaw = rows.int64(at: 1)
                 guard let host = HostName(hostText),
                     let familyValue = UInt16(exactly: familyRaw),

@@ -4,6 +4,10 @@ import CKnot
 /// final dot (`knot_dname_to_str`). Read from a reply's authority section (`DNSReplySummary`) or
 /// from presentation text (a DoH JSON `Authority` record), written into a response's authority
 /// section (`DNSResponseWriter`). The record's TTL is the writer's to choose.
+///
+/// The wire layer's own form of the record, used only while a DNS message is read or written;
+/// between the two, a cached negative answer carries HTTPDNSCore's `NegativeAnswerSOA`, which
+/// holds the same fields for modules that have no libknot (the cache, the store, Redis).
 public struct DNSSOARecord: Sendable, Equatable {
     /// The owner: the apex of the zone.
     public var zone: String

@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test func onlyANegativeEntryKeepsAnSOAAndSettingNoAddressesKeepsIt() throws {
-        let soa = try #require(SOARecord("example. ns.example. hostmaster.example. 1 2 3 4 5"))
+        let soa = try #require(NegativeAnswerSOA("example. ns.example. hostmaster.example. 1 2 3 4 5"))
         var negative = CacheEntry(addresses: [], originTTL: 30, storedAt: 0, nxdomain: true, soa: soa)
         #expect(negative.soa == soa)
         #expect(negative.addressList.isEmpty && negative.addresses == [] && negative.addressList.count == 0)
@@ -39,6 +39,6 @@ import Testing
         "example.  hostmaster.example. 1 2 3 4 5",
     ])
     func storedSOATextThatIsNotEightFieldsOfTheRightKindDoesNotRead(_ text: String) {
-        #expect(SOARecord(text) == nil)
+        #expect(NegativeAnswerSOA(text) == nil)
     }
 }

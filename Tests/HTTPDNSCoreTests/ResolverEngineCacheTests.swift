@@ -164,7 +164,7 @@ import Testing
     /// the upstream named one.
     @Test func aNegativeAnswerKeepsItsSOAFromUpstreamToCacheHit() throws {
         let soa = try #require(
-            SOARecord(
+            NegativeAnswerSOA(
                 zone: "example.com.", primary: "ns.example.com.", mailbox: "hostmaster.example.com.", serial: 3, refresh: 3600, retry: 600,
                 expire: 86400, minimum: 20))
         let fixture = EngineFixture()

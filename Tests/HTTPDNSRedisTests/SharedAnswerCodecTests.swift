@@ -4,7 +4,7 @@ import Testing
 @testable import HTTPDNSRedis
 
 @Suite struct SharedAnswerCodecTests {
-    static let soa = SOARecord(
+    static let soa = NegativeAnswerSOA(
         zone: "example.test.", primary: "ns.example.test.", mailbox: "hostmaster.example.test.", serial: 1, refresh: 3600, retry: 1200,
         expire: 604_800, minimum: 45)!
 

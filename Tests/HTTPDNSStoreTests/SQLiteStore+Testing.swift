@@ -33,14 +33,14 @@ enum Sample {
 
     static func entry(
         _ addresses: [String], ttl: UInt32 = 300, storedAt: Double = 1_000_000, nxdomain: Bool = false,
-        origin: AnswerSource = .upstream, soa: SOARecord? = nil
+        origin: AnswerSource = .upstream, soa: NegativeAnswerSOA? = nil
     ) -> CacheEntry {
         CacheEntry(addresses: addresses, originTTL: ttl, storedAt: storedAt, nxdomain: nxdomain, origin: origin, soa: soa)
     }
 
     /// The SOA of a negative answer from `zone`.
-    static func soa(_ zone: String = "example.") -> SOARecord {
-        SOARecord(
+    static func soa(_ zone: String = "example.") -> NegativeAnswerSOA {
+        NegativeAnswerSOA(
             zone: zone, primary: "ns.\(zone)", mailbox: "hostmaster.\(zone)", serial: 7, refresh: 3600, retry: 600, expire: 86400,
             minimum: 45)!
     }

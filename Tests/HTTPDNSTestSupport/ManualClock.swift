@@ -1,9 +1,9 @@
 import HTTPDNSCore
 import Synchronization
 
-/// A `Clock` that only moves when a test moves it, so TTL expiry and RTT statistics are tested
+/// A `WallClock` that only moves when a test moves it, so TTL expiry and RTT statistics are tested
 /// without sleeping. Safe to read and move from any thread.
-public final class ManualClock: Clock {
+public final class ManualClock: WallClock {
     private let current: Mutex<Timestamp>
 
     /// Starts at `start` (seconds since 1970; a fixed, recent default so stored timestamps look real).

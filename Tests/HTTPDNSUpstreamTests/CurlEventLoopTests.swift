@@ -10,7 +10,9 @@ import Testing
 /// `loop.perform(request)`, with the monotonic time at which the loop thread called the
 /// completion: what the loop did, without the time the awaiting task then waits for a thread of
 /// the cooperative pool (on two cores, other tests blocking that pool delayed it by seconds).
-private func performTimed(_ loop: CurlEventLoop, _ request: HTTPRequest) async -> (Result<HTTPResponse, UpstreamError>, Double) {
+private func performTimed(_ loop: CurlEventLoop, _ request: UpstreamHTTPRequest) async -> (
+    Result<UpstreamHTTPResponse, UpstreamError>, Double
+) {
     await withCheckedContinuation { continuation in
         loop.perform(request) { continuation.resume(returning: ($0, MonotonicTime.now())) }
     }
@@ -19,10 +21,10 @@ private func performTimed(_ loop: CurlEventLoop, _ request: HTTPRequest) async -
 /// `loop.perform(request)` timed like ``performTimed(_:_:)``, but waiting at most `limit` seconds
 /// (polling, so that a transfer that never completes fails the test instead of hanging it): nil
 /// when no completion came by then.
-private func performTimed(_ loop: CurlEventLoop, _ request: HTTPRequest, giveUpAfter limit: Double) async
-    -> (Result<HTTPResponse, UpstreamError>, Double)?
+private func performTimed(_ loop: CurlEventLoop, _ request: UpstreamHTTPRequest, giveUpAfter limit: Double) async
+    -> (Result<UpstreamHTTPResponse, UpstreamError>, Double)?
 {
-    let outcome = Mutex<(Result<HTTPResponse, UpstreamError>, Double)?>(nil)
+    let outcome = Mutex<(Result<UpstreamHTTPResponse, UpstreamError>, Double)?>(nil)
     loop.perform(request) { result in
         let now = MonotonicTime.now()
         outcome.withLock { $0 = (result, now) }
@@ -37,7 +39,7 @@ private func performTimed(_ loop: CurlEventLoop, _ request: HTTPRequest, giveUpA
 
 /// The curl event loop against loopback sockets.
 struct CurlEventLoopTests {
-    private func perform(_ loop: CurlEventLoop, _ request: HTTPRequest) async -> Result<HTTPResponse, UpstreamError> {
+    private func perform(_ loop: CurlEventLoop, _ request: UpstreamHTTPRequest) async -> Result<UpstreamHTTPResponse, UpstreamError> {
         await awaitResult { loop.perform(request, completion: $0) }
     }
 
@@ -46,7 +48,7 @@ struct CurlEventLoopTests {
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
         let started = MonotonicTime.now()
-        let request = HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 300)
+        let request = UpstreamHTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 300)
         guard let (result, completedAt) = await performTimed(loop, request, giveUpAfter: 60) else {
             Issue.record("no completion within 60 s: the 300 ms timeout was not applied")
             return
@@ -67,7 +69,7 @@ struct CurlEventLoopTests {
         let port = try LoopbackDNSServers.freePort()
         let loop = CurlEventLoop()
         defer { loop.shutdown() }
-        let result = await perform(loop, HTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMilliseconds: 30_000))
+        let result = await perform(loop, UpstreamHTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMilliseconds: 30_000))
         guard case .failure(let error) = result else {
             Issue.record("expected a failure, got \(result)")
             return
@@ -80,7 +82,7 @@ struct CurlEventLoopTests {
         let listener = try SilentTCPListener()
         let loop = CurlEventLoop()
         // A minute: only the shutdown can end the transfer during the test (a timeout is `.timeout`).
-        let request = HTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 60_000)
+        let request = UpstreamHTTPRequest(url: "http://127.0.0.1:\(listener.port)/", timeoutMilliseconds: 60_000)
         async let running = performTimed(loop, request)
         // Running, not queued: its connection to the silent server exists.
         let connected = await TCPSocketTable.wait { !$0.filter { $0.remotePort == listener.port && $0.state.isOpen }.isEmpty }
@@ -107,7 +109,7 @@ struct CurlEventLoopTests {
             let loop = CurlEventLoop()
             defer { loop.shutdown() }
             let query = try #require(DNSQueryBuilder.query(host: "www.example.test", family: .a))
-            let get = HTTPRequest(
+            let get = UpstreamHTTPRequest(
                 url: servers.dohURL + "?dns=" + Base64URL.encode(query),
                 headers: [HTTPHeader("Accept", "application/dns-message")], timeoutMilliseconds: 30_000)
             let response = try await perform(loop, get).get()
@@ -117,7 +119,7 @@ struct CurlEventLoopTests {
             #expect(try DNSReplyParser.parse(response.body, family: .a).get().addresses.count == 2)
 
             // POST of the same message (RFC 8484 §4.1) through the same loop.
-            let post = HTTPRequest(
+            let post = UpstreamHTTPRequest(
                 url: servers.dohURL, method: .post,
                 headers: [HTTPHeader("Content-Type", "application/dns-message"), HTTPHeader("Accept", "application/dns-message")],
                 body: query, timeoutMilliseconds: 30_000)
@@ -135,11 +137,11 @@ struct CurlEventLoopHeaderBlockTests {
         try await FakeJSONUpstream.with { server in
             let loop = CurlEventLoop()
             defer { loop.shutdown() }
-            let large = HTTPRequest(url: server.baseURL + "/fields?n=60", timeoutMilliseconds: 30_000)
+            let large = UpstreamHTTPRequest(url: server.baseURL + "/fields?n=60", timeoutMilliseconds: 30_000)
             let response = try await awaitResult { loop.perform(large, completion: $0) }.get()
             #expect(response.status == 200)
             #expect(response.header("x-field-59") == String(repeating: "v", count: 1000))
-            let oversized = HTTPRequest(url: server.baseURL + "/fields?n=70", timeoutMilliseconds: 30_000)
+            let oversized = UpstreamHTTPRequest(url: server.baseURL + "/fields?n=70", timeoutMilliseconds: 30_000)
             let result = await awaitResult { loop.perform(oversized, completion: $0) }
             guard case .failure(let error) = result else {
                 Issue.record("a 70 KiB header block was accepted: \(result)")
@@ -157,12 +159,13 @@ struct CurlEventLoopReuseTests {
             let loop = CurlEventLoop()
             defer { loop.shutdown() }
             for _ in 0..<20 {
-                let request = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 30_000)
+                let request = UpstreamHTTPRequest(
+                    url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 30_000)
                 let response = try await awaitResult { loop.perform(request, completion: $0) }.get()
                 #expect(response.status == 200)
             }
             let stats = try await awaitResult {
-                loop.perform(HTTPRequest(url: server.baseURL + "/connections", timeoutMilliseconds: 30_000), completion: $0)
+                loop.perform(UpstreamHTTPRequest(url: server.baseURL + "/connections", timeoutMilliseconds: 30_000), completion: $0)
             }.get()
             #expect(String(decoding: stats.body, as: UTF8.self) == #"{"count": 1}"#)
         }
@@ -182,7 +185,9 @@ struct CurlEventLoopColdBurstTests {
             let statuses = await withTaskGroup(of: Int.self) { group in
                 for _ in 0..<count {
                     group.addTask {
-                        let result = await awaitResult { loop.perform(HTTPRequest(url: url, timeoutMilliseconds: 60_000), completion: $0) }
+                        let result = await awaitResult {
+                            loop.perform(UpstreamHTTPRequest(url: url, timeoutMilliseconds: 60_000), completion: $0)
+                        }
                         return (try? result.get().status) ?? -1
                     }
                 }
@@ -200,7 +205,7 @@ struct CurlEventLoopSelfShutdownTests {
         let port = try LoopbackDNSServers.freePort()
         let loop = CurlEventLoop()
         let result = await awaitResult { (done: @escaping @Sendable (Result<Bool, Never>) -> Void) in
-            loop.perform(HTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMilliseconds: 1000)) { _ in
+            loop.perform(UpstreamHTTPRequest(url: "http://127.0.0.1:\(port)/", timeoutMilliseconds: 1000)) { _ in
                 loop.shutdown()
                 done(.success(true))
             }
@@ -225,7 +230,7 @@ struct CurlEventLoopManyTransfersTests {
         }
 
         /// Records waiter `index`; true when every waiter has completed once.
-        mutating func record(_ index: Int, _ result: Result<HTTPResponse, UpstreamError>, at now: Double) -> Bool {
+        mutating func record(_ index: Int, _ result: Result<UpstreamHTTPResponse, UpstreamError>, at now: Double) -> Bool {
             completions[index] += 1
             completed += 1
             firstAt = min(firstAt, now)
@@ -245,7 +250,7 @@ struct CurlEventLoopManyTransfersTests {
             defer { loop.shutdown() }
             let count = 150
             let waiterTimeout = 10.0
-            let waiting = HTTPRequest(url: "http://127.0.0.1:\(silent.port)/", timeoutMilliseconds: Int(waiterTimeout * 1000))
+            let waiting = UpstreamHTTPRequest(url: "http://127.0.0.1:\(silent.port)/", timeoutMilliseconds: Int(waiterTimeout * 1000))
             let log = Mutex(WaiterLog(count: count))
             let (allDone, finish) = AsyncStream<Void>.makeStream()
             let started = MonotonicTime.now()
@@ -259,7 +264,7 @@ struct CurlEventLoopManyTransfersTests {
             let inFlight = await TCPSocketTable.wait { $0.filter { $0.remotePort == silent.port && $0.state.isOpen }.count >= count }
             #expect(inFlight, "the \(count) waiters never had their connections open at once")
 
-            let fresh = HTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 60_000)
+            let fresh = UpstreamHTTPRequest(url: server.baseURL + "/resolve?name=www.example.test&type=1", timeoutMilliseconds: 60_000)
             let (result, waitersDoneBefore) = await withCheckedContinuation { continuation in
                 loop.perform(fresh) { result in continuation.resume(returning: (result, log.withLock { $0.completed })) }
             }

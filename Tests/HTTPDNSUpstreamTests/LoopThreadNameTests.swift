@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSCore
 import HTTPDNSLoop
 import Testing
 
@@ -9,7 +10,9 @@ import Testing
         let count = 16
         let started = DispatchSemaphore(value: 0)
         let release = DispatchSemaphore(value: 0)
-        let queues = (0..<count).map { _ in LoopQueue<Int>() }
+        let queues = (0..<count).map { _ in
+            LoopQueue<Int>(services: LoopServices(nameThread: { ThreadName.setCurrent($0) }, report: { _ in }))
+        }
         for (index, queue) in queues.enumerated() {
             queue.startThread(named: "loop-test-\(index)") {
                 started.signal()

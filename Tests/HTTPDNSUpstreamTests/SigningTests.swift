@@ -55,7 +55,7 @@ struct SigningTests {
 }
 
 /// A clock that always says `time`.
-struct FixedClock: HTTPDNSCore.Clock {
+struct FixedClock: WallClock {
     var time: Timestamp
     func now() -> Timestamp { time }
 }

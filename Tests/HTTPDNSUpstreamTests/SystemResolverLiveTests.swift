@@ -116,7 +116,7 @@ struct SystemResolverLiveTests {
     /// A failed `ares_library_init` is reported, with its c-ares status, by every lookup; the
     /// resolver never goes on to set up a channel as if c-ares were ready.
     @Test func failedLibraryInitialisationFailsEveryLookupWithTransport() async {
-        let shared = AresLoopShared()
+        let shared = AresLoopShared(services: .service)
         // A closed loopback port: a lookup that got past set-up would be refused, not sent afar.
         let configuration = AresLoopWorker.Configuration(servers: ["127.0.0.1:9"], attemptTimeoutMilliseconds: 1000, tries: 1)
         shared.startThread(named: "httpdnsd-ares-test") {

@@ -110,7 +110,7 @@ public struct CacheEntry: Sendable, Hashable {
     /// a positive answer.
     public init(
         addresses: [String], originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream,
-        soa: SOARecord? = nil
+        soa: NegativeAnswerSOA? = nil
     ) {
         self.init(
             addressList: AddressList(addresses), originTTL: originTTL, storedAt: storedAt, nxdomain: nxdomain, origin: origin, soa: soa)
@@ -118,7 +118,7 @@ public struct CacheEntry: Sendable, Hashable {
 
     public init(
         addressList: AddressList, originTTL: UInt32, storedAt: Timestamp, nxdomain: Bool = false, origin: AnswerSource = .upstream,
-        soa: SOARecord? = nil
+        soa: NegativeAnswerSOA? = nil
     ) {
         self.addressList = addressList.carrying(soa)
         self.originTTL = originTTL
@@ -129,7 +129,7 @@ public struct CacheEntry: Sendable, Hashable {
 
     /// The SOA of the zone a negative answer came from (RFC 2308 §3), when the upstream sent
     /// one; nil for a positive answer.
-    public var soa: SOARecord? { addressList.soa }
+    public var soa: NegativeAnswerSOA? { addressList.soa }
 
     /// Addresses as text, empty for a negative answer. Setting none keeps the SOA.
     public var addresses: [String] {

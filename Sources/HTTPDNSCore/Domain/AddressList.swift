@@ -14,7 +14,7 @@ public struct AddressList: Sendable, Hashable {
     private enum Storage: Sendable, Hashable {
         case ipv4(UInt32, UInt32, UInt32, count: UInt8)
         case text([String])
-        case negative(SOARecord)
+        case negative(NegativeAnswerSOA)
     }
 
     private var storage: Storage
@@ -26,18 +26,18 @@ public struct AddressList: Sendable, Hashable {
     }
 
     /// No addresses, with the SOA of the negative answer's zone when there is one.
-    public init(negativeWith soa: SOARecord?) {
+    public init(negativeWith soa: NegativeAnswerSOA?) {
         storage = soa.map { .negative($0) } ?? .text([])
     }
 
     /// This list carrying `soa` when it is empty (a negative answer's); a list with addresses, or
     /// no `soa`, gives the list as it is.
-    public func carrying(_ soa: SOARecord?) -> AddressList {
+    public func carrying(_ soa: NegativeAnswerSOA?) -> AddressList {
         soa != nil && isEmpty ? AddressList(negativeWith: soa) : self
     }
 
     /// The SOA an empty list carries (`init(negativeWith:)`), nil otherwise.
-    public var soa: SOARecord? {
+    public var soa: NegativeAnswerSOA? {
         guard case .negative(let soa) = storage else { return nil }
         return soa
     }

@@ -22,7 +22,7 @@ enum CNAMEFollower {
     /// Follows `answer` (a dangling CNAME for `query`); `completion` gets the final outcome and,
     /// when the chain was cut, why.
     static func follow(
-        _ answer: UpstreamAnswer, source: AnswerSource, query: UpstreamQuery, chain: UpstreamChain, clock: any Clock,
+        _ answer: UpstreamAnswer, source: AnswerSource, query: UpstreamQuery, chain: UpstreamChain, clock: any WallClock,
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome, Stop?) -> Void
     ) {
@@ -33,7 +33,7 @@ enum CNAMEFollower {
 
     private static func step(
         _ answer: UpstreamAnswer, source: AnswerSource, query: UpstreamQuery, visited: Set<HostName>, chainTTL: UInt32?,
-        chain: UpstreamChain, clock: any Clock,
+        chain: UpstreamChain, clock: any WallClock,
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome, Stop?) -> Void
     ) {

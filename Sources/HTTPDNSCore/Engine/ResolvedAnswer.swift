@@ -11,7 +11,7 @@ public struct ResolvedAnswer: Sendable, Equatable {
 
     public init(
         addresses: [String], ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false,
-        soa: SOARecord? = nil
+        soa: NegativeAnswerSOA? = nil
     ) {
         self.init(
             addressList: AddressList(addresses), ttl: ttl, originTTL: originTTL, source: source, stale: stale, nxdomain: nxdomain, soa: soa)
@@ -19,7 +19,7 @@ public struct ResolvedAnswer: Sendable, Equatable {
 
     public init(
         addressList: AddressList, ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false,
-        soa: SOARecord? = nil
+        soa: NegativeAnswerSOA? = nil
     ) {
         self.addressList = addressList.carrying(soa)
         self.ttl = ttl
@@ -31,7 +31,7 @@ public struct ResolvedAnswer: Sendable, Equatable {
 
     /// The SOA of the zone a negative answer came from, when the upstream sent one (kept in
     /// the empty address list, as `CacheEntry` keeps it).
-    public var soa: SOARecord? { addressList.soa }
+    public var soa: NegativeAnswerSOA? { addressList.soa }
 
     /// The addresses as text. Setting none keeps the SOA.
     public var addresses: [String] {

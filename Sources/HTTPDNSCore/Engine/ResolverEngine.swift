@@ -62,7 +62,7 @@ public final class ResolverEngine: Sendable {
     let cache: AnswerCache
     private let settings: ReadMostly<Settings>
     let flights = SingleFlight<CacheKey, FamilyOutcome>()
-    let clock: any Clock
+    let clock: any WallClock
     let persistence: (any CachePersistence)?
     private let makeChain: ChainFactory
     let failureLog = LogThrottle(interval: 10)
@@ -84,7 +84,7 @@ public final class ResolverEngine: Sendable {
     var refreshQueue: KeyQueue { refreshQueueBox.withLock { $0! } }
 
     public init(
-        accountID: String, config: AccountConfig, clock: any Clock, persistence: (any CachePersistence)?,
+        accountID: String, config: AccountConfig, clock: any WallClock, persistence: (any CachePersistence)?,
         statsLimit: Int = 100_000, speedTester: (any SpeedTester)? = nil, sharedTier: (any SharedAnswerTier)? = nil,
         makeChain: @escaping ChainFactory
     ) {

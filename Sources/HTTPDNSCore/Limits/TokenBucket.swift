@@ -3,7 +3,7 @@
 /// equivalent of a token bucket). Taking a token moves that time `1 / rate` seconds on; a request
 /// is refused when that would put it more than `burst / rate` seconds ahead of now.
 ///
-/// A value with no lock and no clock: callers pass the time (any `Clock`) and the parameters
+/// A value with no lock and no clock: callers pass the time (any `WallClock`) and the parameters
 /// (so a change of configuration applies at the next request). A bucket whose `fullAt` has
 /// passed is indistinguishable from a new one, which is what lets a table forget it.
 public struct TokenBucket: Sendable, Equatable {

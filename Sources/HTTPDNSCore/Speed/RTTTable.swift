@@ -4,7 +4,7 @@ import Synchronization
 /// that every answer holding an address is ordered by it, until the measurement expires.
 ///
 /// Bounded: holds at most `capacity` addresses and forgets the one measured longest ago to make
-/// room. Times are the caller's wall-clock `Timestamp`s (the engine passes its `Clock`'s `now()`),
+/// room. Times are the caller's wall-clock `Timestamp`s (the engine passes its `WallClock`'s `now()`),
 /// so expiry is tested with a manual clock. Safe to use from any thread; each call is one short
 /// critical section.
 public final class RTTTable: Sendable {

@@ -28,7 +28,7 @@ public struct UpstreamChain: Sendable {
     }
 
     public func resolve(
-        _ query: UpstreamQuery, clock: any Clock,
+        _ query: UpstreamQuery, clock: any WallClock,
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome) -> Void
     ) {
@@ -36,7 +36,7 @@ public struct UpstreamChain: Sendable {
     }
 
     private func attempt(
-        index: Int, query: UpstreamQuery, clock: any Clock, allTimedOut: Bool, lastError: UpstreamError?,
+        index: Int, query: UpstreamQuery, clock: any WallClock, allTimedOut: Bool, lastError: UpstreamError?,
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome) -> Void
     ) {
@@ -61,7 +61,7 @@ public struct UpstreamChain: Sendable {
     }
 
     private func finish(
-        query: UpstreamQuery, clock: any Clock, allTimedOut: Bool, lastError: UpstreamError?,
+        query: UpstreamQuery, clock: any WallClock, allTimedOut: Bool, lastError: UpstreamError?,
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome) -> Void
     ) {

@@ -29,14 +29,14 @@ public struct UpstreamAnswer: Sendable, Hashable {
     public var negativeTTL: UInt32?
     /// The SOA of that authority section (the zone a negative answer came from), when present
     /// and the upstream's format carries it (not the system resolver's `ares_getaddrinfo`).
-    public var soa: SOARecord?
+    public var soa: NegativeAnswerSOA?
     /// Set when the reply ended in a CNAME without records of the asked type (a "dangling"
     /// CNAME, as unbound's `local-zone static` gives): the name the chain points to, which the
     /// engine then resolves. `ttl` is then the minimum TTL over the CNAME records.
     public var cnameTarget: HostName?
 
     public init(
-        addresses: [String], ttl: UInt32?, nxdomain: Bool = false, negativeTTL: UInt32? = nil, soa: SOARecord? = nil,
+        addresses: [String], ttl: UInt32?, nxdomain: Bool = false, negativeTTL: UInt32? = nil, soa: NegativeAnswerSOA? = nil,
         cnameTarget: HostName? = nil
     ) {
         self.addresses = addresses

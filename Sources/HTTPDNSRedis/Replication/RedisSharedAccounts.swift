@@ -87,7 +87,7 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
     static let replayMargin = 60.0
 
     private let keys: RedisKeys
-    private let clock: any Clock
+    private let clock: any WallClock
     private let commands: RedisConnection
     /// The `commands` connection's timeout: a write's deadline is half of it after the call,
     /// so Redis refuses it before the caller gives up even when their clocks differ by as much.
@@ -102,7 +102,7 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
 
     /// Connects (two connections of its own, metrics in `client.metrics`), subscribes, and feeds
     /// `replicator` from then on.
-    public init(client: RedisClient, replicator: AccountReplicator, clock: any Clock = SystemClock(), reconcileInterval: Double = 15) {
+    public init(client: RedisClient, replicator: AccountReplicator, clock: any WallClock = SystemClock(), reconcileInterval: Double = 15) {
         keys = client.keys
         self.clock = clock
         commandTimeoutMilliseconds = max(client.timeoutMilliseconds, 2000)

@@ -13,7 +13,7 @@ public enum Authentication: Sendable, Equatable {
 /// Checks client signatures (`SignatureV1`) against an account's `clientKeys`, its roles, and
 /// the replay memory. Time comes from the injected clock.
 struct ClientAuthenticator: Sendable {
-    let clock: any Clock
+    let clock: any WallClock
     let replays: ReplayGuard
     /// The HMAC keys of the secrets signatures were checked with.
     let preparedKeys = PreparedClientKeys()
@@ -21,7 +21,7 @@ struct ClientAuthenticator: Sendable {
     /// How many POST/DELETE signatures each account remembers (see `ReplayMemory`).
     static let replayCapacityPerAccount = 10_000
 
-    init(clock: any Clock, replayCapacityPerAccount: Int = Self.replayCapacityPerAccount) {
+    init(clock: any WallClock, replayCapacityPerAccount: Int = Self.replayCapacityPerAccount) {
         self.clock = clock
         self.replays = ReplayGuard(capacityPerAccount: replayCapacityPerAccount)
     }

@@ -32,9 +32,9 @@ public final class ClientRateLimiter: @unchecked Sendable {
     private static let stripes = 64
     /// The stripes' tables; `locked_` because the stripe's `Mutex` sits beside each.
     private let locked_tables: UnsafeMutablePointer<Mutex<ClientBucketTable>>
-    private let clock: any Clock
+    private let clock: any WallClock
 
-    public init(capacity: Int = ClientRateLimiter.defaultCapacity, clock: any Clock = SystemClock()) {
+    public init(capacity: Int = ClientRateLimiter.defaultCapacity, clock: any WallClock = SystemClock()) {
         self.clock = clock
         locked_tables = .allocate(capacity: Self.stripes)
         let perStripe = max(ClientBucketTable.probeWindow, capacity / Self.stripes)

@@ -72,7 +72,7 @@ public final class HTTPDNSService: Sendable {
     /// `clock` gives the time client signatures and client rate limits are checked against.
     public init(
         registry: AccountRegistry, accountStore: (any AccountPersistence)?, adminToken: String?, limits: Limits = Limits(),
-        clock: any Clock = SystemClock()
+        clock: any WallClock = SystemClock()
     ) {
         self.registry = registry
         self.accountStore = accountStore

@@ -5,8 +5,8 @@ extension CurlEventLoop {
     /// through, an HTTP error status becomes the `UpstreamError` it stands for, and the body of a
     /// successful response goes to `parse`. `observe` sees every response first (e.g. its `Date`).
     func performUpstream(
-        _ request: HTTPRequest,
-        observe: (@Sendable (HTTPResponse) -> Void)? = nil,
+        _ request: UpstreamHTTPRequest,
+        observe: (@Sendable (UpstreamHTTPResponse) -> Void)? = nil,
         parse: @escaping @Sendable ([UInt8]) -> Result<UpstreamAnswer, UpstreamError>,
         completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void
     ) {

@@ -61,7 +61,9 @@ public final class CurlEventLoop: Sendable {
     /// Queues `request`; `completion` is called exactly once on the loop thread with the response
     /// (any HTTP status) or an error: `.timeout` for CURLE_OPERATION_TIMEDOUT, `.transport` (curl
     /// code in `underlying`) for other failures and after ``shutdown()``.
-    public func perform(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void) {
+    public func perform(
+        _ request: UpstreamHTTPRequest, completion: @escaping @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void
+    ) {
         guard shared.queue.enqueue(PendingTransfer(request: request, completion: completion)) else {
             completion(.failure(UpstreamError(.transport, "the curl event loop is shut down")))
             return
@@ -77,8 +79,8 @@ public final class CurlEventLoop: Sendable {
 
 /// A request waiting for the loop thread to pick it up.
 struct PendingTransfer: Sendable {
-    var request: HTTPRequest
-    var completion: @Sendable (Result<HTTPResponse, UpstreamError>) -> Void
+    var request: UpstreamHTTPRequest
+    var completion: @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void
 }
 
 /// What callers and the loop thread share: the multi handle (used by the loop thread only) and
@@ -86,7 +88,7 @@ struct PendingTransfer: Sendable {
 final class CurlLoopShared: @unchecked Sendable {
     /// The `CURLM *`, used on the loop thread only.
     let multi: UnsafeMutableRawPointer
-    let queue = LoopQueue<PendingTransfer>()
+    let queue = LoopQueue<PendingTransfer>(services: .service)
 
     init(multi: UnsafeMutableRawPointer) {
         self.multi = multi

@@ -19,7 +19,7 @@ import HTTPDNSLoop
 final class CurlLoopWorker {
     /// A transfer that ended: its handle (nil if it never started), its completion, its result.
     private typealias Completed = (
-        EasyHandle?, @Sendable (Result<HTTPResponse, UpstreamError>) -> Void, Result<HTTPResponse, UpstreamError>
+        EasyHandle?, @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void, Result<UpstreamHTTPResponse, UpstreamError>
     )
 
     private let shared: CurlLoopShared
@@ -123,7 +123,7 @@ final class CurlLoopWorker {
                 let completion = easy.completion
             else { continue }
             let code = chttpdns_curl_msg_result(message)
-            let result: Result<HTTPResponse, UpstreamError> =
+            let result: Result<UpstreamHTTPResponse, UpstreamError> =
                 code == CURLE_OK ? .success(easy.response()) : .failure(easy.error(for: code))
             let removed = remove(handle)
             easy.completion = nil

@@ -16,7 +16,7 @@ final class EasyHandle {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     private let errorBuffer: UnsafeMutablePointer<CChar>
     /// Called once when the current transfer ends.
-    var completion: (@Sendable (Result<HTTPResponse, UpstreamError>) -> Void)?
+    var completion: (@Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void)?
 
     /// `curl_easy_init`; nil when libcurl is out of memory.
     init?() {
@@ -35,7 +35,9 @@ final class EasyHandle {
 
     /// Clears the previous transfer's options and buffers (`curl_easy_reset`) and sets up `request`.
     /// Returns the first failing option's code, or CURLE_OK.
-    func prepare(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, UpstreamError>) -> Void) -> CURLcode {
+    func prepare(_ request: UpstreamHTTPRequest, completion: @escaping @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void)
+        -> CURLcode
+    {
         curl_easy_reset(handle)
         body.removeAll(keepingCapacity: true)
         headerBlock.removeAll(keepingCapacity: true)
@@ -86,10 +88,10 @@ final class EasyHandle {
     }
 
     /// The response of a transfer that finished with CURLE_OK.
-    func response() -> HTTPResponse {
+    func response() -> UpstreamHTTPResponse {
         var status = 0
         _ = chttpdns_curl_getinfo_long(handle, CURLINFO_RESPONSE_CODE, &status)
-        return HTTPResponse(status: status, headerBlock: headerBlock, body: body)
+        return UpstreamHTTPResponse(status: status, headerBlock: headerBlock, body: body)
     }
 
     /// Maps a failed transfer's curl code to an ``UpstreamError``: CURLE_OPERATION_TIMEDOUT is a

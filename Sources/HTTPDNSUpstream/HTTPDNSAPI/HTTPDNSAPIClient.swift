@@ -15,7 +15,7 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
     private let loop: CurlEventLoop
     private let accountID: String
     private let secretKey: String?
-    private let clock: any HTTPDNSCore.Clock
+    private let clock: any WallClock
 
     /// - Parameters:
     ///   - url: the service root, e.g. `http://203.107.1.1` (a trailing `/` is ignored).
@@ -29,7 +29,7 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
         accountID: String,
         secretKey: String? = nil,
         name: String? = nil,
-        clock: any HTTPDNSCore.Clock = SystemClock()
+        clock: any WallClock = SystemClock()
     ) {
         var base = url
         while base.hasSuffix("/") { base.removeLast() }
@@ -70,7 +70,7 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
             completion(.failure(UpstreamError(.transport, "cannot sign the request to \(name): \(error)")))
             return
         }
-        let request = HTTPRequest(
+        let request = UpstreamHTTPRequest(
             url: url,
             headers: [HTTPHeader("Accept", "application/json")],
             timeoutMilliseconds: query.timeoutMilliseconds

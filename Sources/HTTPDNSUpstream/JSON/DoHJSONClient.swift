@@ -9,7 +9,7 @@ public struct DoHJSONClient: UpstreamResolver {
     private let url: String
     private let loop: CurlEventLoop
     private let signer: DoHJSONSigner?
-    private let clock: any HTTPDNSCore.Clock
+    private let clock: any WallClock
     private let offset = ServerClockOffset()
 
     /// - Parameters:
@@ -25,7 +25,7 @@ public struct DoHJSONClient: UpstreamResolver {
         accountID: String? = nil,
         accessKeyId: String? = nil,
         accessKeySecret: String? = nil,
-        clock: any HTTPDNSCore.Clock = SystemClock()
+        clock: any WallClock = SystemClock()
     ) {
         self.url = url
         self.loop = loop
@@ -63,7 +63,7 @@ public struct DoHJSONClient: UpstreamResolver {
             completion(.failure(UpstreamError(.transport, "cannot sign the request to \(name): \(error)")))
             return
         }
-        let request = HTTPRequest(
+        let request = UpstreamHTTPRequest(
             url: url,
             headers: [HTTPHeader("Accept", "application/dns-json")],
             timeoutMilliseconds: query.timeoutMilliseconds

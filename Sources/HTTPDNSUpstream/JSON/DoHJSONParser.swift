@@ -113,13 +113,13 @@ enum DoHJSONParser {
     /// The first SOA in `Authority` whose owner (`name`) and `data` (`mname rname serial refresh
     /// retry expire minimum`) libknot reads (`DNSSOARecord(zone:data:)`); nil without one. An
     /// SOA that does not read leaves the answer as it is, without an SOA to pass on.
-    static func soa(_ object: JSONValue) -> SOARecord? {
+    static func soa(_ object: JSONValue) -> NegativeAnswerSOA? {
         guard let authority = object["Authority"]?.array else { return nil }
         for record in authority {
             guard record["type"].flatMap(recordType) == 6, let zone = record["name"]?.string, let data = record["data"]?.string,
                 let read = try? DNSSOARecord(zone: zone, data: data)
             else { continue }
-            return SOARecord(read)
+            return NegativeAnswerSOA(read)
         }
         return nil
     }

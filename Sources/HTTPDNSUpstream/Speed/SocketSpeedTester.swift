@@ -44,7 +44,7 @@ public final class SocketSpeedTester: SpeedTester {
     public init(maxConcurrentProbes: Int = SocketSpeedTester.defaultMaxConcurrentProbes, allowICMP: Bool = true) {
         usesICMPForIPv4 = allowICMP && Self.unprivilegedICMPAllowed(ipv6: false)
         usesICMPForIPv6 = allowICMP && Self.unprivilegedICMPAllowed(ipv6: true)
-        let shared = SpeedProbeShared()
+        let shared = SpeedProbeShared(services: .service)
         self.shared = shared
         let configuration = SpeedProbeWorker.Configuration(
             maxConcurrentProbes: max(1, maxConcurrentProbes), icmpV4: usesICMPForIPv4, icmpV6: usesICMPForIPv6)

@@ -28,7 +28,7 @@ public final class SystemResolver: UpstreamResolver {
     ///   - tries: c-ares tries per server (`ARES_OPT_TRIES`).
     public init(servers: [String] = [], name: String = "localdns", attemptTimeoutMilliseconds: Int = 1000, tries: Int = 3) {
         self.name = name
-        let shared = AresLoopShared()
+        let shared = AresLoopShared(services: .service)
         self.shared = shared
         let configuration = AresLoopWorker.Configuration(
             servers: servers, attemptTimeoutMilliseconds: attemptTimeoutMilliseconds, tries: tries)

@@ -27,7 +27,8 @@ enum DNSReplyParser {
                 let summary = try DNSReplySummary.parse(message)
                 return .success(
                     UpstreamAnswer(
-                        addresses: [], ttl: nil, nxdomain: true, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(SOARecord.init))
+                        addresses: [], ttl: nil, nxdomain: true, negativeTTL: summary.negativeTTL,
+                        soa: summary.soa.flatMap(NegativeAnswerSOA.init))
                 )
             } catch {
                 return .failure(UpstreamError(.malformed, "NXDOMAIN reply does not parse: \(error.message)"))
@@ -56,7 +57,7 @@ enum DNSReplyParser {
             }
             return .success(
                 UpstreamAnswer(
-                    addresses: [], ttl: nil, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(SOARecord.init)))
+                    addresses: [], ttl: nil, negativeTTL: summary.negativeTTL, soa: summary.soa.flatMap(NegativeAnswerSOA.init)))
         default:
             return .failure(
                 UpstreamError(

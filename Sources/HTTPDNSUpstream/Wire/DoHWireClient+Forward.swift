@@ -12,7 +12,7 @@ extension DoHWireClient: DNSMessageForwarder {
     ) {
         var parameters = URLQuery()
         parameters.append("dns", Base64URL.encode(DNSHeader.settingID(0, of: message)))
-        let request = HTTPRequest(
+        let request = UpstreamHTTPRequest(
             url: parameters.url(base: url), headers: [HTTPHeader("Accept", "application/dns-message")],
             timeoutMilliseconds: timeoutMilliseconds)
         loop.perform(request) { result in

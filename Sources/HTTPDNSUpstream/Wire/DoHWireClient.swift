@@ -36,7 +36,7 @@ public struct DoHWireClient: UpstreamResolver {
             completion(.failure(UpstreamError(.badRequest, "cannot encode a DNS query for '\(query.host)'")))
             return
         }
-        let request = HTTPRequest(
+        let request = UpstreamHTTPRequest(
             url: requestURL,
             headers: [HTTPHeader("Accept", "application/dns-message")],
             timeoutMilliseconds: query.timeoutMilliseconds

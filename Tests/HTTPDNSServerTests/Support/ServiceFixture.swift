@@ -77,12 +77,12 @@ struct ServiceFixture {
     }
 
     /// An entry stored now with `ttl` seconds to live (a negative one may keep its zone's SOA).
-    func entry(_ addresses: [String], ttl: UInt32 = 300, nxdomain: Bool = false, soa: SOARecord? = nil) -> CacheEntry {
+    func entry(_ addresses: [String], ttl: UInt32 = 300, nxdomain: Bool = false, soa: NegativeAnswerSOA? = nil) -> CacheEntry {
         CacheEntry(addresses: addresses, originTTL: ttl, storedAt: clock.now(), nxdomain: nxdomain, soa: soa)
     }
 
     /// The SOA of `example.test.` (MINIMUM 45), as a negative answer from it keeps it.
-    static let zoneSOA = SOARecord(
+    static let zoneSOA = NegativeAnswerSOA(
         zone: "example.test.", primary: "ns.example.test.", mailbox: "hostmaster.example.test.", serial: 2026120301, refresh: 3600,
         retry: 900, expire: 604_800, minimum: 45)!
 }

@@ -1,8 +1,8 @@
 import HTTPDNSUpstream
 import Testing
 
-/// `HTTPResponse.header(_:)` reads one field out of the header block as libcurl delivered it.
-@Suite struct HTTPResponseHeaderTests {
+/// `UpstreamHTTPResponse.header(_:)` reads one field out of the header block as libcurl delivered it.
+@Suite struct UpstreamHTTPResponseHeaderTests {
     static let block = Array(
         ("Content-Type: application/dns-message\r\n" + "date:\t Fri, 04 Dec 2026 20:00:00 GMT \r\n"
             + "Date-Extra: not the date\r\n" + "Location: http://127.0.0.1:1/a:b\r\n" + "X-Twice: first\r\n"
@@ -14,17 +14,17 @@ import Testing
         ("Location", "http://127.0.0.1:1/a:b"), ("X-Twice", "second"), ("Empty", ""),
     ])
     func aFieldIsFoundWhateverItsCaseWithoutItsWhitespace(_ name: String, _ value: String) {
-        #expect(HTTPResponse(status: 200, headerBlock: Self.block).header(name) == value)
+        #expect(UpstreamHTTPResponse(status: 200, headerBlock: Self.block).header(name) == value)
     }
 
     @Test(arguments: ["Dat", "Content", "No colon here", "No colon", "Missing", ""])
     func anAbsentFieldOrAPrefixOfOneIsNil(_ name: String) {
-        #expect(HTTPResponse(status: 200, headerBlock: Self.block).header(name) == nil)
+        #expect(UpstreamHTTPResponse(status: 200, headerBlock: Self.block).header(name) == nil)
     }
 
     @Test func aBlockWithoutTheFinalLineBreakStillGivesItsLastField() {
-        let response = HTTPResponse(status: 200, headerBlock: Array("A: 1\r\nB: 2".utf8))
+        let response = UpstreamHTTPResponse(status: 200, headerBlock: Array("A: 1\r\nB: 2".utf8))
         #expect(response.header("b") == "2")
-        #expect(HTTPResponse(status: 200).header("A") == nil)
+        #expect(UpstreamHTTPResponse(status: 200).header("A") == nil)
     }
 }

@@ -1,4 +1,4 @@
-import CMalloc
+internal import CMalloc
 import Foundation
 import Synchronization
 

@@ -3,7 +3,7 @@ import HTTPDNSWire
 
 extension DNSSOARecord {
     /// The SOA a cached negative answer keeps, for the writer.
-    init(_ record: SOARecord) {
+    init(_ record: NegativeAnswerSOA) {
         self.init(
             zone: record.zone, primary: record.primary, mailbox: record.mailbox, serial: record.serial, refresh: record.refresh,
             retry: record.retry, expire: record.expire, minimum: record.minimum)

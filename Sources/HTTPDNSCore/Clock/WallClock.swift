@@ -2,13 +2,15 @@
 /// because cache expiries are persisted and compared again after a restart.
 public typealias Timestamp = Double
 
-/// The source of time for the engine; injected so TTL logic is tested without sleeping.
-public protocol Clock: Sendable {
+/// The source of wall-clock time for the engine, limits and signatures; injected so TTL logic is
+/// tested without sleeping. Not a `Swift.Clock`: it reads the calendar time as a `Timestamp` and has
+/// no instants or sleeping.
+public protocol WallClock: Sendable {
     func now() -> Timestamp
 }
 
 /// The real clock.
-public struct SystemClock: Clock {
+public struct SystemClock: WallClock {
     public init() {}
 
     public func now() -> Timestamp {

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import HTTPDNSServer
+@testable import HTTPDNSCore
 
 @Suite struct MemoryTrimTests {
     /// Several preloads end at about the same time: the one that asks while another's trim runs

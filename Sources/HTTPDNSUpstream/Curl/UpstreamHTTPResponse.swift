@@ -1,5 +1,6 @@
-/// A complete HTTP response received by the ``CurlEventLoop``.
-public struct HTTPResponse: Sendable, Hashable {
+/// A complete HTTP response from an upstream, received by the ``CurlEventLoop`` for an
+/// ``UpstreamHTTPRequest``. (The responses the service itself sends are HTTPDNSServer's `HTTPResponse`.)
+public struct UpstreamHTTPResponse: Sendable, Hashable {
     /// HTTP status code (200, 404, ...).
     public var status: Int
     /// The final response's header lines as received (`Name: value` lines ending in CRLF, without

@@ -8,7 +8,12 @@
 /// `/` escaped), so they never hold a space; the wire layer reads and writes the record, this
 /// type only carries it. The record's own TTL is not kept: the answer's remaining TTL is the
 /// TTL it is sent with (RFC 2308 §5).
-public final class SOARecord: Sendable, Hashable, CustomStringConvertible {
+///
+/// Used from the moment an upstream's negative answer is parsed until it is rendered again: in
+/// the cache, the store and the Redis tier. Reading and writing DNS messages uses HTTPDNSWire's
+/// `DNSSOARecord` (libknot's form), converted at the edges (HTTPDNSUpstream's parsers, the
+/// RFC 8484 renderer).
+public final class NegativeAnswerSOA: Sendable, Hashable, CustomStringConvertible {
     /// The owner name: the apex of the zone the answer came from.
     public let zone: String
     /// MNAME, the zone's primary server.
@@ -66,7 +71,7 @@ public final class SOARecord: Sendable, Hashable, CustomStringConvertible {
         return (1...1004).contains(utf8.count) && utf8.last == UInt8(ascii: ".") && utf8.allSatisfy { (0x21...0x7E).contains($0) }
     }
 
-    public static func == (lhs: SOARecord, rhs: SOARecord) -> Bool {
+    public static func == (lhs: NegativeAnswerSOA, rhs: NegativeAnswerSOA) -> Bool {
         lhs === rhs
             || (lhs.zone == rhs.zone && lhs.primary == rhs.primary && lhs.mailbox == rhs.mailbox && lhs.serial == rhs.serial
                 && lhs.refresh == rhs.refresh && lhs.retry == rhs.retry && lhs.expire == rhs.expire && lhs.minimum == rhs.minimum)

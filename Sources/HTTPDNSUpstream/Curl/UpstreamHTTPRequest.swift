@@ -1,5 +1,6 @@
-/// One HTTP request for the ``CurlEventLoop``.
-public struct HTTPRequest: Sendable, Hashable {
+/// One HTTP request an upstream adapter sends to its upstream: a libcurl transfer run by the
+/// ``CurlEventLoop``. (The requests the service itself receives are HTTPDNSServer's `HTTPRequest`.)
+public struct UpstreamHTTPRequest: Sendable, Hashable {
     /// The HTTP method; only what the upstream adapters need.
     public enum Method: String, Sendable, Hashable {
         case get = "GET"
