@@ -16,26 +16,26 @@ public final class HTTPServer: @unchecked Sendable {
     /// `HTTPDNSService.fastResponse`).
     public typealias FastHandler = @Sendable (ConnectionHead) -> FastResponse?
 
-    private let options: HTTPServerOptions
-    private let handler: Handler
-    private let fastHandler: FastHandler?
+    let options: HTTPServerOptions
+    let handler: Handler
+    let fastHandler: FastHandler?
     /// The daemon; written by `start` before any request and by `stop` after the last one.
     private var daemon: OpaquePointer?
     /// Requests between their first callback and their completion (striped: every request
     /// adds and subtracts from its HTTP thread).
     private let inFlight = StripedCounter()
     /// `inFlight` as every request reaches it (no retain: `StripedCounter.Unretained`).
-    private let inFlightCounter: StripedCounter.Unretained
+    let inFlightCounter: StripedCounter.Unretained
     /// Requests the fast handler answered (`fastPathAnswers`), counted without a retain.
     private let fastAnswers = StripedCounter()
-    private let fastAnswersCounter: StripedCounter.Unretained
+    let fastAnswersCounter: StripedCounter.Unretained
     /// Suspended connections by context identity; `nil` once the server stopped resuming.
-    private let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
+    let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
     public let metrics = HTTPMetrics()
     /// Connection limits and the request-read deadline (see `ConnectionTracker`).
     let tracker: ConnectionTracker
     /// Our own request-target and head limits, under libmicrohttpd's buffer.
-    private let headLimits: RequestHeadLimits
+    let headLimits: RequestHeadLimits
 
     /// The GnuTLS priority string of HTTPS listeners: TLS 1.2 and 1.3 only.
     static let tlsPriorities: StaticString = "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
@@ -151,9 +151,9 @@ public final class HTTPServer: @unchecked Sendable {
         let leftovers = locked_suspended.withLock { table -> [SuspendedConnection] in
             let pending = Array((table ?? [:]).values)
             // Every connection still in the table is resumed here: its own responder may have
-            // fulfilled it already and be waiting for this lock, and will then find no entry.
+            // delivered its answer already and be waiting for this lock, and will then find no entry.
             for connection in pending {
-                _ = connection.context.fulfil(APIError(.serviceUnavailable, "the service is shutting down").response)
+                _ = connection.context.answerArrived(Self.shuttingDown)
                 MHD_resume_connection(connection.connection)
             }
             table = nil
@@ -183,16 +183,12 @@ public final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// What `con_cls` holds for a request that has neither a body nor a deferred answer: most
-    /// requests never need a `RequestContext`, so none is allocated for them.
-    private static var noContext: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: 1)! }
-
     private static let completed: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
         guard let cls else { return }
         Unmanaged<HTTPServer>.fromOpaque(cls)._withUnsafeGuaranteedRef { server in
             if let connection { server.tracker.requestCompleted(connection) }
             guard let conCls, let raw = conCls.pointee else { return }
-            if raw != noContext { Unmanaged<RequestContext>.fromOpaque(raw).release() }
+            if raw != headOnly { server.closed(Unmanaged<RequestContext>.fromOpaque(raw).takeRetainedValue()) }
             conCls.pointee = nil
             server.inFlightCounter.add(-1)
         }
@@ -213,227 +209,6 @@ public final class HTTPServer: @unchecked Sendable {
     /// The throttle of `log`, shared by every listener: keys are libmicrohttpd's format strings,
     /// a set fixed by the library, so the table stays small.
     private static let libraryLog = LogThrottle(interval: 10)
-
-    private func handle(
-        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?,
-        uploadData: UnsafePointer<CChar>?, uploadDataSize: UnsafeMutablePointer<Int>,
-        conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-    ) -> MHD_Result {
-        guard let raw = conCls.pointee else {
-            inFlightCounter.add(1)
-            var logged: RequestContext?
-            if options.accessLog {
-                // The access log needs the start time and the request id: a context for every request.
-                let context = RequestContext()
-                context.startedAt = AccessLog.now()
-                context.requestID = AccessLog.requestID(from: MHD_lookup_connection_value(connection, .HEADER_KIND, "X-Request-Id"))
-                conCls.pointee = Unmanaged.passRetained(context).toOpaque()
-                logged = context
-            } else {
-                conCls.pointee = Self.noContext
-            }
-            // Read only when there is a Content-Length, which requests without a body (every
-            // GET) do not carry: one header lookup for them, as before.
-            if let length = HTTPRequest.header(connection, "Content-Length") {
-                if let refusal = RequestFraming.refusal(transferEncoding: HTTPRequest.header(connection, "Transfer-Encoding")) {
-                    return queue(connection, refusal.response, method: method, url: url, context: logged)
-                }
-                if let length = Int(length), length > options.maxBodyBytes {
-                    return queue(connection, payloadTooLarge(), method: method, url: url, context: logged)
-                }
-            }
-            return .YES
-        }
-        let existing = raw == Self.noContext ? nil : Unmanaged<RequestContext>.fromOpaque(raw).takeUnretainedValue()
-        // A call without body bytes after the first completes the request: it arrived whole. A
-        // target a NUL cut short (`RawRequestURI`), or a target or head over our limits
-        // (`RequestHeadLimits`), is refused, on either path.
-        if uploadDataSize.pointee == 0,
-            let refusal = tracker.requestReceived(connection, method: method, url: url, version: version, headLimits: headLimits)
-        {
-            return queue(connection, refusal.response, method: method, url: url, context: existing)
-        }
-        // No body and not dispatched yet (an access-log context alone does not count).
-        if uploadDataSize.pointee == 0 && (existing.map { !$0.dispatched && $0.body.isEmpty && !$0.tooLarge } ?? true) {
-            if let url, let method, let response = fastHandler?(ConnectionHead(connection: connection, method: method, url: url)) {
-                fastAnswersCounter.increment()
-                return queue(connection, fast: response, method: method, url: url, context: existing)
-            }
-            return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: existing)
-        }
-        let context: RequestContext
-        if let existing {
-            context = existing
-        } else {
-            context = RequestContext()
-            conCls.pointee = Unmanaged.passRetained(context).toOpaque()
-        }
-        if uploadDataSize.pointee > 0 {
-            let size = uploadDataSize.pointee
-            if !context.tooLarge, let uploadData {
-                if context.body.count + size > options.maxBodyBytes {
-                    context.tooLarge = true
-                    context.body = []
-                } else {
-                    uploadData.withMemoryRebound(to: UInt8.self, capacity: size) {
-                        context.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: size))
-                    }
-                }
-            }
-            uploadDataSize.pointee = 0
-            return .YES
-        }
-        if let response = context.takeResponse() { return queue(connection, response, method: method, url: url, context: context) }
-        if context.tooLarge { return queue(connection, payloadTooLarge(), method: method, url: url, context: context) }
-        return dispatch(connection, url: url, method: method, body: context.body, conCls: conCls, context: context)
-    }
-
-    /// Builds the request, runs the handler and queues its response, or suspends the connection
-    /// for a deferred one (creating the connection's `RequestContext` then if it has none).
-    private func dispatch(
-        _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: [UInt8],
-        conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?
-    ) -> MHD_Result {
-        let request = HTTPRequest(
-            connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
-            body: body, listener: options.listener)
-        existing?.dispatched = true
-        switch handler(request) {
-        case .response(let response):
-            return queue(connection, response, method: method, url: url, context: existing)
-        case .deferred(let start):
-            let context: RequestContext
-            if let existing {
-                context = existing
-            } else {
-                context = RequestContext()
-                conCls.pointee = Unmanaged.passRetained(context).toOpaque()
-            }
-            // Suspend first, then start: the responder may run at once on another thread, and a
-            // resume must never precede its suspend.
-            let suspended = SuspendedConnection(connection: connection, context: context)
-            let key = ObjectIdentifier(context)
-            let registered = locked_suspended.withLock { table -> Bool in
-                guard table != nil else { return false }
-                MHD_suspend_connection(connection)
-                table![key] = suspended
-                return true
-            }
-            context.dispatched = true
-            guard registered else {
-                return queue(
-                    connection, APIError(.serviceUnavailable, "the service is shutting down").response, method: method, url: url,
-                    context: context)
-            }
-            start { [self] response in
-                guard context.fulfil(response) else { return }
-                locked_suspended.withLock { table in
-                    guard table?.removeValue(forKey: key) != nil else { return }
-                    MHD_resume_connection(suspended.connection)
-                }
-            }
-            return .YES
-        }
-    }
-
-    private func payloadTooLarge() -> HTTPResponse {
-        APIError(.payloadTooLarge, "request body larger than \(options.maxBodyBytes) bytes").response
-    }
-
-    /// Queues `response`; with the access log on (`context` holds its start and id), adds
-    /// `X-Request-Id` and writes the request's line.
-    private func queue(
-        _ connection: OpaquePointer, _ response: HTTPResponse, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
-        context: RequestContext?
-    ) -> MHD_Result {
-        var response = response
-        if let context, let id = context.requestID {
-            response.headers.append(("X-Request-Id", id))
-            AccessLog.write(
-                connection, method: method, path: url, status: response.status, bytes: response.body.count, context: context,
-                account: response.logAccount, source: response.source?.rawValue)
-        }
-        return queue(connection, response)
-    }
-
-    private func queue(_ connection: OpaquePointer, _ response: HTTPResponse) -> MHD_Result {
-        metrics.record(status: response.status, endpoint: response.endpoint)
-        let mhdResponse = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
-        }
-        guard let mhdResponse else { return .NO }
-        var added = Self.addContentType(mhdResponse, response.contentType)
-        for (name, value) in response.headers where added { added = Self.addHeader(mhdResponse, name, value) }
-        let result = added ? MHD_queue_response(connection, UInt32(response.status), mhdResponse) : .NO
-        MHD_destroy_response(mhdResponse)
-        return result
-    }
-
-    /// A fast-path response: its memory goes to libmicrohttpd, which frees it once sent. The
-    /// fast path answers cache hits only (`HTTPDNSService.fastResponse`), a 200 in the format of
-    /// its route.
-    private func queue(
-        _ connection: OpaquePointer, fast response: consuming FastResponse, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
-        context: RequestContext?
-    ) -> MHD_Result {
-        metrics.recordFastHit(endpoint: response.endpoint)
-        let count = response.count
-        let contentType = response.contentType, maxAge = response.maxAge
-        let account = response.account, source = response.source
-        let body = response.take()
-        guard let mhdResponse = MHD_create_response_from_buffer(count, body, .RESPMEM_MUST_FREE) else {
-            free(body)
-            return .NO
-        }
-        var added = Self.addContentType(mhdResponse, contentType)
-        if added, let maxAge {
-            added = CacheControl.withValue(maxAge: maxAge) { Self.addHeader(mhdResponse, Self.cString(CacheControl.name), $0) }
-        }
-        if added, let context, let id = context.requestID {
-            added = Self.addHeader(mhdResponse, "X-Request-Id", id)
-            AccessLog.write(
-                connection, method: method, path: url, status: 200, bytes: count, context: context,
-                account: String(decoding: account, as: UTF8.self), source: source.rawValue)
-        }
-        let result = added ? MHD_queue_response(connection, UInt32(MHD_HTTP_OK), mhdResponse) : .NO
-        MHD_destroy_response(mhdResponse)
-        return result
-    }
-
-    /// `Content-Type: type` (nil: JSON, as a fast response says it), both paths' one writer of
-    /// it. JSON, the usual case, from static C strings: a Swift string passed as `const char *`
-    /// is copied into a new array on every call when it is short (12 bytes here).
-    private static func addContentType(_ response: OpaquePointer, _ type: String?) -> Bool {
-        guard let type, type != HTTPResponse.jsonType else {
-            return addHeader(response, cString("Content-Type"), cString(HTTPResponse.jsonTypeLiteral))
-        }
-        return addHeader(response, "Content-Type", type)
-    }
-
-    /// `MHD_add_response_header` (which copies both), the one place its result is checked: false
-    /// when libmicrohttpd refused the header (a name or value it does not send, such as one with
-    /// a line break, or no memory), logged; the response is then not queued and
-    /// libmicrohttpd closes the connection. A header with an empty value is left out: HTTP allows
-    /// one, libmicrohttpd 0.9.75 refuses it (it was always left out; `HTTPServerTests`' echo
-    /// handler sends one).
-    private static func addHeader(_ response: OpaquePointer, _ name: UnsafePointer<CChar>, _ value: UnsafePointer<CChar>) -> Bool {
-        guard value.pointee != 0 else { return true }
-        guard MHD_add_response_header(response, name, value) == .YES else {
-            Log.error("HTTP: libmicrohttpd refused the response header '\(Log.escaped(String(cString: name)))'; the connection is closed")
-            return false
-        }
-        return true
-    }
-
-    /// The same for Swift strings, through `withCString`: a short string passed as `const char *`
-    /// would be copied into a new array first.
-    private static func addHeader(_ response: OpaquePointer, _ name: String, _ value: String) -> Bool {
-        name.withCString { name in value.withCString { value in addHeader(response, name, value) } }
-    }
-
-    private static func cString(_ text: StaticString) -> UnsafePointer<CChar> {
-        UnsafeRawPointer(text.utf8Start).assumingMemoryBound(to: CChar.self)
-    }
 }
 
 /// The HTTP front could not start.

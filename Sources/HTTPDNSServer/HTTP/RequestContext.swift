@@ -1,34 +1,42 @@
 import CMicroHTTPD
 import Synchronization
 
-/// Per-request state kept in libmicrohttpd's `con_cls` between calls of the access handler.
-/// `body`/`tooLarge` are touched only by the connection's own MHD thread; the pending response
-/// is handed over from the thread that finished a deferred request.
+/// Per-request state kept in libmicrohttpd's `con_cls` between calls of the access handler, for
+/// a request that needs more than its head: a body, a deferred answer, or the access log. Most
+/// requests need none of these and get no context (`HTTPServer.headOnly`).
+/// `body` is touched only by the connection's own MHD thread; `state` also by the thread that
+/// delivers a deferred answer, hence its lock.
 final class RequestContext: @unchecked Sendable {
     var body: [UInt8] = []
-    var tooLarge = false
-    /// The access log's: when the request's first callback came (`AccessLog.now`), its id,
-    /// and whether it went to the handler already (a deferred one is resumed with its answer).
+    /// The access log's: when the request's first callback came (`AccessLog.now`) and its id.
     var startedAt: Double = 0
     var requestID: String?
-    var dispatched = false
-    private let locked_response = Mutex<HTTPResponse?>(nil)
-    private let locked_answered = Atomic<Bool>(false)
+    /// The state, and the deferred answer once it arrived (until the resumed call takes it).
+    private let locked_state: Mutex<(state: RequestState, answer: HTTPResponse?)>
 
-    /// Stores the response of a deferred request. Returns false if one was stored already.
-    func fulfil(_ response: HTTPResponse) -> Bool {
-        guard locked_answered.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged else {
-            return false
-        }
-        locked_response.withLock { $0 = response }
-        return true
+    init(_ state: RequestState = RequestState()) { locked_state = Mutex((state, nil)) }
+
+    /// Applies one event to the request's state, under its lock, and returns the action to
+    /// perform (outside the lock).
+    func advance(_ event: (inout RequestState) -> RequestState.Action) -> RequestState.Action {
+        locked_state.withLock { event(&$0.state) }
     }
 
-    /// The stored response, once (after the connection was resumed).
-    func takeResponse() -> HTTPResponse? {
-        locked_response.withLock { response in
-            defer { response = nil }
-            return response
+    /// Applies the arrival of the deferred answer, keeping `response` when the state says so
+    /// (`.resume`); a late or second answer is dropped.
+    func answerArrived(_ response: HTTPResponse) -> RequestState.Action {
+        locked_state.withLock { locked in
+            let action = locked.state.answerArrived()
+            if action == .resume { locked.answer = response }
+            return action
+        }
+    }
+
+    /// The answer kept by `answerArrived`, once.
+    func takeAnswer() -> HTTPResponse? {
+        locked_state.withLock { locked in
+            defer { locked.answer = nil }
+            return locked.answer
         }
     }
 }
