@@ -298,14 +298,6 @@ import Testing
         #expect(fromEnv.message.contains("'::1/129'"))
         #expect(ConfigLoading().error(["--trusted-proxies", "everything"])?.key == "--trusted-proxies")
     }
-
-    @Test(arguments: [
-        ("shop", true), ("a-b_C9", true), (String(repeating: "x", count: 64), true), (String(repeating: "x", count: 65), false),
-        ("", false), ("bad id", false), ("shop.eu", false), ("accounts", false), ("caf\u{E9}", false),
-    ])
-    func accountIDsAreShortSafeNames(_ id: String, _ valid: Bool) {
-        #expect(ServiceConfig.isValidAccountID(id) == valid)
-    }
 }
 
 /// `adminTokenFile` / `HTTPDNS_ADMIN_TOKEN_FILE` / `--admin-token-file`: the token from a file

@@ -196,7 +196,7 @@ import Testing
 @Suite struct ReservedAccountIDTests {
     @Test(arguments: ["v1", "resolve", "dns-query", "healthz", "readyz", "metrics", "accounts"])
     func reservedIDsAreRefusedByTheConfigAndTheAdminAPI(id: String) {
-        #expect(!ServiceConfig.isValidAccountID(id))
+        #expect(AccountID(id) == nil)
         let fixture = ServiceFixture(adminToken: "token")
         let exchange = fixture.send("PUT", "/v1/accounts/\(id)", authorization: "Bearer token", body: Array("{}".utf8))
         #expect(exchange.status == 400)

@@ -143,9 +143,7 @@ extension ServiceConfig {
             guard !accounts.isEmpty else { throw ConfigError(key: "accounts", "declares no account") }
             self.accounts = [:]
             for (id, value) in accounts {
-                guard Self.isValidAccountID(id) else {
-                    throw ConfigError(key: "accounts.\(id)", Self.accountIDRule)
-                }
+                guard AccountID(id) != nil else { throw ConfigError(key: "accounts.\(id)", AccountID.rule) }
                 guard let body = value as? [String: Any] else { throw ConfigError(key: "accounts.\(id)", "must be a JSON object") }
                 self.accounts[id] = try AccountConfig(json: body, path: "accounts.\(id)")
             }

@@ -100,23 +100,4 @@ public struct ServiceConfig: Sendable, Equatable {
                 "is a plain listener beside an HTTPS one: set tlsCert and tlsKey (the main listener is plain HTTP without them)")
         }
     }
-
-    /// Ids no account may take: they are the first segment of other routes (`/v1/...`, `/healthz`,
-    /// the DoH paths), or the admin API's `accounts`, and `/{account}/...` (the EMAS API) would
-    /// collide with them.
-    public static let reservedAccountIDs: Set<String> = ["accounts", "v1", "resolve", "dns-query", "healthz", "readyz", "metrics"]
-
-    /// What `isValidAccountID` checks, as the config and the admin API tell it.
-    public static let accountIDRule =
-        "account ids are 1-64 letters, digits, '-' or '_', and not one of the ids reserved for other routes ("
-        + reservedAccountIDs.sorted().joined(separator: ", ") + ")"
-
-    /// Account ids are 1-64 letters, digits, '-' or '_', and not one of `reservedAccountIDs`.
-    public static func isValidAccountID(_ id: some StringProtocol) -> Bool {
-        !id.isEmpty && !reservedAccountIDs.contains(String(id)) && id.utf8.count <= 64
-            && id.utf8.allSatisfy { byte in
-                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
-                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-            }
-    }
 }

@@ -35,7 +35,7 @@ public struct AccountRecord: Sendable, Equatable {
     /// script completes with the version it assigns. Ends with the closing brace.
     public func body() throws(ConfigError) -> String {
         // Account ids are letters, digits, '-' and '_': nothing to escape.
-        guard ServiceConfig.isValidAccountID(id) else { throw ConfigError(key: "id", ServiceConfig.accountIDRule) }
+        guard AccountID(id) != nil else { throw ConfigError(key: "id", AccountID.rule) }
         var text = "\"id\":\"" + id + "\","
         if let config {
             text += "\"config\":" + (try config.jsonText(redacted: false)) + "}"
@@ -78,7 +78,7 @@ public struct AccountRecord: Sendable, Equatable {
         else {
             throw ConfigError(key: key, "\"version\" must be a whole number ≥ 0")
         }
-        guard let id = object["id"] as? String, ServiceConfig.isValidAccountID(id) else {
+        guard let id = object["id"] as? String, AccountID(id) != nil else {
             throw ConfigError(key: key, "\"id\" must be an account id")
         }
         let known: Set<String> = ["version", "id", "config", "deleted"]

@@ -45,7 +45,7 @@ public struct CacheInvalidation: Sendable, Equatable {
         let key = "redis invalidation"
         let object = try parseJSONObject(Data(text.utf8), key: key)
         guard let origin = object["origin"] as? String, !origin.isEmpty else { throw ConfigError(key: key, "needs \"origin\"") }
-        guard let account = object["account"] as? String, ServiceConfig.isValidAccountID(account) else {
+        guard let account = object["account"] as? String, AccountID(account) != nil else {
             throw ConfigError(key: key, "needs \"account\", an account id")
         }
         let known: Set<String> = ["origin", "account", "evict", "evictAll", "preload", "families", "network"]

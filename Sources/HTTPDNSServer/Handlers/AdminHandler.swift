@@ -172,9 +172,7 @@ extension HTTPDNSService {
 
     /// The account configuration a PUT body describes; throws the 4xx that refuses it.
     private func validatedAccount(_ id: String, body: [UInt8]) throws(APIError) -> AccountConfig {
-        guard ServiceConfig.isValidAccountID(id) else {
-            throw APIError(.invalidParameter, ServiceConfig.accountIDRule)
-        }
+        guard AccountID(id) != nil else { throw APIError(.invalidParameter, AccountID.rule) }
         let object: [String: Any]
         do {
             object = try parseJSONObject(Data(body), key: "body")
