@@ -14,7 +14,7 @@ let package = Package(
         // which depend on this one by path and can use its products only; not a public API.
         .library(
             name: "HTTPDNSModules",
-            targets: ["HTTPDNSCore", "HTTPDNSServer", "HTTPDNSStore", "HTTPDNSUpstream", "HTTPDNSWire"]),
+            targets: ["HTTPDNSCore", "HTTPDNSConfig", "HTTPDNSServer", "HTTPDNSStore", "HTTPDNSUpstream", "HTTPDNSWire"]),
         .library(name: "HTTPDNSClient", targets: ["HTTPDNSClient"]),
         .executable(name: "httpdns-curl", targets: ["httpdns-curl"]),
     ],
@@ -36,6 +36,9 @@ let package = Package(
         // The git revision compiled in (scripts/build-revision.sh writes its ignored revision.h).
         .target(name: "CBuildRevision"),
         .target(name: "HTTPDNSCore", dependencies: ["CBuildRevision", "CMalloc"], swiftSettings: optimized),
+        // What the daemon is started with (docs/configuration.md): its file, variables and flags,
+        // listeners, TLS files and log format. The engines see only Core's AccountConfig.
+        .target(name: "HTTPDNSConfig", dependencies: ["HTTPDNSCore"], swiftSettings: optimized),
         // Digests, MACs and AEAD from libcrypto, for signatures made (upstreams) and checked (clients).
         .target(name: "HTTPDNSCrypto", dependencies: ["COpenSSL"], swiftSettings: optimized),
         // DNS messages (RFC 1035) read and written by libknot, for RFC 8484 and the upstreams' replies.
@@ -53,13 +56,14 @@ let package = Package(
             swiftSettings: optimized),
         .executableTarget(
             name: "httpdnsd",
-            dependencies: ["HTTPDNSCore", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis"],
+            dependencies: ["HTTPDNSCore", "HTTPDNSConfig", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis"],
             swiftSettings: optimized
         ),
         .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore"], path: "Tests/HTTPDNSTestSupport"),
         .testTarget(name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto"]),
         .testTarget(name: "HTTPDNSWireTests", dependencies: ["HTTPDNSWire"]),
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSConfigTests", dependencies: ["HTTPDNSConfig", "HTTPDNSCore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSLoop", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSCore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSConfig
 import HTTPDNSCore
 import HTTPDNSRedis
 import HTTPDNSServer

@@ -135,7 +135,7 @@ public struct AccountConfig: Sendable, Equatable {
     /// TTL given to answers that carry none (system resolver, JSON `short=1`), seconds.
     public static let answerDefaultTTL: UInt32 = 60
 
-    static let keys: Set<String> = [
+    package static let keys: Set<String> = [
         "upstreams", "localDNSFallback", "localDNSServers", "cacheEnable", "cacheCountLimit", "maxCacheTTL",
         "maxNegativeCache", "ipv6Enable", "timeout", "persistentCacheIPEnabled", "discardRecordsHasExpiredFor",
         "accessKeyId", "accessKeySecret", "secretKey", "reuseExpiredIPEnabled", "maxStaleAge", "staleExcludeHosts",

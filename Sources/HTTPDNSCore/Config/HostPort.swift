@@ -1,21 +1,21 @@
 /// A `host:port` or `[IPv6]:port` value of the configuration, split into its parts (not checked:
 /// each caller says which hosts and ports it takes).
-struct HostPort {
+package struct HostPort {
     /// Why a value does not split.
-    enum Problem: Error {
+    package enum Problem: Error {
         /// `[` without `]:` after the address.
         case notBracketedWithPort
         /// No `:` at all.
         case noPort
     }
 
-    let host: Substring
-    let port: Substring
+    package let host: Substring
+    package let port: Substring
     /// The host was written in brackets (`[2001:db8::1]:53`).
     let bracketed: Bool
 
     /// The host before the last `:`, or inside the brackets before `]:`.
-    static func split<Text: StringProtocol>(_ text: Text) -> Result<HostPort, Problem> where Text.SubSequence == Substring {
+    package static func split<Text: StringProtocol>(_ text: Text) -> Result<HostPort, Problem> where Text.SubSequence == Substring {
         if text.hasPrefix("[") {
             guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else {
                 return .failure(.notBracketedWithPort)

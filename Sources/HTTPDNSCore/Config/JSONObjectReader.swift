@@ -2,11 +2,11 @@ import Foundation
 
 /// Reads typed values out of a decoded JSON object and names the key in every error, so a bad
 /// configuration is reported as `accounts.shop.timeout: must be a number of seconds > 0`.
-struct JSONObjectReader {
+package struct JSONObjectReader {
     let object: [String: Any]
     let path: String
 
-    init(_ object: [String: Any], path: String) {
+    package init(_ object: [String: Any], path: String) {
         self.object = object
         self.path = path
     }
@@ -15,7 +15,7 @@ struct JSONObjectReader {
 
     /// Fails on the first key not in `known`, and on a key whose value is `null`: a key is
     /// either given a value or left out (its default), never set to nothing.
-    func checkKeys(_ known: Set<String>) throws(ConfigError) {
+    package func checkKeys(_ known: Set<String>) throws(ConfigError) {
         for key in object.keys.sorted() where !known.contains(key) {
             throw ConfigError(key: keyPath(key), "unknown key (known keys: \(known.sorted().joined(separator: ", ")))")
         }
@@ -76,7 +76,7 @@ struct JSONObjectReader {
         return result
     }
 
-    func object(_ key: String) throws(ConfigError) -> [String: Any]? {
+    package func object(_ key: String) throws(ConfigError) -> [String: Any]? {
         guard let value = object[key], !(value is NSNull) else { return nil }
         guard let nested = value as? [String: Any] else { throw ConfigError(key: keyPath(key), "must be a JSON object") }
         return nested

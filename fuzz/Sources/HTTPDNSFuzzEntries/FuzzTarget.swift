@@ -5,6 +5,7 @@
 // compiles this module empty.
 #if DEBUG
     import Foundation
+    import HTTPDNSConfig
     @testable import HTTPDNSCore
     @testable import HTTPDNSServer
     @testable import HTTPDNSStore

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSCore
 
 /// Everything the service is started with: listener, limits, database, admin token and accounts.
 /// Read from the JSON file, then `HTTPDNS_*` environment variables, then flags (later wins).

@@ -1,8 +1,9 @@
 import Foundation
+import HTTPDNSCore
 import HTTPDNSTestSupport
 import Testing
 
-@testable import HTTPDNSCore
+@testable import HTTPDNSConfig
 
 /// docs/configuration.md is the reference of every setting: its tables hold exactly the keys,
 /// environment variables and flags the parser accepts (`ServiceConfig.settings`,

@@ -1,7 +1,8 @@
 import Foundation
+import HTTPDNSCore
 import Testing
 
-@testable import HTTPDNSCore
+@testable import HTTPDNSConfig
 
 /// `advertisedAddresses` (what the EMAS `/ss` path answers) and the account ids it reserves.
 @Suite struct AdvertisedAddressesConfigTests {

@@ -1,7 +1,8 @@
 import Foundation
+import HTTPDNSCore
 import Testing
 
-@testable import HTTPDNSCore
+@testable import HTTPDNSConfig
 
 @Suite struct ServiceConfigTests {
     private let path = "/etc/httpdnsd.json"

@@ -1,6 +1,7 @@
 import Foundation
+import HTTPDNSCore
 
-@testable import HTTPDNSCore
+@testable import HTTPDNSConfig
 
 /// Runs `ServiceConfig.load` against in-memory files and records which files were read.
 struct ConfigLoading {

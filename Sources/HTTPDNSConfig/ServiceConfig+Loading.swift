@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSCore
 
 /// Building a configuration from the command line, the environment and the config file.
 extension ServiceConfig {

@@ -1,7 +1,8 @@
 import Foundation
+import HTTPDNSCore
 import Testing
 
-@testable import HTTPDNSCore
+@testable import HTTPDNSConfig
 
 /// The service keys of the HTTPS, operations and plain listeners and the connection limits.
 @Suite struct ListenerSettingsTests {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSCore
 
 /// The value checks of the settings: each parses one text or throws a `ConfigError` naming
 /// the key.

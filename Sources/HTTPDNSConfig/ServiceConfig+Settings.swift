@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSCore
 
 /// The settings a service can be given: each one's file key, environment variable, flag, help
 /// and how its value is applied.
