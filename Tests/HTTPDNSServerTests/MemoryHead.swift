@@ -43,8 +43,8 @@ final class MemoryHead: RequestHead {
         return search.refused ? nil : search.found
     }
 
-    func header(_ name: StaticString) -> String? {
-        name.description.lowercased() == "accept" ? accept : nil
+    func header(_ name: StaticString) -> UnsafeRawBufferPointer? {
+        name.description.lowercased() == "accept" ? accept.map(copy) : nil
     }
 
     /// The same request as the full path sees it.

@@ -99,9 +99,14 @@ import Testing
 }
 
 @Suite struct PathSegmentsTests {
+    private func parsed(_ path: String) -> PathSegments {
+        var path = path
+        return path.withUTF8 { PathSegments(UnsafeRawBufferPointer($0)) }
+    }
+
     private func segments(_ path: String) -> [String] {
-        let parsed = PathSegments(path)
-        return (0..<min(parsed.count, PathSegments.capacity)).map { String(parsed[$0]) }
+        let parsed = parsed(path)
+        return (0..<min(parsed.count, PathSegments.capacity)).map { parsed.text($0, of: path) }
     }
 
     @Test func emptySegmentsAreSkippedLikeSplit() {
@@ -110,12 +115,20 @@ import Testing
         #expect(segments("/") == [])
         #expect(segments("") == [])
         #expect(segments("healthz") == ["healthz"])
+        #expect(segments("/h\u{e9}t\u{e9}/\u{1F600}") == ["h\u{e9}t\u{e9}", "\u{1F600}"])
     }
 
     @Test func morePathThanCapacityIsCountedAsTooLong() {
-        let parsed = PathSegments("/a/b/c/d/e/f")
-        #expect(parsed.count == PathSegments.capacity + 1)
-        #expect(parsed[3] == "d")
+        let path = "/a/b/c/d/e/f"
+        #expect(parsed(path).count == PathSegments.capacity + 1)
+        #expect(parsed(path).text(3, of: path) == "d")
+    }
+
+    @Test func onlyAPathWithOneSlashBeforeEachSegmentIsCanonical() {
+        for path in ["/", "/resolve", "/v1/default/resolve", "/a/b/c/d/e/f"] { #expect(parsed(path).isCanonical, "\(path)") }
+        for path in ["", "resolve", "//", "/resolve/", "//resolve", "/v1//default/resolve", "/v1/default/resolve/"] {
+            #expect(!parsed(path).isCanonical, "\(path)")
+        }
     }
 }
 
@@ -150,13 +163,17 @@ import Testing
     }
 }
 
-/// `RouteTable.routes(for:)` gives the rows of the one pattern that fits: of those that fit, the
-/// one with the most literal segments, first in the table on a tie; its rows in table order.
+/// `RouteMatcher.match` gives the rows of the one pattern that fits: of those that fit, the one
+/// with the most literal segments, first in the table on a tie; its rows in table order.
 @Suite struct RouteTablePrecedenceTests {
     /// The rule written out over the whole table.
-    static func definition(_ table: RouteTable, _ segments: PathSegments) -> [String] {
+    static func definition(_ table: RouteTable, _ path: String) -> [String] {
         func literals(_ route: Route) -> Int { route.pattern.count { if case .literal = $0 { true } else { false } } }
-        let fitting = table.routes.filter { $0.matches(segments) }
+        let segments = path.split(separator: "/").map(String.init)
+        let fitting = table.routes.filter { route in
+            route.pattern.count == segments.count
+                && zip(route.pattern, segments).allSatisfy { if case .literal(let text) = $0 { text == $1 } else { true } }
+        }
         guard let winner = fitting.max(by: { literals($0) < literals($1) }).map(literals) else { return [] }
         let pattern = fitting.first { literals($0) == winner }!.pattern
         return fitting.filter { $0.pattern == pattern }.map(Self.name)
@@ -167,11 +184,13 @@ import Testing
     @Test(arguments: [
         "/v1/accounts", "/v1/accounts/x", "/v1/accounts/accounts", "/v1/default/resolve", "/v1/accounts/resolve",
         "/v1/default/cache", "/v1/default/preload", "/v1/default/stats", "/default/d", "/resolve", "/dns-query",
-        "/v1/default/dns-query", "/healthz", "/readyz", "/metrics", "/v1/x/y/z", "/", "/v1",
+        "/v1/default/dns-query", "/healthz", "/readyz", "/metrics", "/v1/x/y/z", "/", "/v1", "/v1/default/cache/refresh",
+        "/v1/default/cache/refreshx", "/default/sign_d", "/default/ss", "/a/b/c/d/e",
     ])
     func theMostLiteralPatternWinsAndKeepsItsRowsInTableOrder(_ path: String) {
         let table = RouteTable.standard
-        let segments = PathSegments(path)
-        #expect(table.routes(for: segments).map(Self.name) == Self.definition(table, segments))
+        var bytes = path
+        let rows = bytes.withUTF8 { table.matcher.match(UnsafeRawBufferPointer($0)).map { Array($0.rows) } } ?? []
+        #expect(rows.map(Self.name) == Self.definition(table, path))
     }
 }

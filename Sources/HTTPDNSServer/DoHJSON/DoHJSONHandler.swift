@@ -66,7 +66,7 @@ extension HTTPDNSService {
     /// Nil for an invalid argument and `enc`; a signed request (`ak`, `ts` or `key`) runs the
     /// general signature check first. Other arguments are ignored, as on the general path.
     func fastDoHJSON<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
-        typealias Name = FastRoutes.DoHJSON
+        typealias Name = HitReader.DoHJSON
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let nameText = arguments[Name.name], nameText.count > 0,
             case .success(let family) = Self.dohJSONFamily(arguments[Name.type].map(Self.string)),
@@ -88,19 +88,27 @@ extension HTTPDNSService {
         }
     }
 
-    /// Whether a `GET /dns-query` is for the DoH JSON API (`Accept: application/dns-json`, as
-    /// Cloudflare's endpoint has it) rather than RFC 8484.
-    @Sendable static func asksForDNSJSON(_ request: HTTPRequest) -> Bool {
-        acceptsDNSJSON(request.accept)
-    }
-
-    /// Whether an `Accept` header lists `application/dns-json` (any case, any parameters).
-    static func acceptsDNSJSON(_ accept: String?) -> Bool {
-        guard let accept else { return false }
-        return accept.split(separator: ",").contains { range in
-            let type = range.split(separator: ";", omittingEmptySubsequences: false)[0].filter { $0 != " " && $0 != "\t" }
-            return type.lowercased() == "application/dns-json"
+    /// Whether an `Accept` header lists `application/dns-json` (any case, any parameters, spaces
+    /// and tabs anywhere in the media type ignored): a `GET /dns-query` that says so is for the
+    /// DoH JSON API, as Cloudflare's endpoint has it, rather than RFC 8484.
+    static func acceptsDNSJSON(_ accept: UnsafeRawBufferPointer) -> Bool {
+        let wanted: StaticString = "application/dns-json"
+        var matched = 0  // bytes of `wanted` matched so far in this element, -1 once it differs
+        var inParameters = false
+        for byte in accept {
+            switch byte {
+            case UInt8(ascii: ","):
+                if matched == wanted.utf8CodeUnitCount { return true }
+                (matched, inParameters) = (0, false)
+            case UInt8(ascii: ";"): inParameters = true
+            case UInt8(ascii: " "), UInt8(ascii: "\t"): continue
+            default:
+                guard !inParameters, matched >= 0 else { continue }
+                let lower = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                matched = matched < wanted.utf8CodeUnitCount && wanted.utf8Start[matched] == lower ? matched + 1 : -1
+            }
         }
+        return matched == wanted.utf8CodeUnitCount
     }
 
     /// The family of a `type` argument: absent or empty is A; `A`/`1`, `AAAA`/`28` (any case).

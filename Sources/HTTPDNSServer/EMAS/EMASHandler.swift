@@ -56,7 +56,7 @@ extension HTTPDNSService {
     /// else: both families, an invalid argument, `enc`. Other arguments are ignored, as on the
     /// general path. `sign_d` always runs the general signature check.
     func fastEMAS<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
-        typealias Name = FastRoutes.EMAS
+        typealias Name = HitReader.EMAS
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let hostText = arguments[Name.host], hostText.count > 0,
             case .success(let families) = Self.emasFamilies(arguments[Name.query].map(Self.string)), families.count == 1
@@ -67,7 +67,7 @@ extension HTTPDNSService {
             ip: arguments[Name.ip].map(Self.string), forwardedFor: fastForwardedFor(head), peer: head.peerAddress,
             options: options)
         let family = families[0]
-        let needsAdmit = request.route.pointee.route.access == .emasSigned || options.hasClientKeys || options.hasAESKey
+        let needsAdmit = request.route.pointee.access == .emasSigned || options.hasClientKeys || options.hasAESKey
         return fastAnswer(head, request, host: hostText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
             EMASRendering.fastSingle(host: host, family: family, answer: answer, clientIP: clientIP)
         }

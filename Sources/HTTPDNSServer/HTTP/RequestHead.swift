@@ -26,8 +26,8 @@ public protocol RequestHead {
     /// `HTTPRequest.forwardedFor`; read by the fast path only when trusted proxies are configured).
     var forwardedFor: String? { get }
     /// The first value of a request header, nil when absent (read by the fast path only where a
-    /// route depends on one: `Accept` of `/dns-query`).
-    func header(_ name: StaticString) -> String?
+    /// route depends on one: `Accept` of `/dns-query`), borrowed as the rest of the head.
+    func header(_ name: StaticString) -> UnsafeRawBufferPointer?
     /// The request as the general path builds it (everything copied; no body, listener `.main`:
     /// the fast path serves the main listeners only), for the steps of the general pipeline the
     /// fast path runs on accounts with client keys or an `aesSecretKey`.
@@ -157,9 +157,9 @@ public struct ConnectionHead: RequestHead {
     public var forwardedFor: String? { HTTPRequest.forwardedFor(connection) }
 
     /// `MHD_lookup_connection_value` of a header.
-    public func header(_ name: StaticString) -> String? {
+    public func header(_ name: StaticString) -> UnsafeRawBufferPointer? {
         MHD_lookup_connection_value(connection, .HEADER_KIND, UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self))
-            .map { String(cString: $0) }
+            .map { UnsafeRawBufferPointer(start: $0, count: strlen($0)) }
     }
 }
 

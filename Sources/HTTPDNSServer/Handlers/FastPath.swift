@@ -4,11 +4,11 @@ import HTTPDNSCore
     import Glibc
 #endif
 
-/// A route the fast path answers cache hits of: its row of the route table (access, format,
-/// endpoint, request-duration slots), and the query arguments it reads.
-struct FastRoute: Sendable {
-    /// Which wire format's question the fast path reads (each has its own reader beside its
-    /// general handler, and calls its format's one writer).
+/// How a route's cached hit is read from the borrowed request head (`Route.hit`): which format's
+/// reader takes it, and the query arguments that reader reads. Built once with the route table.
+struct HitReader: Sendable {
+    /// Which wire format's question the reader reads (each has its own reader beside its general
+    /// handler, and calls its format's one writer).
     enum Kind: Sendable {
         /// `GET /v1/{account}/resolve` (`ResolveHandler.swift`).
         case v1Resolve
@@ -21,24 +21,8 @@ struct FastRoute: Sendable {
     }
 
     let kind: Kind
-    let route: Route
     /// What the format reads; the first is the name or message asked for.
     let names: ArgumentNames
-}
-
-/// The routes of `RouteTable.standard` the fast path serves, found once (when the service is
-/// made): each request on the fast path picks one by its path alone (and `Accept` for
-/// `/dns-query`), before any string is made. They are kept in memory of their own, for the
-/// service's life, and handed to a request as a pointer: a `FastRoute` holds references (its
-/// route's handler and texts, the argument names), and a copy of one per request cost their
-/// retains and releases and two struct copies (about 800 instructions a hit, callgrind).
-final class FastRoutes: @unchecked Sendable {
-    /// The routes, written in `init` and never changed (hence `@unchecked Sendable`).
-    private let routes: UnsafeMutableBufferPointer<FastRoute>
-
-    private enum Index: Int, CaseIterable {
-        case v1Resolve, emasD, emasSignD, dohJSON, dohJSONAtDNSQuery, rfc8484, rfc8484Account
-    }
 
     /// The positions of the arguments each kind reads in its `names`.
     enum V1 { static let host = 0, type = 1, clientIP = 2, short = 3, enc = 4 }
@@ -46,66 +30,16 @@ final class FastRoutes: @unchecked Sendable {
     enum DoHJSON { static let name = 0, type = 1, short = 2, subnet = 3, uid = 4, enc = 5, ak = 6, ts = 7, key = 8 }
     enum RFC8484 { static let dns = 0, enc = 1, clientIP = 2 }
 
-    init(_ table: RouteTable) {
+    init(_ kind: Kind) {
+        self.kind = kind
+        switch kind {
         // v1 reads the signature v1 arguments too, so that anything else is an unknown argument
         // (refused by the general path).
-        let v1Names = ArgumentNames("host", "type", "client_ip", "short", "enc", "kid", "t", "sign")
-        let emasNames = ArgumentNames("host", "query", "ip", "enc")
-        let jsonNames = ArgumentNames("name", "type", "short", "edns_client_subnet", "uid", "enc", "ak", "ts", "key")
-        let messageNames = ArgumentNames("dns", "enc", "client_ip")
-        routes = .allocate(capacity: Index.allCases.count)
-        for index in Index.allCases {
-            let route =
-                switch index {
-                case .v1Resolve:
-                    FastRoute(kind: .v1Resolve, route: table.route("GET", "/v1/{account}/resolve", format: .v1), names: v1Names)
-                case .emasD: FastRoute(kind: .emas, route: table.route("GET", "/{account}/d", format: .emas), names: emasNames)
-                case .emasSignD: FastRoute(kind: .emas, route: table.route("GET", "/{account}/sign_d", format: .emas), names: emasNames)
-                case .dohJSON: FastRoute(kind: .dohJSON, route: table.route("GET", "/resolve", format: .json), names: jsonNames)
-                case .dohJSONAtDNSQuery: FastRoute(kind: .dohJSON, route: table.route("GET", "/dns-query", format: .json), names: jsonNames)
-                case .rfc8484: FastRoute(kind: .rfc8484, route: table.route("GET", "/dns-query", format: .rfc8484), names: messageNames)
-                case .rfc8484Account:
-                    FastRoute(kind: .rfc8484, route: table.route("GET", "/v1/{account}/dns-query", format: .rfc8484), names: messageNames)
-                }
-            (routes.baseAddress! + index.rawValue).initialize(to: route)
+        case .v1Resolve: names = ArgumentNames("host", "type", "client_ip", "short", "enc", "kid", "t", "sign")
+        case .emas: names = ArgumentNames("host", "query", "ip", "enc")
+        case .dohJSON: names = ArgumentNames("name", "type", "short", "edns_client_subnet", "uid", "enc", "ak", "ts", "key")
+        case .rfc8484: names = ArgumentNames("dns", "enc", "client_ip")
         }
-    }
-
-    deinit {
-        routes.deinitialize()
-        routes.deallocate()
-    }
-
-    /// The route at `index`, valid as long as this object.
-    private subscript(index: Index) -> UnsafePointer<FastRoute> { UnsafePointer(routes.baseAddress! + index.rawValue) }
-
-    /// The fast route of a path (valid as long as this object), with the account its path names
-    /// (nil for routes whose account is an argument or fixed). Only paths the router serves by
-    /// exactly that row are taken: anything else (a trailing `/`, more segments) is left to the
-    /// router.
-    func match<Head: RequestHead>(_ head: Head) -> (UnsafePointer<FastRoute>, UnsafeRawBufferPointer?)? {
-        let path = head.path
-        if path.equals("/resolve") { return (self[.dohJSON], nil) }
-        if path.equals("/dns-query") {
-            return (self[head.header("Accept").map(HTTPDNSService.acceptsDNSJSON) == true ? .dohJSONAtDNSQuery : .rfc8484], nil)
-        }
-        // `/{first}/{second}` or `/v1/{account}/{third}`: segments without a `/` in them.
-        guard path.count > 1, path[0] == UInt8(ascii: "/") else { return nil }
-        let rest = UnsafeRawBufferPointer(rebasing: path[1...])
-        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")), slash > 0 else { return nil }
-        let first = UnsafeRawBufferPointer(rebasing: rest[..<slash])
-        let tail = UnsafeRawBufferPointer(rebasing: rest[(slash + 1)...])
-        if let next = tail.firstIndex(of: UInt8(ascii: "/")) {
-            guard first.equals("v1"), next > 0 else { return nil }
-            let account = UnsafeRawBufferPointer(rebasing: tail[..<next])
-            let last = UnsafeRawBufferPointer(rebasing: tail[(next + 1)...])
-            if last.equals("resolve") { return (self[.v1Resolve], account) }
-            if last.equals("dns-query") { return (self[.rfc8484Account], account) }
-            return nil
-        }
-        if tail.equals("d") { return (self[.emasD], first) }
-        if tail.equals("sign_d") { return (self[.emasSignD], first) }
-        return nil
     }
 }
 
@@ -115,8 +49,8 @@ final class FastRoutes: @unchecked Sendable {
 /// `FastRequest<ConnectionHead>`'s accessor took four runtime-cache lookups a hit (about 1 300
 /// instructions, callgrind).
 struct FastRequest {
-    /// The route (the service's `FastRoutes` keeps it alive).
-    let route: UnsafePointer<FastRoute>
+    /// The route's row (the route table keeps it alive); it has a `hit` reader.
+    let route: UnsafePointer<Route>
     let account: UnsafeRawBufferPointer
     let arguments: RequestArguments
     let engine: ResolverEngine
@@ -126,38 +60,60 @@ struct FastRequest {
 }
 
 extension HTTPDNSService {
-    /// The fast path for `HTTPServer`: a cache hit of one of `FastRoutes` (one name, one family),
-    /// read from the borrowed request (no `HTTPRequest`, no router), answered by its format's
-    /// one writer. It answers exactly what `handle` would, or returns nil and leaves the request
-    /// to `handle`: for anything else, any invalid or unusual argument (so the general path
-    /// writes the error), and a miss. For accounts with `ispEnable` each format's reader picks
-    /// the client network with the general path's own parts (its format's client address
-    /// argument, the Client Subnet of an RFC 8484 query, else the peer after the trusted-proxy
-    /// rule, `X-Forwarded-For` included) and looks the hit up under that network. For accounts with client keys or an `aesSecretKey`, and for signed
-    /// requests, it runs the general pipeline's own steps on a copy of the request
-    /// (`fastPathAdmits`) and answers only what they let through unchanged: a refused signature
-    /// or role, an encrypted request (its answer is sealed) and a plain one refused by
-    /// `requireEncryption` are left to `handle`, which runs the same steps again and writes the
-    /// answer.
+    /// The fast path for `HTTPServer`: a cache hit (one name, one family) of a route whose row
+    /// has a hit reader (`Route.hit`), found by the route table's one matcher, read from the
+    /// borrowed request (no `HTTPRequest`), answered by its format's one writer. It answers
+    /// exactly what `handle` would, or returns nil and leaves the request to `handle`: for
+    /// anything else, any invalid or unusual argument (so the general path writes the error),
+    /// and a miss. For accounts with `ispEnable` each format's reader picks the client network
+    /// with the general path's own parts (its format's client address argument, the Client
+    /// Subnet of an RFC 8484 query, else the peer after the trusted-proxy rule, `X-Forwarded-For`
+    /// included) and looks the hit up under that network. For accounts with client keys or an
+    /// `aesSecretKey`, and for signed requests, it runs the general pipeline's own steps on a copy
+    /// of the request (`fastPathAdmits`) and answers only what they let through unchanged: a
+    /// refused signature or role, an encrypted request (its answer is sealed) and a plain one
+    /// refused by `requireEncryption` are left to `handle`, which runs the same steps again and
+    /// writes the answer.
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
-        guard head.method.equals("GET"), let (fast, pathAccount) = fastRoutes.match(head),
-            let arguments = head.arguments(fast.pointee.names)
+        guard head.method.equals("GET"), let (route, pathAccount) = hitRoute(head), let hit = route.pointee.hit,
+            let arguments = head.arguments(hit.names)
         else { return nil }
         let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
         // The DoH JSON API names its account with `uid` (`default` when absent).
-        let account = pathAccount ?? (fast.pointee.kind == .dohJSON ? arguments[FastRoutes.DoHJSON.uid] : nil) ?? Self.defaultAccount
+        let account = pathAccount ?? (hit.kind == .dohJSON ? arguments[HitReader.DoHJSON.uid] : nil) ?? Self.defaultAccount
         var response: FastResponse?
         registry.withEngine(utf8: account) { engine in
             let options = engine.lookupOptions
             response = fastAnswer(
-                head, FastRequest(route: fast, account: account, arguments: arguments, engine: engine, options: options, started: started))
+                head, FastRequest(route: route, account: account, arguments: arguments, engine: engine, options: options, started: started))
         }
         return response
     }
 
+    /// The row of the route table that serves `head` (a `GET`), when that row has a hit reader,
+    /// with the account its path names (nil for routes whose account is an argument or fixed).
+    /// Found by the table's one matcher, as the general path finds it; only a path written
+    /// canonically (no `//`, no trailing `/`) is taken: others are left to the general path.
+    private func hitRoute<Head: RequestHead>(_ head: Head) -> (UnsafePointer<Route>, UnsafeRawBufferPointer?)? {
+        let path = head.path
+        guard let found = routeMatcher.match(path), found.segments.isCanonical else { return nil }
+        // The first GET row that accepts the request, as `route` picks it (a row with a hit
+        // reader is a GET row); `Accept` is read only for a row that depends on it.
+        for index in found.rows.indices {
+            let row = found.rows.baseAddress! + index
+            let hasHit = row.pointee.hit != nil
+            guard hasHit || row.pointee.method == "GET",
+                row.pointee.condition == nil || row.pointee.accepts(accept: head.header("Accept"))
+            else { continue }
+            guard hasHit else { return nil }
+            return (row, row.pointee.accountIndex.map { found.segments.bytes($0, of: path) })
+        }
+        return nil
+    }
+
     /// The hit of `request` in its format, or nil.
     private func fastAnswer<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
-        switch request.route.pointee.kind {
+        switch request.route.pointee.hit!.kind {
         case .v1Resolve: fastV1Resolve(head, request)
         case .emas: fastEMAS(head, request)
         case .dohJSON: fastDoHJSON(head, request)
@@ -185,17 +141,17 @@ extension HTTPDNSService {
     ) -> FastResponse? {
         let admission = fastPathAdmission(head, account: request.account, options: request.options)
         if case .toGeneralPath = admission { return nil }
-        guard !needsAdmit || fastPathAdmits(head, route: request.route.pointee.route, engine: request.engine),
+        guard !needsAdmit || fastPathAdmits(head, route: request.route.pointee, engine: request.engine),
             var response = fastLookup(hostText, family, network, request.engine, write)
         else {
             fastPathRefund(admission, account: request.account)
             return nil
         }
-        response.endpoint = request.route.pointee.route.endpoint
+        response.endpoint = request.route.pointee.endpoint
         response.account = request.account
         if request.started != 0 {
             request.engine.metrics.requestDurationRecorder.record(
-                slot: RequestDurations.slot(request.route.pointee.route, source: response.source),
+                slot: RequestDurations.slot(request.route.pointee, source: response.source),
                 nanoseconds: MonotonicClock.nanoseconds() &- request.started)
         }
         return response

@@ -187,7 +187,7 @@ extension HTTPDNSService {
     /// answer: an invalid parameter, an argument the route does not read (refused there), an
     /// encrypted request (`enc`, opened or refused by the general path only).
     func fastV1Resolve<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
-        typealias Name = FastRoutes.V1
+        typealias Name = HitReader.V1
         let arguments = request.arguments, options = request.options
         // The host's bytes are checked by the lookup (the cache holds valid names only) and `HostName`.
         guard arguments.others == 0, arguments[Name.enc] == nil, let hostText = arguments[Name.host],

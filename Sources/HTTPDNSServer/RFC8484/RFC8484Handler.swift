@@ -76,7 +76,7 @@ extension HTTPDNSService {
     /// (counted by the general path), one longer than `fastMessageCapacity`, a question that is
     /// forwarded, `enc`.
     func fastDNSMessage<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
-        typealias Name = FastRoutes.RFC8484
+        typealias Name = HitReader.RFC8484
         guard request.arguments[Name.enc] == nil, var text = request.arguments[Name.dns] else { return nil }
         // Padding tolerated, as `dnsMessageBytes` does.
         while text.last == UInt8(ascii: "=") { text = UnsafeRawBufferPointer(rebasing: text.dropLast()) }

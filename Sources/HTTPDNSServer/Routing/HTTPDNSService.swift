@@ -56,8 +56,8 @@ public final class HTTPDNSService: Sendable {
     let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
     /// `limits.requestDurations`, read on every request.
     let recordsRequestDurations: Bool
-    /// The routes the fast path answers hits of (`fastResponse`), found once.
-    let fastRoutes = FastRoutes(.standard)
+    /// The route table's matcher, held here so that a request reaches it without a copy of the table.
+    let routeMatcher = RouteTable.standard.matcher
     /// Durations of tenant requests to no known account (in the totals only).
     let unknownAccountDurations = DurationHistograms(slots: EngineMetrics.requestDurationSlots)
     /// Which accounts had lookups since the last scrape (`metricsAccounts: active`).
@@ -165,10 +165,10 @@ public final class HTTPDNSService: Sendable {
     }
 
     private func route(_ request: HTTPRequest, _ routed: inout Routed) -> HandlerResult {
-        let segments = PathSegments(request.path)
-        let rows = RouteTable.standard.routes(for: segments).filter {
-            $0.surface.serves(request.listener, separate: limits.separateOpsListener)
-        }
+        var path = request.path
+        let found = path.withUTF8 { routeMatcher.match(UnsafeRawBufferPointer($0)) }
+        let segments = found?.segments ?? PathSegments(UnsafeRawBufferPointer(start: nil, count: 0))
+        let rows = found.map { $0.rows.filter { $0.surface.serves(request.listener, separate: limits.separateOpsListener) } } ?? []
         guard !rows.isEmpty else {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
@@ -200,7 +200,7 @@ public final class HTTPDNSService: Sendable {
                 }
             }
         }
-        if let index = first.idIndex { match.id = String(segments[index]) }
+        if let index = first.idIndex { match.id = segments.text(index, of: request.path) }
         guard let route = served else {
             let allowed = rows.map(\.method).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             return .response(first.format.response(methodNotAllowed(allowed.joined(separator: ", "))))
@@ -300,54 +300,5 @@ public final class HTTPDNSService: Sendable {
 
     func methodNotAllowed(_ allow: String) -> APIError {
         APIError(.methodNotAllowed, "allowed methods: \(allow)", headers: [("Allow", allow)])
-    }
-}
-
-/// The non-empty `/`-separated segments of a path, without an array: routing runs on every
-/// request. Segments are kept as index ranges of the path (no reference counting until one is
-/// read). Paths with more than `capacity` segments report `count` as `capacity + 1`.
-struct PathSegments {
-    static let capacity = 4
-    private(set) var count = 0
-    private let path: String
-    private var ranges: (Range<String.Index>, Range<String.Index>, Range<String.Index>, Range<String.Index>)
-
-    init(_ path: String) {
-        self.path = path
-        let empty = path.startIndex..<path.startIndex
-        ranges = (empty, empty, empty, empty)
-        var start: String.Index?
-        var index = path.startIndex
-        let utf8 = path.utf8
-        while index < path.endIndex {
-            if utf8[index] == UInt8(ascii: "/") {
-                if let first = start { append(first..<index) }
-                start = nil
-            } else if start == nil {
-                start = index
-            }
-            index = utf8.index(after: index)
-        }
-        if let first = start { append(first..<path.endIndex) }
-    }
-
-    private mutating func append(_ range: Range<String.Index>) {
-        switch count {
-        case 0: ranges.0 = range
-        case 1: ranges.1 = range
-        case 2: ranges.2 = range
-        case 3: ranges.3 = range
-        default: break
-        }
-        count = min(count + 1, Self.capacity + 1)
-    }
-
-    subscript(index: Int) -> Substring {
-        switch index {
-        case 0: path[ranges.0]
-        case 1: path[ranges.1]
-        case 2: path[ranges.2]
-        default: path[ranges.3]
-        }
     }
 }

@@ -83,6 +83,10 @@ struct Route: Sendable {
     /// The path pattern as written (`/v1/{account}/resolve`): the `endpoint` label of `/metrics`.
     let path: String
     let pattern: [Segment]
+    /// The index of the `{account}` segment, if the pattern has one.
+    let accountIndex: Int?
+    /// The index of the `{id}` segment, if the pattern has one.
+    let idIndex: Int?
     /// The position of the route's path among the table's endpoints (`RouteTable.endpoints`),
     /// and, for a route with an account, its position among those (`RouteTable.tenantRoutes`):
     /// how `/metrics` numbers its counters and histograms. Set by `RouteTable`.
@@ -100,16 +104,21 @@ struct Route: Sendable {
     let fixedAccount: String?
     /// When set, the row serves only requests it accepts; another row of the same path and
     /// method serves the rest (`/dns-query` by `Accept`).
-    let condition: (@Sendable (HTTPRequest) -> Bool)?
+    let condition: Condition?
+    /// How a cached hit of this row is read from the borrowed request head (`fastResponse`);
+    /// nil for rows whose requests always take the general path.
+    let hit: HitReader?
     /// The query arguments the route reads, any other refused; nil: not checked (`RouteArguments`).
     let arguments: RouteArguments.Allowed?
     let handler: Handler
 
     init(
         _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat = .v1,
-        accountArgument: String? = nil, account fixedAccount: String? = nil, when condition: (@Sendable (HTTPRequest) -> Bool)? = nil,
-        _ handler: @escaping Handler
+        accountArgument: String? = nil, account fixedAccount: String? = nil, when condition: Condition? = nil,
+        hit: HitReader.Kind? = nil, _ handler: @escaping Handler
     ) {
+        precondition(hit == nil || method == "GET", "only GET rows have a hit reader")
+        self.hit = hit.map(HitReader.init)
         self.format = format
         self.accountArgument = accountArgument
         self.fixedAccount = fixedAccount
@@ -124,6 +133,8 @@ struct Route: Sendable {
             default: .literal(String(segment))
             }
         }
+        self.accountIndex = pattern.firstIndex(of: .account)
+        self.idIndex = pattern.firstIndex(of: .id)
         self.surface = surface
         self.access = access
         self.handler = handler
@@ -136,30 +147,35 @@ struct Route: Sendable {
         access == .client(.manage) && (method == "POST" || method == "DELETE")
     }
 
-    /// Whether `segments` fit the pattern (an `{account}` or `{id}` fits any segment).
-    func matches(_ segments: PathSegments) -> Bool {
-        guard segments.count == pattern.count else { return false }
-        for (index, segment) in pattern.enumerated() {
-            if case .literal(let text) = segment, segments[index] != text { return false }
-        }
-        return true
+    /// Whether this row serves `request` (its method aside): always, unless it has a `condition`.
+    func accepts(_ request: HTTPRequest) -> Bool {
+        guard let condition else { return true }
+        var accept = request.accept
+        return accept?.withUTF8 { condition.accepts(accept: UnsafeRawBufferPointer($0)) } ?? condition.accepts(accept: nil)
     }
 
-    /// The index of the `{account}` segment, if the pattern has one.
-    var accountIndex: Int? { pattern.firstIndex(of: .account) }
+    /// Whether this row serves a request whose `Accept` header is `accept` (its method aside).
+    func accepts(accept: UnsafeRawBufferPointer?) -> Bool { condition?.accepts(accept: accept) ?? true }
 
-    /// Whether this row serves `request` (its method aside): always, unless it has a `condition`.
-    func accepts(_ request: HTTPRequest) -> Bool { condition?(request) ?? true }
+    /// What tells two rows of one path and method apart.
+    enum Condition: Sendable {
+        /// `Accept` lists `application/dns-json` (`HTTPDNSService.acceptsDNSJSON`).
+        case acceptsDNSJSON
+
+        func accepts(accept: UnsafeRawBufferPointer?) -> Bool {
+            switch self {
+            case .acceptsDNSJSON: accept.map(HTTPDNSService.acceptsDNSJSON) ?? false
+            }
+        }
+    }
 
     /// The account a request to this route names: its `{account}` segment, its `fixedAccount`,
     /// or its `accountArgument` (`default` when the request has none); nil for routes without
     /// an account.
-    func account(_ segments: PathSegments, _ request: HTTPRequest) -> Substring? {
-        if let index = accountIndex { return segments[index] }
-        if let fixedAccount { return Substring(fixedAccount) }
-        return accountArgument.map { Substring(request.query[$0] ?? "default") }
+    func account(_ segments: PathSegments, _ request: HTTPRequest) -> String? {
+        if let index = accountIndex { return segments.text(index, of: request.path) }
+        if let fixedAccount { return fixedAccount }
+        return accountArgument.map { request.query[$0] ?? "default" }
     }
 
-    /// The index of the `{id}` segment, if the pattern has one.
-    var idIndex: Int? { pattern.firstIndex(of: .id) }
 }

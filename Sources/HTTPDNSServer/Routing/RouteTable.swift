@@ -1,6 +1,7 @@
-/// Every endpoint of the service, built once. `HTTPDNSService.handle` finds a request's rows by
-/// path, then by listener and method; the rows of one path are listed in the order their methods
-/// appear in `Allow`.
+/// Every endpoint of the service, built once: the only place routes exist. Its `matcher` finds a
+/// request's rows by path, for `HTTPDNSService.handle` (which then picks one by listener and
+/// method) and for the cached hit (`fastResponse`, which takes the row's hit reader); the rows of
+/// one path are listed in the order their methods appear in `Allow`.
 struct RouteTable: Sendable {
     let routes: [Route]
     /// The distinct paths, in table order, after `other` (requests no route matched): the
@@ -9,10 +10,8 @@ struct RouteTable: Sendable {
     /// The routes of paths with an account (the tenant API of every wire format), numbered by
     /// `Route.tenantIndex`: what request durations are recorded per.
     let tenantRoutes: [Route]
-    /// The rows of each distinct pattern, in table order, and each pattern's number of literal
-    /// segments: `routes(for:)` picks a group and copies no row.
-    private let patternGroups: [[Route]]
-    private let groupLiterals: [Int]
+    /// Finds the rows of a request's path, for the general path and the cached hit alike.
+    let matcher: RouteMatcher
 
     /// `endpoints[0]`: requests no route matched.
     static let otherEndpoint = 0
@@ -39,20 +38,10 @@ struct RouteTable: Sendable {
         self.routes = numbered
         self.endpoints = endpoints
         self.tenantRoutes = tenant
-        var groups: [[Route]] = []
-        for route in numbered {
-            if let index = groups.firstIndex(where: { $0[0].pattern == route.pattern }) {
-                groups[index].append(route)
-            } else {
-                groups.append([route])
-            }
-        }
-        patternGroups = groups
-        groupLiterals = groups.map { $0[0].literalCount }
+        matcher = RouteMatcher(numbered)
     }
 
-    /// The row of `method`, `path` and `format`, which must be in the table (the fast path's
-    /// rows, `FastRoutes`, are found with it once).
+    /// The row of `method`, `path` and `format`, which must be in the table.
     func route(_ method: String, _ path: String, format: WireFormat = .v1) -> Route {
         routes.first { $0.method == method && $0.path == path && $0.format == format }!
     }
@@ -67,7 +56,7 @@ struct RouteTable: Sendable {
             service.putAccount(match.id!, request: match.request)
         },
         Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { service, match in service.deleteAccount(match.id!, request: match.request) },
-        Route("GET", "/v1/{account}/resolve", .main, .client(.resolve)) { service, match in
+        Route("GET", "/v1/{account}/resolve", .main, .client(.resolve), hit: .v1Resolve) { service, match in
             service.resolve(match.request, engine: match.engine!)
         },
         Route("GET", "/v1/{account}/cache", .main, .clientResolveWithArgument("host")) { service, match in
@@ -86,10 +75,10 @@ struct RouteTable: Sendable {
             .response(service.cacheRefresh(match.engine!))
         },
         // The EMAS HTTPDNS API (docs/emas.md): refusals in its error format.
-        Route("GET", "/{account}/d", .main, .client(.resolve), format: .emas) { service, match in
+        Route("GET", "/{account}/d", .main, .client(.resolve), format: .emas, hit: .emas) { service, match in
             service.emasResolve(match.request, engine: match.engine!, batch: false)
         },
-        Route("GET", "/{account}/sign_d", .main, .emasSigned, format: .emas) { service, match in
+        Route("GET", "/{account}/sign_d", .main, .emasSigned, format: .emas, hit: .emas) { service, match in
             service.emasResolve(match.request, engine: match.engine!, batch: false)
         },
         Route("GET", "/{account}/resolve", .main, .client(.resolve), format: .emas) { service, match in
@@ -100,41 +89,24 @@ struct RouteTable: Sendable {
         },
         Route("GET", "/{account}/ss", .main, .anyone, format: .emas) { service, _ in .response(service.emasServiceAddresses()) },
         // The DoH JSON API (docs/doh-json.md): the account named by `uid`, refusals in its format.
-        Route("GET", "/resolve", .main, .dohJSON, format: .json, accountArgument: "uid") { service, match in
+        Route("GET", "/resolve", .main, .dohJSON, format: .json, accountArgument: "uid", hit: .dohJSON) { service, match in
             service.dohJSONResolve(match.request, engine: match.engine!)
         },
-        Route("GET", "/dns-query", .main, .dohJSON, format: .json, accountArgument: "uid", when: HTTPDNSService.asksForDNSJSON) {
+        Route("GET", "/dns-query", .main, .dohJSON, format: .json, accountArgument: "uid", when: .acceptsDNSJSON, hit: .dohJSON) {
             service, match in service.dohJSONResolve(match.request, engine: match.engine!)
         },
         // RFC 8484 (docs/rfc8484.md): DNS messages, `/dns-query` for the default account.
-        Route("GET", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default") { service, match in
+        Route("GET", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default", hit: .rfc8484) { service, match in
             service.dnsMessage(match.request, engine: match.engine!)
         },
         Route("POST", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default") { service, match in
             service.dnsMessage(match.request, engine: match.engine!)
         },
-        Route("GET", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484) { service, match in
+        Route("GET", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484, hit: .rfc8484) { service, match in
             service.dnsMessage(match.request, engine: match.engine!)
         },
         Route("POST", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484) { service, match in
             service.dnsMessage(match.request, engine: match.engine!)
         },
     ])
-
-    /// The rows of the one pattern that fits `segments`, in table order. Where several patterns
-    /// fit, the one with the most literal segments wins, and among those the first in the table:
-    /// `/v1/accounts/x` is the admin API, never the tenant API of an account named `accounts`.
-    func routes(for segments: PathSegments) -> [Route] {
-        var best: Int?
-        for index in patternGroups.indices where patternGroups[index][0].matches(segments) {
-            if best.map({ groupLiterals[index] > groupLiterals[$0] }) ?? true { best = index }
-        }
-        return best.map { patternGroups[$0] } ?? []
-    }
-}
-
-extension Route {
-    fileprivate var literalCount: Int {
-        pattern.count { if case .literal = $0 { true } else { false } }
-    }
 }
