@@ -153,6 +153,23 @@ import Testing
         #expect(fixture.engine.metrics.clientRateRefusals.value == 1)
     }
 
+    /// Behind a trusted proxy, the hit charges the client `X-Forwarded-For` names, as the general
+    /// path does: each client has its own bucket, and the general path sees the same tokens.
+    @Test func behindATrustedProxyTheHitChargesTheForwardedClient() {
+        let fixture = fixture(rate: 1, burst: 1, trustedProxies: [CIDR("10.0.0.0/8")!])
+        func head(_ client: String) -> MemoryHead {
+            MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")], peer: "10.0.0.9", forwardedFor: client)
+        }
+        #expect(answered(fixture, head("192.0.2.7")))
+        #expect(answered(fixture, head("192.0.2.8")))
+        #expect(!answered(fixture, head("192.0.2.7")))
+        #expect(Exchange(fixture.handle(head("192.0.2.7").request())).status == 429)
+        // An untrusted peer's header is not read: its own address is charged.
+        let direct = MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")], peer: "192.0.2.50", forwardedFor: "192.0.2.9")
+        #expect(answered(fixture, direct))
+        #expect(answered(fixture, head("192.0.2.9")))
+    }
+
     @Test func withLimitsOffTheFastPathAnswersEveryHit() {
         let fixture = fixture(rate: 0, burst: 0)
         let head = MemoryHead("GET", "/v1/default/resolve", [("host", "www.example.test")], peer: "192.0.2.50")

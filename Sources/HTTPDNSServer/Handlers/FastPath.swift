@@ -139,12 +139,14 @@ extension HTTPDNSService {
         _ head: Head, _ request: FastRequest, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
         needsAdmit: Bool, write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResponse? {
-        let admission = fastPathAdmission(head, account: request.account, options: request.options)
-        if case .toGeneralPath = admission { return nil }
+        let limit = limitDecision(
+            peer: { head.peerAddress }, forwardedFor: { head.forwardedFor }, account: request.account, options: request.options)
+        // A refused client is answered by the general path, which runs the same step and writes the 429.
+        if case .refused = limit { return nil }
         guard !needsAdmit || fastPathAdmits(head, route: request.route.pointee, engine: request.engine),
             var response = fastLookup(hostText, family, network, request.engine, write)
         else {
-            fastPathRefund(admission, account: request.account)
+            refund(limit, account: request.account)
             return nil
         }
         response.endpoint = request.route.pointee.endpoint

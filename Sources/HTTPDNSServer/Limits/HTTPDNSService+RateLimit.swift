@@ -19,45 +19,51 @@ extension HTTPDNSService {
             burst: options.rateBurst ?? (options.rateLimit == nil ? limits.clientRate.burst : 0))
     }
 
+    /// What the limit step decided for one tenant request, before any authentication work or
+    /// cache lookup.
+    enum LimitDecision {
+        /// No limit applies: nothing was taken.
+        case free
+        /// A token was taken from this client's bucket: given back (`refund`) by a cached hit
+        /// that is left to the general path after all, which then charges the request itself.
+        case charged(PeerAddress, ClientRateLimiter.Rate)
+        /// The client is over its rate: 429 with `Retry-After` (`refusal`).
+        case refused(retryAfter: Int, ClientRateLimiter.Rate)
+    }
+
+    /// The limit step of every tenant request, the general path's and the cached hit's: the
+    /// client (the peer, or the address `X-Forwarded-For` names when the peer is a trusted
+    /// proxy; `peer` is read only when a limit applies, `forwardedFor` only for a trusted proxy) takes one token of its bucket for `account` (the
+    /// empty name: requests to no known account, which share one bucket per client), at the rate
+    /// of the account whose `options` these are (nil: the service's).
+    func limitDecision(
+        peer: () -> PeerAddress?, forwardedFor: () -> String?, account: UnsafeRawBufferPointer, options: ResolverEngine.LookupOptions?
+    ) -> LimitDecision {
+        let rate = clientRate(options)
+        guard rate.isLimited, let peer = peer() else { return .free }
+        let client = limits.clientKeying.key(clientPeer(peer, forwardedFor: forwardedFor))
+        switch rateLimiter.take(account: account, address: client, rate: rate) {
+        case .allowed: return .charged(client, rate)
+        case .refused(let retryAfter): return .refused(retryAfter: retryAfter, rate)
+        }
+    }
+
     /// 429 when the client of a tenant request to `engine`'s account (nil: to no known account)
-    /// is over its rate, else nil (the request goes on). The client is `clientAddress`'s.
-    /// Requests to no known account share one bucket per client.
+    /// is over its rate (`limitDecision`), counted; else nil (the request goes on).
     func rateLimitRejection(for request: HTTPRequest, engine: ResolverEngine?) -> APIError? {
-        let rate = clientRate(engine?.lookupOptions)
-        guard rate.isLimited, let address = clientAddress(request) else { return nil }
-        let decision = rateLimiter.take(account: engine?.accountID ?? "", address: address, rate: rate)
-        guard case .refused(let retryAfter) = decision else { return nil }
+        var account = engine?.accountID ?? ""
+        let decision = account.withUTF8 { account in
+            limitDecision(
+                peer: { request.peerAddress }, forwardedFor: { request.forwardedFor }, account: UnsafeRawBufferPointer(account),
+                options: engine?.lookupOptions)
+        }
+        guard case .refused(let retryAfter, let rate) = decision else { return nil }
         return refuseClient(engine, rate: rate, retryAfter: retryAfter)
     }
 
-    /// What the fast path's limit step decided, before its cache lookup.
-    enum FastAdmission {
-        /// No limit applies: nothing to give back.
-        case free
-        /// A token was taken: given back (`fastPathRefund`) when the lookup misses, since the
-        /// general path then charges the request itself.
-        case charged(PeerAddress, ClientRateLimiter.Rate)
-        /// Leave the request to `handle`: refused (it answers 429 and counts it), or from a
-        /// trusted proxy, whose `X-Forwarded-For` the fast path does not read.
-        case toGeneralPath
-    }
-
-    /// The fast path's limit step, before the cache lookup (so a refused request is not
-    /// counted as a hit): one hashed lookup and a short striped lock; nothing when no limit
-    /// applies.
-    func fastPathAdmission<Head: RequestHead>(
-        _ head: Head, account: UnsafeRawBufferPointer, options: ResolverEngine.LookupOptions
-    ) -> FastAdmission {
-        let rate = clientRate(options)
-        guard rate.isLimited, let peer = head.peerAddress else { return .free }
-        if !limits.trustedProxies.isEmpty && ClientNetwork.isTrusted(peer.ipAddress, limits.trustedProxies) { return .toGeneralPath }
-        let client = limits.clientKeying.key(peer)
-        return rateLimiter.take(account: account, address: client, rate: rate) == .allowed ? .charged(client, rate) : .toGeneralPath
-    }
-
-    /// Gives back the token of a fast-path request that missed the cache.
-    func fastPathRefund(_ admission: FastAdmission, account: UnsafeRawBufferPointer) {
-        if case .charged(let peer, let rate) = admission { rateLimiter.refund(account: account, address: peer, rate: rate) }
+    /// Gives back the token `decision` took for `account`.
+    func refund(_ decision: LimitDecision, account: UnsafeRawBufferPointer) {
+        if case .charged(let client, let rate) = decision { rateLimiter.refund(account: account, address: client, rate: rate) }
     }
 
     /// The client of a request for the per-client limits, keyed by `limits.clientKeying` (an
@@ -73,11 +79,19 @@ extension HTTPDNSService {
     }
 
     private func clientPeer(_ request: HTTPRequest) -> PeerAddress? {
-        guard let peer = request.peerAddress else { return nil }
-        guard request.forwardedFor != nil, !limits.trustedProxies.isEmpty else { return peer }
+        request.peerAddress.map { clientPeer($0, forwardedFor: { request.forwardedFor }) }
+    }
+
+    /// The peer, or the address `X-Forwarded-For` names when the peer is a trusted proxy (the
+    /// header is read only then).
+    private func clientPeer(_ peer: PeerAddress, forwardedFor: () -> String?) -> PeerAddress {
+        guard !limits.trustedProxies.isEmpty, ClientNetwork.isTrusted(peer.ipAddress, limits.trustedProxies),
+            let forwarded = forwardedFor()
+        else { return peer }
         return ClientNetwork.selectAddress(
-            clientIP: nil, forwardedFor: request.forwardedFor, peer: peer.ipAddress, trustedProxies: limits.trustedProxies
-        ).map(PeerAddress.init) ?? peer
+            clientIP: nil, forwardedFor: forwarded, peer: peer.ipAddress, trustedProxies: limits.trustedProxies
+        )
+        .map(PeerAddress.init) ?? peer
     }
 
     private func refuseClient(_ engine: ResolverEngine?, rate: ClientRateLimiter.Rate, retryAfter: Int) -> APIError {

@@ -64,7 +64,7 @@ public final class HTTPDNSService: Sendable {
     let metricsActivity = MetricsActivity()
     /// RFC 8484: malformed messages and forwarded queries.
     let dnsMessages = DNSMessageMetrics()
-    /// Client buckets of the limit step (`checkLimits`, `fastPathAdmission`).
+    /// Client buckets of the limit step (`limitDecision`).
     let rateLimiter: ClientRateLimiter
     /// Requests to no known account refused by the client rate limit.
     let unknownAccountRefusals = StripedCounter()
