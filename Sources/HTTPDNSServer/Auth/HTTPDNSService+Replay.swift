@@ -13,13 +13,13 @@ extension HTTPDNSService {
         guard route.isSignedChange, case .key(let keyID, _) = match.authentication, let engine = match.engine,
             case .credentials(let credentials) = SignatureV1.presented(in: signed),
             let expiry = Timestamp(credentials.expiry)
-        else { return route.handler(self, match) }
+        else { return route.run(self, match) }
         let change = SignedChange(
             account: engine.accountID, keyID: keyID, signature: credentials.signature, expiry: expiry,
             client: clientAddress(signed))
         guard let replication else {
             if let refusal = authenticator.checkReplay(change) { return .response(route.format.response(refusal)) }
-            return route.handler(self, match)
+            return route.run(self, match)
         }
         return .deferred { [self] respond in
             replication.claimSignature(account: change.account, signature: change.signature, expiry: change.expiry) { [self] claimed in
@@ -27,7 +27,7 @@ extension HTTPDNSService {
                 case .success(true):
                     // Off the Redis loop thread: a handler may evict a whole cache.
                     DispatchQueue.global(qos: .userInitiated).async { [self] in
-                        switch route.handler(self, match) {
+                        switch route.run(self, match) {
                         case .response(let response): respond(response)
                         case .deferred(let start): start(respond)
                         }

@@ -77,7 +77,26 @@ struct Route: Sendable {
         var encryption: EncryptedExchange?
     }
 
-    typealias Handler = @Sendable (HTTPDNSService, Match) -> HandlerResult
+    /// What runs a request the pipeline let through.
+    enum Handler: Sendable {
+        /// A route of the service: probes, `/metrics`, the admin API, EMAS `/ss`.
+        case service(@Sendable (HTTPDNSService, Match) -> HandlerResult)
+        /// A route of one account: run with the account's engine, which every request that gets
+        /// this far has (a missing account is refused before, `HTTPDNSService.route`).
+        case tenant(@Sendable (HTTPDNSService, Match, ResolverEngine) -> HandlerResult)
+    }
+
+    /// Runs the handler on `match`.
+    func run(_ service: HTTPDNSService, _ match: Match) -> HandlerResult {
+        switch handler {
+        case .service(let handler): return handler(service, match)
+        case .tenant(let handler):
+            guard let engine = match.engine else {
+                return .response(format.response(APIError(.unknownAccount, "no such account")))
+            }
+            return handler(service, match, engine)
+        }
+    }
 
     let method: String
     /// The path pattern as written (`/v1/{account}/resolve`): the `endpoint` label of `/metrics`.
@@ -112,10 +131,30 @@ struct Route: Sendable {
     let arguments: RouteArguments.Allowed?
     let handler: Handler
 
+    /// A route of one account: its handler is given the account's engine.
     init(
         _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat = .v1,
         accountArgument: String? = nil, account fixedAccount: String? = nil, when condition: Condition? = nil,
-        hit: HitReader.Kind? = nil, _ handler: @escaping Handler
+        hit: HitReader.Kind? = nil, _ handler: @escaping @Sendable (HTTPDNSService, Match, ResolverEngine) -> HandlerResult
+    ) {
+        self.init(
+            method, path, surface, access, format: format, accountArgument: accountArgument, account: fixedAccount, when: condition,
+            hit: hit, handler: .tenant(handler))
+    }
+
+    /// A route of the service (no account's engine).
+    init(
+        _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat = .v1,
+        _ handler: @escaping @Sendable (HTTPDNSService, Match) -> HandlerResult
+    ) {
+        self.init(
+            method, path, surface, access, format: format, accountArgument: nil, account: nil, when: nil, hit: nil,
+            handler: .service(handler))
+    }
+
+    private init(
+        _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat, accountArgument: String?,
+        account fixedAccount: String?, when condition: Condition?, hit: HitReader.Kind?, handler: Handler
     ) {
         precondition(hit == nil || method == "GET", "only GET rows have a hit reader")
         self.hit = hit.map(HitReader.init)
@@ -138,6 +177,10 @@ struct Route: Sendable {
         self.surface = surface
         self.access = access
         self.handler = handler
+        if case .tenant = handler {
+            precondition(
+                accountIndex != nil || accountArgument != nil || fixedAccount != nil, "a tenant handler on \(path), which names no account")
+        }
     }
 
     /// Whether a signed request to the route changes state, and so is accepted once: the
