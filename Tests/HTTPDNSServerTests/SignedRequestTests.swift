@@ -38,6 +38,25 @@ import Testing
         #expect(SignatureV1.presented(in: head) == SignatureV1.presented(in: head.request()), "\(item.label)")
     }
 
+    /// `t` is decimal digits and `sign` lower-case hex digits: the bytes just outside each
+    /// range (`/` `:` `` ` `` `g` `@` `G` `F`) are refused wherever they stand.
+    @Test(arguments: ["/", ":", "`", "g", "@", "G", "F", "é"])
+    func aByteOutsideTheDigitsIsMalformed(_ character: String) {
+        for position in [0, 31, 63] {
+            var digits = Array(Self.hex64)
+            digits[position] = Character(character)
+            let request = HTTPRequest(method: "GET", path: "/", query: ["kid": "k1", "t": "100", "sign": String(digits)])
+            #expect(SignatureV1.presented(in: request) == .malformed("the signature (sign) must be 64 lower-case hex digits"))
+        }
+        for t in ["\(character)100", "1\(character)0", "10\(character)", "a0"] {
+            let request = HTTPRequest(method: "GET", path: "/", query: ["kid": "k1", "t": t, "sign": Self.hex64])
+            #expect(SignatureV1.presented(in: request) == .malformed("the expiry (t) must be Unix seconds, digits only"), "\(t)")
+        }
+        let edgeDigits = "09af" + Self.hex64.dropFirst(4)
+        let edges = HTTPRequest(method: "GET", path: "/", query: ["kid": "k1", "t": "0189", "sign": edgeDigits])
+        #expect(SignatureV1.presented(in: edges) == .credentials(.init(keyID: "k1", expiry: "0189", signature: edgeDigits)))
+    }
+
     @Test func theHeadsPartsAreTheRequestsParts() {
         let head = MemoryHead(
             "GET", "/v1/a b/resolve", [("host", "a.test"), ("flag", nil), ("host", "b.test"), ("é", "ü")], authorization: "x y")

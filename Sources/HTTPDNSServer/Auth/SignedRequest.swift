@@ -70,6 +70,8 @@ extension UnsafeRawBufferPointer {
 
     /// True when these bytes are exactly `text`'s UTF-8.
     func hasSameBytes(as text: String) -> Bool {
-        count == text.utf8.count && elementsEqual(text.utf8)
+        guard count == text.utf8.count else { return false }
+        var text = text
+        return text.withUTF8 { hasSameBytes(as: UnsafeRawBufferPointer($0)) }
     }
 }
