@@ -8,7 +8,7 @@ final class MemoryHead: RequestHead {
     private(set) var path = UnsafeRawBufferPointer(start: nil, count: 0)
     private var arguments: [(name: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer?)] = []
     var peerAddress: PeerAddress?
-    /// The `Authorization` header (read only through `request()`, as on `ConnectionHead`).
+    /// The `Authorization` header (read by the signature check).
     let authorization: String?
     /// The `Accept` header (read by the fast path on `/dns-query`).
     let accept: String?
@@ -45,6 +45,22 @@ final class MemoryHead: RequestHead {
 
     func header(_ name: StaticString) -> UnsafeRawBufferPointer? {
         name.description.lowercased() == "accept" ? accept.map(copy) : nil
+    }
+
+    /// Its arguments collected as `ConnectionHead` collects libmicrohttpd's.
+    func withSignedParts<Result>(_ body: (SignedParts) -> Result) -> Result {
+        withUnsafeTemporaryAllocation(of: ArgumentPair.self, capacity: max(arguments.count, 1)) { storage in
+            var collector = ArgumentPairCollector(into: storage)
+            for (name, value) in arguments { collector.offer(name: name, value: value) }
+            func parts(_ authorization: UnsafeRawBufferPointer?) -> Result {
+                body(
+                    SignedParts(
+                        method: method, path: path, arguments: collector.pairs, hasRepeatedNames: collector.hasRepeatedNames,
+                        authorization: authorization, body: UnsafeRawBufferPointer(start: nil, count: 0)))
+            }
+            guard var authorization else { return parts(nil) }
+            return authorization.withUTF8 { parts(UnsafeRawBufferPointer($0)) }
+        }
     }
 
     /// The same request as the full path sees it.

@@ -40,11 +40,17 @@ struct ClientAuthenticator: Sendable {
     /// (`AccountConfig.hidden`, which stands for a missing account, has no key but requires them).
     /// The checks that depend on the account (its key ids, `maxSignatureAge`) come after the
     /// HMAC, which is computed with a decoy key when the key id is unknown: the answer and the
-    /// work are the same either way.
-    func authenticate(_ request: HTTPRequest, config: AccountConfig) -> Result<Authentication, APIError> {
+    /// work are the same either way. The general path's `HTTPRequest` and the fast path's
+    /// borrowed head both come here; a signature is read and checked on the request's bytes,
+    /// with nothing allocated unless it is refused.
+    func authenticate<Request: SignedRequest>(_ request: Request, config: AccountConfig) -> Result<Authentication, APIError> {
         guard !config.clientKeys.isEmpty || config.requireSignedRequests else { return .success(.anonymous) }
-        let credentials: SignatureV1.Credentials
-        switch SignatureV1.presented(in: request) {
+        return request.withSignedParts { authenticate($0, config: config) }
+    }
+
+    private func authenticate(_ parts: SignedParts, config: AccountConfig) -> Result<Authentication, APIError> {
+        let credentials: SignatureV1.BorrowedCredentials
+        switch SignatureV1.presented(inParts: parts) {
         case .none:
             guard !config.requireSignedRequests else {
                 return .failure(
@@ -63,12 +69,13 @@ struct ClientAuthenticator: Sendable {
         guard expiry >= now else {
             return .failure(
                 Self.unauthorized(
-                    "signature expired: t=\(credentials.expiry) is before the server's time \(Int(now)) (the Date header gives it)"))
+                    "signature expired: t=\(Self.text(credentials.expiry)) is before the server's time \(Int(now)) (the Date header gives it)"
+                ))
         }
-        let key = config.clientKeys.first { $0.id == credentials.keyID }
+        let key = config.clientKeys.first { credentials.keyID.hasSameBytes(as: $0.id) }
         let matches: Bool
         do {
-            matches = try SignatureV1.verify(request, credentials, key: try preparedKeys.key(for: key?.secret ?? Self.decoySecret))
+            matches = try SignatureV1.verify(parts, credentials, key: try preparedKeys.key(for: key?.secret ?? Self.decoySecret))
         } catch {
             Log.error("client signature check: \(error)")
             return .failure(APIError(.internalError, "the signature could not be checked"))
@@ -77,11 +84,13 @@ struct ClientAuthenticator: Sendable {
         guard expiry - now <= config.maxSignatureAge else {
             return .failure(
                 Self.unauthorized(
-                    "signature expiry too far ahead: t=\(credentials.expiry) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"
+                    "signature expiry too far ahead: t=\(Self.text(credentials.expiry)) is more than maxSignatureAge (\(Int(config.maxSignatureAge)) s) after the server's time \(Int(now))"
                 ))
         }
         return .success(.key(id: key.id, role: key.role))
     }
+
+    private static func text(_ bytes: UnsafeRawBufferPointer) -> String { String(decoding: bytes, as: UTF8.self) }
 
     /// The secret an unknown key id's signature is checked with, so that it costs what a known
     /// one does; random for each process and never a match (the key is unknown).

@@ -6,56 +6,64 @@ import HTTPDNSCrypto
 #endif
 
 extension SignatureV1 {
-    /// A request's query arguments as the canonical string reads them: how many, their bytes
-    /// (to size its buffer), and a function that calls its argument with the bytes of each
-    /// (name, value) pair.
-    struct ArgumentBytes {
-        var count: Int
-        /// The bytes of every name and value together.
-        var byteCount: Int
-        var forEach: ((UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) -> Void
-
-        init(_ query: QueryArguments) {
-            count = query.count
-            byteCount = query.byteCount
-            forEach = query.forEachPair
+    /// The canonical string's bytes for a request given as text (`withCanonicalBytes`); the
+    /// arguments in their order, a name given twice kept twice.
+    static func canonicalBytes(
+        method: String, path: String, arguments: [(name: String, value: String)], expiry: String, body: [UInt8]
+    ) throws(CryptoError) -> [UInt8] {
+        // Every text in one buffer, the arguments listed as ranges of it.
+        var text: [UInt8] = Array(method.utf8) + Array(path.utf8) + Array(expiry.utf8)
+        var ranges: [(name: Range<Int>, value: Range<Int>)] = []
+        for (name, value) in arguments {
+            let nameStart = text.count
+            text += name.utf8
+            let valueStart = text.count
+            text += value.utf8
+            ranges.append((nameStart..<valueStart, valueStart..<text.count))
         }
-
-        init(_ arguments: [(name: String, value: String)]) {
-            count = arguments.count
-            byteCount = arguments.reduce(0) { $0 + $1.name.utf8.count + $1.value.utf8.count }
-            forEach = { visit in
-                for (name, value) in arguments {
-                    var name = name, value = value
-                    name.withUTF8 { nameBytes in value.withUTF8 { visit(UnsafeRawBufferPointer(nameBytes), UnsafeRawBufferPointer($0)) } }
+        let methodEnd = method.utf8.count, pathEnd = methodEnd + path.utf8.count, expiryEnd = pathEnd + expiry.utf8.count
+        return try text.withUnsafeBytes { text in
+            let pairs = ranges.map {
+                ArgumentPair(name: UnsafeRawBufferPointer(rebasing: text[$0.name]), value: UnsafeRawBufferPointer(rebasing: text[$0.value]))
+            }
+            return pairs.withUnsafeBufferPointer { pairs in
+                body.withUnsafeBytes { body in
+                    let parts = SignedParts(
+                        method: UnsafeRawBufferPointer(rebasing: text[..<methodEnd]),
+                        path: UnsafeRawBufferPointer(rebasing: text[methodEnd..<pathEnd]), arguments: pairs, hasRepeatedNames: false,
+                        authorization: nil, body: body)
+                    return Swift.Result { () throws(CryptoError) in
+                        try withCanonicalBytes(parts, expiry: UnsafeRawBufferPointer(rebasing: text[pathEnd..<expiryEnd])) { Array($0) }
+                    }
                 }
             }
-        }
+        }.get()
     }
 
-    /// Calls `use` with the canonical string's bytes, written in one pass into one temporary
-    /// buffer (on the stack for any usual request): the server computes it on every signed
-    /// request. The signed arguments are percent-encoded into the buffer's second part, their
-    /// encoded names sorted in place (insertion sort: a request has a handful), then copied
-    /// after the path.
+    /// Calls `use` with the canonical string of the request of `parts` for expiry `expiry`,
+    /// written in one pass into one temporary buffer (on the stack for any usual request): the
+    /// server computes it on every signed request. The signed arguments are percent-encoded into
+    /// the buffer's second part, their encoded names sorted in place (insertion sort: a request
+    /// has a handful), then copied after the path.
     static func withCanonicalBytes<Result>(
-        method: String, path: String, arguments: ArgumentBytes, expiry: String, body: [UInt8],
-        _ use: (UnsafeRawBufferPointer) throws(CryptoError) -> Result
+        _ parts: SignedParts, expiry: UnsafeRawBufferPointer, _ use: (UnsafeRawBufferPointer) throws(CryptoError) -> Result
     ) throws(CryptoError) -> Result {
+        let arguments = parts.arguments
         // Every argument encoded, with its `=` and `&` (the signature's are counted too: one
         // pass over the arguments, not two).
-        let encodedBound = 3 * arguments.byteCount + 2 * arguments.count
-        let bodyHash = body.isEmpty ? emptyBodyHash : Digest.hex(try Digest.sha256(body))
-        var method = method, path = path, expiry = expiry
-        let headBound = scheme.utf8.count + method.utf8.count + 3 * path.utf8.count + expiry.utf8.count + bodyHash.utf8.count + 5
+        var argumentBytes = 0
+        for pair in arguments { argumentBytes += pair.name.count + pair.value.count }
+        let encodedBound = 3 * argumentBytes + 2 * arguments.count
+        let bodyHash = parts.body.isEmpty ? emptyBodyHash : Digest.hex(try Digest.sha256(parts.body))
+        let headBound = scheme.utf8.count + parts.method.count + 3 * parts.path.count + expiry.count + bodyHash.utf8.count + 5
         let outcome = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: headBound + 2 * encodedBound) { buffer in
             withUnsafeTemporaryAllocation(of: EncodedArgument.self, capacity: max(arguments.count, 1)) { entries in
                 var writer = CanonicalWriter(base: buffer.baseAddress!)
                 writer.append(scheme)
                 writer.newline()
-                method.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
+                writer.append(parts.method)
                 writer.newline()
-                path.withUTF8 { writer.appendEncoded(UnsafeRawBufferPointer($0), keepingSlash: true) }
+                writer.appendEncoded(parts.path, keepingSlash: true)
                 writer.newline()
                 let scratch = buffer.baseAddress! + headBound + encodedBound
                 let count = encodeSorted(arguments, into: scratch, entries: entries.baseAddress!)
@@ -65,7 +73,7 @@ extension SignatureV1 {
                     writer.append(UnsafeRawBufferPointer(start: scratch + entry.start, count: entry.end - entry.start))
                 }
                 writer.newline()
-                expiry.withUTF8 { writer.append(UnsafeRawBufferPointer($0)) }
+                writer.append(expiry)
                 writer.newline()
                 writer.append(bodyHash)
                 return Swift.Result { () throws(CryptoError) in
@@ -87,11 +95,12 @@ extension SignatureV1 {
     /// Encodes every argument but the signature's into `scratch` and fills `entries` with them,
     /// sorted by encoded name; returns how many there are.
     private static func encodeSorted(
-        _ arguments: ArgumentBytes, into scratch: UnsafeMutablePointer<UInt8>, entries: UnsafeMutablePointer<EncodedArgument>
+        _ arguments: UnsafeBufferPointer<ArgumentPair>, into scratch: UnsafeMutablePointer<UInt8>,
+        entries: UnsafeMutablePointer<EncodedArgument>
     ) -> Int {
         var count = 0, position = 0
-        arguments.forEach { name, value in
-            guard !isSignatureArgument(name) else { return }
+        for pair in arguments where !isSignatureArgument(pair.name) {
+            let name = pair.name, value = pair.value
             let start = position
             position += PercentEncoding.write(name, to: scratch + position)
             let nameEnd = position
@@ -99,7 +108,7 @@ extension SignatureV1 {
             position += 1
             position += PercentEncoding.write(value, to: scratch + position)
             // Insertion: the entries before `count` are sorted; a name equal to one of them
-            // (only from `ArgumentBytes(_:)` of strings) goes after it, as the order received has it.
+            // (only from `canonicalBytes` of strings) goes after it, as the order received has it.
             var slot = count
             while slot > 0, encodedPrecedes(scratch, start..<nameEnd, entries[slot - 1].start..<entries[slot - 1].nameEnd) {
                 entries[slot] = entries[slot - 1]

@@ -49,6 +49,29 @@ extension HTTPRequest {
     public var peer: String? { peerAddress?.text }
 }
 
+extension HTTPRequest: SignedRequest {
+    /// The request's own copies, as bytes (its arguments listed in a temporary buffer).
+    public func withSignedParts<Result>(_ body: (SignedParts) -> Result) -> Result {
+        var method = method, path = path
+        return method.withUTF8 { method in
+            path.withUTF8 { path in
+                query.withPairs { arguments in
+                    self.body.withUnsafeBytes { content in
+                        func parts(_ authorization: UnsafeRawBufferPointer?) -> Result {
+                            body(
+                                SignedParts(
+                                    method: UnsafeRawBufferPointer(method), path: UnsafeRawBufferPointer(path), arguments: arguments,
+                                    hasRepeatedNames: query.hasRepeatedNames, authorization: authorization, body: content))
+                        }
+                        guard var authorization else { return parts(nil) }
+                        return authorization.withUTF8 { parts(UnsafeRawBufferPointer($0)) }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// What a handler decided: a response now, or later (the connection is suspended meanwhile and
 /// resumed when `start` hands its response to the responder, from any thread, exactly once).
 public enum HandlerResult: Sendable {

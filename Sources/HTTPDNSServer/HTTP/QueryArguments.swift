@@ -87,9 +87,6 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
 
     public var isEmpty: Bool { storage.isEmpty }
 
-    /// The bytes of every stored name and value together.
-    var byteCount: Int { storage.count - 2 * count }
-
     /// Every (name, first value) pair, in the order received: the bytes stored, which are valid
     /// UTF-8 (so no U+FFFD stands in for anything a client sent).
     public var pairs: [(name: String, value: String)] {
@@ -107,16 +104,21 @@ public struct QueryArguments: Sendable, ExpressibleByDictionaryLiteral {
         }
     }
 
-    /// Calls `body` with the bytes of each (name, first value) pair, in the order received, for a
-    /// reader that needs no `String` of them (the signature check's canonical string); the
-    /// pointers are valid during the call only.
-    func forEachPair(_ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Void) {
-        storage.withUnsafeBufferPointer { buffer in
-            Self.forEachPair(buffer) { name, value in
-                body(
-                    UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[name])),
-                    UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[value])))
-                return true
+    /// Calls `body` with the bytes of every (name, first value) pair, in the order received,
+    /// listed in a temporary buffer (`SignedParts.arguments`: the signature check reads them
+    /// without a `String`); the pointers are valid during the call only.
+    func withPairs<Result>(_ body: (UnsafeBufferPointer<ArgumentPair>) -> Result) -> Result {
+        withUnsafeTemporaryAllocation(of: ArgumentPair.self, capacity: max(count, 1)) { pairs in
+            storage.withUnsafeBufferPointer { buffer in
+                var listed = 0
+                Self.forEachPair(buffer) { name, value in
+                    pairs[listed] = ArgumentPair(
+                        name: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[name])),
+                        value: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: buffer[value])))
+                    listed += 1
+                    return true
+                }
+                return body(UnsafeBufferPointer(rebasing: pairs[..<listed]))
             }
         }
     }

@@ -6,8 +6,9 @@ import CMicroHTTPD
 
 /// A complete request without a body, borrowed: its bytes are valid only during the call that
 /// received it. The fast path (`HTTPServer`'s `fastHandler`) reads requests through this, so a
-/// request it answers builds no `HTTPRequest` (no strings, no argument buffer).
-public protocol RequestHead {
+/// request it answers builds no `HTTPRequest` (no strings, no argument buffer); a signed one's
+/// signature is checked on it too (`SignedRequest`).
+public protocol RequestHead: SignedRequest {
     /// The method, e.g. `GET`.
     var method: UnsafeRawBufferPointer { get }
     /// The path without the query string, percent-decoded (as `HTTPRequest.path`).
@@ -30,7 +31,8 @@ public protocol RequestHead {
     func header(_ name: StaticString) -> UnsafeRawBufferPointer?
     /// The request as the general path builds it (everything copied; no body, listener `.main`:
     /// the fast path serves the main listeners only), for the steps of the general pipeline the
-    /// fast path runs on accounts with client keys or an `aesSecretKey`.
+    /// fast path runs on a copy: for accounts with an `aesSecretKey`, and for the EMAS and DoH
+    /// JSON signatures.
     func request() -> HTTPRequest
 }
 
@@ -151,6 +153,37 @@ public struct ConnectionHead: RequestHead {
         }
         guard !search.refused else { return nil }
         return search.found
+    }
+
+    /// The arguments in one pass of `MHD_get_connection_values_n` (after one that only counts
+    /// them, to size the list on the stack), the `Authorization` header by
+    /// `MHD_lookup_connection_value_n`: the bytes libmicrohttpd holds, nothing copied.
+    public func withSignedParts<Result>(_ body: (SignedParts) -> Result) -> Result {
+        let count = Int(MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, nil, nil))
+        return withUnsafeTemporaryAllocation(of: ArgumentPair.self, capacity: max(count, 1)) { storage in
+            var collector = ArgumentPairCollector(into: storage)
+            let iterator: MHD_KeyValueIteratorN = { cls, _, key, keySize, value, valueSize in
+                guard let cls, let key else { return .YES }
+                cls.assumingMemoryBound(to: ArgumentPairCollector.self).pointee.offer(
+                    name: UnsafeRawBufferPointer(start: key, count: keySize),
+                    value: value.map { UnsafeRawBufferPointer(start: $0, count: valueSize) })
+                return .YES
+            }
+            _ = withUnsafeMutablePointer(to: &collector) { pointer in
+                MHD_get_connection_values_n(connection, .GET_ARGUMENT_KIND, iterator, UnsafeMutableRawPointer(pointer))
+            }
+            let name: StaticString = "Authorization"
+            var value: UnsafePointer<CChar>?
+            var length = 0
+            let found = MHD_lookup_connection_value_n(
+                connection, .HEADER_KIND, UnsafeRawPointer(name.utf8Start).assumingMemoryBound(to: CChar.self), name.utf8CodeUnitCount,
+                &value, &length)
+            let authorization = found == .YES ? value.map { UnsafeRawBufferPointer(start: $0, count: length) } : nil
+            return body(
+                SignedParts(
+                    method: method, path: path, arguments: collector.pairs, hasRepeatedNames: collector.hasRepeatedNames,
+                    authorization: authorization, body: UnsafeRawBufferPointer(start: nil, count: 0)))
+        }
     }
 
     /// `HTTPRequest`'s own reading of the `X-Forwarded-For` fields.

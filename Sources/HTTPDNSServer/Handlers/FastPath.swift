@@ -160,11 +160,20 @@ extension HTTPDNSService {
     }
 
     /// Whether the general pipeline's steps after the limits (`admit`: signature, role,
-    /// encryption), run on a copy of `head`'s request, let it through to `route`'s handler as it
-    /// is. False for any refusal, for an argument the general path refuses, and for what needs
-    /// its answer sealed; `handle` then runs the same steps again and writes the answer, so
-    /// errors are written in one place only. (A request with `enc` never comes here.)
+    /// encryption) let `head`'s request through to `route`'s handler as it is. False for any
+    /// refusal, for an argument the general path refuses, and for what needs its answer sealed;
+    /// `handle` then runs the same steps again and writes the answer, so errors are written in
+    /// one place only. (A request with `enc` never comes here.) For a client-key route of an
+    /// account without `aesSecretKey`, `admit` is `authenticateClient` (its encryption step
+    /// lets a request without `enc` through unchanged), which runs on the borrowed head itself:
+    /// nothing copied. (Its arguments were checked by `RequestHead.arguments`, but for the first
+    /// name's value: the name each reader looks up, which the cache never holds with a control
+    /// character or invalid UTF-8.) The other steps run on a copy of the request.
     private func fastPathAdmits<Head: RequestHead>(_ head: Head, route: Route, engine: ResolverEngine) -> Bool {
+        if case .client(let role) = route.access, !engine.lookupOptions.hasAESKey {
+            guard case .success = authenticateClient(head, role: role, engine: engine) else { return false }
+            return true
+        }
         let request = head.request()
         guard request.query.refusal == nil,
             case .proceed(let admitted) = admit(route, Route.Match(request: request, engine: engine))

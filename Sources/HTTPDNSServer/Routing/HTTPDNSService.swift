@@ -285,7 +285,9 @@ public final class HTTPDNSService: Sendable {
     /// Authenticate → authorise, for a tenant route that needs `role` (the replay check of a
     /// signed change comes after the arguments are checked: `runChange`). An open
     /// account (no client keys; one flag the engine holds) costs nothing more.
-    func authenticateClient(_ request: HTTPRequest, role: ClientKey.Role, engine: ResolverEngine) -> Result<Authentication, APIError> {
+    func authenticateClient(
+        _ request: some SignedRequest, role: ClientKey.Role, engine: ResolverEngine
+    ) -> Result<Authentication, APIError> {
         guard engine.lookupOptions.hasClientKeys else { return .success(.anonymous) }
         let authentication: Authentication
         switch engine.withConfig({ authenticator.authenticate(request, config: $0) }) {
