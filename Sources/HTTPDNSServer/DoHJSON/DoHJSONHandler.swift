@@ -6,28 +6,19 @@ import HTTPDNSCrypto
 /// the account named by `uid` (`default` when absent).
 extension HTTPDNSService {
     /// `GET /resolve`: one name, one family (A or AAAA).
-    func dohJSONResolve(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
-        let fail = { (error: APIError) in HandlerResult.response(DoHJSONRendering.error(error)) }
+    func dohJSONResolve(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
         guard let nameText = request.query["name"], !nameText.isEmpty else {
-            return fail(APIError(.missingArgument, "the 'name' argument is required"))
+            throw APIError(.missingArgument, "the 'name' argument is required")
         }
         guard let host = HostName(nameText) else {
-            return fail(APIError(.invalidHost, "'\(nameText)' is not a valid domain name (RFC 1035; IDN must be punycode)"))
+            throw APIError(.invalidHost, "'\(nameText)' is not a valid domain name (RFC 1035; IDN must be punycode)")
         }
-        let family: RecordFamily
-        switch Self.dohJSONFamily(request.query["type"]) {
-        case .success(let value): family = value
-        case .failure(let error): return fail(error)
-        }
-        let short: Bool
-        switch Self.dohJSONShort(request.query["short"]) {
-        case .success(let value): short = value
-        case .failure(let error): return fail(error)
-        }
+        let family = try Self.dohJSONFamily(request.query["type"]).get()
+        let short = try Self.dohJSONShort(request.query["short"]).get()
         var subnetAddress: IPAddress?
         if let subnet = request.query["edns_client_subnet"], !subnet.isEmpty {
             guard let address = Self.subnetAddress(subnet) else {
-                return fail(APIError(.invalidParameter, "edns_client_subnet must be an address or ADDRESS/PREFIX, got '\(subnet)'"))
+                throw APIError(.invalidParameter, "edns_client_subnet must be an address or ADDRESS/PREFIX, got '\(subnet)'")
             }
             subnetAddress = address
         }

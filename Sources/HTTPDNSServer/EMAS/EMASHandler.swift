@@ -10,28 +10,23 @@ extension HTTPDNSService {
     /// means 4), `ip` (the client's address: picks the per-network cache under `ispEnable` and is
     /// echoed as `client_ip`; else the peer, after the trusted-proxy rule). Others are ignored.
     /// Cache hits of `/d` and `/sign_d` are answered by `fastEMAS` with the same writer.
-    func emasResolve(_ request: HTTPRequest, engine: ResolverEngine, batch: Bool) -> HandlerResult {
-        let fail = { (error: APIError) in HandlerResult.response(EMASRendering.error(error)) }
+    func emasResolve(_ request: HTTPRequest, engine: ResolverEngine, batch: Bool) throws(APIError) -> HandlerResult {
         guard let hostText = request.query["host"], !hostText.isEmpty else {
-            return fail(APIError(.missingArgument, "the 'host' argument is required"))
+            throw APIError(.missingArgument, "the 'host' argument is required")
         }
         let names = batch ? hostText.split(separator: ",", omittingEmptySubsequences: true) : [Substring(hostText)]
         guard names.count <= Self.emasMaxHosts else {
-            return fail(APIError(.tooManyHosts, "at most \(Self.emasMaxHosts) hosts per request, got \(names.count)"))
+            throw APIError(.tooManyHosts, "at most \(Self.emasMaxHosts) hosts per request, got \(names.count)")
         }
         var hosts: [HostName] = []
         for name in names {
             guard let host = HostName(name) else {
-                return fail(APIError(.invalidHost, "'\(name)' is not a valid host name (RFC 1035; IDN must be punycode)"))
+                throw APIError(.invalidHost, "'\(name)' is not a valid host name (RFC 1035; IDN must be punycode)")
             }
             hosts.append(host)
         }
-        guard !hosts.isEmpty else { return fail(APIError(.missingArgument, "the 'host' argument names no host")) }
-        let families: [RecordFamily]
-        switch Self.emasFamilies(request.query["query"]) {
-        case .success(let value): families = value
-        case .failure(let error): return fail(error)
-        }
+        guard !hosts.isEmpty else { throw APIError(.missingArgument, "the 'host' argument names no host") }
+        let families = try Self.emasFamilies(request.query["query"]).get()
         let (clientIP, network) = emasClient(
             ip: request.query["ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress, options: engine.lookupOptions)
         return lookUp(hosts, families, engine: engine, network: network, from: request) { results in

@@ -2,13 +2,9 @@ import HTTPDNSCore
 
 extension HTTPDNSService {
     /// `GET /v1/{account}/cache?host=H` (cache-only lookup) or `GET /v1/{account}/cache` (list).
-    func cacheGet(_ request: HTTPRequest, engine: ResolverEngine) -> HTTPResponse {
-        guard request.query["host"] != nil else { return cacheList(request, engine: engine) }
-        let query: HostQuery
-        switch parseHostQuery(request, maxHosts: limits.maxHostsPerResolve) {
-        case .success(let parsed): query = parsed
-        case .failure(let error): return error.response
-        }
+    func cacheGet(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HTTPResponse {
+        guard request.query["host"] != nil else { return try cacheList(request, engine: engine) }
+        let query = try parseHostQuery(request, maxHosts: limits.maxHostsPerResolve).get()
         let allowExpired = request.query["expired"].map { $0 == "1" || $0 == "true" } ?? false
         let families = query.type.families(ipv6Enabled: engine.config.ipv6Enable)
         let network = clientNetwork(of: request)
@@ -28,18 +24,18 @@ extension HTTPDNSService {
 
     /// Pages through the cache in shard and slot order (`AnswerCache.page`): each call does
     /// O(limit) work whatever the cache's size; the cursor is an opaque position (`PageCursor`).
-    func cacheList(_ request: HTTPRequest, engine: ResolverEngine) -> HTTPResponse {
+    func cacheList(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HTTPResponse {
         var limit = 100
         if let text = request.query["limit"] {
             guard let value = Int(text), (1...limits.maxCacheListLimit).contains(value) else {
-                return APIError(.invalidParameter, "limit must be 1-\(limits.maxCacheListLimit), got '\(text)'").response
+                throw APIError(.invalidParameter, "limit must be 1-\(limits.maxCacheListLimit), got '\(text)'")
             }
             limit = value
         }
         var position = AnswerCache.Position.start
         if let text = request.query["cursor"], !text.isEmpty {
             guard let numbers = PageCursor.decode(text, .cache, account: engine.accountID, count: 2) else {
-                return APIError(.invalidParameter, "cursor '\(text)' was not returned by this endpoint for this account").response
+                throw APIError(.invalidParameter, "cursor '\(text)' was not returned by this endpoint for this account")
             }
             position = AnswerCache.Position(shard: numbers[0], slot: numbers[1])
         }
@@ -100,11 +96,11 @@ extension HTTPDNSService {
 
     /// `DELETE /v1/{account}/cache[?host=H]`. With replicas sharing their state, every other
     /// replica repeats the eviction (published through Redis, best effort).
-    func cacheDelete(_ request: HTTPRequest, engine: ResolverEngine) -> HTTPResponse {
+    func cacheDelete(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HTTPResponse {
         let deleted: Int
         if let text = request.query["host"] {
             guard let host = HostName(text) else {
-                return APIError(.invalidHost, "'\(text)' is not a valid host name").response
+                throw APIError(.invalidHost, "'\(text)' is not a valid host name")
             }
             deleted = engine.evict(host: host)
             replication?.publish(account: engine.accountID, change: .evict(host))

@@ -9,22 +9,22 @@ extension HTTPDNSService {
     /// `"durable":false`.
     /// Any invalid host rejects the whole request before anything is resolved. For accounts with
     /// `ispEnable` the answers are for the requester's client network (`client_ip` or the peer).
-    func preload(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
+    func preload(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
         let object: [String: Any]
         do {
             // The reader of configuration and admin bodies: a key given twice is refused too.
             object = try parseJSONObject(Data(request.body), key: "body")
         } catch {
-            return .response(APIError(.invalidBody, "\(error.description) (a JSON object {\"hosts\":[...]})").response)
+            throw APIError(.invalidBody, "\(error.description) (a JSON object {\"hosts\":[...]})")
         }
         if let unknown = object.keys.sorted().first(where: { $0 != "hosts" && $0 != "type" }) {
-            return .response(APIError(.invalidBody, "unknown key '\(unknown)' (known: hosts, type)").response)
+            throw APIError(.invalidBody, "unknown key '\(unknown)' (known: hosts, type)")
         }
         guard let list = object["hosts"] as? [Any], !list.isEmpty else {
-            return .response(APIError(.missingArgument, "'hosts' must be a non-empty array of host names").response)
+            throw APIError(.missingArgument, "'hosts' must be a non-empty array of host names")
         }
         guard list.count <= limits.maxPreloadHosts else {
-            return .response(APIError(.tooManyHosts, "at most \(limits.maxPreloadHosts) hosts per preload, got \(list.count)").response)
+            throw APIError(.tooManyHosts, "at most \(limits.maxPreloadHosts) hosts per preload, got \(list.count)")
         }
         var hosts: [HostName] = []
         var seen = Set<HostName>()
@@ -32,19 +32,19 @@ extension HTTPDNSService {
             guard let text = item as? String, let host = HostName(text) else {
                 // A JSON string may hold any control character (`\u0000`): shown escaped.
                 let shown = (item as? String).map { DecodedArgument.shown($0.utf8) } ?? "\(item)"
-                return .response(APIError(.invalidHost, "'\(shown)' is not a valid host name (RFC 1035; IDN must be punycode)").response)
+                throw APIError(.invalidHost, "'\(shown)' is not a valid host name (RFC 1035; IDN must be punycode)")
             }
             if seen.insert(host).inserted { hosts.append(host) }
         }
         var type = QueryType.auto
         if let value = object["type"] {
             guard let text = value as? String, let parsed = QueryType(parameter: text) else {
-                return .response(APIError(.invalidParameter, "type must be A, AAAA, auto or both").response)
+                throw APIError(.invalidParameter, "type must be A, AAAA, auto or both")
             }
             type = parsed
         }
         if let clientIP = request.query["client_ip"], IPAddress(clientIP) == nil {
-            return .response(APIError(.invalidParameter, "client_ip '\(clientIP)' is not an IP address").response)
+            throw APIError(.invalidParameter, "client_ip '\(clientIP)' is not an IP address")
         }
         let families = type.families(ipv6Enabled: engine.config.ipv6Enable)
         // Every other replica resolves the same hosts (published through Redis, best effort).

@@ -81,18 +81,14 @@ extension HTTPDNSService {
     }
 
     /// `GET /v1/{account}/resolve`: every (host, family) through the engine (`lookUp`).
-    func resolve(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
+    func resolve(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
         let options = engine.lookupOptions
         let network = options.ispEnable ? clientNetwork(of: request) : ""
         let query: HostQuery
         // One valid host (the common case) is tried on the cache before any array is built.
         var singleMissed = false
         if let text = request.query["host"], let host = HostName(text) {
-            let parsed: QueryOptions
-            switch parseOptions(request) {
-            case .success(let value): parsed = value
-            case .failure(let error): return .response(error.response)
-            }
+            let parsed = try parseOptions(request).get()
             if let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) {
                 if let response = cachedResponse(host, family, parsed, engine, options, network: network) {
                     return .response(response)
@@ -101,10 +97,7 @@ extension HTTPDNSService {
             }
             query = HostQuery(hosts: [host], options: parsed, batch: false)
         } else {
-            switch parseHostQuery(request, maxHosts: limits.maxHostsPerResolve) {
-            case .success(let parsed): query = parsed
-            case .failure(let error): return .response(error.response)
-            }
+            query = try parseHostQuery(request, maxHosts: limits.maxHostsPerResolve).get()
         }
         let short = query.short ?? options.shortEnable
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)

@@ -7,11 +7,11 @@ extension HTTPDNSService {
     /// `statsPageDefault`, at most `statsPageMax`) in the order their keys were first seen; the
     /// body stays the SDK's array, and the `X-Next-Cursor` header, when present, is the `cursor`
     /// of the next page. `domain=H` reads the records of one name (every family and network).
-    func stats(_ request: HTTPRequest, engine: ResolverEngine) -> HTTPResponse {
+    func stats(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HTTPResponse {
         var limit = Self.statsPageDefault
         if let text = request.query["limit"] {
             guard let value = Int(text), (1...Self.statsPageMax).contains(value) else {
-                return APIError(.invalidParameter, "limit must be 1-\(Self.statsPageMax), got '\(text)'").response
+                throw APIError(.invalidParameter, "limit must be 1-\(Self.statsPageMax), got '\(text)'")
             }
             limit = value
         }
@@ -20,14 +20,13 @@ extension HTTPDNSService {
         var next: String?
         if let text = request.query["domain"] {
             guard let domain = HostName(text) else {
-                return APIError(.invalidHost, "'\(text)' is not a valid host name").response
+                throw APIError(.invalidHost, "'\(text)' is not a valid host name")
             }
             var offset = 0
             if let cursor {
                 guard let numbers = PageCursor.decode(cursor, .statsDomain, account: engine.accountID, filter: domain.value, count: 1)
                 else {
-                    return APIError(.invalidParameter, "cursor '\(cursor)' was not returned by this endpoint for this account and domain")
-                        .response
+                    throw APIError(.invalidParameter, "cursor '\(cursor)' was not returned by this endpoint for this account and domain")
                 }
                 offset = numbers[0]
             }
@@ -40,7 +39,7 @@ extension HTTPDNSService {
             var position = EngineStats.Position.start
             if let cursor {
                 guard let numbers = PageCursor.decode(cursor, .stats, account: engine.accountID, count: 4) else {
-                    return APIError(.invalidParameter, "cursor '\(cursor)' was not returned by this endpoint for this account").response
+                    throw APIError(.invalidParameter, "cursor '\(cursor)' was not returned by this endpoint for this account")
                 }
                 position = EngineStats.Position(inCache: numbers[0] == 1, shard: numbers[1], slot: numbers[2], extra: numbers[3])
             }

@@ -10,19 +10,14 @@ extension HTTPDNSService {
     /// engine (cache, single-flight, statistics; the query's Client Subnet chooses the network
     /// of an `ispEnable` account); any other question is forwarded to the account's upstreams
     /// and their reply passed on. A message that is not a query is 400 (counted).
-    func dnsMessage(_ request: HTTPRequest, engine: ResolverEngine) -> HandlerResult {
-        let bytes: [UInt8]
-        switch Self.dnsMessageBytes(request) {
-        case .success(let value): bytes = value
-        case .failure(let error): return .response(error.response)
-        }
+    func dnsMessage(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
+        let bytes = try Self.dnsMessageBytes(request).get()
         let query: DNSQueryMessage
         do throws(DNSMessageError) {
             query = try DNSQueryMessage.parse(bytes)
         } catch {
             dnsMessages.malformed.increment()
-            return .response(
-                APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)").response)
+            throw APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)")
         }
         guard let (host, family) = Self.engineQuestion(query) else {
             return forwardDNSMessage(query, engine: engine, client: clientID(request))

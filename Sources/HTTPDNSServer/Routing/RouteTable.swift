@@ -56,58 +56,61 @@ struct RouteTable: Sendable {
             service.putAccount(match.id!, request: match.request)
         },
         Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { service, match in service.deleteAccount(match.id!, request: match.request) },
-        Route("GET", "/v1/{account}/resolve", .main, .client(.resolve), hit: .v1Resolve) { service, match, engine in
-            service.resolve(match.request, engine: engine)
+        Route("GET", "/v1/{account}/resolve", .main, .client(.resolve), hit: .v1Resolve) { service, match, engine throws(APIError) in
+            try service.resolve(match.request, engine: engine)
         },
-        Route("GET", "/v1/{account}/cache", .main, .clientResolveWithArgument("host")) { service, match, engine in
-            .response(service.cacheGet(match.request, engine: engine))
+        Route("GET", "/v1/{account}/cache", .main, .clientResolveWithArgument("host")) { service, match, engine throws(APIError) in
+            .response(try service.cacheGet(match.request, engine: engine))
         },
-        Route("DELETE", "/v1/{account}/cache", .main, .client(.manage)) { service, match, engine in
-            .response(service.cacheDelete(match.request, engine: engine))
+        Route("DELETE", "/v1/{account}/cache", .main, .client(.manage)) { service, match, engine throws(APIError) in
+            .response(try service.cacheDelete(match.request, engine: engine))
         },
-        Route("POST", "/v1/{account}/preload", .main, .client(.manage)) { service, match, engine in
-            service.preload(match.request, engine: engine)
+        Route("POST", "/v1/{account}/preload", .main, .client(.manage)) { service, match, engine throws(APIError) in
+            try service.preload(match.request, engine: engine)
         },
-        Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { service, match, engine in
-            .response(service.stats(match.request, engine: engine))
+        Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { service, match, engine throws(APIError) in
+            .response(try service.stats(match.request, engine: engine))
         },
         Route("POST", "/v1/{account}/cache/refresh", .main, .client(.manage)) { service, match, engine in
             .response(service.cacheRefresh(engine))
         },
         // The EMAS HTTPDNS API (docs/emas.md): refusals in its error format.
-        Route("GET", "/{account}/d", .main, .client(.resolve), format: .emas, hit: .emas) { service, match, engine in
-            service.emasResolve(match.request, engine: engine, batch: false)
+        Route("GET", "/{account}/d", .main, .client(.resolve), format: .emas, hit: .emas) { service, match, engine throws(APIError) in
+            try service.emasResolve(match.request, engine: engine, batch: false)
         },
-        Route("GET", "/{account}/sign_d", .main, .emasSigned, format: .emas, hit: .emas) { service, match, engine in
-            service.emasResolve(match.request, engine: engine, batch: false)
+        Route("GET", "/{account}/sign_d", .main, .emasSigned, format: .emas, hit: .emas) { service, match, engine throws(APIError) in
+            try service.emasResolve(match.request, engine: engine, batch: false)
         },
-        Route("GET", "/{account}/resolve", .main, .client(.resolve), format: .emas) { service, match, engine in
-            service.emasResolve(match.request, engine: engine, batch: true)
+        Route("GET", "/{account}/resolve", .main, .client(.resolve), format: .emas) { service, match, engine throws(APIError) in
+            try service.emasResolve(match.request, engine: engine, batch: true)
         },
-        Route("GET", "/{account}/sign_resolve", .main, .emasSigned, format: .emas) { service, match, engine in
-            service.emasResolve(match.request, engine: engine, batch: true)
+        Route("GET", "/{account}/sign_resolve", .main, .emasSigned, format: .emas) { service, match, engine throws(APIError) in
+            try service.emasResolve(match.request, engine: engine, batch: true)
         },
         Route("GET", "/{account}/ss", .main, .anyone, format: .emas) { service, _ in .response(service.emasServiceAddresses()) },
         // The DoH JSON API (docs/doh-json.md): the account named by `uid`, refusals in its format.
-        Route("GET", "/resolve", .main, .dohJSON, format: .json, accountArgument: "uid", hit: .dohJSON) { service, match, engine in
-            service.dohJSONResolve(match.request, engine: engine)
+        Route("GET", "/resolve", .main, .dohJSON, format: .json, accountArgument: "uid", hit: .dohJSON) {
+            service, match, engine throws(APIError) in
+            try service.dohJSONResolve(match.request, engine: engine)
         },
         Route("GET", "/dns-query", .main, .dohJSON, format: .json, accountArgument: "uid", when: .acceptsDNSJSON, hit: .dohJSON) {
-            service, match, engine in service.dohJSONResolve(match.request, engine: engine)
+            service, match, engine throws(APIError) in try service.dohJSONResolve(match.request, engine: engine)
         },
         // RFC 8484 (docs/rfc8484.md): DNS messages, `/dns-query` for the default account.
         Route("GET", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default", hit: .rfc8484) {
-            service, match, engine in
-            service.dnsMessage(match.request, engine: engine)
+            service, match, engine throws(APIError) in
+            try service.dnsMessage(match.request, engine: engine)
         },
-        Route("POST", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default") { service, match, engine in
-            service.dnsMessage(match.request, engine: engine)
+        Route("POST", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default") {
+            service, match, engine throws(APIError) in
+            try service.dnsMessage(match.request, engine: engine)
         },
-        Route("GET", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484, hit: .rfc8484) { service, match, engine in
-            service.dnsMessage(match.request, engine: engine)
+        Route("GET", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484, hit: .rfc8484) {
+            service, match, engine throws(APIError) in
+            try service.dnsMessage(match.request, engine: engine)
         },
-        Route("POST", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484) { service, match, engine in
-            service.dnsMessage(match.request, engine: engine)
+        Route("POST", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484) { service, match, engine throws(APIError) in
+            try service.dnsMessage(match.request, engine: engine)
         },
     ])
 }
