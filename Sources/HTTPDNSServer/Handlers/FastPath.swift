@@ -152,9 +152,9 @@ extension HTTPDNSService {
         response.endpoint = request.route.pointee.endpoint
         response.account = request.account
         if request.started != 0 {
-            request.engine.metrics.requestDurationRecorder.record(
-                slot: RequestDurations.slot(request.route.pointee, source: response.source),
-                nanoseconds: MonotonicClock.nanoseconds() &- request.started)
+            recordDuration(
+                slot: RequestDurations.slot(request.route.pointee, source: response.source), engine: request.engine,
+                started: request.started)
         }
         return response
     }

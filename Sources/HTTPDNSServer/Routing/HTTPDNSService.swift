@@ -153,15 +153,22 @@ public final class HTTPDNSService: Sendable {
         response.endpoint = route.endpoint
         response.logAccount = routed.engine?.accountID
         if let timed = routed.timed, recordsRequestDurations {
-            let elapsed = MonotonicClock.nanoseconds() &- started
-            let slot = RequestDurations.slot(timed, source: response.source)
-            if let engine = routed.engine {
-                engine.metrics.requestDurationRecorder.record(slot: slot, nanoseconds: elapsed)
-            } else {
-                unknownAccountDurations.record(slot: slot, nanoseconds: elapsed)
-            }
+            recordDuration(slot: RequestDurations.slot(timed, source: response.source), engine: routed.engine, started: started)
         }
         return response
+    }
+
+    /// Records how long a tenant request took since `started`, in its duration slot
+    /// (`RequestDurations.slot`: its route and its answer's source), in its account's
+    /// histograms (without an account: in the totals only). Both paths record their tenant
+    /// requests here.
+    func recordDuration(slot: Int, engine: ResolverEngine?, started: UInt64) {
+        let elapsed = MonotonicClock.nanoseconds() &- started
+        if let engine {
+            engine.metrics.requestDurationRecorder.record(slot: slot, nanoseconds: elapsed)
+        } else {
+            unknownAccountDurations.record(slot: slot, nanoseconds: elapsed)
+        }
     }
 
     private func route(_ request: HTTPRequest, _ routed: inout Routed) -> HandlerResult {
