@@ -172,6 +172,28 @@ struct CurlEventLoopReuseTests {
     }
 }
 
+/// A handle is reused from transfer to transfer without `curl_easy_reset`: each request's own
+/// options replace the previous one's.
+struct CurlEventLoopHandleReuseTests {
+    @Test func aGetAfterAPostOnTheSameHandleIsAGetWithItsOwnHeaders() async throws {
+        try await FakeJSONUpstream.with { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let url = server.baseURL + "/resolve?name=www.example.test&type=1"
+            // The test upstream answers GET only: Python's server refuses any other method with 501.
+            let post = UpstreamHTTPRequest(
+                url: url, method: .post, headers: [HTTPHeader("Content-Type", "application/dns-message")], body: [1, 2, 3],
+                timeoutMilliseconds: 30_000)
+            #expect(try await awaitResult { loop.perform(post, completion: $0) }.get().status == 501)
+            let get = UpstreamHTTPRequest(url: url, timeoutMilliseconds: 30_000)
+            let response = try await awaitResult { loop.perform(get, completion: $0) }.get()
+            #expect(response.status == 200)
+            #expect(String(decoding: response.body, as: UTF8.self).contains("www.example.test"))
+            #expect(try await awaitResult { loop.perform(post, completion: $0) }.get().status == 501)
+        }
+    }
+}
+
 /// A burst of transfers to a plain-http upstream with no open connection goes out at once. With
 /// CURLOPT_PIPEWAIT curl held all but the first until that one was answered, waiting for a chance
 /// to multiplex that HTTP/1.1 never gives: the whole first burst paid the upstream's latency twice.
