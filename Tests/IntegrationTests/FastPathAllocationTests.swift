@@ -78,13 +78,8 @@ struct FastPathAllocationTests {
             return "unoptimised code allocates closure contexts and copies on every hit (FastRoutes.match, AccountRegistry.withEngine, "
                 + "AnswerCache.hit, HTTPRequest.header, ...): only a release build is checked"
         }
-        if hit.account == "isp" {
-            return "ispEnable: IPAddress.init(String) allocates (Foundation's contains, a C-string copy, its [UInt8] bytes), "
-                + "reached from parseOptions/fastClientNetwork (v1), emasClient (EMAS), subnetAddress (DoH JSON), "
-                + "and DNSQueryMessage.clientSubnet copies the Client Subnet address (RFC 8484)"
-        }
-        if hit.format == "EMAS" {
-            return "emasClient: PeerAddress.ipAddress copies the peer into IPAddress's [UInt8] bytes"
+        if hit.account == "isp" && hit.format == "RFC 8484" {
+            return "DNSQueryMessage.clientSubnet copies the query's Client Subnet address into ClientSubnet's [UInt8]"
         }
         return nil
     }
