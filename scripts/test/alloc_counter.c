@@ -174,7 +174,7 @@ void *aligned_alloc(size_t alignment, size_t size) {
 }
 
 int posix_memalign(void **result, size_t alignment, size_t size) {
-    if (alignment % sizeof(void *) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
+    if (alignment == 0 || alignment % sizeof(void *) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
     counted();
     void *pointer = __libc_memalign(alignment, size);
     if (pointer == NULL) return ENOMEM;
