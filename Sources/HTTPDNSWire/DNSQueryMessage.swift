@@ -25,20 +25,56 @@ public struct DNSQueryMessage: DNSQuery, Sendable {
         public var clientSubnet: ClientSubnet?
     }
 
-    /// An EDNS Client Subnet option (RFC 7871).
+    /// An EDNS Client Subnet option (RFC 7871). The address is kept inline, not in an array: a
+    /// query's option is read on every RFC 8484 hit that carries one.
     public struct ClientSubnet: Sendable, Equatable {
         /// 1 IPv4, 2 IPv6 (address family numbers).
         public var family: UInt16
         public var sourcePrefixLength: UInt8
         public var scopePrefixLength: UInt8
-        /// The address, zero-padded to 4 or 16 bytes.
-        public var address: [UInt8]
+        /// The address bytes (at most 16), zero after them.
+        private var storage: (UInt64, UInt64) = (0, 0)
+        private var addressCount = 0
 
+        /// `address`: at most 16 bytes.
         public init(family: UInt16, sourcePrefixLength: UInt8, scopePrefixLength: UInt8, address: [UInt8]) {
             self.family = family
             self.sourcePrefixLength = sourcePrefixLength
             self.scopePrefixLength = scopePrefixLength
             self.address = address
+        }
+
+        /// The same from the address's bytes where they lie (copied; at most 16).
+        init(family: UInt16, sourcePrefixLength: UInt8, scopePrefixLength: UInt8, rawAddress: UnsafeRawBufferPointer) {
+            self.family = family
+            self.sourcePrefixLength = sourcePrefixLength
+            self.scopePrefixLength = scopePrefixLength
+            store(rawAddress)
+        }
+
+        /// The address, zero-padded to 4 or 16 bytes: a new array (`withAddress` reads it in place).
+        public var address: [UInt8] {
+            get { withAddress { Array($0) } }
+            set { newValue.withUnsafeBytes { store($0) } }
+        }
+
+        /// Calls `body` with the address's bytes.
+        public func withAddress<Result>(_ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+            try withUnsafeBytes(of: storage) { try body(UnsafeRawBufferPointer(rebasing: $0.prefix(addressCount))) }
+        }
+
+        private mutating func store(_ bytes: UnsafeRawBufferPointer) {
+            precondition(bytes.count <= 16, "ClientSubnet: an address of \(bytes.count) bytes")
+            var storage: (UInt64, UInt64) = (0, 0)
+            withUnsafeMutableBytes(of: &storage) { $0.copyMemory(from: bytes) }
+            self.storage = storage
+            addressCount = bytes.count
+        }
+
+        public static func == (lhs: ClientSubnet, rhs: ClientSubnet) -> Bool {
+            lhs.family == rhs.family && lhs.sourcePrefixLength == rhs.sourcePrefixLength
+                && lhs.scopePrefixLength == rhs.scopePrefixLength && lhs.addressCount == rhs.addressCount
+                && lhs.storage.0 == rhs.storage.0 && lhs.storage.1 == rhs.storage.1
         }
     }
 
@@ -124,7 +160,10 @@ public struct DNSQueryMessage: DNSQuery, Sendable {
             knot_edns_client_subnet_parse(&ecs, data, knot_edns_opt_get_length(option)),
             "knot_edns_client_subnet_parse", malformed: true)
         let size = ecs.family == 1 ? 4 : 16
-        let address = withUnsafeBytes(of: ecs.address) { Array($0.prefix(size)) }
-        return ClientSubnet(family: ecs.family, sourcePrefixLength: ecs.source_len, scopePrefixLength: ecs.scope_len, address: address)
+        return withUnsafeBytes(of: ecs.address) {
+            ClientSubnet(
+                family: ecs.family, sourcePrefixLength: ecs.source_len, scopePrefixLength: ecs.scope_len,
+                rawAddress: UnsafeRawBufferPointer(rebasing: $0.prefix(size)))
+        }
     }
 }

@@ -238,7 +238,7 @@ public enum DNSResponseWriter {
             ecs.source_len = subnet.sourcePrefixLength
             ecs.scope_len = scope
             withUnsafeMutableBytes(of: &ecs.address) { target in
-                for (index, byte) in subnet.address.prefix(target.count).enumerated() { target[index] = byte }
+                subnet.withAddress { target.copyMemory(from: UnsafeRawBufferPointer(rebasing: $0.prefix(target.count))) }
             }
             let size = knot_edns_client_subnet_size(&ecs)
             // The option's data: family, two prefix lengths and at most an IPv6 address (20 bytes).

@@ -54,4 +54,23 @@ import Testing
         #expect(IPAddress(family: .a, bytes: [255, 255, 255, 255])?.description == "255.255.255.255")
         #expect(IPAddress(family: .a, bytes: [0, 0, 0, 0])?.description == "0.0.0.0")
     }
+
+    /// The bytes kept inline read the same through every accessor, and an address made from text
+    /// equals (and hashes like) the one made from its bytes; families never compare equal.
+    @Test func bytesReadAlikeThroughEveryAccessorAndEqualityIgnoresHowAnAddressWasMade() throws {
+        for text in ["192.0.2.1", "2001:db8::10", "::ffff:192.0.2.1"] {
+            let address = try #require(IPAddress(text))
+            let bytes = address.bytes
+            #expect(bytes.count == address.count)
+            #expect((0..<address.count).map(address.byte) == bytes)
+            #expect(address.withUnsafeBytes { Array($0) } == bytes)
+            let fromBytes = try #require(IPAddress(family: address.family, bytes: bytes))
+            let fromRaw = try #require(bytes.withUnsafeBytes { IPAddress(family: address.family, rawBytes: $0) })
+            #expect(fromBytes == address && fromRaw == address)
+            #expect(Set([address, fromBytes, fromRaw]).count == 1)
+        }
+        #expect(IPAddress("::") != IPAddress("0.0.0.0"))
+        #expect([UInt8](repeating: 0, count: 4).withUnsafeBytes { IPAddress(family: .aaaa, rawBytes: $0) } == nil)
+        #expect(IPAddress("::ffff:192.0.2.1")?.mappedIPv4 == IPAddress("192.0.2.1"))
+    }
 }

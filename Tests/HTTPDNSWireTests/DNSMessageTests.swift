@@ -338,6 +338,20 @@ struct DNSMessageInPlaceTests {
 
 @Suite("DNS query writer")
 struct DNSQueryWriterTests {
+    /// A Client Subnet's address (kept inline) reads back as set, and equality sees every byte
+    /// and the address's length.
+    @Test func aClientSubnetsAddressReadsBackAsSetAndTakesPartInEquality() {
+        typealias Subnet = DNSQueryMessage.ClientSubnet
+        var subnet = Subnet(family: 1, sourcePrefixLength: 24, scopePrefixLength: 0, address: [198, 51, 100, 0])
+        #expect(subnet.address == [198, 51, 100, 0])
+        #expect(subnet.withAddress { Array($0) } == [198, 51, 100, 0])
+        let before = subnet
+        subnet.address = [198, 51, 101, 0]
+        #expect(subnet != before && subnet.address == [198, 51, 101, 0])
+        let three = Subnet(family: 1, sourcePrefixLength: 24, scopePrefixLength: 0, address: [0, 0, 0])
+        #expect(three != Subnet(family: 1, sourcePrefixLength: 24, scopePrefixLength: 0, address: [0, 0, 0, 0]))
+    }
+
     @Test func aWrittenQueryReadsBackWithItsNameTypeIDAndSubnet() throws {
         let subnet = DNSQueryMessage.ClientSubnet(
             family: 2, sourcePrefixLength: 56, scopePrefixLength: 0,

@@ -30,7 +30,7 @@ public struct CIDR: Hashable, Sendable, CustomStringConvertible {
         guard let parsed = IPAddress(String(addressText)) else { return nil }
         var address = parsed
         var length = prefix ?? (parsed.family == .a ? 32 : 128)
-        guard length <= parsed.bytes.count * 8 else { return nil }
+        guard length <= parsed.count * 8 else { return nil }
         if let mapped = parsed.mappedIPv4, length >= 96 {
             address = mapped
             length -= 96
@@ -46,10 +46,10 @@ public struct CIDR: Hashable, Sendable, CustomStringConvertible {
         guard candidate.family == network.family else { return false }
         let whole = prefixLength / 8
         let rest = prefixLength % 8
-        for index in 0..<whole where candidate.bytes[index] != network.bytes[index] { return false }
+        for index in 0..<whole where candidate.byte(index) != network.byte(index) { return false }
         guard rest != 0 else { return true }
         let mask = UInt8(truncatingIfNeeded: 0xFF << (8 - rest))
-        return candidate.bytes[whole] & mask == network.bytes[whole]
+        return candidate.byte(whole) & mask == network.byte(whole)
     }
 
     /// `10.0.0.0/8`, `::1/128`.
@@ -74,7 +74,7 @@ extension IPAddress {
     /// The IPv4 address an IPv4-mapped IPv6 address (`::ffff:192.0.2.1`) stands for; nil for
     /// every other address.
     public var mappedIPv4: IPAddress? {
-        guard family == .aaaa, bytes[10] == 0xFF, bytes[11] == 0xFF, bytes[0..<10].allSatisfy({ $0 == 0 }) else { return nil }
-        return IPAddress(family: .a, bytes: Array(bytes[12..<16]))
+        guard family == .aaaa, byte(10) == 0xFF, byte(11) == 0xFF, (0..<10).allSatisfy({ byte($0) == 0 }) else { return nil }
+        return withUnsafeBytes { IPAddress(family: .a, rawBytes: UnsafeRawBufferPointer(rebasing: $0[12..<16])) }
     }
 }

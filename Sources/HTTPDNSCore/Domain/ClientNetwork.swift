@@ -14,11 +14,10 @@ public enum ClientNetwork {
     /// The /24 or /56 network of `address` as text.
     public static func network(of address: IPAddress) -> String {
         let address = address.mappedIPv4 ?? address
-        let bytes = address.bytes
         if address.family == .a {
-            return "\(bytes[0]).\(bytes[1]).\(bytes[2]).0/\(ipv4PrefixLength)"
+            return "\(address.byte(0)).\(address.byte(1)).\(address.byte(2)).0/\(ipv4PrefixLength)"
         }
-        let network = IPAddress(family: .aaaa, bytes: CIDR.masked(bytes, to: ipv6PrefixLength)) ?? address
+        let network = IPAddress(family: .aaaa, bytes: CIDR.masked(address.bytes, to: ipv6PrefixLength)) ?? address
         return "\(network)/\(ipv6PrefixLength)"
     }
 

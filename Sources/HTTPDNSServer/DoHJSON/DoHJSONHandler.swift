@@ -126,14 +126,13 @@ extension HTTPDNSService {
     /// may be set, as clients send them). The account's per-network cache keys on the address's
     /// /24 or /56, like every other path, whatever the prefix.
     static func subnetAddress(_ text: String) -> IPAddress? {
-        let parts = text.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let address = IPAddress(String(parts[0])) else { return nil }
-        if parts.count == 2 {
-            let digits = parts[1]
-            guard !digits.isEmpty, digits.utf8.count <= 3, digits.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
-                let prefix = Int(digits), prefix <= address.bytes.count * 8
-            else { return nil }
-        }
+        // Found in the UTF-8 view, not split into an array: this runs on every hit that names a subnet.
+        guard let slash = text.utf8.firstIndex(of: UInt8(ascii: "/")) else { return IPAddress(text) }
+        guard let address = IPAddress(String(text[..<slash])) else { return nil }
+        let digits = text.utf8[text.utf8.index(after: slash)...]
+        guard !digits.isEmpty, digits.count <= 3, digits.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }),
+            digits.reduce(0, { $0 * 10 + Int($1 - 0x30) }) <= address.count * 8
+        else { return nil }
         return address
     }
 

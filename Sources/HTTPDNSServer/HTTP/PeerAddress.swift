@@ -43,7 +43,7 @@ public struct PeerAddress: Sendable, Hashable {
         guard let address = IPAddress(text) else { return nil }
         var storage: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &storage) { target in
-            address.bytes.withUnsafeBytes { target.copyMemory(from: $0) }
+            address.withUnsafeBytes { target.copyMemory(from: $0) }
         }
         family = address.family
         self.storage = storage
@@ -53,7 +53,7 @@ public struct PeerAddress: Sendable, Hashable {
     public init(_ address: IPAddress) {
         var storage: (UInt64, UInt64) = (0, 0)
         withUnsafeMutableBytes(of: &storage) { target in
-            address.bytes.withUnsafeBytes { target.copyMemory(from: $0) }
+            address.withUnsafeBytes { target.copyMemory(from: $0) }
         }
         family = address.family
         self.storage = storage
@@ -61,7 +61,7 @@ public struct PeerAddress: Sendable, Hashable {
 
     public var ipAddress: IPAddress {
         withUnsafeBytes(of: storage) { raw in
-            IPAddress(family: family, bytes: Array(raw.prefix(family == .a ? 4 : 16)))!
+            IPAddress(family: family, rawBytes: UnsafeRawBufferPointer(rebasing: raw.prefix(family == .a ? 4 : 16)))!
         }
     }
 

@@ -36,7 +36,9 @@ extension HTTPDNSService {
     /// request's `clientNetwork`) when the query has no Client Subnet.
     static func dnsMessageNetwork(_ query: some DNSQuery, peerNetwork: () -> String) -> (network: String, scope: UInt8) {
         guard let subnet = query.edns?.clientSubnet else { return (peerNetwork(), 0) }
-        guard subnet.sourcePrefixLength > 0, let address = IPAddress(family: subnet.family == 1 ? .a : .aaaa, bytes: subnet.address) else {
+        guard subnet.sourcePrefixLength > 0,
+            let address = subnet.withAddress({ IPAddress(family: subnet.family == 1 ? .a : .aaaa, rawBytes: $0) })
+        else {
             return ("", 0)
         }
         return (
