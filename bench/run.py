@@ -16,6 +16,7 @@ Environment overrides for quick runs (the defaults are a full run's):
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
   BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10,11,12,13  which sections to run (1-3 always run, in the loop with 5-13)
   BENCH_REDIS_NAMES=2000 fresh names per miss measurement of section 13 (Redis)
+  BENCH_MISS_PRELOAD=40000  never-asked names preloaded in each repetition of section 4 (0: none)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)

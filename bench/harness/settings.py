@@ -37,6 +37,7 @@ EMAS = 11  # the EMAS HTTPDNS hit section
 DOHJSON = 12  # the DoH JSON hit section
 REDIS = 13  # the Redis section: hits with Redis configured, shared-tier misses, 3 replicas
 REDIS_NAMES = env_int("BENCH_REDIS_NAMES", 2000)
+MISS_PRELOAD = env_int("BENCH_MISS_PRELOAD", 40000)  # never-asked names preloaded per repetition of (4)
 SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "1,2,3,4,5,6,7,8,9,10,11,12,13").split(",") if s.strip()}
 if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED, RFC8484, EMAS, DOHJSON, REDIS}:
     SECTIONS |= {1}  # every ratio is to (1)
