@@ -234,6 +234,9 @@ def scale_table(add, results):
             f"{s6['entries_after_restart']:,} entries loaded, hit after restart: {s6['hit_after_restart']} |")
         add(f"| RSS after the warm restart | {s6['rss_after_restart_kib'] / 1024:.1f} MiB |")
         memory = s6.get("in_process", {})
+        if not memory:
+            add("| the answer cache alone, in process (`cachesim --memory`) | not measured: cachesim did not build or run "
+                "(the run's log says why) |")
         if "answercache" in memory:
             full, evicting = memory["answercache"]
             add(f"| the answer cache alone, in process, at {SCALE:,} entries (`cachesim --memory`) | "
