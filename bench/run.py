@@ -14,12 +14,15 @@ Environment overrides for quick runs (the defaults are a full run's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10,11,12,13  which sections to run (1-3 always run, in the loop with 5-13)
+  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10,11,12,13  which sections to run (1-3 run with any of 5-13, in one
+                         loop; 4 alone runs without them); a run of some sections only writes its report
+                         to bench/out/RESULTS.md (bench/RESULTS.md records whole runs)
   BENCH_REDIS_NAMES=2000 fresh names per miss measurement of section 13 (Redis)
+  BENCH_MISS_PRELOAD=40000  never-asked names preloaded in each repetition of section 4 (0: none)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building
   BENCH_SCRATCH=.build-bench  scratch path of the release build
   BENCH_WORK=/tmp/httpdnsd-bench-PID  working directory (configs, logs, databases)
-  BENCH_RESULTS=bench/RESULTS.md      where the report goes
+  BENCH_RESULTS=bench/RESULTS.md      where the report goes (default: see BENCH_SECTIONS)
   BENCH_KEEP_WORK=1      keep the working directory afterwards
   BENCH_HISTOGRAMS=0     every httpdnsd with metricsHistograms false (request durations not recorded),
                          to compare the hit sections with and without them

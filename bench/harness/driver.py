@@ -22,7 +22,7 @@ from .redis_tier import RedisSection
 from .report import kept_section, machine, report
 from .scale import ScaleSection
 from .servers import HTTPDNSD, Stack, build
-from .settings import (BENCH_DIR, CONNECTIONS, DURATION, LIMITED_KEYS, NAMES, PROFILE, REDIS, REPS, SCALE, SECTIONS,
+from .settings import (ALL_SECTIONS, BENCH_DIR, CONNECTIONS, DURATION, LIMITED_KEYS, NAMES, PROFILE, REDIS, REPS, SCALE, SECTIONS,
                        SIGNED, ZONE, log)
 from .signed import SignedSection
 from .slow import SlowSection
@@ -41,6 +41,8 @@ def start_main(processes, work, binary, dnss_upstream, slow_upstream, names):
     main = HTTPDNSD(processes, work, binary, "httpdnsd-main", main_accounts, cache_limit=max(4 * SCALE, 4_000_000),
                     account_keys={"limited": LIMITED_KEYS, **({"signed": signed_keys} if signed_keys else {})})
     main.start()
+    if 1 not in SECTIONS:
+        return main, None  # (4) alone: no hits, nothing to warm
     seconds = main.preload("bench", names)
     log(f"warmed {NAMES} names into account bench in {seconds:.1f} s")
     if 8 in SECTIONS:
@@ -78,10 +80,28 @@ def run(work, processes, results):
     dnss_upstream = f"doh:http://127.0.0.1:{stack.dnss_port}/dns-query"
     slow_upstream = f"doh:http://127.0.0.1:{stack.slow_port}/dns-query"
     names = [f"h{i:07d}.{ZONE}" for i in range(NAMES)]
+    main, signed = start_main(processes, work, binary, dnss_upstream, slow_upstream, names)
+    redis = big = None
+    if 1 in SECTIONS:
+        redis, big = run_hit_sections(work, processes, binary, baseline_bin, stack, main, signed, names, results)
+    if 4 in SECTIONS:
+        measure_misses(work, main, stack, results)
+    if redis:
+        redis.hits_check()
+        redis.measure_misses(main)
+        redis.measure_replicas(main)
+        redis.finish(results)
+    if big:
+        processes.stop(main.process)
+        results["s6"] = big.finish()
+
+
+def run_hit_sections(work, processes, binary, baseline_bin, stack, main, signed, names, results):
+    """(1)-(3) and the sections of the hit loop, their figures into `results`; returns sections
+    (13) and (6) (None when not run), which go on after (4)."""
+    dnss_upstream = f"doh:http://127.0.0.1:{stack.dnss_port}/dns-query"
     names_file = write_list(os.path.join(work, "names.txt"), names)
     queries_file = write_list(os.path.join(work, "queries.txt"), (b64url_query(n) for n in names))
-
-    main, signed = start_main(processes, work, binary, dnss_upstream, slow_upstream, names)
     hits = HitSections(processes, work, main, stack, names, names_file, queries_file, baseline_bin, results)
     slow = SlowSection(main, stack, names, work) if 5 in SECTIONS else None
     redis = RedisSection(work, processes, binary, dnss_upstream, names) if REDIS in SECTIONS else None
@@ -102,26 +122,14 @@ def run(work, processes, results):
     processes.stop(hits.baseline)
     if PROFILE:
         hits.profile()
-
-    if 4 in SECTIONS:
-        measure_misses(work, main, stack, results)
-
-    if redis:
-        redis.hits_check()
-        redis.measure_misses(main)
-        redis.measure_replicas(main)
-        redis.finish(results)
-
-    if big:
-        processes.stop(main.process)
-        results["s6"] = big.finish()
+    return redis, big
 
 
 def write_results(results, results_path, failed):
     """bench/out/results.json (every figure, for a later look) and the report into `results_path`,
     keeping the section a run does not measure; prints the report."""
+    os.makedirs(os.path.join(BENCH_DIR, "out"), exist_ok=True)
     try:
-        os.makedirs(os.path.join(BENCH_DIR, "out"), exist_ok=True)
         with open(os.path.join(BENCH_DIR, "out", "results.json"), "w") as f:
             json.dump(results, f, indent=1, default=str)
     except OSError:
@@ -140,11 +148,13 @@ def write_results(results, results_path, failed):
 
 def main():
     """The whole run: every child stopped at the end, also on failure or Ctrl-C; the report
-    written whenever (1) was measured, with the failure at its end; exit 1 on failure (130 on
-    Ctrl-C)."""
+    written whenever (1) or (4) was measured, with the failure at its end; exit 1 on failure (130
+    on Ctrl-C). A run of some sections only writes its report to bench/out/RESULTS.md unless
+    BENCH_RESULTS says otherwise: bench/RESULTS.md records whole runs."""
     work = os.environ.get("BENCH_WORK") or tempfile.mkdtemp(prefix="httpdnsd-bench-")
     os.makedirs(work, exist_ok=True)
-    results_path = os.environ.get("BENCH_RESULTS") or os.path.join(BENCH_DIR, "RESULTS.md")
+    default_path = os.path.join(BENCH_DIR, *(("RESULTS.md",) if SECTIONS == ALL_SECTIONS else ("out", "RESULTS.md")))
+    results_path = os.environ.get("BENCH_RESULTS") or default_path
     log(f"working directory {work}; {DURATION} s x {REPS} reps, {CONNECTIONS} connections")
     processes = Processes(work)
     results = {"machine": machine()}
@@ -156,7 +166,7 @@ def main():
         log(f"FAILED: {error!r} (logs in {work})")
     finally:
         processes.stop_all()
-    if "s1" in results:
+    if "s1" in results or "s4" in results:
         write_results(results, results_path, failed)
     if failed:
         if isinstance(failed, KeyboardInterrupt):

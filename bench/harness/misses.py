@@ -1,6 +1,8 @@
 """Section (4): misses, each request a name never asked before, through httpdnsd, dnss, the
 caching unbound and the authoritative one; beside (4u), the same chain without httpdnsd, and
-(4d), dnsperf against the caching unbound alone: what httpdnsd adds to a miss."""
+(4d), dnsperf against the caching unbound alone: what httpdnsd adds to a miss. Around (4) and
+(4u) the CPU of httpdnsd's and dnss's threads is read from /proc (CPU per miss, thread by
+thread), and (4p) times a preload of never-asked names: names/s against (4u)'s rate."""
 
 import os
 import random
@@ -9,31 +11,68 @@ import statistics
 import subprocess
 
 from .load import summarize, wrk, write_list
-from .settings import CONNECTIONS, DURATION, REPS, WRK_THREADS, ZONE, log
+from .procstat import cpu_by_group, thread_ticks
+from .settings import CONNECTIONS, DURATION, MISS_PRELOAD, REPS, WRK_THREADS, ZONE, log
+
+# httpdnsd's threads as the report groups them: the libcurl loop that asks the upstream (it names
+# itself), libmicrohttpd's HTTP threads (which it names `MHD-...`); every other thread counts
+# under its own name.
+HTTPDNSD_GROUPS = [("curl loop", lambda name: name == "httpdnsd-curl"), ("HTTP", lambda name: name.startswith("MHD-"))]
+# dnss is one Go process whose threads all carry its name: counted whole.
+WHOLE = [("all threads", lambda name: True)]
+
+
+def with_cpu(pids, run):
+    """Runs `run()` (a wrk run) and adds to its summary `cpu`: for each (label, pid, groups) of
+    `pids`, the CPU µs that process used meanwhile per request, by thread group."""
+    before = {label: thread_ticks(pid) for label, pid, _ in pids}
+    result = run()
+    requests = max(1, result["requests"])
+    result["cpu"] = {label: {group: us / requests for group, us in cpu_by_group(before[label], thread_ticks(pid),
+                                                                                 groups).items()}
+                     for label, pid, groups in pids}
+    return result
 
 
 def measure_misses(work, main, stack, results):
-    """(4), (4u) and (4d), repetition by repetition, with fresh names each time; stores their
-    figures and the check that (4) moved the miss counter once per request."""
-    runs4, runs4_dnss, dnsperf_runs = [], [], []
-    misses_before = main.counter("httpdns_cache_misses_total", "bench")
+    """(4), (4u), (4p) and (4d), repetition by repetition, with fresh names each time; stores their
+    figures, the CPU per miss by thread, and the check that (4) moved the miss counter once per
+    request."""
+    runs4, runs4_dnss, preloads, dnsperf_runs = [], [], [], []
+    misses_delta = 0
+    httpdnsd_pid, dnss_pid = main.process.pid, stack.dnss.pid
     for rep in range(REPS):
         log(f"section 4, repetition {rep + 1}/{REPS}")
         tag = f"m{rep}r{random.randrange(10**6)}"
-        runs4.append(wrk(main.port, "distinct.lua", {"BENCH_MODE": "resolve", "BENCH_TAG": tag,
-                                                     "BENCH_PREFIX": "/v1/bench/resolve?host=",
-                                                     "BENCH_ZONE": ZONE}, label="(4) httpdnsd misses"))
+        env = {"BENCH_MODE": "resolve", "BENCH_TAG": tag, "BENCH_PREFIX": "/v1/bench/resolve?host=", "BENCH_ZONE": ZONE}
+        misses_before = main.counter("httpdns_cache_misses_total", "bench")
+        runs4.append(with_cpu([("httpdnsd", httpdnsd_pid, HTTPDNSD_GROUPS), ("dnss", dnss_pid, WHOLE)],
+                              lambda: wrk(main.port, "distinct.lua", env, label="(4) httpdnsd misses")))
+        misses_delta += main.counter("httpdns_cache_misses_total", "bench") - misses_before
+        log("  (4) CPU per miss, µs: " + ", ".join(f"{group} {us:.1f}" for group, us in runs4[-1]["cpu"]["httpdnsd"].items())
+            + f"; dnss {runs4[-1]['cpu']['dnss']['all threads']:.1f}")
         tag = f"d{rep}r{random.randrange(10**6)}"
-        runs4_dnss.append(wrk(stack.dnss_port, "distinct.lua", {"BENCH_MODE": "doh", "BENCH_TAG": tag,
-                                                                "BENCH_ZONE": ZONE},
-                              label="(4) dnss+unbound misses"))
+        env = {"BENCH_MODE": "doh", "BENCH_TAG": tag, "BENCH_ZONE": ZONE}
+        runs4_dnss.append(with_cpu([("dnss", dnss_pid, WHOLE)],
+                                   lambda: wrk(stack.dnss_port, "distinct.lua", env, label="(4) dnss+unbound misses")))
+        log(f"  (4u) dnss CPU per request: {runs4_dnss[-1]['cpu']['dnss']['all threads']:.1f} µs")
+        if MISS_PRELOAD:
+            names = [f"p{rep}r{random.randrange(10**6)}-{i}.{ZONE}" for i in range(MISS_PRELOAD)]
+            seconds = main.preload("bench", names)
+            preloads.append(MISS_PRELOAD / seconds)
+            log(f"  (4p) preload of {MISS_PRELOAD} never-asked names: {MISS_PRELOAD / seconds:.0f} names/s")
         dnsperf_runs.append(dnsperf(work, stack.cache_port, rep))
-    misses_delta = main.counter("httpdns_cache_misses_total", "bench") - misses_before
     results["s4"] = summarize(runs4)
     total = sum(r["requests"] for r in runs4)
     results["s4"]["check"] = (f"{total} requests, each a distinct name never asked before; "
                               f"miss counter +{misses_delta:.0f}")
     results["s4_dnss"] = summarize(runs4_dnss)
+    results["s4_cpu"] = {"httpdnsd": [r["cpu"]["httpdnsd"] for r in runs4],
+                         "dnss_in_4": [r["cpu"]["dnss"]["all threads"] for r in runs4],
+                         "dnss": [r["cpu"]["dnss"]["all threads"] for r in runs4_dnss]}
+    if preloads:
+        results["s4_preload"] = {"rate": statistics.median(preloads), "reps": [round(p) for p in preloads],
+                                 "names": MISS_PRELOAD}
     results["s4_dnsperf"] = {"qps": statistics.median(d["qps"] for d in dnsperf_runs),
                              "reps": [round(d["qps"]) for d in dnsperf_runs],
                              "lost": sum(d["lost"] for d in dnsperf_runs)}

@@ -1,5 +1,5 @@
-"""What /proc and gdb say about a running server: CPU used (the whole process, or each
-libmicrohttpd worker thread), RSS, and the malloc arena of each worker. A run's requests/s can
+"""What /proc and gdb say about a running server: CPU used (the whole process, each thread by
+name, or each libmicrohttpd worker thread), RSS, and the malloc arena of each worker. A run's requests/s can
 be capped by how wrk's connections split between the workers; these figures show when."""
 
 import os
@@ -11,12 +11,18 @@ import time
 from .settings import log
 
 
+def parse_stat(stat):
+    """The name and the user + system CPU ticks (`utime` + `stime`, fields 14 and 15) of the text
+    of a /proc .../stat file. The name (field 2, the thread's `comm`) is in parentheses and may
+    itself hold spaces and parentheses, so the fields are counted after its last `)`."""
+    fields = stat.rsplit(")", 1)[1].split()
+    return stat[stat.index("(") + 1:stat.rindex(")")], int(fields[11]) + int(fields[12])
+
+
 def stat_ticks(path):
     """The name and the user + system CPU ticks of a /proc .../stat file."""
     with open(path) as f:
-        stat = f.read()
-    fields = stat.rsplit(")", 1)[1].split()
-    return stat[stat.index("(") + 1:stat.rindex(")")], int(fields[11]) + int(fields[12])
+        return parse_stat(f.read())
 
 
 def cpu_seconds(pid):
@@ -35,6 +41,36 @@ def worker_ticks(pid):
         if name.startswith("MHD-"):
             ticks[tid] = used
     return ticks
+
+
+def thread_ticks(pid):
+    """Every thread of `pid` now, {tid: (name, CPU ticks so far)}, and the whole process's ticks
+    (which keep the time of threads that have exited). The name is the thread's `comm`, as
+    `/proc/PID/task/TID/comm` shows it, read from the same stat line as its ticks."""
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            threads[tid] = stat_ticks(f"/proc/{pid}/task/{tid}/stat")
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # it exited between the listing and the read
+    return threads, stat_ticks(f"/proc/{pid}/stat")[1]
+
+
+def cpu_by_group(before, after, groups):
+    """CPU µs used between two `thread_ticks` snapshots, summed by group: `groups` is a list of
+    (label, predicate on the thread's name); a thread no predicate takes counts under its own
+    name. A thread started in between counts from zero; the time of one that exited in between
+    (the process's ticks less its live threads') is "exited threads"."""
+    per_tick = 1e6 / os.sysconf("SC_CLK_TCK")
+    (threads_before, process_before), (threads_after, process_after) = before, after
+    used = {}
+    for tid, (name, ticks) in threads_after.items():
+        label = next((label for label, takes in groups if takes(name)), name)
+        used[label] = used.get(label, 0) + ticks - threads_before.get(tid, (name, 0))[1]
+    exited = (process_after - process_before) - sum(used.values())
+    if exited > 0:
+        used["exited threads"] = exited
+    return {label: ticks * per_tick for label, ticks in used.items()}
 
 
 def worker_split(before, after):

@@ -1,7 +1,7 @@
 """The "How it is measured" section of RESULTS.md: what each figure's numbers mean, with the
 settings of the run filled in."""
 
-from .settings import (CONNECTION_MEMORY, DOHJSON, DURATION, EMAS, LIMITED_KEYS, NAMES, PRELOAD_BATCH, REDIS,
+from .settings import (CONNECTION_MEMORY, DOHJSON, DURATION, EMAS, LIMITED_KEYS, MISS_PRELOAD, NAMES, PRELOAD_BATCH, REDIS,
                        REDIS_NAMES, RFC8484, SCALE, SCALE_MID, SIGNED, SIGNED_MAX_AGE, SLOW_INFLIGHT, SLOW_MS, TTL,
                        ZONE)
 
@@ -76,7 +76,14 @@ def other_items():
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
   authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
-  (4d) dnsperf against the caching unbound (UDP).
+  (4d) dnsperf against the caching unbound (UDP). Around each wrk run of (4) and (4u), every thread's
+  `utime` + `stime` is read from `/proc/PID/task/TID/stat` (clock ticks, so ±1 tick per thread) of httpdnsd
+  and dnss, and grouped by the thread's name (`comm`): httpdnsd's curl loop (`httpdnsd-curl`), its
+  HTTP threads (`MHD-*`), every other thread (the time of threads that exited meanwhile is the
+  process's total less its threads'); dnss counted whole. Divided by the requests wrk completed,
+  that is CPU µs per miss; wrk itself and unbound are not counted. (4p) after each (4u),
+  `POST /v1/bench/preload` of {MISS_PRELOAD:,} never-asked names in batches of {PRELOAD_BATCH} (as (6) fills),
+  timed: names/s against (4u)'s requests/s.
 - (5) account `slow` has `bench/slowdoh/slow_doh.c` as its upstream: an RFC 8484 proxy that waits {SLOW_MS} ms before
   asking the caching unbound. The {NAMES} names are preloaded with the delay at 0; then, with the delay
   on, a second wrk keeps {SLOW_INFLIGHT} connections asking never-asked names of that account (so

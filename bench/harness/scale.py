@@ -17,15 +17,22 @@ def cache_memory(entries):
     """Bytes per entry of the answer cache alone, in process (`bench/cachesim --memory`, release):
     {layout: (bytes per entry full, bytes per entry once evicting)} for `lru` (`BoundedCache`
     shards with `LRUPolicy`), `s3fifo` (the same with `S3FIFOPolicy`) and `answercache` (the
-    service's `AnswerCache`)."""
+    service's `AnswerCache`). {} when cachesim does not build or run: these rows stand beside (6)'s
+    figures, which do not depend on them (SwiftPM refuses the bench package, for one, in a checkout
+    whose directory is itself named `bench`: both packages then have the identity `bench`)."""
     swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
     # cachesim is the bench package's (bench/Package.swift), a root of its own: its own scratch path.
     scratch = (os.environ.get("BENCH_SCRATCH") or os.path.join(REPO, ".build-bench")) + "-cachesim"
     build = [swift, "build", "-c", "release", "--package-path", os.path.join(REPO, "bench"), "--scratch-path", scratch]
-    subprocess.run(build + ["--product", "cachesim"], cwd=REPO, check=True)
-    bin_path = subprocess.run(build + ["--show-bin-path"], cwd=REPO, check=True, capture_output=True, text=True).stdout.strip()
-    output = subprocess.run([os.path.join(bin_path, "cachesim"), "--memory", str(entries)],
-                            check=True, capture_output=True, text=True).stdout
+    try:
+        subprocess.run(build + ["--product", "cachesim"], cwd=REPO, check=True)
+        bin_path = subprocess.run(build + ["--show-bin-path"], cwd=REPO, check=True, capture_output=True,
+                                  text=True).stdout.strip()
+        output = subprocess.run([os.path.join(bin_path, "cachesim"), "--memory", str(entries)],
+                                check=True, capture_output=True, text=True).stdout
+    except (OSError, subprocess.CalledProcessError) as error:
+        log(f"  warning: cachesim did not build or run ({error}); the in-process rows are left out")
+        return {}
     figures = {}
     for line in output.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]

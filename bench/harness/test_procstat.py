@@ -1,0 +1,56 @@
+"""Unit tests of the harness's parsing and arithmetic that need no server: the /proc stat reader,
+CPU by thread group, and the miss report's grouping. Run from the repository with
+`python3 -m unittest discover -s bench -t bench -p 'test_*.py'` (not part of `make test`)."""
+
+import os
+import unittest
+
+from .procstat import cpu_by_group, parse_stat
+from .report_misses import cpu_ratio, grouped
+
+# A thread's stat line as Linux writes it (`/proc/PID/task/TID/stat`): utime 1234 and stime 56
+# are fields 14 and 15; this name holds a space and a parenthesis, which a split on spaces or on
+# the first ')' would misread.
+STAT = ("4242 (MHD-worker) x) S 4200 4200 4200 0 -1 4194368 911 0 0 0 1234 56 0 0 20 0 9 0 "
+        "1500 1000000 300 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 -1 1 0 0 0 0 0")
+
+
+class ProcStatTests(unittest.TestCase):
+    def test_parse_stat_reads_name_and_ticks_past_a_name_with_parentheses(self):
+        self.assertEqual(parse_stat(STAT), ("MHD-worker) x", 1234 + 56))
+
+    def test_parse_stat_of_this_process(self):
+        with open(f"/proc/{os.getpid()}/stat") as f:
+            name, ticks = parse_stat(f.read())
+        self.assertTrue(name)
+        self.assertGreaterEqual(ticks, 0)
+
+    def test_cpu_by_group_sums_groups_and_keeps_exited_threads(self):
+        per_tick = 1e6 / os.sysconf("SC_CLK_TCK")
+        groups = [("curl loop", lambda n: n == "httpdnsd-curl"), ("HTTP", lambda n: n.startswith("MHD-"))]
+        before = ({"1": ("httpdnsd", 10), "2": ("httpdnsd-curl", 100), "3": ("MHD-worker", 50),
+                   "4": ("MHD-worker", 60), "5": ("short", 5)}, 300)
+        # Thread 5 exited having used 7 more ticks; thread 6 started and used 4.
+        after = ({"1": ("httpdnsd", 12), "2": ("httpdnsd-curl", 130), "3": ("MHD-worker", 70),
+                  "4": ("MHD-worker", 65), "6": ("httpdnsd-log", 4)}, 300 + 2 + 30 + 20 + 5 + 4 + 7)
+        used = cpu_by_group(before, after, groups)
+        self.assertEqual({k: round(v / per_tick) for k, v in used.items()},
+                         {"httpdnsd": 2, "curl loop": 30, "HTTP": 25, "httpdnsd-log": 4, "exited threads": 7})
+
+
+class MissReportTests(unittest.TestCase):
+    def test_grouped_splits_named_groups_from_the_others(self):
+        rows, others = grouped([{"curl loop": 10.0, "HTTP": 6.0, "httpdnsd": 1.0},
+                                {"curl loop": 12.0, "HTTP": 8.0, "httpdnsd": 3.0, "httpdnsd-log": 2.0}])
+        self.assertEqual(rows["total"], [17.0, 25.0])
+        self.assertEqual(rows["others"], [1.0, 5.0])
+        self.assertEqual(others, [("httpdnsd", 2.0), ("httpdnsd-log", 1.0)])
+
+    def test_cpu_ratio_is_median_total_over_dnss_median(self):
+        results = {"s4_cpu": {"httpdnsd": [{"curl loop": 8.0}, {"curl loop": 12.0}], "dnss": [40.0, 60.0]}}
+        self.assertAlmostEqual(cpu_ratio(results), 10.0 / 50.0)
+        self.assertIsNone(cpu_ratio({}))
+
+
+if __name__ == "__main__":
+    unittest.main()
