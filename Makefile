@@ -50,7 +50,8 @@ format:
 # Builds everything (including the httpdnsd binary the integration tests run), then runs all test
 # targets, then the fuzz package's FuzzCorpusTests (every seed corpus through its parser; the fuzz
 # package, fuzz/Package.swift, depends on this one by path and builds in fuzz/.build), then the
-# bench harness's own unit tests (its /proc readers and report arithmetic).
+# bench harness's own unit tests (its /proc readers and report arithmetic), then the allocation
+# test of a cache hit against a release binary (test-allocations, below).
 # HTTPDNS_BUILT_BY_MAKE tells BuildRevisionTests that the binary carries the revision make recorded.
 FUZZ_TEST_FLAGS ?= --package-path fuzz -Xswiftc -warnings-as-errors $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH)-fuzz)
 test: test-deps revision lint
@@ -58,10 +59,12 @@ test: test-deps revision lint
 	HTTPDNS_BUILT_BY_MAKE=1 HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" $(SWIFT) test --disable-xctest $(SWIFTFLAGS)
 	$(SWIFT) test --disable-xctest $(FUZZ_TEST_FLAGS)
 	python3 -m unittest discover -s bench -t bench -p 'test_*.py'
+	$(MAKE) --no-print-directory test-allocations
 
 # The allocation test of a cache hit (Tests/IntegrationTests/FastPathAllocationTests.swift) against a
-# release binary, built in its own scratch path: `make test` runs it against the debug binary, whose
-# unoptimised code allocates on every hit, so only this run checks that a hit allocates nothing of ours.
+# release binary, built in its own scratch path: the debug binary's unoptimised code allocates on every
+# hit (recorded as known issues there), so only this run checks that a hit allocates nothing of ours.
+# `make test` ends with it.
 ALLOCATIONS_SCRATCH ?= $(CURDIR)/.build-release
 test-allocations: test-deps revision
 	nice -n 10 $(SWIFT) build -c release --product httpdnsd --scratch-path $(ALLOCATIONS_SCRATCH) -Xswiftc -warnings-as-errors
