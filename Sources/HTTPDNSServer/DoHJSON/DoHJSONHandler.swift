@@ -158,7 +158,9 @@ extension HTTPDNSService {
         request.withSignedParts { authenticateDoHJSON($0, config: config) }
     }
 
-    private func authenticateDoHJSON(_ parts: SignedParts, config: AccountConfig) -> Result<Authentication, APIError> {
+    /// The same on the request's parts (`authenticateTenant` calls it so, with the account's
+    /// configuration read in place inside the parts' closure).
+    func authenticateDoHJSON(_ parts: SignedParts, config: AccountConfig) -> Result<Authentication, APIError> {
         guard parts.argument("ak") != nil || parts.argument("ts") != nil || parts.argument("key") != nil else {
             guard !config.requireSignedRequests else {
                 return .failure(

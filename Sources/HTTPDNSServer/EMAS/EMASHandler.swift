@@ -113,7 +113,9 @@ extension HTTPDNSService {
         request.withSignedParts { authenticateEMAS($0, config: config) }
     }
 
-    private func authenticateEMAS(_ parts: SignedParts, config: AccountConfig) -> Result<Authentication, APIError> {
+    /// The same on the request's parts (`authenticateTenant` calls it so, with the account's
+    /// configuration read in place inside the parts' closure).
+    func authenticateEMAS(_ parts: SignedParts, config: AccountConfig) -> Result<Authentication, APIError> {
         guard let expiry = parts.argument("t"), let presented = parts.argument("s") else {
             return .failure(APIError(.invalidSignature, "signed paths need the 't' (expiry) and 's' (signature) arguments"))
         }
