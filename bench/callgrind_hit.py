@@ -1,6 +1,6 @@
 """Instructions per cache hit of GET /v1/default/resolve under valgrind's callgrind.
 
-    python3 bench/callgrind_hit.py PATH/TO/release/httpdnsd [N] [open|signed|signed-general]
+    python3 bench/callgrind_hit.py PATH/TO/release/httpdnsd [N] [MODE]
 
 Starts the binary under callgrind (one HTTP thread) with a loopback DoH JSON upstream (this
 script, one fixed A record), warms one name, zeroes the counters, sends N (default 2000) hits on
@@ -19,7 +19,11 @@ same request with a trailing `/` (every format's fast path against its general p
 `requireSignedRequests`, and every hit is signed (signature v1, query form, signed once by
 `harness.clients.sign_v1`); `signed-general`: the same signed hits on `/v1/default/resolve/` (trailing
 `/`), which the router serves but the fast path leaves to the general path, to compare the two
-paths in one build.
+paths in one build. `emas-signed` and `json-signed`: the account as for `signed`, every hit signed
+in its format's own way: `GET /default/sign_d?host=&t=&s=` (the EMAS signature) and `GET
+/resolve?name=&uid=&ak=&ts=&key=` (the DoH JSON signature), each with `-general` (trailing `/`).
+CALLGRIND_AES=1 gives the account an `aesSecretKey` (requests stay plain: the encryption step lets
+them through unchanged), in any mode: run a mode with and without it for what the key costs a hit.
 CALLGRIND_ISP=1 turns on `ispEnable` for the account (a cache per client network: every hit is
 looked up under the network of the peer, 127.0.0.0/24), in any mode: run a mode with and without it
 to compare the hits of such an account with everyone's.
@@ -35,7 +39,7 @@ none of the answer tier's may appear).
 Every thread is counted apart (`--separate-threads=yes`); the totals of the threads that ran
 during the hits are printed too (an idle thread that wakes on a timer shows there).
 """
-import http.server, json, os, socket, subprocess, sys, tempfile, threading, time, http.client, glob
+import hashlib, http.server, json, os, socket, subprocess, sys, tempfile, threading, time, http.client, glob
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
@@ -47,7 +51,8 @@ binary = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
 MODE = sys.argv[3] if len(sys.argv) > 3 else "open"
 FORMATS = ("open", "emas", "json", "rfc8484")
-assert MODE in ("signed", "signed-general") + FORMATS + tuple(f + "-general" for f in FORMATS), MODE
+SIGNED = ("signed", "emas-signed", "json-signed")
+assert MODE in SIGNED + FORMATS + tuple(f + "-general" for f in SIGNED + FORMATS), MODE
 SECRET = "callgrind-resolve-secret-0123456789"
 
 upstream_calls = [0]
@@ -83,9 +88,11 @@ config = {"listen": f"127.0.0.1:{port}", "db": os.path.join(work, "db.sqlite"), 
           "accounts": {"default": {"upstreams": [f"json:http://127.0.0.1:{up.server_address[1]}/resolve"], "localDNSFallback": False}}}
 if os.environ.get("CALLGRIND_HISTOGRAMS", "1") == "0":
     config["metricsHistograms"] = "false"
-if MODE in ("signed", "signed-general"):
+if MODE.removesuffix("-general") in SIGNED:
     config["accounts"]["default"].update({"clientKeys": [{"id": "r1", "secret": SECRET, "role": "resolve"}],
                                           "requireSignedRequests": True, "maxSignatureAge": 86400})
+if os.environ.get("CALLGRIND_AES", "0") not in ("0", ""):
+    config["accounts"]["default"]["aesSecretKey"] = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 if os.environ.get("CALLGRIND_ISP", "0") not in ("0", ""):
     config["accounts"]["default"]["ispEnable"] = True
 if os.environ.get("CALLGRIND_LIMITED", "0") not in ("0", ""):
@@ -128,6 +135,14 @@ try:
         route = "/v1/default/resolve" + ("/" if MODE == "signed-general" else "")
         path = route + "?" + sign_v1("GET", route, {"host": "www.example.test", "type": "A"}, b"", "r1", SECRET,
                                      int(time.time()) + 86400 - 60)
+    if fmt == "emas-signed":
+        t = str(int(time.time()) + 86400 - 60)
+        s = hashlib.md5(f"www.example.test-{SECRET}-{t}".encode()).hexdigest()
+        path = f"/default/sign_d{slash}?host=www.example.test&t={t}&s={s}"
+    if fmt == "json-signed":
+        ts = str(int(time.time()))
+        key = hashlib.sha256(f"default{SECRET}{ts}www.example.testr1".encode()).hexdigest()
+        path = f"/resolve{slash}?name=www.example.test&uid=default&ak=r1&ts={ts}&key={key}"
     c.request("GET", path); r = c.getresponse(); print("miss:", r.status, r.read().decode(errors="replace"))
     for _ in range(200): c.request("GET", path); r = c.getresponse(); r.read()
     if redis:
@@ -136,7 +151,7 @@ try:
     calls = upstream_calls[0]
     for _ in range(N):
         c.request("GET", path); r = c.getresponse(); body = r.read()
-        assert r.status == 200 and (fmt in ("emas", "json", "rfc8484") or b'"source":"cache"' in body), body
+        assert r.status == 200 and (fmt in ("emas", "json", "rfc8484", "emas-signed", "json-signed") or b'"source":"cache"' in body), body
     assert upstream_calls[0] == calls, "a hit asked the upstream"
     subprocess.run(["callgrind_control", "-d", "hits", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
     if redis:

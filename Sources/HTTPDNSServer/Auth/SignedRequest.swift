@@ -2,10 +2,11 @@
     import Glibc
 #endif
 
-/// A request as signature v1 reads it (`SignatureV1`, `ClientAuthenticator`): what both the
-/// general path's `HTTPRequest` and the fast path's borrowed `RequestHead` provide, so that the
-/// one implementation of the signature check runs on either, the fast path's without copying
-/// the request or allocating.
+/// A request as the authentication step reads it (signature v1: `SignatureV1`,
+/// `ClientAuthenticator`; the EMAS and DoH JSON signatures: `authenticateEMAS`,
+/// `authenticateDoHJSON`): what both the general path's `HTTPRequest` and the fast path's
+/// borrowed `RequestHead` provide, so that the one implementation of each check runs on either,
+/// the fast path's without copying the request.
 public protocol SignedRequest {
     /// Calls `body` with the request's parts, whose bytes are valid during the call only.
     func withSignedParts<Result>(_ body: (SignedParts) -> Result) -> Result
@@ -25,6 +26,15 @@ public struct SignedParts {
     /// The `Authorization` header's value, nil when there is none.
     public let authorization: UnsafeRawBufferPointer?
     public let body: UnsafeRawBufferPointer
+}
+
+extension SignedParts {
+    /// The value of the argument `name` (its first; empty for a name without `=`), nil when the
+    /// request has none: what `QueryArguments`' subscript gives, as bytes.
+    func argument(_ name: StaticString) -> UnsafeRawBufferPointer? {
+        for pair in arguments where pair.name.equals(name) { return pair.value }
+        return nil
+    }
 }
 
 /// One query argument of `SignedParts`: its decoded name and value.

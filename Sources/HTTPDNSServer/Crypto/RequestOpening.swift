@@ -29,11 +29,7 @@ enum RequestOpening {
     /// Opens `request` for `account` (its id, for messages), whose `aesSecretKey` is `key`.
     static func open(_ request: HTTPRequest, account: String, key: [UInt8]?, requireEncryption: Bool) -> Outcome {
         guard let text = request.query[argument] else {
-            guard !requireEncryption else {
-                return .refused(
-                    APIError(.forbidden, "account '\(account)' requires encrypted requests: send enc=... (see docs/encryption.md)"))
-            }
-            return .plain
+            return plainRefusal(account: account, requireEncryption: requireEncryption).map(Outcome.refused) ?? .plain
         }
         guard let key else {
             return .refused(APIError(.invalidParameter, "account '\(account)' has no aesSecretKey: enc cannot be used"))
@@ -70,6 +66,15 @@ enum RequestOpening {
         case .failure(let error):
             return .refusedSealed(error, exchange)
         }
+    }
+
+    /// The encryption step's decision on a request without `enc` to an account with an
+    /// `aesSecretKey`: nil when it goes on as it is (nothing opened, nothing to seal), the 403
+    /// when the account has `requireEncryption`. The one decision of both paths: `open` answers
+    /// with it, and the fast path answers a plain request only when it is nil.
+    static func plainRefusal(account: String, requireEncryption: Bool) -> APIError? {
+        guard requireEncryption else { return nil }
+        return APIError(.forbidden, "account '\(account)' requires encrypted requests: send enc=... (see docs/encryption.md)")
     }
 
     private static func notOpened(_ part: String) -> APIError {

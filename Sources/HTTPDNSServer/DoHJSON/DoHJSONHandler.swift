@@ -142,16 +142,27 @@ extension HTTPDNSService {
     /// `maxSignatureAge` of the server's time in either direction, and `key` is
     /// `DoHJSONSignature.key` over `uid`, the key's secret, `ts`, `name` and `ak` as sent. An
     /// unsigned request passes unless the account has `requireSignedRequests`.
-    func authenticateDoHJSON(_ request: HTTPRequest, config: AccountConfig) -> Result<Authentication, APIError> {
-        let query = request.query
-        guard query["ak"] != nil || query["ts"] != nil || query["key"] != nil else {
+    /// The general path's `HTTPRequest` and the fast path's borrowed head both come here
+    /// (`SignedRequest`); the arguments the signature covers are read as the bytes sent.
+    func authenticateDoHJSON(_ request: some SignedRequest, config: AccountConfig) -> Result<Authentication, APIError> {
+        request.withSignedParts { authenticateDoHJSON($0, config: config) }
+    }
+
+    /// The same on the request's parts (`authenticateTenant` calls it so, with the account's
+    /// configuration read in place inside the parts' closure).
+    func authenticateDoHJSON(_ parts: SignedParts, config: AccountConfig) -> Result<Authentication, APIError> {
+        guard parts.argument("ak") != nil || parts.argument("ts") != nil || parts.argument("key") != nil else {
             guard !config.requireSignedRequests else {
                 return .failure(
                     APIError(.invalidSignature, "missing signature: this account requires signed requests (uid, ak, ts and key arguments)"))
             }
             return .success(.anonymous)
         }
-        guard let uid = query["uid"], let keyID = query["ak"], let timestamp = query["ts"], let presented = query["key"] else {
+        // As text from here: `DoHJSONSignature.key` (shared with the upstream client) takes its
+        // parts so, and a key id compares with `ak` as text does.
+        guard let uid = parts.argument("uid").map(Self.string), let keyID = parts.argument("ak").map(Self.string),
+            let timestamp = parts.argument("ts").map(Self.string), let presented = parts.argument("key").map(Self.string)
+        else {
             return .failure(APIError(.invalidSignature, "malformed signature: a signed request needs all of uid, ak, ts and key"))
         }
         guard !config.clientKeys.isEmpty || config.requireSignedRequests else {
@@ -169,7 +180,8 @@ extension HTTPDNSService {
         let matches: Bool
         do {
             let expected = try DoHJSONSignature.key(
-                uid: uid, secret: key?.secret ?? ClientAuthenticator.decoySecret, timestamp: timestamp, name: query["name"] ?? "",
+                uid: uid, secret: key?.secret ?? ClientAuthenticator.decoySecret, timestamp: timestamp,
+                name: parts.argument("name").map(Self.string) ?? "",
                 accessKeyID: keyID)
             matches = Digest.constantTimeEquals(Array(expected.utf8), Array(presented.lowercased().utf8))
         } catch {

@@ -7,7 +7,7 @@ import CMicroHTTPD
 extension HTTPRequest {
     /// The request libmicrohttpd holds for `connection`, copied out (`MHD_get_connection_values_n`
     /// for the arguments, `MHD_lookup_connection_value` for the headers): what the general path
-    /// hands to the router, and what the resolve fast path checks a signature on.
+    /// hands to the router.
     init(connection: OpaquePointer, method: String, path: String, body: [UInt8], listener: Listener) {
         self.init(
             method: method, path: path, query: Self.queryArguments(connection),

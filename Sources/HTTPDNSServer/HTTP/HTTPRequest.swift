@@ -50,13 +50,16 @@ extension HTTPRequest {
 }
 
 extension HTTPRequest: SignedRequest {
-    /// The request's own copies, as bytes (its arguments listed in a temporary buffer).
+    /// The request's own copies, as bytes (its arguments listed in a temporary buffer). The
+    /// closures capture the parts they read, not `self`: a closure that captured the request
+    /// copied all of it at each level (callgrind: four copies, 1 600 instructions a request).
     public func withSignedParts<Result>(_ body: (SignedParts) -> Result) -> Result {
         var method = method, path = path
+        let query = query, content = self.body, authorization = authorization
         return method.withUTF8 { method in
             path.withUTF8 { path in
                 query.withPairs { arguments in
-                    self.body.withUnsafeBytes { content in
+                    content.withUnsafeBytes { content in
                         func parts(_ authorization: UnsafeRawBufferPointer?) -> Result {
                             body(
                                 SignedParts(

@@ -7,7 +7,7 @@ import CMicroHTTPD
 /// A complete request without a body, borrowed: its bytes are valid only during the call that
 /// received it. The fast path (`HTTPServer`'s `fastHandler`) reads requests through this, so a
 /// request it answers builds no `HTTPRequest` (no strings, no argument buffer); a signed one's
-/// signature is checked on it too (`SignedRequest`).
+/// signature, and the encryption step's decision on it, are checked on it too (`SignedRequest`).
 public protocol RequestHead: SignedRequest {
     /// The method, e.g. `GET`.
     var method: UnsafeRawBufferPointer { get }
@@ -29,11 +29,6 @@ public protocol RequestHead: SignedRequest {
     /// The first value of a request header, nil when absent (read by the fast path only where a
     /// route depends on one: `Accept` of `/dns-query`), borrowed as the rest of the head.
     func header(_ name: StaticString) -> UnsafeRawBufferPointer?
-    /// The request as the general path builds it (everything copied; no body, listener `.main`:
-    /// the fast path serves the main listeners only), for the steps of the general pipeline the
-    /// fast path runs on a copy: for accounts with an `aesSecretKey`, and for the EMAS and DoH
-    /// JSON signatures.
-    func request() -> HTTPRequest
 }
 
 /// The query argument names one fast route reads (at most `RequestArguments.capacity`), built
@@ -125,12 +120,6 @@ public struct ConnectionHead: RequestHead {
         self.connection = connection
         self.method = UnsafeRawBufferPointer(start: method, count: strlen(method))
         self.path = UnsafeRawBufferPointer(start: url, count: strlen(url))
-    }
-
-    public func request() -> HTTPRequest {
-        HTTPRequest(
-            connection: connection, method: String(decoding: method, as: UTF8.self), path: String(decoding: path, as: UTF8.self),
-            body: [], listener: .main)
     }
 
     /// `MHD_CONNECTION_INFO_CLIENT_ADDRESS`, copied without an allocation.

@@ -69,8 +69,8 @@ extension HTTPDNSService {
     /// with the general path's own parts (its format's client address argument, the Client
     /// Subnet of an RFC 8484 query, else the peer after the trusted-proxy rule, `X-Forwarded-For`
     /// included) and looks the hit up under that network. For accounts with client keys or an
-    /// `aesSecretKey`, and for signed requests, it runs the general pipeline's own steps on a copy
-    /// of the request (`fastPathAdmits`) and answers only what they let through unchanged: a
+    /// `aesSecretKey`, and for signed requests, it runs the general pipeline's own checks on the
+    /// borrowed head (`fastPathAdmits`) and answers only what they let through unchanged: a
     /// refused signature or role, an encrypted request (its answer is sealed) and a plain one
     /// refused by `requireEncryption` are left to `handle`, which runs the same steps again and
     /// writes the answer.
@@ -161,24 +161,26 @@ extension HTTPDNSService {
 
     /// Whether the general pipeline's steps after the limits (`admit`: signature, role,
     /// encryption) let `head`'s request through to `route`'s handler as it is. False for any
-    /// refusal, for an argument the general path refuses, and for what needs its answer sealed;
-    /// `handle` then runs the same steps again and writes the answer, so errors are written in
-    /// one place only. (A request with `enc` never comes here.) For a client-key route of an
-    /// account without `aesSecretKey`, `admit` is `authenticateClient` (its encryption step
-    /// lets a request without `enc` through unchanged), which runs on the borrowed head itself:
-    /// nothing copied. (Its arguments were checked by `RequestHead.arguments`, but for the first
-    /// name's value: the name each reader looks up, which the cache never holds with a control
-    /// character or invalid UTF-8.) The other steps run on a copy of the request.
+    /// refusal and for what needs its answer sealed; `handle` then runs the same steps again and
+    /// writes the answer, so errors are written in one place only. Each check is the general
+    /// path's own, run on the borrowed head (nothing copied): the signature of the route's
+    /// format and the role (`authenticateTenant`), then, for an account with an `aesSecretKey`,
+    /// the encryption step's decision on a request without `enc` (`RequestOpening.plainRefusal`;
+    /// a request with `enc` never comes here). The arguments were checked by
+    /// `RequestHead.arguments`, but for the first name's value: the name each reader looks up,
+    /// which the cache never holds with a control character or invalid UTF-8, so a request the
+    /// general path refuses for it is never answered here either.
     private func fastPathAdmits<Head: RequestHead>(_ head: Head, route: Route, engine: ResolverEngine) -> Bool {
-        if case .client(let role) = route.access, !engine.lookupOptions.hasAESKey {
-            guard case .success = authenticateClient(head, role: role, engine: engine) else { return false }
-            return true
+        // The role `Route.Access.role(for:)` gives the accesses of the rows with a hit reader.
+        let role: ClientKey.Role
+        switch route.access {
+        case .client(let required): role = required
+        case .emasSigned, .dohJSON: role = .resolve
+        case .anyone, .admin, .clientResolveWithArgument: return false
         }
-        let request = head.request()
-        guard request.query.refusal == nil,
-            case .proceed(let admitted) = admit(route, Route.Match(request: request, engine: engine))
-        else { return false }
-        return admitted.encryption == nil
+        guard case .success = authenticateTenant(head, access: route.access, role: role, engine: engine) else { return false }
+        guard engine.lookupOptions.hasAESKey else { return true }
+        return engine.withConfig { RequestOpening.plainRefusal(account: engine.accountID, requireEncryption: $0.requireEncryption) } == nil
     }
 
     /// The cache lookup of every fast path, and its format's writer; nil on a miss (or a name to

@@ -237,19 +237,14 @@ public final class HTTPDNSService: Sendable {
     }
 
     /// The steps between the limits and the handler: authenticate → authorise → open (the
-    /// encryption step). The resolve fast path runs them too, on a copy of the request, for
-    /// accounts with client keys or an `aesSecretKey`: one implementation of each check.
+    /// encryption step). The fast path runs the same checks on the borrowed request head
+    /// (`fastPathAdmits`: `authenticateTenant`, and `RequestOpening.plainRefusal` for a request
+    /// without `enc`): one implementation of each check.
     func admit(_ route: Route, _ match: Route.Match) -> Opening {
         var match = match
         if let role = route.access.role(for: match.request) {
             guard let engine = match.engine else { return .answer(route.format.response(hiddenAccountRefusal(route, match.request))) }
-            let authenticated: Result<Authentication, APIError>
-            switch route.access {
-            case .emasSigned: authenticated = authenticateEMAS(match.request, config: engine.config)
-            case .dohJSON: authenticated = authenticateDoHJSON(match.request, config: engine.config)
-            default: authenticated = authenticateClient(match.request, role: role, engine: engine)
-            }
-            switch authenticated {
+            switch authenticateTenant(match.request, access: route.access, role: role, engine: engine) {
             case .success(let authentication): match.authentication = authentication
             case .failure(let refusal): return .answer(route.format.response(refusal))
             }
