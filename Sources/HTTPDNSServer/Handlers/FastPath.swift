@@ -171,13 +171,10 @@ extension HTTPDNSService {
     /// which the cache never holds with a control character or invalid UTF-8, so a request the
     /// general path refuses for it is never answered here either.
     private func fastPathAdmits<Head: RequestHead>(_ head: Head, route: Route, engine: ResolverEngine) -> Bool {
-        // The role `Route.Access.role(for:)` gives the accesses of the rows with a hit reader.
-        let role: ClientKey.Role
-        switch route.access {
-        case .client(let required): role = required
-        case .emasSigned, .dohJSON: role = .resolve
-        case .anyone, .admin, .clientResolveWithArgument: return false
+        let needed = route.access.role { name in
+            head.withSignedParts { parts in parts.arguments.contains { $0.name.elementsEqual(name.utf8) } }
         }
+        guard let role = needed else { return false }
         guard case .success = authenticateTenant(head, access: route.access, role: role, engine: engine) else { return false }
         guard engine.lookupOptions.hasAESKey else { return true }
         return engine.withConfig { RequestOpening.plainRefusal(account: engine.accountID, requireEncryption: $0.requireEncryption) } == nil

@@ -54,15 +54,22 @@ struct Route: Sendable {
         case dohJSON
 
         /// The role a client request needs; nil for routes that are not the tenant API.
-        func role(for request: HTTPRequest) -> ClientKey.Role? {
+        /// `hasArgument` tells whether the request has a query argument of that name (asked only
+        /// for `clientResolveWithArgument`).
+        func role(hasArgument: (String) -> Bool) -> ClientKey.Role? {
             switch self {
             case .anyone, .admin: nil
             case .client(let role): role
             case .emasSigned, .dohJSON: .resolve
             // An encrypted request (`enc`) is authorised again once opened, on its real arguments.
             case .clientResolveWithArgument(let name):
-                request.query[name] != nil || request.query[RequestOpening.argument] != nil ? .resolve : .manage
+                hasArgument(name) || hasArgument(RequestOpening.argument) ? .resolve : .manage
             }
+        }
+
+        /// The role `request` needs.
+        func role(for request: HTTPRequest) -> ClientKey.Role? {
+            role { request.query[$0] != nil }
         }
     }
 
