@@ -65,7 +65,9 @@ struct HTTPDNSCurlTests {
             let fetched = try run(
                 signing(service) + ["--cacert", server.caPath, "-v", "https://\(TestZone.shopName):\(server.port)/"],
                 in: directory)
-            #expect(fetched.status == 0, "\(fetched.log)")
+            // Should the fetch fail, whether the server was still running and what it printed.
+            let serverState = "server on \(order[1]):\(server.port) running: \(server.process.isRunning)\n\(server.process.output())"
+            #expect(fetched.status == 0, "\(fetched.log)\n\(serverState)")
             #expect(fetched.log.contains("\(order[0]) did not accept the connection"), "\(fetched.log)")
             #expect(fetched.log.contains("trying the next address"), "\(fetched.log)")
             #expect(fetched.log.contains("\(order[1]) answered HTTP 200"), "\(fetched.log)")
