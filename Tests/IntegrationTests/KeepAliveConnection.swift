@@ -28,7 +28,8 @@ final class KeepAliveConnection {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
-            close(fd)
+            // Not closed here: `self` is whole, so `deinit` runs on the throw and closes it. A
+            // second close would shut whatever descriptor another test opened under the number.
             throw HarnessError("connect to 127.0.0.1:\(port): errno \(errno)")
         }
     }

@@ -57,9 +57,9 @@ final class RawHTTPConnection {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard connected == 0 else {
-            let code = errno
-            close(fd)
-            throw RawHTTPError("connect to 127.0.0.1:\(port) failed: errno \(code)")
+            // Not closed here: `self` is whole, so `deinit` runs on the throw and closes it. A
+            // second close would shut whatever descriptor another test opened under the number.
+            throw RawHTTPError("connect to 127.0.0.1:\(port) failed: errno \(errno)")
         }
     }
 
