@@ -238,7 +238,7 @@ import Testing
         expectFramed(response)
         // A responder called after the stop is ignored, not a crash.
         handler.heldResponders.first?(ServerResponse(status: 200, body: Array("late".utf8)))
-        #expect(throws: RawHTTPError.self) { try RawHTTPConnection(port: port, timeout: 1) }
+        #expect(throws: HarnessError.self) { try RawHTTPConnection(port: port, timeout: 1) }
     }
 
     /// Answers handed to responders before `stop` are sent, even with no grace period: a

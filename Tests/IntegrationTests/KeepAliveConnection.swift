@@ -15,23 +15,8 @@ final class KeepAliveConnection {
 
     /// Connects to `port`; a send or receive that waits `timeout` seconds fails.
     init(port: UInt16, timeout: Double = 30) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
-        var time = timeval(tv_sec: Int(timeout), tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            // Not closed here: `self` is whole, so `deinit` runs on the throw and closes it. A
-            // second close would shut whatever descriptor another test opened under the number.
-            throw HarnessError("connect to 127.0.0.1:\(port): errno \(errno)")
-        }
+        // Connected before it is stored: `deinit` closes it, and only a connected one.
+        fd = try connectToLoopback(port: port, timeout: timeout)
     }
 
     deinit { close(fd) }
