@@ -151,6 +151,8 @@ tsan: test-deps revision
 	@if ls $(TSAN_SCRATCH)/reports/tsan.* >/dev/null 2>&1; then cat $(TSAN_SCRATCH)/reports/tsan.*; exit 1; fi
 	@echo "tsan: no ThreadSanitizer report"
 
+# Also the fuzz package's build (SwiftPM keeps a stale source list there when files move between
+# modules) and the release build of the allocation test.
 clean:
 	$(SWIFT) package clean $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH))
-	rm -rf $(or $(SCRATCH_PATH),.build)
+	rm -rf $(or $(SCRATCH_PATH),.build) fuzz/.build $(if $(SCRATCH_PATH),$(SCRATCH_PATH)-fuzz) $(ALLOCATIONS_SCRATCH)
