@@ -64,21 +64,8 @@ private final class RawRedisSubscriber {
 
     /// Connects, subscribes and waits for Redis to confirm; every read gives up after 30 s.
     init(port: UInt16, channel: String) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: errno \(errno)") }
-        var time = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size))
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(port).bigEndian
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else {
-            close(fd)
-            throw HarnessError("connect to Redis on \(port): errno \(errno)")
-        }
+        // Connected before it is stored: `deinit` closes it, and only a connected one.
+        fd = try connectToLoopback(port: port, timeout: 30)
         let command = "*2\r\n$9\r\nSUBSCRIBE\r\n$\(channel.utf8.count)\r\n\(channel)\r\n"
         guard send(fd, command, command.utf8.count, Int32(MSG_NOSIGNAL)) == command.utf8.count else {
             throw HarnessError("could not send SUBSCRIBE")
