@@ -53,7 +53,11 @@ import Testing
             for short in [false, true] {
                 let general = AnswerRendering.response(
                     [HostResult(host: host, families: [(family, .success(answer))])], batch: false, short: short)
-                #expect(AnswerRendering.single(host: host, family: family, answer: answer, short: short) == general)
+                var name = host.value
+                let hit = name.withUTF8 {
+                    HTTPResponse(hit: AnswerRendering.fastSingle(host: $0, family: family, answer: answer, short: short))
+                }
+                #expect(hit == general)
             }
         }
     }

@@ -51,12 +51,12 @@ extension HTTPDNSService {
         }
     }
 
-    /// The fast path's reader of `GET /resolve` and `GET /dns-query` with `Accept:
-    /// application/dns-json` (`fastResponse`), written by `DoHJSONRendering.fastAnswer` (the
+    /// The hit reader (`HitReader`) of `GET /resolve` and `GET /dns-query` with `Accept:
+    /// application/dns-json`, written by `DoHJSONRendering.fastAnswer` (the
     /// general path's writer); for `ispEnable`, the hit of the network `dohJSONNetwork` picks.
     /// Nil for an invalid argument and `enc`; a signed request (`ak`, `ts` or `key`) runs the
     /// general signature check first. Other arguments are ignored, as on the general path.
-    func fastDoHJSON<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
+    func dohJSONHit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
         typealias Name = HitReader.DoHJSON
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let nameText = arguments[Name.name], nameText.count > 0,
@@ -71,10 +71,10 @@ extension HTTPDNSService {
         }
         let network =
             options.ispEnable
-            ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: fastForwardedFor(head), peer: head.peerAddress) : ""
+            ? dohJSONNetwork(subnet: subnetAddress, forwardedFor: hitForwardedFor(head), peer: head.peerAddress) : ""
         let signed = arguments[Name.ak] != nil || arguments[Name.ts] != nil || arguments[Name.key] != nil
         let needsAdmit = signed || options.hasClientKeys || options.hasAESKey
-        return fastAnswer(head, request, host: nameText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
+        return answerHit(head, request, host: nameText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
             DoHJSONRendering.fastAnswer(host: host, family: family, answer: answer, short: short)
         }
     }

@@ -9,7 +9,7 @@ extension HTTPDNSService {
     /// (a comma-separated list). Arguments: `host`, `query` (`4`, `6`, `4,6` in any order; absent
     /// means 4), `ip` (the client's address: picks the per-network cache under `ispEnable` and is
     /// echoed as `client_ip`; else the peer, after the trusted-proxy rule). Others are ignored.
-    /// Cache hits of `/d` and `/sign_d` are answered by `fastEMAS` with the same writer.
+    /// Cache hits of `/d` and `/sign_d` are answered by `emasHit` with the same writer.
     func emasResolve(_ request: HTTPRequest, engine: ResolverEngine, batch: Bool) throws(APIError) -> HandlerResult {
         guard let hostText = request.query["host"], !hostText.isEmpty else {
             throw APIError(.missingArgument, "the 'host' argument is required")
@@ -45,12 +45,12 @@ extension HTTPDNSService {
         return (address.map(\.description) ?? "", options.ispEnable ? address.map(ClientNetwork.network(of:)) ?? "" : "")
     }
 
-    /// The fast path's reader of `GET /{account}/d` and `/sign_d` (`fastResponse`): one host, one
+    /// The hit reader of `GET /{account}/d` and `/sign_d` (`HitReader`): one host, one
     /// family (for `ispEnable`, of the client's network), written by `EMASRendering.fastSingle`
     /// (the general path's writer), the client chosen by `emasClient` as there. Nil for anything
     /// else: both families, an invalid argument, `enc`. Other arguments are ignored, as on the
     /// general path. `sign_d` always runs the general signature check.
-    func fastEMAS<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
+    func emasHit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
         typealias Name = HitReader.EMAS
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let hostText = arguments[Name.host], hostText.count > 0,
@@ -59,11 +59,11 @@ extension HTTPDNSService {
             return nil
         }
         let (clientIP, network) = emasClient(
-            ip: arguments[Name.ip].map(Self.string), forwardedFor: fastForwardedFor(head), peer: head.peerAddress,
+            ip: arguments[Name.ip].map(Self.string), forwardedFor: hitForwardedFor(head), peer: head.peerAddress,
             options: options)
         let family = families[0]
         let needsAdmit = request.route.pointee.access == .emasSigned || options.hasClientKeys || options.hasAESKey
-        return fastAnswer(head, request, host: hostText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
+        return answerHit(head, request, host: hostText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
             EMASRendering.fastSingle(host: host, family: family, answer: answer, clientIP: clientIP)
         }
     }

@@ -80,28 +80,15 @@ extension HTTPDNSService {
         return .success(QueryOptions(type: type, short: short))
     }
 
-    /// `GET /v1/{account}/resolve`: every (host, family) through the engine (`lookUp`).
+    /// `GET /v1/{account}/resolve`: every (host, family) through the engine (`lookUp`). A single
+    /// cached name never comes here: the pipeline's hit step answers it (`v1Hit`).
     func resolve(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
         let options = engine.lookupOptions
         let network = options.ispEnable ? clientNetwork(of: request) : ""
-        let query: HostQuery
-        // One valid host (the common case) is tried on the cache before any array is built.
-        var singleMissed = false
-        if let text = request.query["host"], let host = HostName(text) {
-            let parsed = try parseOptions(request).get()
-            if let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable) {
-                if let response = cachedResponse(host, family, parsed, engine, options, network: network) {
-                    return .response(response)
-                }
-                singleMissed = true
-            }
-            query = HostQuery(hosts: [host], options: parsed, batch: false)
-        } else {
-            query = try parseHostQuery(request, maxHosts: limits.maxHostsPerResolve).get()
-        }
+        let query = try parseHostQuery(request, maxHosts: limits.maxHostsPerResolve).get()
         let short = query.short ?? options.shortEnable
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)
-        return lookUp(query.hosts, families, engine: engine, network: network, from: request, firstKnownMissing: singleMissed) { results in
+        return lookUp(query.hosts, families, engine: engine, network: network, from: request) { results in
             AnswerRendering.response(results, batch: query.batch, short: short)
         }
     }
@@ -110,23 +97,17 @@ extension HTTPDNSService {
     /// cache has everything, else deferred until the last upstream answer is in; `render` gets
     /// one result per host, in order. The cache is asked first for every pair without closures;
     /// only the pairs it cannot answer go to the upstreams, so a request that hits allocates no
-    /// gather, slot or completion. `firstKnownMissing`: the caller already asked the cache for
-    /// the first pair, which missed. The misses take from the upstream budget's share of
+    /// gather, slot or completion. The misses take from the upstream budget's share of
     /// `request`'s client (`clientID`).
     func lookUp(
         _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, from request: HTTPRequest,
-        firstKnownMissing: Bool = false,
         render: @escaping @Sendable ([HostResult]) -> HTTPResponse
     ) -> HandlerResult {
         let pairs = hosts.flatMap { host in families.map { (host, $0) } }
         var cached: [FamilyOutcome?] = []
         cached.reserveCapacity(pairs.count)
-        for (index, (host, family)) in pairs.enumerated() {
-            if index == 0 && firstKnownMissing {
-                cached.append(nil)
-            } else {
-                cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
-            }
+        for (host, family) in pairs {
+            cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
         }
         let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
             render(
@@ -161,25 +142,12 @@ extension HTTPDNSService {
         return slot.result
     }
 
-    /// The answer to one (host, family) when the cache has it (fresh, or expired where the
-    /// account allows serving it), rendered; nil when the upstreams must be asked.
-    private func cachedResponse(
-        _ host: HostName, _ family: RecordFamily, _ parsed: QueryOptions, _ engine: ResolverEngine,
-        _ options: ResolverEngine.LookupOptions, network: String
-    ) -> HTTPResponse? {
-        engine.cachedResolution(host: host, family: family, network: network).map {
-            var response = AnswerRendering.single(host: host, family: family, answer: $0, short: parsed.short ?? options.shortEnable)
-            response.source = $0.source
-            return response
-        }
-    }
-
-    /// The fast path's reader of `GET /v1/{account}/resolve` (`fastResponse`): one host and one
+    /// The hit reader of `GET /v1/{account}/resolve` (`HitReader`): one host and one
     /// family (for `ispEnable`, of the network `clientNetwork` picks), written by
     /// `AnswerRendering.fastSingle`. Nil for anything the general path must
     /// answer: an invalid parameter, an argument the route does not read (refused there), an
     /// encrypted request (`enc`, opened or refused by the general path only).
-    func fastV1Resolve<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
+    func v1Hit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
         typealias Name = HitReader.V1
         let arguments = request.arguments, options = request.options
         // The host's bytes are checked by the lookup (the cache holds valid names only) and `HostName`.
@@ -190,8 +158,8 @@ extension HTTPDNSService {
             let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable)
         else { return nil }
         let short = parsed.short ?? options.shortEnable
-        let network = options.ispEnable ? fastClientNetwork(head, clientIP: arguments[Name.clientIP]) : ""
-        return fastAnswer(
+        let network = options.ispEnable ? hitClientNetwork(head, clientIP: arguments[Name.clientIP]) : ""
+        return answerHit(
             head, request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey
         ) { host, answer in
             AnswerRendering.fastSingle(host: host, family: family, answer: answer, short: short)
@@ -213,7 +181,7 @@ extension HTTPDNSService {
 
     /// `clientNetwork(of:)` of a borrowed request whose `client_ip` argument is `clientIP` (the
     /// fast readers of v1 and RFC 8484, whose routes both read `client_ip`).
-    func fastClientNetwork<Head: RequestHead>(_ head: Head, clientIP: UnsafeRawBufferPointer?) -> String {
-        clientNetwork(clientIP: clientIP.map(Self.string), forwardedFor: fastForwardedFor(head), peer: head.peerAddress)
+    func hitClientNetwork<Head: RequestHead>(_ head: Head, clientIP: UnsafeRawBufferPointer?) -> String {
+        clientNetwork(clientIP: clientIP.map(Self.string), forwardedFor: hitForwardedFor(head), peer: head.peerAddress)
     }
 }

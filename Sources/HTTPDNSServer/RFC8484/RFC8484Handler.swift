@@ -64,15 +64,15 @@ extension HTTPDNSService {
         }
     }
 
-    /// The fast path's reader of `GET /dns-query?dns=` and `/v1/{account}/dns-query?dns=`
-    /// (`fastResponse`): an A or AAAA question the cache answers, written by
-    /// `RFC8484Rendering.fastAnswer`, the general path's writer (for `ispEnable`, the hit of the
-    /// network and with the Client Subnet scope `dnsMessageNetwork` gives). The message is decoded into, and read by libknot
-    /// in, a buffer on the stack; the name is looked up as libknot writes it (a name that is not
+    /// The hit reader (`HitReader`) of `GET /dns-query?dns=` and `/v1/{account}/dns-query?dns=`:
+    /// an A or AAAA question the cache answers, written by `RFC8484Rendering.fastAnswer`, the
+    /// general path's writer (for `ispEnable`, the hit of the network and with the Client Subnet
+    /// scope `dnsMessageNetwork` gives). The message is decoded into, and read by libknot in, a
+    /// buffer on the stack; the name is looked up as libknot writes it (a name that is not
     /// a valid host name is never cached). Nil for anything else: a message that does not parse
     /// (counted by the general path), one longer than `fastMessageCapacity`, a question that is
     /// forwarded, `enc`.
-    func fastDNSMessage<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
+    func dnsMessageHit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
         typealias Name = HitReader.RFC8484
         guard request.arguments[Name.enc] == nil, var text = request.arguments[Name.dns] else { return nil }
         // Padding tolerated, as `dnsMessageBytes` does.
@@ -89,9 +89,9 @@ extension HTTPDNSService {
                 guard let family = Self.engineFamily(query) else { return }
                 let (network, scope) =
                     options.ispEnable
-                    ? Self.dnsMessageNetwork(query) { fastClientNetwork(head, clientIP: request.arguments[Name.clientIP]) } : ("", 0)
+                    ? Self.dnsMessageNetwork(query) { hitClientNetwork(head, clientIP: request.arguments[Name.clientIP]) } : ("", 0)
                 try query.withName { name in
-                    response = fastAnswer(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) {
+                    response = answerHit(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) {
                         _, answer in
                         RFC8484Rendering.fastAnswer(answer, query: query, subnetScope: scope)
                     }

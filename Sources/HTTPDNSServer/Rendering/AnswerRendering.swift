@@ -38,7 +38,7 @@ extension APIError {
 
 /// The one writer of the v1 answer (and the parts other formats share with it), generic over
 /// where the bytes go (`JSONSink`): the general path writes into a growing `JSONWriter`, the
-/// cache-hit paths into memory sized beforehand (`single`, `fastSingle`). Each is a way of
+/// cache hit into memory sized beforehand (`fastSingle`). Each is a way of
 /// calling the same functions, not a copy of them.
 enum AnswerRendering {
     /// `{"host":..,"ips":[..],"ipsv6":[..],"ttl":..,"origin_ttl":..,"source":..,"stale":..}` with
@@ -169,24 +169,10 @@ enum AnswerRendering {
         return .cache
     }
 
-    /// The response for one host and one family answered: what `response` gives for that case
-    /// (the cache-hit path), written in one pass into an array sized for the longest it can be.
-    static func single(host: HostName, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> HTTPResponse {
-        var name = host.value
-        return name.withUTF8 { name in
-            let bound = singleBound(host: name, answer: answer)
-            return HTTPResponse(
-                status: 200,
-                body: [UInt8](unsafeUninitializedCapacity: bound) { buffer, count in
-                    var cursor = ByteCursor(buffer)
-                    writeSingle(host: name, family: family, answer: answer, short: short, to: &cursor)
-                    count = cursor.count
-                })
-        }
-    }
-
-    /// The same body for the fast path, in memory that libmicrohttpd takes over. `host` is a
-    /// valid name in canonical form.
+    /// The answer for one host and one family from the cache (the route's hit reader,
+    /// `v1Hit`): what `response` gives for that case, written in one pass into memory
+    /// sized for the longest it can be, which libmicrohttpd takes over. `host` is a valid name in
+    /// canonical form.
     static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> FastResponse {
         FastResponse(bound: singleBound(host: host, answer: answer), source: answer.source) { buffer in
             var cursor = ByteCursor(buffer)

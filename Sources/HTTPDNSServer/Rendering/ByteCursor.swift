@@ -1,5 +1,5 @@
 /// Writes bytes into memory allocated beforehand for an upper bound of what is written (see
-/// `AnswerRendering.single`): no growth, no reallocation; every write checks the bound, so a
+/// `AnswerRendering.fastSingle`): no growth, no reallocation; every write checks the bound, so a
 /// wrong bound stops the process rather than writing past the memory.
 struct ByteCursor: JSONSink {
     private var next: UnsafeMutablePointer<UInt8>

@@ -122,7 +122,8 @@ public final class HTTPDNSService: Sendable {
 
     /// Routes one request through the route table: path (404), listener (404), admin token,
     /// method (405 with `Allow`), account (404), then the pipeline (`run`): limits → authenticate →
-    /// authorise → open → arguments → replay check (signed changes) → handler.
+    /// authorise → open → arguments → cached hit (`cachedHit`) → replay check (signed changes) →
+    /// handler.
     public func handle(_ request: HTTPRequest) -> HandlerResult {
         let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
         var routed = Routed()
@@ -231,6 +232,8 @@ public final class HTTPDNSService: Sendable {
             {
                 return sealResponse(.response(route.format.response(refusal)), admitted)
             }
+            // A single cached name is answered by the route's hit reader, as on the fast path.
+            if let hit = cachedHit(route, admitted) { return sealResponse(.response(hit), admitted) }
             return sealResponse(runChange(route, signed: match.request, admitted), admitted)
         case .answer(let response): return .response(response)
         }

@@ -4,11 +4,12 @@ import HTTPDNSCore
     import Glibc
 #endif
 
-/// How a route's cached hit is read from the borrowed request head (`Route.hit`): which format's
-/// reader takes it, and the query arguments that reader reads. Built once with the route table.
+/// How a route's cached hit is read (`Route.hit`): which format's reader takes it, and the query
+/// arguments that reader reads. Built once with the route table. The reader is the one code that
+/// answers a single cached name, on the fast path (`fastResponse`, the request where
+/// libmicrohttpd keeps it) and in the general pipeline (`cachedHit`, the request it copied).
 struct HitReader: Sendable {
-    /// Which wire format's question the reader reads (each has its own reader beside its general
-    /// handler, and calls its format's one writer).
+    /// Which wire format's question the reader reads (it calls its format's one writer).
     enum Kind: Sendable {
         /// `GET /v1/{account}/resolve` (`ResolveHandler.swift`).
         case v1Resolve
@@ -43,12 +44,12 @@ struct HitReader: Sendable {
     }
 }
 
-/// What a format's fast reader is given with the borrowed request head: its route, account,
-/// arguments and the account's engine, valid during the access callback. Not generic over the
+/// What a format's hit reader is given with the borrowed request head: its route, account,
+/// arguments and the account's engine, valid while the head is. Not generic over the
 /// head, which is passed beside it: a generic struct's metadata is instantiated at run time, and
-/// `FastRequest<ConnectionHead>`'s accessor took four runtime-cache lookups a hit (about 1 300
+/// `HitRequest<ConnectionHead>`'s accessor took four runtime-cache lookups a hit (about 1 300
 /// instructions, callgrind).
-struct FastRequest {
+struct HitRequest {
     /// The route's row (the route table keeps it alive); it has a `hit` reader.
     let route: UnsafePointer<Route>
     let account: UnsafeRawBufferPointer
@@ -57,12 +58,16 @@ struct FastRequest {
     let options: ResolverEngine.LookupOptions
     /// `MonotonicClock.nanoseconds()` when the fast path began, 0 when durations are not recorded.
     let started: UInt64
+    /// The general pipeline runs the reader (`cachedHit`) after its own limits, authentication,
+    /// role and encryption steps, and records the duration itself: the reader then only reads,
+    /// looks up and writes.
+    var admitted = false
 }
 
 extension HTTPDNSService {
     /// The fast path for `HTTPServer`: a cache hit (one name, one family) of a route whose row
     /// has a hit reader (`Route.hit`), found by the route table's one matcher, read from the
-    /// borrowed request (no `HTTPRequest`), answered by its format's one writer. It answers
+    /// borrowed request (no `HTTPRequest`) by the reader `handle`'s hit step runs too. It answers
     /// exactly what `handle` would, or returns nil and leaves the request to `handle`: for
     /// anything else, any invalid or unusual argument (so the general path writes the error),
     /// and a miss. For accounts with `ispEnable` each format's reader picks the client network
@@ -84,8 +89,8 @@ extension HTTPDNSService {
         var response: FastResponse?
         registry.withEngine(utf8: account) { engine in
             let options = engine.lookupOptions
-            response = fastAnswer(
-                head, FastRequest(route: route, account: account, arguments: arguments, engine: engine, options: options, started: started))
+            response = readHit(
+                head, HitRequest(route: route, account: account, arguments: arguments, engine: engine, options: options, started: started))
         }
         return response
     }
@@ -112,12 +117,32 @@ extension HTTPDNSService {
     }
 
     /// The hit of `request` in its format, or nil.
-    private func fastAnswer<Head: RequestHead>(_ head: Head, _ request: FastRequest) -> FastResponse? {
+    private func readHit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
         switch request.route.pointee.hit!.kind {
-        case .v1Resolve: fastV1Resolve(head, request)
-        case .emas: fastEMAS(head, request)
-        case .dohJSON: fastDoHJSON(head, request)
-        case .rfc8484: fastDNSMessage(head, request)
+        case .v1Resolve: v1Hit(head, request)
+        case .emas: emasHit(head, request)
+        case .dohJSON: dohJSONHit(head, request)
+        case .rfc8484: dnsMessageHit(head, request)
+        }
+    }
+
+    /// The general pipeline's hit step, after its limits, authentication, role, encryption and
+    /// argument steps let `match` through to `route`'s handler: a route with a hit reader
+    /// (`Route.hit`) answers a single cached name with that reader, as the fast path does, run
+    /// on the copied request (`HTTPRequest.withHead`). Nil for anything else, which the handler
+    /// answers (a batch, both families, a miss, an invalid argument).
+    func cachedHit(_ route: Route, _ match: Route.Match) -> HTTPResponse? {
+        guard let hit = route.hit, let engine = match.engine else { return nil }
+        return match.request.withHead { head -> HTTPResponse? in
+            guard let arguments = head.arguments(hit.names) else { return nil }
+            return withUnsafePointer(to: route) { row in
+                var request = HitRequest(
+                    route: row, account: UnsafeRawBufferPointer(start: nil, count: 0), arguments: arguments, engine: engine,
+                    options: engine.lookupOptions, started: 0)
+                request.admitted = true
+                guard let response = readHit(head, request) else { return nil }
+                return HTTPResponse(hit: response)
+            }
         }
     }
 
@@ -135,16 +160,17 @@ extension HTTPDNSService {
     /// valid name in canonical form) and the cached answer. `network`: the client network the
     /// general path would look the name up for (`""` unless the account has `ispEnable`). Nil,
     /// with the rate token given back, for what the general path must answer.
-    func fastAnswer<Head: RequestHead>(
-        _ head: Head, _ request: FastRequest, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
+    func answerHit<Head: RequestHead>(
+        _ head: Head, _ request: HitRequest, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
         needsAdmit: Bool, write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResponse? {
+        if request.admitted { return lookUpHit(hostText, family, network, request.engine, write) }
         let limit = limitDecision(
             peer: { head.peerAddress }, forwardedFor: { head.forwardedFor }, account: request.account, options: request.options)
         // A refused client is answered by the general path, which runs the same step and writes the 429.
         if case .refused = limit { return nil }
         guard !needsAdmit || fastPathAdmits(head, route: request.route.pointee, engine: request.engine),
-            var response = fastLookup(hostText, family, network, request.engine, write)
+            var response = lookUpHit(hostText, family, network, request.engine, write)
         else {
             refund(limit, account: request.account)
             return nil
@@ -182,7 +208,7 @@ extension HTTPDNSService {
 
     /// The cache lookup of every fast path, and its format's writer; nil on a miss (or a name to
     /// check on the general path).
-    private func fastLookup(
+    private func lookUpHit(
         _ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ network: String, _ engine: ResolverEngine,
         _ write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResponse? {
@@ -214,7 +240,7 @@ extension HTTPDNSService {
     /// The `X-Forwarded-For` fields of a request for the trusted-proxy rule of
     /// `ClientNetwork.selectAddress`, which reads them only when trusted proxies are configured:
     /// without any, no header is read.
-    func fastForwardedFor<Head: RequestHead>(_ head: Head) -> String? {
+    func hitForwardedFor<Head: RequestHead>(_ head: Head) -> String? {
         limits.trustedProxies.isEmpty ? nil : head.forwardedFor
     }
 
