@@ -19,7 +19,7 @@ import Testing
 
     private func accepts(_ header: String) -> Bool {
         var header = header
-        return header.withUTF8 { HTTPDNSService.acceptsDNSJSON(UnsafeRawBufferPointer($0)) }
+        return header.withUTF8 { DoHJSONHandler.acceptsDNSJSON(UnsafeRawBufferPointer($0)) }
     }
 
     @Test func theMediaTypeIsFoundInAnyElementOfTheList() {

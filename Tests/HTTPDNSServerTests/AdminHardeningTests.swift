@@ -31,15 +31,15 @@ import Testing
         new.maxCacheTTL = 600
         new.secretKey = "new-signing-secret"
         new.upstreams = [try UpstreamSpec(parsing: "json:https://dns.example/resolve?token=hunter22", key: "u")]
-        let summary = HTTPDNSService.changeSummary(from: old, to: new)
+        let summary = AdminHandler.changeSummary(from: old, to: new)
         #expect(summary.contains("maxCacheTTL 3600->600"))
         #expect(summary.contains(#"secretKey "***"->"***""#))
         #expect(summary.contains("upstreams"))
         #expect(summary.contains("token=***"))
         for secret in ["old-signing-secret", "new-signing-secret", "hunter22"] { #expect(!summary.contains(secret)) }
         #expect(!summary.contains("cacheEnable"))
-        #expect(HTTPDNSService.changeSummary(from: old, to: old) == "changed: nothing")
-        let created = HTTPDNSService.changeSummary(from: nil, to: new)
+        #expect(AdminHandler.changeSummary(from: old, to: old) == "changed: nothing")
+        let created = AdminHandler.changeSummary(from: nil, to: new)
         #expect(created.contains("maxCacheTTL -->600"))
         #expect(!created.contains("new-signing-secret"))
     }

@@ -139,7 +139,7 @@ import Testing
         #expect(exchange.header("Cache-Control") == "max-age=0")
         #expect(try DNSReplySummary.parse(exchange.response?.body ?? []).rcode == 2)
         #expect(fixture.upstream.totalCalls == 0)
-        #expect(fixture.service.dnsMessages.forwardFailures.value == 1)
+        #expect(fixture.service.handlers.rfc8484.metrics.forwardFailures.value == 1)
     }
 
     @Test func malformedMessagesAre400AndCountedAndChangeNothing() throws {
@@ -148,10 +148,10 @@ import Testing
         let exchange = fixture.send("POST", "/dns-query", body: garbage, contentType: "application/dns-message")
         #expect(exchange.status == 400)
         #expect(exchange.errorCode == "InvalidDNSMessage")
-        #expect(fixture.service.dnsMessages.malformed.value == 1)
+        #expect(fixture.service.handlers.rfc8484.metrics.malformed.value == 1)
         let untyped = fixture.send("POST", "/dns-query", body: try DNSQueryWriter.query(name: "www.example.test", type: 1))
         #expect(untyped.status == 415)
-        #expect(fixture.service.dnsMessages.malformed.value == 1)
+        #expect(fixture.service.handlers.rfc8484.metrics.malformed.value == 1)
         #expect(fixture.get("/dns-query").errorCode == "MissingArgument")
         #expect(fixture.upstream.totalCalls == 0)
     }

@@ -110,7 +110,7 @@ import Testing
             (nil, RecordFamily.a), ("", .a), ("A", .a), ("a", .a), ("1", .a), ("AAAA", .aaaa), ("aaaa", .aaaa), ("28", .aaaa),
         ] as [(String?, RecordFamily)])
     func typeIsANumberOrAMnemonic(text: String?, family: RecordFamily) throws {
-        #expect(try HTTPDNSService.dohJSONFamily(text).get() == family)
+        #expect(try DoHJSONHandler.family(text).get() == family)
     }
 
     @Test(arguments: [

@@ -142,11 +142,11 @@ import Testing
     func aMalformedDNSArgumentIsLeftToTheGeneralPathWhichCountsIt(_ text: String) {
         let fixture = seededFixture()
         #expect(fast(fixture, MemoryHead("GET", "/dns-query", [("dns", text)])) == nil)
-        #expect(fixture.service.dnsMessages.malformed.value == 0)
+        #expect(fixture.service.handlers.rfc8484.metrics.malformed.value == 0)
         let exchange = fixture.send("GET", "/dns-query", query: ["dns": text])
         #expect(exchange.status == 400)
         #expect(exchange.errorCode == "InvalidDNSMessage")
-        #expect(fixture.service.dnsMessages.malformed.value == 1)
+        #expect(fixture.service.handlers.rfc8484.metrics.malformed.value == 1)
     }
 
     @Test(

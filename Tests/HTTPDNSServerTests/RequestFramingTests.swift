@@ -46,7 +46,7 @@ import Testing
 
     @Test(arguments: ["4,6,4,6,4", "4,4", "6,6", "4,", ",6", ",", "4,6,", "46", "4 6", "5"])
     func anEMASQueryOtherThan4Or6IsRefused(query: String) {
-        guard case .failure(let error) = HTTPDNSService.emasFamilies(query) else {
+        guard case .failure(let error) = EMASHandler.families(query) else {
             Issue.record("query=\(query) was accepted")
             return
         }
@@ -54,12 +54,12 @@ import Testing
     }
 
     @Test func theEMASQueriesTheDocsAllowAreRead() throws {
-        #expect(try HTTPDNSService.emasFamilies(nil).get() == [.a])
-        #expect(try HTTPDNSService.emasFamilies("").get() == [.a])
-        #expect(try HTTPDNSService.emasFamilies("4").get() == [.a])
-        #expect(try HTTPDNSService.emasFamilies("6").get() == [.aaaa])
-        #expect(try HTTPDNSService.emasFamilies("4,6").get() == [.a, .aaaa])
-        #expect(try HTTPDNSService.emasFamilies("6,4").get() == [.a, .aaaa])
-        #expect(try HTTPDNSService.emasFamilies(" 6 , 4 ").get() == [.a, .aaaa])
+        #expect(try EMASHandler.families(nil).get() == [.a])
+        #expect(try EMASHandler.families("").get() == [.a])
+        #expect(try EMASHandler.families("4").get() == [.a])
+        #expect(try EMASHandler.families("6").get() == [.aaaa])
+        #expect(try EMASHandler.families("4,6").get() == [.a, .aaaa])
+        #expect(try EMASHandler.families("6,4").get() == [.a, .aaaa])
+        #expect(try EMASHandler.families(" 6 , 4 ").get() == [.a, .aaaa])
     }
 }

@@ -13,13 +13,13 @@ extension HTTPDNSService {
         guard route.isSignedChange, case .key(let keyID, _) = match.authentication, let engine = match.engine,
             case .credentials(let credentials) = SignatureV1.presented(in: signed),
             let expiry = Timestamp(credentials.expiry)
-        else { return route.run(self, match) }
+        else { return route.run(handlers, match) }
         let change = SignedChange(
             account: engine.accountID, keyID: keyID, signature: credentials.signature, expiry: expiry,
-            client: clientAddress(signed))
+            client: clients.address(of: signed))
         guard let replication else {
             if let refusal = authenticator.checkReplay(change) { return .response(route.format.response(refusal)) }
-            return route.run(self, match)
+            return route.run(handlers, match)
         }
         return .deferred { [self] respond in
             replication.claimSignature(account: change.account, signature: change.signature, expiry: change.expiry) { [self] claimed in
@@ -27,7 +27,7 @@ extension HTTPDNSService {
                 case .success(true):
                     // Off the Redis loop thread: a handler may evict a whole cache.
                     DispatchQueue.global(qos: .userInitiated).async { [self] in
-                        switch route.run(self, match) {
+                        switch route.run(handlers, match) {
                         case .response(let response): respond(response)
                         case .deferred(let start): start(respond)
                         }

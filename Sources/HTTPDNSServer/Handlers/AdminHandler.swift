@@ -1,51 +1,18 @@
 import Foundation
 import HTTPDNSCore
-import HTTPDNSCrypto
 
-extension HTTPDNSService {
-    /// Nil for a request with the admin bearer token. Without a configured token the admin API is
-    /// off (403); a missing or wrong token is 401. A refused change (PUT, DELETE) leaves an audit
-    /// line.
-    func adminRefusal(_ request: HTTPRequest) -> APIError? {
-        let refusal: APIError
-        if adminToken == nil {
-            refusal = APIError(.forbidden, "the admin API is disabled: set HTTPDNS_ADMIN_TOKEN or adminToken")
-        } else {
-            switch checkAdminToken(request.authorization) {
-            case .success(true): return nil
-            case .success(false):
-                refusal = APIError(.unauthorized, "missing or wrong bearer token", headers: [("WWW-Authenticate", "Bearer")])
-            case .failure(let error):
-                Log.error("admin API: could not check the token: \(error)")
-                refusal = APIError(.internalError, "could not check the token")
-            }
-        }
-        if request.method == "PUT" || request.method == "DELETE" {
-            audit(request, result: "refused \(refusal.code.status)", detail: "")
-        }
-        return refusal
-    }
-
-    /// True when `header` is `Bearer <the admin token>`. The scheme name is case-insensitive
-    /// (RFC 7235). The SHA-256 digests of the two tokens are compared in constant time, so
-    /// neither the content nor the length of the token shows in the time taken.
-    func checkAdminToken(_ header: String?) -> Result<Bool, CryptoError> {
-        guard let adminToken, let header, header.utf8.count > 7, header.prefix(7).lowercased() == "bearer " else {
-            return .success(false)
-        }
-        do throws(CryptoError) {
-            let presented = try Digest.sha256(header.utf8.dropFirst(7))
-            let expected = try Digest.sha256(adminToken.utf8)
-            return .success(Digest.constantTimeEquals(presented, expected))
-        } catch {
-            return .failure(error)
-        }
-    }
+/// The admin API (`/v1/accounts`): accounts listed, shown, created or replaced, deleted; each
+/// change stored (when a store is configured) or shared through Redis before it is applied,
+/// and audited.
+struct AdminHandler: Sendable {
+    let registry: AccountRegistry
+    let accountStore: (any AccountPersistence)?
+    let state: ServiceState
 
     /// One audit line for an admin change: who (the peer, and what a proxy said it forwarded),
     /// what (method and path), the result and `detail` (the keys changed, secrets as `***`).
     /// `Log` escapes it, so nothing in the request can end the line.
-    func audit(_ request: HTTPRequest, result: String, detail: String) {
+    static func audit(_ request: HTTPRequest, result: String, detail: String) {
         var who = "peer=\(request.peer ?? "unknown")"
         if let forwarded = request.forwardedFor { who += " forwarded-for=\"\(forwarded)\"" }
         Log.info("audit: admin \(request.method) \(request.path) \(who) result=\(result)\(detail.isEmpty ? "" : " \(detail)")")
@@ -127,13 +94,15 @@ extension HTTPDNSService {
         do throws(APIError) {
             config = try validatedAccount(id, body: request.body)
         } catch {
-            audit(request, result: "refused \(error.code.status)", detail: "")
+            Self.audit(request, result: "refused \(error.code.status)", detail: "")
             return .response(error.response)
         }
-        if let replication { return replicatedWrite(id, config: config, existing: existing, request: request, replication) }
+        if let replication = state.replication {
+            return replicatedWrite(id, config: config, existing: existing, request: request, replication)
+        }
         let apply: @Sendable () -> HTTPResponse = { [self] in
             let created = registry.upsert(id, config: config)
-            audit(request, result: created ? "created" : "updated", detail: Self.changeSummary(from: existing, to: config))
+            Self.audit(request, result: created ? "created" : "updated", detail: Self.changeSummary(from: existing, to: config))
             return accountResponse(created ? 201 : 200, id, config)
         }
         guard let accountStore else { return .response(apply()) }
@@ -142,7 +111,7 @@ extension HTTPDNSService {
             json = try config.jsonText(redacted: false)
         } catch {
             Log.error("account \(id): could not save: \(error)")
-            audit(request, result: "refused 500", detail: "")
+            Self.audit(request, result: "refused 500", detail: "")
             return .response(APIError(.internalError, "could not store the account").response)
         }
         let slot = ReplySlot()
@@ -152,7 +121,7 @@ extension HTTPDNSService {
                 slot.set(apply())
             case .failure(let error):
                 Log.error("account \(id): could not save: \(error)")
-                audit(request, result: "refused 503", detail: "")
+                Self.audit(request, result: "refused 503", detail: "")
                 slot.set(Self.storeUnavailable(error, "the account was not stored").response)
             }
         }
@@ -199,13 +168,15 @@ extension HTTPDNSService {
     /// Leaves an audit line.
     func deleteAccount(_ id: String, request: HTTPRequest) -> HandlerResult {
         guard registry.engine(id) != nil else {
-            audit(request, result: "refused 404", detail: "")
+            Self.audit(request, result: "refused 404", detail: "")
             return .response(APIError(.unknownAccount, "no account '\(id)'").response)
         }
-        if let replication { return replicatedWrite(id, config: nil, existing: registry.engine(id)?.config, request: request, replication) }
+        if let replication = state.replication {
+            return replicatedWrite(id, config: nil, existing: registry.engine(id)?.config, request: request, replication)
+        }
         let apply: @Sendable () -> HTTPResponse = { [self] in
             if let engine = registry.remove(id) { _ = engine.evictAll() }
-            audit(request, result: "deleted", detail: "")
+            Self.audit(request, result: "deleted", detail: "")
             return Self.deletedResponse(id)
         }
         guard let accountStore else { return .response(apply()) }
@@ -216,7 +187,7 @@ extension HTTPDNSService {
                 slot.set(apply())
             case .failure(let error):
                 Log.error("account \(id): could not delete: \(error)")
-                audit(request, result: "refused 503", detail: "")
+                Self.audit(request, result: "refused 503", detail: "")
                 slot.set(Self.storeUnavailable(error, "the account was not deleted").response)
             }
         }
@@ -248,15 +219,15 @@ extension HTTPDNSService {
             case .success(let record):
                 let detail = Self.changeSummary(from: existing, to: config) + " version=\(record.version)"
                 if let config {
-                    audit(request, result: existing == nil ? "created" : "updated", detail: detail)
+                    Self.audit(request, result: existing == nil ? "created" : "updated", detail: detail)
                     slot.set(accountResponse(existing == nil ? 201 : 200, id, config))
                 } else {
-                    audit(request, result: "deleted", detail: "version=\(record.version)")
+                    Self.audit(request, result: "deleted", detail: "version=\(record.version)")
                     slot.set(Self.deletedResponse(id))
                 }
             case .failure(let error) where error.code == .unavailable:
                 Log.warning("account \(id): change refused, Redis is unreachable: \(error.message)")
-                audit(request, result: "refused 503", detail: "")
+                Self.audit(request, result: "refused 503", detail: "")
                 slot.set(
                     APIError(
                         .serviceUnavailable,
@@ -265,14 +236,14 @@ extension HTTPDNSService {
                     ).response)
             case .failure(let error) where error.code == .unknownOutcome:
                 Log.warning("account \(id): the connection to Redis broke with the change in flight: \(error.message)")
-                audit(request, result: "unknown 503", detail: "")
+                Self.audit(request, result: "unknown 503", detail: "")
                 let message =
                     "the connection to the shared store (Redis) broke with the change in flight: "
                     + "it may or may not have been made; read the account back (GET) before retrying"
                 slot.set(APIError(.serviceUnavailable, message, headers: [("Retry-After", "5")]).response)
             case .failure(let error):
                 Log.error("account \(id): \(error.message)")
-                audit(request, result: "refused 500", detail: "")
+                Self.audit(request, result: "refused 500", detail: "")
                 slot.set(
                     APIError(
                         .internalError,

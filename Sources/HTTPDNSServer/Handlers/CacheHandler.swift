@@ -1,13 +1,21 @@
 import HTTPDNSCore
 
-extension HTTPDNSService {
+/// `GET`, `DELETE /v1/{account}/cache` and `POST /v1/{account}/cache/refresh`.
+struct CacheHandler: Sendable {
+    /// The most hosts one lookup may name.
+    let maxHosts: Int
+    /// The largest page of the listing.
+    let maxListLimit: Int
+    let clients: ClientRules
+    let state: ServiceState
+
     /// `GET /v1/{account}/cache?host=H` (cache-only lookup) or `GET /v1/{account}/cache` (list).
     func cacheGet(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HTTPResponse {
         guard request.query["host"] != nil else { return try cacheList(request, engine: engine) }
-        let query = try parseHostQuery(request, maxHosts: limits.maxHostsPerResolve).get()
+        let query = try ResolveHandler.parseHostQuery(request, maxHosts: maxHosts).get()
         let allowExpired = request.query["expired"].map { $0 == "1" || $0 == "true" } ?? false
         let families = query.type.families(ipv6Enabled: engine.config.ipv6Enable)
-        let network = clientNetwork(of: request)
+        let network = clients.network(of: request)
         var results: [HostResult] = []
         for host in query.hosts {
             let found = families.compactMap { family -> (RecordFamily, FamilyOutcome)? in
@@ -27,8 +35,8 @@ extension HTTPDNSService {
     func cacheList(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HTTPResponse {
         var limit = 100
         if let text = request.query["limit"] {
-            guard let value = Int(text), (1...limits.maxCacheListLimit).contains(value) else {
-                throw APIError(.invalidParameter, "limit must be 1-\(limits.maxCacheListLimit), got '\(text)'")
+            guard let value = Int(text), (1...maxListLimit).contains(value) else {
+                throw APIError(.invalidParameter, "limit must be 1-\(maxListLimit), got '\(text)'")
             }
             limit = value
         }
@@ -40,7 +48,7 @@ extension HTTPDNSService {
             position = AnswerCache.Position(shard: numbers[0], slot: numbers[1])
         }
         let now = engine.now
-        let (page, next) = engine.cachePage(from: position, limit: limit, scanLimit: Self.scanLimit(limit))
+        let (page, next) = engine.cachePage(from: position, limit: limit, scanLimit: PageCursor.scanLimit(limit))
         var writer = JSONWriter(capacity: 128 * page.count + 64)
         writer.raw("{")
         writer.key("entries")
@@ -90,10 +98,6 @@ extension HTTPDNSService {
         return .json(200, writer)
     }
 
-    /// Slots a page may look at: free slots left by removals are skipped, but never more than
-    /// this many, so a page may be short before `next_cursor` is null.
-    static func scanLimit(_ limit: Int) -> Int { max(8 * limit, 4096) }
-
     /// `DELETE /v1/{account}/cache[?host=H]`. With replicas sharing their state, every other
     /// replica repeats the eviction (published through Redis, best effort).
     func cacheDelete(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HTTPResponse {
@@ -103,10 +107,10 @@ extension HTTPDNSService {
                 throw APIError(.invalidHost, "'\(text)' is not a valid host name")
             }
             deleted = engine.evict(host: host)
-            replication?.publish(account: engine.accountID, change: .evict(host))
+            state.replication?.publish(account: engine.accountID, change: .evict(host))
         } else {
             deleted = engine.evictAll()
-            replication?.publish(account: engine.accountID, change: .evictAll)
+            state.replication?.publish(account: engine.accountID, change: .evictAll)
             // The entries' memory goes back to the system, not only to malloc's free lists.
             if deleted > 0 { MemoryTrim.inBackground() }
         }

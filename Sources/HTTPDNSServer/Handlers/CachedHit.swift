@@ -119,10 +119,10 @@ extension HTTPDNSService {
     /// The hit of `request` in its format, or nil.
     private func readHit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
         switch request.route.pointee.hit!.kind {
-        case .v1Resolve: v1Hit(head, request)
-        case .emas: emasHit(head, request)
-        case .dohJSON: dohJSONHit(head, request)
-        case .rfc8484: dnsMessageHit(head, request)
+        case .v1Resolve: handlers.resolve.hit(head, request, self)
+        case .emas: handlers.emas.hit(head, request, self)
+        case .dohJSON: handlers.dohJSON.hit(head, request, self)
+        case .rfc8484: handlers.rfc8484.hit(head, request, self)
         }
     }
 
@@ -235,13 +235,6 @@ extension HTTPDNSService {
         var name = host.value
         name.withUTF8 { response = write($0, answer) }
         return response
-    }
-
-    /// The `X-Forwarded-For` fields of a request for the trusted-proxy rule of
-    /// `ClientNetwork.selectAddress`, which reads them only when trusted proxies are configured:
-    /// without any, no header is read.
-    func hitForwardedFor<Head: RequestHead>(_ head: Head) -> String? {
-        limits.trustedProxies.isEmpty ? nil : head.forwardedFor
     }
 
     /// The text of an argument's bytes.

@@ -1,6 +1,17 @@
 import HTTPDNSCore
 
-extension HTTPDNSService {
+/// The probes and `/metrics`: what the service reports about itself.
+struct OpsHandler: Sendable {
+    let registry: AccountRegistry
+    let state: ServiceState
+    /// Which accounts `/metrics` on the operations listener shows per account.
+    let metricsAccounts: MetricsAccounts
+    let activity: MetricsActivity
+    let dnsMessages: DNSMessageMetrics
+    /// Requests to no known account: refused by the client rate limit, and their durations.
+    let unknownAccountRefusals: StripedCounter
+    let unknownAccountDurations: DurationHistograms
+
     func healthz() -> HandlerResult {
         .response(HTTPResponse(status: 200, body: Array(#"{"status":"ok"}"#.utf8)))
     }
@@ -9,10 +20,10 @@ extension HTTPDNSService {
     /// does not make the service unready (the cache still answers): the body says `"degraded"`
     /// and why, under `store`.
     func readyz() -> HandlerResult {
-        guard isReady else {
+        guard state.isReady else {
             return .response(APIError(.serviceUnavailable, "not ready (loading the cache or shutting down)").response)
         }
-        guard let health = storeHealth else {
+        guard let health = state.storeHealth else {
             return .response(HTTPResponse(status: 200, body: Array(#"{"status":"ready"}"#.utf8)))
         }
         var writer = JSONWriter()
@@ -72,19 +83,19 @@ extension HTTPDNSService {
         let engines = registry.all
         var perAccount: [ResolverEngine] = []
         if listener == .ops {
-            switch limits.metricsAccounts {
+            switch metricsAccounts {
             case .all: perAccount = engines
-            case .active: perAccount = metricsActivity.active(engines)
+            case .active: perAccount = activity.active(engines)
             case .none: break
             }
         }
         var out = MetricsEmitter()
         MetricsExposition.emit(
-            into: &out, engines: engines, http: httpMetrics.withLock { $0 }, perAccount: perAccount,
+            into: &out, engines: engines, http: state.httpMetrics, perAccount: perAccount,
             unknownAccountRefusals: unknownAccountRefusals.value, unknownAccountDurations: unknownAccountDurations)
-        out.sample(Self.readyFamily, [], isReady ? 1 : 0)
+        out.sample(Self.readyFamily, [], state.isReady ? 1 : 0)
         dnsMessages.emit(into: &out)
-        for source in metricsSources { source(&out) }
+        for source in state.metricsSources { source(&out) }
         return .response(HTTPResponse(status: 200, contentType: "text/plain; version=0.0.4; charset=utf-8", body: out.bytes))
     }
 }

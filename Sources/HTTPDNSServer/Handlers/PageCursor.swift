@@ -4,6 +4,10 @@
 /// The check is not a secret (a client could forge one); it only catches mistakes. Positions
 /// never reveal a key. Text: `<kind>1.<n>.<n>...~<8 hex digits>`.
 struct PageCursor {
+    /// Slots a page may look at: free slots left by removals are skipped, but never more than
+    /// this many, so a page may be short before `next_cursor` is null.
+    static func scanLimit(_ limit: Int) -> Int { max(8 * limit, 4096) }
+
     /// Which walk the numbers belong to.
     enum Kind: String {
         case cache = "c"

@@ -1,7 +1,15 @@
 import Foundation
 import HTTPDNSCore
 
-extension HTTPDNSService {
+/// `POST /v1/{account}/preload`.
+struct PreloadHandler: Sendable {
+    /// The most hosts one preload may name (`maxPreloadHosts`).
+    let maxHosts: Int
+    /// How many of them are resolved at once.
+    let concurrency: Int
+    let clients: ClientRules
+    let state: ServiceState
+
     /// `POST /v1/{account}/preload` with `{"hosts":[...],"type":"auto"}`: resolves every host with
     /// bounded concurrency, asks the store to commit the answers and then answers with each host's
     /// outcome and whether it is durable (`persisted` per host, `durable` for the whole request).
@@ -23,8 +31,8 @@ extension HTTPDNSService {
         guard let list = object["hosts"] as? [Any], !list.isEmpty else {
             throw APIError(.missingArgument, "'hosts' must be a non-empty array of host names")
         }
-        guard list.count <= limits.maxPreloadHosts else {
-            throw APIError(.tooManyHosts, "at most \(limits.maxPreloadHosts) hosts per preload, got \(list.count)")
+        guard list.count <= maxHosts else {
+            throw APIError(.tooManyHosts, "at most \(maxHosts) hosts per preload, got \(list.count)")
         }
         var hosts: [HostName] = []
         var seen = Set<HostName>()
@@ -48,14 +56,14 @@ extension HTTPDNSService {
         }
         let families = type.families(ipv6Enabled: engine.config.ipv6Enable)
         // Every other replica resolves the same hosts (published through Redis, best effort).
-        replication?.publish(
-            account: engine.accountID, change: .preload(hosts: hosts, families: families, network: clientNetwork(of: request)))
+        state.replication?.publish(
+            account: engine.accountID, change: .preload(hosts: hosts, families: families, network: clients.network(of: request)))
         let slot = ReplySlot()
         let started = MonotonicClock.nanoseconds()
         // For accounts with ispEnable the answers are cached for the requester's network.
         Preloader.start(
-            engine: engine, hosts: hosts, families: families, concurrency: limits.preloadConcurrency,
-            network: clientNetwork(of: request)
+            engine: engine, hosts: hosts, families: families, concurrency: concurrency,
+            network: clients.network(of: request)
         ) { outcomes in
             let elapsed = MonotonicClock.nanoseconds() &- started
             engine.metrics.preloadDurations.withLock { $0.record(nanoseconds: elapsed) }

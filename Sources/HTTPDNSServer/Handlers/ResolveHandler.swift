@@ -1,6 +1,12 @@
 import HTTPDNSCore
 
-extension HTTPDNSService {
+/// `GET /v1/{account}/resolve`, the API v1 lookup, and its hit reader.
+struct ResolveHandler: Sendable {
+    /// The most hosts one request may name (`maxHostsPerResolve`).
+    let maxHosts: Int
+    let clients: ClientRules
+    let lookups: Lookups
+
     /// The parsed `host`, `type` and `short` parameters shared by resolve and cache lookups.
     struct HostQuery {
         var hosts: [HostName]
@@ -23,7 +29,7 @@ extension HTTPDNSService {
         var short: Bool?
     }
 
-    func parseHostQuery(_ request: HTTPRequest, maxHosts: Int) -> Result<HostQuery, APIError> {
+    static func parseHostQuery(_ request: HTTPRequest, maxHosts: Int) -> Result<HostQuery, APIError> {
         guard let hostParameter = request.query["host"], !hostParameter.isEmpty else {
             return .failure(APIError(.missingArgument, "the 'host' parameter is required"))
         }
@@ -48,12 +54,12 @@ extension HTTPDNSService {
         return hostQuery(hosts, batch: names.count > 1, request)
     }
 
-    private func hostQuery(_ hosts: [HostName], batch: Bool, _ request: HTTPRequest) -> Result<HostQuery, APIError> {
+    private static func hostQuery(_ hosts: [HostName], batch: Bool, _ request: HTTPRequest) -> Result<HostQuery, APIError> {
         parseOptions(request).map { HostQuery(hosts: hosts, options: $0, batch: batch) }
     }
 
     /// The `type`, `client_ip` and `short` parameters of a host query.
-    private func parseOptions(_ request: HTTPRequest) -> Result<QueryOptions, APIError> {
+    private static func parseOptions(_ request: HTTPRequest) -> Result<QueryOptions, APIError> {
         Self.parseOptions(type: request.query["type"], clientIP: request.query["client_ip"], short: request.query["short"])
     }
 
@@ -81,107 +87,39 @@ extension HTTPDNSService {
     }
 
     /// `GET /v1/{account}/resolve`: every (host, family) through the engine (`lookUp`). A single
-    /// cached name never comes here: the pipeline's hit step answers it (`v1Hit`).
+    /// cached name never comes here: the pipeline's hit step answers it (`hit`).
     func resolve(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
         let options = engine.lookupOptions
-        let network = options.ispEnable ? clientNetwork(of: request) : ""
-        let query = try parseHostQuery(request, maxHosts: limits.maxHostsPerResolve).get()
+        let network = options.ispEnable ? clients.network(of: request) : ""
+        let query = try Self.parseHostQuery(request, maxHosts: maxHosts).get()
         let short = query.short ?? options.shortEnable
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)
-        return lookUp(query.hosts, families, engine: engine, network: network, from: request) { results in
+        return lookups.lookUp(query.hosts, families, engine: engine, network: network, from: request) { results in
             AnswerRendering.response(results, batch: query.batch, short: short)
         }
     }
 
-    /// Every (host, family) through the engine, in any wire format: answered at once when the
-    /// cache has everything, else deferred until the last upstream answer is in; `render` gets
-    /// one result per host, in order. The cache is asked first for every pair without closures;
-    /// only the pairs it cannot answer go to the upstreams, so a request that hits allocates no
-    /// gather, slot or completion. The misses take from the upstream budget's share of
-    /// `request`'s client (`clientID`).
-    func lookUp(
-        _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, from request: HTTPRequest,
-        render: @escaping @Sendable ([HostResult]) -> HTTPResponse
-    ) -> HandlerResult {
-        let pairs = hosts.flatMap { host in families.map { (host, $0) } }
-        var cached: [FamilyOutcome?] = []
-        cached.reserveCapacity(pairs.count)
-        for (host, family) in pairs {
-            cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
-        }
-        let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
-            render(
-                hosts.indices.map { hostIndex in
-                    HostResult(
-                        host: hosts[hostIndex],
-                        families: families.indices.map {
-                            (families[$0], outcomes[hostIndex * families.count + $0])
-                        })
-                })
-        }
-        if cached.allSatisfy({ $0 != nil }) {
-            let outcomes = cached.map { $0! }
-            var response = results(outcomes)
-            response.source = AnswerSource.combined(outcomes)
-            return .response(response)
-        }
-        let client = clientID(request)
-        let slot = ReplySlot()
-        let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { outcomes in
-            var response = results(outcomes)
-            response.source = AnswerSource.combined(outcomes)
-            slot.set(response)
-        }
-        for (index, (host, family)) in pairs.enumerated() {
-            if let outcome = cached[index] {
-                gather.fill(index, with: outcome)
-            } else {
-                engine.resolveUncached(host: host, family: family, network: network, client: client) { gather.fill(index, with: $0) }
-            }
-        }
-        return slot.result
-    }
-
     /// The hit reader of `GET /v1/{account}/resolve` (`HitReader`): one host and one
-    /// family (for `ispEnable`, of the network `clientNetwork` picks), written by
+    /// family (for `ispEnable`, of the network `ClientRules.network` picks), written by
     /// `AnswerRendering.fastSingle`. Nil for anything the general path must
     /// answer: an invalid parameter, an argument the route does not read (refused there), an
     /// encrypted request (`enc`, opened or refused by the general path only).
-    func v1Hit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
+    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResponse? {
         typealias Name = HitReader.V1
         let arguments = request.arguments, options = request.options
         // The host's bytes are checked by the lookup (the cache holds valid names only) and `HostName`.
         guard arguments.others == 0, arguments[Name.enc] == nil, let hostText = arguments[Name.host],
             case .success(let parsed) = Self.parseOptions(
-                type: arguments[Name.type].map(Self.string), clientIP: arguments[Name.clientIP].map(Self.string),
-                short: arguments[Name.short].map(Self.string)),
+                type: arguments[Name.type].map(HTTPDNSService.string), clientIP: arguments[Name.clientIP].map(HTTPDNSService.string),
+                short: arguments[Name.short].map(HTTPDNSService.string)),
             let family = parsed.type.singleFamily(ipv6Enabled: options.ipv6Enable)
         else { return nil }
         let short = parsed.short ?? options.shortEnable
-        let network = options.ispEnable ? hitClientNetwork(head, clientIP: arguments[Name.clientIP]) : ""
-        return answerHit(
+        let network = options.ispEnable ? clients.network(head, clientIP: arguments[Name.clientIP]) : ""
+        return service.answerHit(
             head, request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey
         ) { host, answer in
             AnswerRendering.fastSingle(host: host, family: family, answer: answer, short: short)
         }
-    }
-
-    /// The client network of `request` (`198.51.100.0/24`, `2001:db8:1200::/56`, `""` when no
-    /// address is known): from `client_ip`, else from `X-Forwarded-For` when the peer is one of
-    /// `limits.trustedProxies`, else from the peer (`ClientNetwork.select` has the rules). The
-    /// engine uses it only for accounts with `ispEnable`.
-    public func clientNetwork(of request: HTTPRequest) -> String {
-        clientNetwork(clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress)
-    }
-
-    /// The same from the request's parts.
-    func clientNetwork(clientIP: String?, forwardedFor: String?, peer: PeerAddress?) -> String {
-        ClientNetwork.select(clientIP: clientIP, forwardedFor: forwardedFor, peer: peer?.ipAddress, trustedProxies: limits.trustedProxies)
-    }
-
-    /// `clientNetwork(of:)` of a borrowed request whose `client_ip` argument is `clientIP` (the
-    /// fast readers of v1 and RFC 8484, whose routes both read `client_ip`).
-    func hitClientNetwork<Head: RequestHead>(_ head: Head, clientIP: UnsafeRawBufferPointer?) -> String {
-        clientNetwork(clientIP: clientIP.map(Self.string), forwardedFor: hitForwardedFor(head), peer: head.peerAddress)
     }
 }

@@ -1,6 +1,7 @@
 import HTTPDNSCore
 
-extension HTTPDNSService {
+/// `GET /v1/{account}/stats`: the statistics record of each name, paged.
+struct StatsHandler: Sendable {
     /// `GET /v1/{account}/stats`: the SDK's `getRequestReportInfo` array (WIRE-FORMATS §4), one
     /// record per (domain, family, network), every key, `avgRtt`/`maxRtt` as strings, plus the
     /// extra keys `staleNum` and `prefetchNum`. Paged: at most `limit` records (default
@@ -43,7 +44,7 @@ extension HTTPDNSService {
                 }
                 position = EngineStats.Position(inCache: numbers[0] == 1, shard: numbers[1], slot: numbers[2], extra: numbers[3])
             }
-            let page = engine.stats.page(from: position, limit: limit, scanLimit: Self.scanLimit(limit))
+            let page = engine.stats.page(from: position, limit: limit, scanLimit: PageCursor.scanLimit(limit))
             records = page.records
             next = page.next.map {
                 PageCursor.encode(.stats, account: engine.accountID, [$0.inCache ? 1 : 0, $0.shard, $0.slot, $0.extra])

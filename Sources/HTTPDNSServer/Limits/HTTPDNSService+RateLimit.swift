@@ -41,7 +41,7 @@ extension HTTPDNSService {
     ) -> LimitDecision {
         let rate = clientRate(options)
         guard rate.isLimited, let peer = peer() else { return .free }
-        let client = limits.clientKeying.key(clientPeer(peer, forwardedFor: forwardedFor))
+        let client = clients.keying.key(clients.peer(peer, forwardedFor: forwardedFor))
         switch rateLimiter.take(account: account, address: client, rate: rate) {
         case .allowed: return .charged(client, rate)
         case .refused(let retryAfter): return .refused(retryAfter: retryAfter, rate)
@@ -64,34 +64,6 @@ extension HTTPDNSService {
     /// Gives back the token `decision` took for `account`.
     func refund(_ decision: LimitDecision, account: UnsafeRawBufferPointer) {
         if case .charged(let client, let rate) = decision { rateLimiter.refund(account: account, address: client, rate: rate) }
-    }
-
-    /// The client of a request for the per-client limits, keyed by `limits.clientKeying` (an
-    /// IPv6 address by its prefix): the peer, or, when the peer is a trusted proxy, the address
-    /// `X-Forwarded-For` names (never `client_ip`, which a client chooses freely).
-    func clientAddress(_ request: HTTPRequest) -> PeerAddress? {
-        clientPeer(request).map(limits.clientKeying.key)
-    }
-
-    /// The same client as the engine knows it: whose share of the upstream budget a miss takes.
-    func clientID(_ request: HTTPRequest) -> ClientID? {
-        clientPeer(request).map(limits.clientKeying.id)
-    }
-
-    private func clientPeer(_ request: HTTPRequest) -> PeerAddress? {
-        request.peerAddress.map { clientPeer($0, forwardedFor: { request.forwardedFor }) }
-    }
-
-    /// The peer, or the address `X-Forwarded-For` names when the peer is a trusted proxy (the
-    /// header is read only then).
-    private func clientPeer(_ peer: PeerAddress, forwardedFor: () -> String?) -> PeerAddress {
-        guard !limits.trustedProxies.isEmpty, ClientNetwork.isTrusted(peer.ipAddress, limits.trustedProxies),
-            let forwarded = forwardedFor()
-        else { return peer }
-        return ClientNetwork.selectAddress(
-            clientIP: nil, forwardedFor: forwarded, peer: peer.ipAddress, trustedProxies: limits.trustedProxies
-        )
-        .map(PeerAddress.init) ?? peer
     }
 
     private func refuseClient(_ engine: ResolverEngine?, rate: ClientRateLimiter.Rate, retryAfter: Int) -> APIError {

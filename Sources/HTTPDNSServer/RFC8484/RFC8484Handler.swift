@@ -4,28 +4,34 @@ import HTTPDNSWire
 
 /// RFC 8484 DNS over HTTPS (`docs/rfc8484.md`) over the same engines, caches and statistics as
 /// API v1: `GET ...?dns=BASE64URL` and `POST` with an `application/dns-message` body, at
-/// `/dns-query` (the `default` account) and `/v1/{account}/dns-query`.
-extension HTTPDNSService {
+/// `/dns-query` (the `default` account) and `/v1/{account}/dns-query`: the lookup of a query,
+/// the forwarding of other questions, and the hit reader.
+struct RFC8484Handler: Sendable {
+    let clients: ClientRules
+    let lookups: Lookups
+    /// Malformed messages and forwarded queries.
+    let metrics: DNSMessageMetrics
+
     /// One DNS query. An A or AAAA question (class IN) for a valid host name goes through the
     /// engine (cache, single-flight, statistics; the query's Client Subnet chooses the network
     /// of an `ispEnable` account); any other question is forwarded to the account's upstreams
     /// and their reply passed on. A message that is not a query is 400 (counted).
-    func dnsMessage(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
+    func answer(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
         let bytes = try Self.dnsMessageBytes(request).get()
         let query: DNSQueryMessage
         do throws(DNSMessageError) {
             query = try DNSQueryMessage.parse(bytes)
         } catch {
-            dnsMessages.malformed.increment()
+            metrics.malformed.increment()
             throw APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)")
         }
         guard let (host, family) = Self.engineQuestion(query) else {
-            return forwardDNSMessage(query, engine: engine, client: clientID(request))
+            return forward(query, engine: engine, client: clients.id(of: request))
         }
         let (network, subnetScope) =
             engine.lookupOptions.ispEnable
-            ? Self.dnsMessageNetwork(query) { clientNetwork(of: request) } : ("", 0)
-        return lookUp([host], [family], engine: engine, network: network, from: request) { results in
+            ? Self.network(query) { clients.network(of: request) } : ("", 0)
+        return lookups.lookUp([host], [family], engine: engine, network: network, from: request) { results in
             RFC8484Rendering.answer(results[0], query: query, subnetScope: subnetScope)
         }
     }
@@ -34,7 +40,7 @@ extension HTTPDNSService {
     /// its answer's Client Subnet option carries: the query's Client Subnet (none for a source
     /// prefix of 0 or an address that does not parse, scope 0), else `peerNetwork()` (the
     /// request's `clientNetwork`) when the query has no Client Subnet.
-    static func dnsMessageNetwork(_ query: some DNSQuery, peerNetwork: () -> String) -> (network: String, scope: UInt8) {
+    static func network(_ query: some DNSQuery, peerNetwork: () -> String) -> (network: String, scope: UInt8) {
         guard let subnet = query.edns?.clientSubnet else { return (peerNetwork(), 0) }
         guard subnet.sourcePrefixLength > 0,
             let address = subnet.withAddress({ IPAddress(family: subnet.family == 1 ? .a : .aaaa, rawBytes: $0) })
@@ -67,12 +73,12 @@ extension HTTPDNSService {
     /// The hit reader (`HitReader`) of `GET /dns-query?dns=` and `/v1/{account}/dns-query?dns=`:
     /// an A or AAAA question the cache answers, written by `RFC8484Rendering.fastAnswer`, the
     /// general path's writer (for `ispEnable`, the hit of the network and with the Client Subnet
-    /// scope `dnsMessageNetwork` gives). The message is decoded into, and read by libknot in, a
+    /// scope `network` gives). The message is decoded into, and read by libknot in, a
     /// buffer on the stack; the name is looked up as libknot writes it (a name that is not
     /// a valid host name is never cached). Nil for anything else: a message that does not parse
     /// (counted by the general path), one longer than `fastMessageCapacity`, a question that is
     /// forwarded, `enc`.
-    func dnsMessageHit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
+    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResponse? {
         typealias Name = HitReader.RFC8484
         guard request.arguments[Name.enc] == nil, var text = request.arguments[Name.dns] else { return nil }
         // Padding tolerated, as `dnsMessageBytes` does.
@@ -89,9 +95,9 @@ extension HTTPDNSService {
                 guard let family = Self.engineFamily(query) else { return }
                 let (network, scope) =
                     options.ispEnable
-                    ? Self.dnsMessageNetwork(query) { hitClientNetwork(head, clientIP: request.arguments[Name.clientIP]) } : ("", 0)
+                    ? Self.network(query) { clients.network(head, clientIP: request.arguments[Name.clientIP]) } : ("", 0)
                 try query.withName { name in
-                    response = answerHit(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) {
+                    response = service.answerHit(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) {
                         _, answer in
                         RFC8484Rendering.fastAnswer(answer, query: query, subnetScope: scope)
                     }
@@ -110,8 +116,8 @@ extension HTTPDNSService {
     /// upstream budget): the upstream's reply with the query's ID, or SERVFAIL when no upstream
     /// gave a usable one. The connection is
     /// suspended meanwhile.
-    private func forwardDNSMessage(_ query: DNSQueryMessage, engine: ResolverEngine, client: ClientID?) -> HandlerResult {
-        let metrics = dnsMessages
+    private func forward(_ query: DNSQueryMessage, engine: ResolverEngine, client: ClientID?) -> HandlerResult {
+        let metrics = self.metrics
         return .deferred { respond in
             engine.forward(query.bytes, client: client) { result in
                 let response: HTTPResponse

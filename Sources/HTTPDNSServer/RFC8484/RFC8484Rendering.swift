@@ -32,7 +32,7 @@ enum RFC8484Rendering {
         guard let (rcode, records, authority) = try? response(to: answer, type: query.type) else { return nil }
         return FastResponse(
             bound: DNSResponseWriter.bound(for: query, answer: records, authority: authority), source: answer.source,
-            contentType: HTTPDNSService.dnsMessageType, maxAge: answer.ttl
+            contentType: RFC8484Handler.dnsMessageType, maxAge: answer.ttl
         ) { buffer in
             try? DNSResponseWriter.write(
                 to: query, rcode: rcode, answer: records, authority: authority, subnetScope: subnetScope,
@@ -100,7 +100,7 @@ enum RFC8484Rendering {
     }
 
     private static func message(_ body: [UInt8], maxAge: UInt32) -> HTTPResponse {
-        HTTPResponse(status: 200, contentType: HTTPDNSService.dnsMessageType, headers: [CacheControl.header(maxAge: maxAge)], body: body)
+        HTTPResponse(status: 200, contentType: RFC8484Handler.dnsMessageType, headers: [CacheControl.header(maxAge: maxAge)], body: body)
     }
 
     private static func writeFailure(_ error: DNSMessageError) -> HTTPResponse {

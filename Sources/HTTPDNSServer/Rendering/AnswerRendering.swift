@@ -170,7 +170,7 @@ enum AnswerRendering {
     }
 
     /// The answer for one host and one family from the cache (the route's hit reader,
-    /// `v1Hit`): what `response` gives for that case, written in one pass into memory
+    /// `ResolveHandler.hit`): what `response` gives for that case, written in one pass into memory
     /// sized for the longest it can be, which libmicrohttpd takes over. `host` is a valid name in
     /// canonical form.
     static func fastSingle(host: UnsafeBufferPointer<UInt8>, family: RecordFamily, answer: ResolvedAnswer, short: Bool) -> FastResponse {

@@ -49,25 +49,24 @@ public final class HTTPDNSService: Sendable {
     let adminToken: String?
     let limits: Limits
     let authenticator: ClientAuthenticator
-    private let readyFlag = Atomic<Bool>(false)
-    private let extraMetrics: Mutex<[@Sendable (inout MetricsEmitter) -> Void]> = Mutex([])
-    private let storeHealthSource: Mutex<(@Sendable () -> PersistenceHealth)?> = Mutex(nil)
-    private let replicationSource: Mutex<(any Replication)?> = Mutex(nil)
-    let httpMetrics: Mutex<HTTPMetrics?> = Mutex(nil)
+    /// What is attached after the service is built (readiness, store health, replication, metrics).
+    let state: ServiceState
+    /// Who a request's client is (trusted proxies, keying), for the limit step and the handlers.
+    let clients: ClientRules
+    /// The route table's handlers, built once with their dependencies.
+    let handlers: RouteHandlers
     /// `limits.requestDurations`, read on every request.
     let recordsRequestDurations: Bool
     /// The route table's matcher, held here so that a request reaches it without a copy of the table.
     let routeMatcher = RouteTable.standard.matcher
     /// Durations of tenant requests to no known account (in the totals only).
-    let unknownAccountDurations = DurationHistograms(slots: EngineMetrics.requestDurationSlots)
+    let unknownAccountDurations: DurationHistograms
     /// Which accounts had lookups since the last scrape (`metricsAccounts: active`).
-    let metricsActivity = MetricsActivity()
-    /// RFC 8484: malformed messages and forwarded queries.
-    let dnsMessages = DNSMessageMetrics()
+    let metricsActivity: MetricsActivity
     /// Client buckets of the limit step (`limitDecision`).
     let rateLimiter: ClientRateLimiter
     /// Requests to no known account refused by the client rate limit.
-    let unknownAccountRefusals = StripedCounter()
+    let unknownAccountRefusals: StripedCounter
 
     /// `clock` gives the time client signatures and client rate limits are checked against.
     public init(
@@ -81,44 +80,66 @@ public final class HTTPDNSService: Sendable {
         self.authenticator = ClientAuthenticator(clock: clock)
         self.rateLimiter = ClientRateLimiter(clock: clock)
         self.recordsRequestDurations = limits.requestDurations
+        let clients = ClientRules(trustedProxies: limits.trustedProxies, keying: limits.clientKeying)
+        let state = ServiceState(), activity = MetricsActivity(), refusals = StripedCounter()
+        let durations = DurationHistograms(slots: EngineMetrics.requestDurationSlots)
+        self.clients = clients
+        self.state = state
+        self.metricsActivity = activity
+        self.unknownAccountRefusals = refusals
+        self.unknownAccountDurations = durations
+        let lookups = Lookups(clients: clients), dnsMessages = DNSMessageMetrics()
+        handlers = RouteHandlers(
+            ops: OpsHandler(
+                registry: registry, state: state, metricsAccounts: limits.metricsAccounts, activity: activity,
+                dnsMessages: dnsMessages, unknownAccountRefusals: refusals, unknownAccountDurations: durations),
+            admin: AdminHandler(registry: registry, accountStore: accountStore, state: state),
+            resolve: ResolveHandler(maxHosts: limits.maxHostsPerResolve, clients: clients, lookups: lookups),
+            cache: CacheHandler(
+                maxHosts: limits.maxHostsPerResolve, maxListLimit: limits.maxCacheListLimit, clients: clients, state: state),
+            preload: PreloadHandler(
+                maxHosts: limits.maxPreloadHosts, concurrency: limits.preloadConcurrency, clients: clients, state: state),
+            stats: StatsHandler(),
+            emas: EMASHandler(clients: clients, lookups: lookups, advertisedAddresses: limits.advertisedAddresses),
+            dohJSON: DoHJSONHandler(clients: clients, lookups: lookups),
+            rfc8484: RFC8484Handler(clients: clients, lookups: lookups, metrics: dnsMessages))
         precondition(RequestDurations.slotCount() <= EngineMetrics.requestDurationSlots, "more tenant routes than request-duration slots")
     }
 
     /// `/readyz` answers 200 only while this is true (after the warm load, until shutdown starts).
     public var isReady: Bool {
-        get { readyFlag.load(ordering: .acquiring) }
-        set { readyFlag.store(newValue, ordering: .releasing) }
+        get { state.isReady }
+        set { state.isReady = newValue }
     }
 
     /// Adds families to `/metrics`, e.g. the store's counters: `source` writes its samples into
     /// the scrape's emitter, after the service's own families.
     public func addMetricsSource(_ source: @escaping @Sendable (inout MetricsEmitter) -> Void) {
-        extraMetrics.withLock { $0.append(source) }
+        state.addMetricsSource(source)
     }
 
     /// Lets `/readyz` report the store's state in its body.
     public func setStoreHealth(_ source: @escaping @Sendable () -> PersistenceHealth) {
-        storeHealthSource.withLock { $0 = source }
+        state.setStoreHealth(source)
     }
 
     /// Shares account changes and cache changes with the other replicas (Redis configured):
     /// admin writes then go to Redis first. Set before the listeners start.
     public func setReplication(_ replication: any Replication) {
-        replicationSource.withLock { $0 = replication }
+        state.setReplication(replication)
     }
 
     /// Nil unless replicas share their state (`setReplication`).
-    var replication: (any Replication)? { replicationSource.withLock { $0 } }
-
-    /// The store's state now; nil without a store.
-    var storeHealth: PersistenceHealth? { storeHealthSource.withLock { $0 }?() }
+    var replication: (any Replication)? { state.replication }
 
     /// Lets `/metrics` report responses by status.
     public func attach(_ metrics: HTTPMetrics) {
-        httpMetrics.withLock { $0 = metrics }
+        state.attach(metrics)
     }
 
-    var metricsSources: [@Sendable (inout MetricsEmitter) -> Void] { extraMetrics.withLock { $0 } }
+    /// The client network of `request` (`ClientRules.network(of:)`): the network an account with
+    /// `ispEnable` answers it for.
+    public func clientNetwork(of request: HTTPRequest) -> String { clients.network(of: request) }
 
     /// Routes one request through the route table: path (404), listener (404), admin token,
     /// method (405 with `Allow`), account (404), then the pipeline (`run`): limits → authenticate →

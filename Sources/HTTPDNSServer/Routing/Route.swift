@@ -87,21 +87,21 @@ struct Route: Sendable {
     /// What runs a request the pipeline let through.
     enum Handler: Sendable {
         /// A route of the service: probes, `/metrics`, the admin API, EMAS `/ss`.
-        case service(@Sendable (HTTPDNSService, Match) throws(APIError) -> HandlerResult)
+        case service(@Sendable (RouteHandlers, Match) throws(APIError) -> HandlerResult)
         /// A route of one account: run with the account's engine, which every request that gets
         /// this far has (a missing account is refused before, `HTTPDNSService.route`).
-        case tenant(@Sendable (HTTPDNSService, Match, ResolverEngine) throws(APIError) -> HandlerResult)
+        case tenant(@Sendable (RouteHandlers, Match, ResolverEngine) throws(APIError) -> HandlerResult)
     }
 
     /// Runs the handler on `match`. An error it throws reaches the client here, written in the
     /// route's wire format (`WireFormat.response`): the one place a handler's refusal is mapped.
-    func run(_ service: HTTPDNSService, _ match: Match) -> HandlerResult {
+    func run(_ handlers: RouteHandlers, _ match: Match) -> HandlerResult {
         do throws(APIError) {
             switch handler {
-            case .service(let handler): return try handler(service, match)
+            case .service(let handler): return try handler(handlers, match)
             case .tenant(let handler):
                 guard let engine = match.engine else { throw APIError(.unknownAccount, "no such account") }
-                return try handler(service, match, engine)
+                return try handler(handlers, match, engine)
             }
         } catch {
             return .response(format.response(error))
@@ -145,7 +145,7 @@ struct Route: Sendable {
     init(
         _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat = .v1,
         accountArgument: String? = nil, account fixedAccount: String? = nil, when condition: Condition? = nil,
-        hit: HitReader.Kind? = nil, _ handler: @escaping @Sendable (HTTPDNSService, Match, ResolverEngine) throws(APIError) -> HandlerResult
+        hit: HitReader.Kind? = nil, _ handler: @escaping @Sendable (RouteHandlers, Match, ResolverEngine) throws(APIError) -> HandlerResult
     ) {
         self.init(
             method, path, surface, access, format: format, accountArgument: accountArgument, account: fixedAccount, when: condition,
@@ -155,7 +155,7 @@ struct Route: Sendable {
     /// A route of the service (no account's engine).
     init(
         _ method: String, _ path: String, _ surface: Surface, _ access: Access, format: WireFormat = .v1,
-        _ handler: @escaping @Sendable (HTTPDNSService, Match) throws(APIError) -> HandlerResult
+        _ handler: @escaping @Sendable (RouteHandlers, Match) throws(APIError) -> HandlerResult
     ) {
         self.init(
             method, path, surface, access, format: format, accountArgument: nil, account: nil, when: nil, hit: nil,
@@ -212,12 +212,12 @@ struct Route: Sendable {
 
     /// What tells two rows of one path and method apart.
     enum Condition: Sendable {
-        /// `Accept` lists `application/dns-json` (`HTTPDNSService.acceptsDNSJSON`).
+        /// `Accept` lists `application/dns-json` (`DoHJSONHandler.acceptsDNSJSON`).
         case acceptsDNSJSON
 
         func accepts(accept: UnsafeRawBufferPointer?) -> Bool {
             switch self {
-            case .acceptsDNSJSON: accept.map(HTTPDNSService.acceptsDNSJSON) ?? false
+            case .acceptsDNSJSON: accept.map(DoHJSONHandler.acceptsDNSJSON) ?? false
             }
         }
     }

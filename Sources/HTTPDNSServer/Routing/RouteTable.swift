@@ -47,70 +47,72 @@ struct RouteTable: Sendable {
     }
 
     static let standard = RouteTable(routes: [
-        Route("GET", "/healthz", .both, .anyone) { service, _ in service.healthz() },
-        Route("GET", "/readyz", .both, .anyone) { service, _ in service.readyz() },
-        Route("GET", "/metrics", .ops, .anyone) { service, match in service.metrics(listener: match.request.listener) },
-        Route("GET", "/v1/accounts", .ops, .admin) { service, _ in service.listAccounts() },
-        Route("GET", "/v1/accounts/{id}", .ops, .admin) { service, match in .response(service.getAccount(match.id!)) },
-        Route("PUT", "/v1/accounts/{id}", .ops, .admin) { service, match in
-            service.putAccount(match.id!, request: match.request)
+        Route("GET", "/healthz", .both, .anyone) { handlers, _ in handlers.ops.healthz() },
+        Route("GET", "/readyz", .both, .anyone) { handlers, _ in handlers.ops.readyz() },
+        Route("GET", "/metrics", .ops, .anyone) { handlers, match in handlers.ops.metrics(listener: match.request.listener) },
+        Route("GET", "/v1/accounts", .ops, .admin) { handlers, _ in handlers.admin.listAccounts() },
+        Route("GET", "/v1/accounts/{id}", .ops, .admin) { handlers, match in .response(handlers.admin.getAccount(match.id!)) },
+        Route("PUT", "/v1/accounts/{id}", .ops, .admin) { handlers, match in
+            handlers.admin.putAccount(match.id!, request: match.request)
         },
-        Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { service, match in service.deleteAccount(match.id!, request: match.request) },
-        Route("GET", "/v1/{account}/resolve", .main, .client(.resolve), hit: .v1Resolve) { service, match, engine throws(APIError) in
-            try service.resolve(match.request, engine: engine)
+        Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { handlers, match in
+            handlers.admin.deleteAccount(match.id!, request: match.request)
         },
-        Route("GET", "/v1/{account}/cache", .main, .clientResolveWithArgument("host")) { service, match, engine throws(APIError) in
-            .response(try service.cacheGet(match.request, engine: engine))
+        Route("GET", "/v1/{account}/resolve", .main, .client(.resolve), hit: .v1Resolve) { handlers, match, engine throws(APIError) in
+            try handlers.resolve.resolve(match.request, engine: engine)
         },
-        Route("DELETE", "/v1/{account}/cache", .main, .client(.manage)) { service, match, engine throws(APIError) in
-            .response(try service.cacheDelete(match.request, engine: engine))
+        Route("GET", "/v1/{account}/cache", .main, .clientResolveWithArgument("host")) { handlers, match, engine throws(APIError) in
+            .response(try handlers.cache.cacheGet(match.request, engine: engine))
         },
-        Route("POST", "/v1/{account}/preload", .main, .client(.manage)) { service, match, engine throws(APIError) in
-            try service.preload(match.request, engine: engine)
+        Route("DELETE", "/v1/{account}/cache", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
+            .response(try handlers.cache.cacheDelete(match.request, engine: engine))
         },
-        Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { service, match, engine throws(APIError) in
-            .response(try service.stats(match.request, engine: engine))
+        Route("POST", "/v1/{account}/preload", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
+            try handlers.preload.preload(match.request, engine: engine)
         },
-        Route("POST", "/v1/{account}/cache/refresh", .main, .client(.manage)) { service, match, engine in
-            .response(service.cacheRefresh(engine))
+        Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
+            .response(try handlers.stats.stats(match.request, engine: engine))
+        },
+        Route("POST", "/v1/{account}/cache/refresh", .main, .client(.manage)) { handlers, match, engine in
+            .response(handlers.cache.cacheRefresh(engine))
         },
         // The EMAS HTTPDNS API (docs/emas.md): refusals in its error format.
-        Route("GET", "/{account}/d", .main, .client(.resolve), format: .emas, hit: .emas) { service, match, engine throws(APIError) in
-            try service.emasResolve(match.request, engine: engine, batch: false)
+        Route("GET", "/{account}/d", .main, .client(.resolve), format: .emas, hit: .emas) { handlers, match, engine throws(APIError) in
+            try handlers.emas.resolve(match.request, engine: engine, batch: false)
         },
-        Route("GET", "/{account}/sign_d", .main, .emasSigned, format: .emas, hit: .emas) { service, match, engine throws(APIError) in
-            try service.emasResolve(match.request, engine: engine, batch: false)
+        Route("GET", "/{account}/sign_d", .main, .emasSigned, format: .emas, hit: .emas) { handlers, match, engine throws(APIError) in
+            try handlers.emas.resolve(match.request, engine: engine, batch: false)
         },
-        Route("GET", "/{account}/resolve", .main, .client(.resolve), format: .emas) { service, match, engine throws(APIError) in
-            try service.emasResolve(match.request, engine: engine, batch: true)
+        Route("GET", "/{account}/resolve", .main, .client(.resolve), format: .emas) { handlers, match, engine throws(APIError) in
+            try handlers.emas.resolve(match.request, engine: engine, batch: true)
         },
-        Route("GET", "/{account}/sign_resolve", .main, .emasSigned, format: .emas) { service, match, engine throws(APIError) in
-            try service.emasResolve(match.request, engine: engine, batch: true)
+        Route("GET", "/{account}/sign_resolve", .main, .emasSigned, format: .emas) { handlers, match, engine throws(APIError) in
+            try handlers.emas.resolve(match.request, engine: engine, batch: true)
         },
-        Route("GET", "/{account}/ss", .main, .anyone, format: .emas) { service, _ in .response(service.emasServiceAddresses()) },
+        Route("GET", "/{account}/ss", .main, .anyone, format: .emas) { handlers, _ in .response(handlers.emas.serviceAddresses()) },
         // The DoH JSON API (docs/doh-json.md): the account named by `uid`, refusals in its format.
         Route("GET", "/resolve", .main, .dohJSON, format: .json, accountArgument: "uid", hit: .dohJSON) {
-            service, match, engine throws(APIError) in
-            try service.dohJSONResolve(match.request, engine: engine)
+            handlers, match, engine throws(APIError) in
+            try handlers.dohJSON.resolve(match.request, engine: engine)
         },
         Route("GET", "/dns-query", .main, .dohJSON, format: .json, accountArgument: "uid", when: .acceptsDNSJSON, hit: .dohJSON) {
-            service, match, engine throws(APIError) in try service.dohJSONResolve(match.request, engine: engine)
+            handlers, match, engine throws(APIError) in try handlers.dohJSON.resolve(match.request, engine: engine)
         },
         // RFC 8484 (docs/rfc8484.md): DNS messages, `/dns-query` for the default account.
         Route("GET", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default", hit: .rfc8484) {
-            service, match, engine throws(APIError) in
-            try service.dnsMessage(match.request, engine: engine)
+            handlers, match, engine throws(APIError) in
+            try handlers.rfc8484.answer(match.request, engine: engine)
         },
         Route("POST", "/dns-query", .main, .client(.resolve), format: .rfc8484, account: "default") {
-            service, match, engine throws(APIError) in
-            try service.dnsMessage(match.request, engine: engine)
+            handlers, match, engine throws(APIError) in
+            try handlers.rfc8484.answer(match.request, engine: engine)
         },
         Route("GET", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484, hit: .rfc8484) {
-            service, match, engine throws(APIError) in
-            try service.dnsMessage(match.request, engine: engine)
+            handlers, match, engine throws(APIError) in
+            try handlers.rfc8484.answer(match.request, engine: engine)
         },
-        Route("POST", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484) { service, match, engine throws(APIError) in
-            try service.dnsMessage(match.request, engine: engine)
+        Route("POST", "/v1/{account}/dns-query", .main, .client(.resolve), format: .rfc8484) { handlers, match, engine throws(APIError) in
+            try handlers.rfc8484.answer(match.request, engine: engine)
         },
     ])
 }

@@ -16,7 +16,7 @@ extension ServiceFixture {
             else { return nil }
             var match = Route.Match(request: request)
             match.engine = registry.engine(account)
-            guard case .response(let response) = row.run(service, match) else { return nil }
+            guard case .response(let response) = row.run(service.handlers, match) else { return nil }
             return response
         }
     }

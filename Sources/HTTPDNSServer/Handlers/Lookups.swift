@@ -1,0 +1,55 @@
+import HTTPDNSCore
+
+/// The lookup every name-resolving handler shares: the cache first, the upstreams for the rest.
+struct Lookups: Sendable {
+    let clients: ClientRules
+
+    /// Every (host, family) through the engine, in any wire format: answered at once when the
+    /// cache has everything, else deferred until the last upstream answer is in; `render` gets
+    /// one result per host, in order. The cache is asked first for every pair without closures;
+    /// only the pairs it cannot answer go to the upstreams, so a request that hits allocates no
+    /// gather, slot or completion. The misses take from the upstream budget's share of
+    /// `request`'s client (`ClientRules.id`).
+    func lookUp(
+        _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, from request: HTTPRequest,
+        render: @escaping @Sendable ([HostResult]) -> HTTPResponse
+    ) -> HandlerResult {
+        let pairs = hosts.flatMap { host in families.map { (host, $0) } }
+        var cached: [FamilyOutcome?] = []
+        cached.reserveCapacity(pairs.count)
+        for (host, family) in pairs {
+            cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
+        }
+        let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
+            render(
+                hosts.indices.map { hostIndex in
+                    HostResult(
+                        host: hosts[hostIndex],
+                        families: families.indices.map {
+                            (families[$0], outcomes[hostIndex * families.count + $0])
+                        })
+                })
+        }
+        if cached.allSatisfy({ $0 != nil }) {
+            let outcomes = cached.map { $0! }
+            var response = results(outcomes)
+            response.source = AnswerSource.combined(outcomes)
+            return .response(response)
+        }
+        let client = clients.id(of: request)
+        let slot = ReplySlot()
+        let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { outcomes in
+            var response = results(outcomes)
+            response.source = AnswerSource.combined(outcomes)
+            slot.set(response)
+        }
+        for (index, (host, family)) in pairs.enumerated() {
+            if let outcome = cached[index] {
+                gather.fill(index, with: outcome)
+            } else {
+                engine.resolveUncached(host: host, family: family, network: network, client: client) { gather.fill(index, with: $0) }
+            }
+        }
+        return slot.result
+    }
+}
