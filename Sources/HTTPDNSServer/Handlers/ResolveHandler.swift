@@ -86,7 +86,7 @@ struct ResolveHandler: Sendable {
         return .success(QueryOptions(type: type, short: short))
     }
 
-    /// `GET /v1/{account}/resolve`: every (host, family) through the engine (`lookUp`). A single
+    /// `GET /v1/{account}/resolve`: every (host, family) through the engine (`Lookups.lookUp`). A single
     /// cached name never comes here: the pipeline's hit step answers it (`hit`).
     func resolve(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
         let options = engine.lookupOptions

@@ -39,7 +39,7 @@ struct RFC8484Handler: Sendable {
     /// The client network of a query to an account with `ispEnable`, and the scope prefix length
     /// its answer's Client Subnet option carries: the query's Client Subnet (none for a source
     /// prefix of 0 or an address that does not parse, scope 0), else `peerNetwork()` (the
-    /// request's `clientNetwork`) when the query has no Client Subnet.
+    /// request's `ClientRules.network(of:)`) when the query has no Client Subnet.
     static func network(_ query: some DNSQuery, peerNetwork: () -> String) -> (network: String, scope: UInt8) {
         guard let subnet = query.edns?.clientSubnet else { return (peerNetwork(), 0) }
         guard subnet.sourcePrefixLength > 0,
