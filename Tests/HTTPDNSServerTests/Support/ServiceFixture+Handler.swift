@@ -8,6 +8,20 @@ extension ServiceFixture {
     /// answered by the handler's own path (`lookUp` and its format's writer for answers that
     /// come from the upstreams). Nil when no row serves it or the handler deferred.
     func handlerResponse(_ request: HTTPRequest) -> ServerResponse? {
+        withRoute(request) { row, match in
+            guard case .response(let response) = row.run(service.handlers, match) else { return nil }
+            return response
+        }
+    }
+
+    /// What the pipeline's hit step (`HTTPDNSService.cachedHit`) answers `request` with, as if
+    /// every step before it had let the request through; nil when it leaves it to the handler.
+    func hitStepResponse(_ request: HTTPRequest) -> ServerResponse? {
+        withRoute(request) { row, match in service.cachedHit(row, match) }
+    }
+
+    /// The row that serves `request` and its match (with the account's engine), given to `body`.
+    private func withRoute(_ request: HTTPRequest, _ body: (Route, Route.Match) -> ServerResponse?) -> ServerResponse? {
         var path = request.path
         return path.withUTF8 { bytes -> ServerResponse? in
             guard let found = service.routeMatcher.match(UnsafeRawBufferPointer(bytes)),
@@ -16,8 +30,7 @@ extension ServiceFixture {
             else { return nil }
             var match = Route.Match(request: request)
             match.engine = registry.engine(account)
-            guard case .response(let response) = row.run(service.handlers, match) else { return nil }
-            return response
+            return body(row, match)
         }
     }
 }
