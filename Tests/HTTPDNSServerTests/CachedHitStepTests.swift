@@ -22,12 +22,13 @@ import Testing
         Base64URL.encode(try DNSQueryWriter.query(name: name, type: type, id: 7, clientSubnet: nil))
     }
 
-    @Test(arguments: [
-        ("/v1/default/resolve", [("host", "two.example.test")]),
-        ("/v1/default/resolve", [("host", "TWO.example.test"), ("type", "AAAA"), ("short", "1")]),
-        ("/default/d", [("host", "two.example.test"), ("ip", "192.0.2.9")]),
-        ("/resolve", [("name", "two.example.test"), ("type", "28")]),
-    ] as [(String, [(String, String?)])])
+    @Test(
+        arguments: [
+            ("/v1/default/resolve", [("host", "two.example.test")]),
+            ("/v1/default/resolve", [("host", "TWO.example.test"), ("type", "AAAA"), ("short", "1")]),
+            ("/default/d", [("host", "two.example.test"), ("ip", "192.0.2.9")]),
+            ("/resolve", [("name", "two.example.test"), ("type", "28")]),
+        ] as [(String, [(String, String?)])])
     func aSingleCachedNameIsAnsweredByTheHitReaderOnTheCopiedRequest(path: String, arguments: [(String, String?)]) throws {
         let fixture = seededFixture()
         let head = MemoryHead("GET", path, arguments, peer: "198.51.100.7")
@@ -50,15 +51,16 @@ import Testing
         #expect(step.contentType == "application/dns-message")
     }
 
-    @Test(arguments: [
-        ("/v1/default/resolve", [("host", "miss.example.test")]),
-        ("/v1/default/resolve", [("host", "two.example.test"), ("type", "both")]),
-        ("/v1/default/resolve", [("host", "two.example.test,two.example.test")]),
-        ("/v1/default/resolve", [("host", "two.example.test"), ("type", "MX")]),
-        ("/default/d", [("host", "two.example.test"), ("query", "4,6")]),
-        ("/resolve", [("name", "two.example.test"), ("short", "maybe")]),
-        ("/v1/default/cache", [("host", "two.example.test")]),
-    ] as [(String, [(String, String?)])])
+    @Test(
+        arguments: [
+            ("/v1/default/resolve", [("host", "miss.example.test")]),
+            ("/v1/default/resolve", [("host", "two.example.test"), ("type", "both")]),
+            ("/v1/default/resolve", [("host", "two.example.test,two.example.test")]),
+            ("/v1/default/resolve", [("host", "two.example.test"), ("type", "MX")]),
+            ("/default/d", [("host", "two.example.test"), ("query", "4,6")]),
+            ("/resolve", [("name", "two.example.test"), ("short", "maybe")]),
+            ("/v1/default/cache", [("host", "two.example.test")]),
+        ] as [(String, [(String, String?)])])
     func everythingElseIsLeftToTheHandler(path: String, arguments: [(String, String?)]) {
         let fixture = seededFixture()
         #expect(fixture.hitStepResponse(MemoryHead("GET", path, arguments).request()) == nil)

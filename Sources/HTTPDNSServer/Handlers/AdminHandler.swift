@@ -115,7 +115,7 @@ struct AdminHandler: Sendable {
             return .response(APIError(.internalError, "could not store the account").response)
         }
         let slot = ReplySlot()
-        accountStore.saveAccount(id: id, json: json) { [self] result in
+        accountStore.saveAccount(id: id, json: json) { result in
             switch result {
             case .success:
                 slot.set(apply())
@@ -181,7 +181,7 @@ struct AdminHandler: Sendable {
         }
         guard let accountStore else { return .response(apply()) }
         let slot = ReplySlot()
-        accountStore.deleteAccount(id: id) { [self] result in
+        accountStore.deleteAccount(id: id) { result in
             switch result {
             case .success:
                 slot.set(apply())
