@@ -204,18 +204,24 @@ final class StoreWriter {
 
     /// Reads one account's persisted cache in one transaction: unexpired entries, plus expired
     /// ones no older than `window` seconds when `keepExpired`; deletes the other expired rows
-    /// and rows whose host, family or SOA no longer validates.
+    /// and rows whose host, family or SOA no longer validates. The rows are read once; the
+    /// expired ones are deleted by a second pass only when the first met one (after a clean
+    /// stop, usually none: that pass read every row of the account again).
     func loadCache(account: String, now: Timestamp, window: Double, keepExpired: Bool) throws(StoreError) -> WarmLoadResult {
         try inTransaction { () throws(StoreError) -> WarmLoadResult in
             var result = WarmLoadResult()
             var invalid: [(host: String, family: Int64, network: String)] = []
+            var metExpired = false
             let rows = selectAccountEntries
             try rows.bind(account, at: 1)
             try forEachRow(of: rows) {
                 let ttl = rows.int64(at: 4)
                 let storedAt = rows.double(at: 5)
                 let expiresAt = storedAt + Double(ttl)
-                if now >= expiresAt && (!keepExpired || now - expiresAt > window) { return }
+                if now >= expiresAt && (!keepExpired || now - expiresAt > window) {
+                    metExpired = true
+                    return
+                }
                 let hostText = rows.text(at: 0)
                 let soaText: String? = rows.isNull(at: 8) ? nil : rows.text(at: 8)
                 let soa = soaText.flatMap { NegativeAnswerSOA($0) }
@@ -239,12 +245,14 @@ final class StoreWriter {
                     soa: soa)
                 result.entries.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
             }
-            try deleteExpiredEntries.bind(account, at: 1)
-            try deleteExpiredEntries.bind(now, at: 2)
-            try deleteExpiredEntries.bind(Int64(keepExpired ? 1 : 0), at: 3)
-            try deleteExpiredEntries.bind(window, at: 4)
-            try deleteExpiredEntries.run()
-            result.discardedExpired = connection.changes
+            if metExpired {
+                try deleteExpiredEntries.bind(account, at: 1)
+                try deleteExpiredEntries.bind(now, at: 2)
+                try deleteExpiredEntries.bind(Int64(keepExpired ? 1 : 0), at: 3)
+                try deleteExpiredEntries.bind(window, at: 4)
+                try deleteExpiredEntries.run()
+                result.discardedExpired = connection.changes
+            }
             for row in invalid {
                 try deleteRow(account: account, host: row.host, family: row.family, network: row.network)
             }

@@ -5,7 +5,7 @@ import Testing
 @testable import HTTPDNSStore
 
 /// What the warm load reads: the work of listing the accounts follows the number of accounts, not
-/// of rows.
+/// of rows; the rows of an account are read once when none is to be deleted.
 @Suite struct WarmLoadReadsTests {
     /// Rows of `account` named `h0.example`..., all stored at 1 000 000 with a TTL of 300.
     private func insert(_ count: Int, of account: String, into database: TemporaryDatabase) throws {
@@ -42,6 +42,35 @@ import Testing
             #expect(try writer.cachedAccounts() == ["a", "big", "zed"])
             // A statement that read every row would take at least one step per row.
             #expect(steps(of: writer) < 1_000)
+        }
+    }
+
+    @Test func aLoadWithNothingExpiredReadsTheRowsOnceAndDeletesNothing() async throws {
+        try await TemporaryDatabase.with { database in
+            let writer = try StoreWriter(path: database.path)
+            defer { writer.close() }
+            try insert(2_000, of: "acct", into: database)
+            _ = steps(of: writer)
+            let result = try writer.loadCache(
+                account: "acct", now: 1_000_100, window: 0, keepExpired: false)
+            #expect(result.entries.count == 2_000)
+            #expect(result.discardedExpired == 0)
+            #expect(steps(of: writer, startingWith: "DELETE") == 0)
+        }
+    }
+
+    @Test func aLoadThatMeetsAnExpiredRowStillDeletesEveryExpiredRow() async throws {
+        try await TemporaryDatabase.with { database in
+            let writer = try StoreWriter(path: database.path)
+            defer { writer.close() }
+            try insert(10, of: "acct", into: database)
+            let connection = try IndependentConnection(path: database.path)
+            try connection.execute("UPDATE cache_entries SET stored_at = 1000.0 WHERE host IN ('h3.example', 'h7.example')")
+            let result = try writer.loadCache(
+                account: "acct", now: 1_000_100, window: 0, keepExpired: false)
+            #expect(result.entries.count == 8)
+            #expect(result.discardedExpired == 2)
+            #expect(try connection.integer("SELECT count(*) FROM cache_entries") == 8)
         }
     }
 }
