@@ -206,10 +206,16 @@ final class StoreWriter {
     /// ones no older than `window` seconds when `keepExpired`; deletes the other expired rows
     /// and rows whose host, family or SOA no longer validates. The rows are read once; the
     /// expired ones are deleted by a second pass only when the first met one (after a clean
-    /// stop, usually none: that pass read every row of the account again).
-    func loadCache(account: String, now: Timestamp, window: Double, keepExpired: Bool) throws(StoreError) -> WarmLoadResult {
+    /// stop, usually none: that pass read every row of the account again). The entries go to
+    /// `deliver` in batches of up to `batchSize`, in the rows' order, as they are read.
+    func loadCache(
+        account: String, now: Timestamp, window: Double, keepExpired: Bool, batchSize: Int,
+        deliver: ([(CacheKey, CacheEntry)]) -> Void
+    ) throws(StoreError) -> WarmLoadResult {
         try inTransaction { () throws(StoreError) -> WarmLoadResult in
             var result = WarmLoadResult()
+            var batch: [(CacheKey, CacheEntry)] = []
+            batch.reserveCapacity(batchSize)
             var invalid: [(host: String, family: Int64, network: String)] = []
             var metExpired = false
             let rows = selectAccountEntries
@@ -243,7 +249,16 @@ final class StoreWriter {
                     nxdomain: rows.int64(at: 6) != 0,
                     origin: AnswerSource(rawValue: rows.text(at: 7)) ?? .upstream,
                     soa: soa)
-                result.entries.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
+                batch.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
+                if batch.count >= batchSize {
+                    result.loaded += batch.count
+                    deliver(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty {
+                result.loaded += batch.count
+                deliver(batch)
             }
             if metExpired {
                 try deleteExpiredEntries.bind(account, at: 1)

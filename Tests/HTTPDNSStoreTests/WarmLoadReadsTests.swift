@@ -5,7 +5,8 @@ import Testing
 @testable import HTTPDNSStore
 
 /// What the warm load reads: the work of listing the accounts follows the number of accounts, not
-/// of rows; the rows of an account are read once when none is to be deleted.
+/// of rows; the rows of an account are read once when none is to be deleted; the entries come in
+/// batches, in the rows' order.
 @Suite struct WarmLoadReadsTests {
     /// Rows of `account` named `h0.example`..., all stored at 1 000 000 with a TTL of 300.
     private func insert(_ count: Int, of account: String, into database: TemporaryDatabase) throws {
@@ -52,8 +53,8 @@ import Testing
             try insert(2_000, of: "acct", into: database)
             _ = steps(of: writer)
             let result = try writer.loadCache(
-                account: "acct", now: 1_000_100, window: 0, keepExpired: false)
-            #expect(result.entries.count == 2_000)
+                account: "acct", now: 1_000_100, window: 0, keepExpired: false, batchSize: 512, deliver: { _ in })
+            #expect(result.loaded == 2_000)
             #expect(result.discardedExpired == 0)
             #expect(steps(of: writer, startingWith: "DELETE") == 0)
         }
@@ -67,10 +68,27 @@ import Testing
             let connection = try IndependentConnection(path: database.path)
             try connection.execute("UPDATE cache_entries SET stored_at = 1000.0 WHERE host IN ('h3.example', 'h7.example')")
             let result = try writer.loadCache(
-                account: "acct", now: 1_000_100, window: 0, keepExpired: false)
-            #expect(result.entries.count == 8)
+                account: "acct", now: 1_000_100, window: 0, keepExpired: false, batchSize: 512, deliver: { _ in })
+            #expect(result.loaded == 8)
             #expect(result.discardedExpired == 2)
             #expect(try connection.integer("SELECT count(*) FROM cache_entries") == 8)
+        }
+    }
+
+    @Test func entriesArriveInBatchesInTheRowsOrderAsTheArrayLoadReturnsThem() async throws {
+        try await TemporaryDatabase.with { database in
+            let store = try SQLiteStore(path: database.path, flushInterval: 3_600)
+            defer { store.close() }
+            try insert(10, of: "acct", into: database)
+            var batches: [[(CacheKey, CacheEntry)]] = []
+            let outcome = try store.loadCache(
+                account: "acct", now: 1_000_100, discardExpiredOlderThan: 0, keepExpired: false, batchSize: 4
+            ) { batches.append($0) }
+            #expect(outcome == WarmLoadOutcome(loaded: 10, setAside: false))
+            #expect(batches.map(\.count) == [4, 4, 2])
+            let whole = try store.loadCache(account: "acct", now: 1_000_100, discardExpiredOlderThan: 0, keepExpired: false)
+            #expect(batches.flatMap { $0 }.map(\.0) == whole.map(\.0))
+            #expect(batches.flatMap { $0 }.map(\.1) == whole.map(\.1))
         }
     }
 }
