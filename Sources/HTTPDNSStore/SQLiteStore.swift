@@ -191,24 +191,32 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
 
     // MARK: Warm load
 
-    /// Reads the account's persisted cache (after committing anything queued): entries not yet
-    /// expired at `now`, plus, when `keepExpired`, entries expired for at most
-    /// `discardExpiredOlderThan` seconds. The other expired rows are deleted from the file, as are
-    /// rows whose host no longer validates as a `HostName` (counted in `skippedInvalidRows`).
-    /// One transaction, one prepared statement; runs on the writer queue and waits for it.
+    /// Reads the account's persisted cache (after committing anything queued) and hands the
+    /// entries over as they are read: entries not yet expired at `now`, plus, when
+    /// `keepExpired`, entries expired for at most `discardExpiredOlderThan` seconds. The other
+    /// expired rows are deleted from the file, as are rows whose host no longer validates as a
+    /// `HostName` (counted in `skippedInvalidRows`). One transaction; runs on the writer queue
+    /// and waits for it. `deliver` gets the entries there in batches of up to `batchSize`, in
+    /// the rows' order, so that a caller can put a batch into the cache while the next is read
+    /// and no array of every entry is built. When the file is found damaged, it is set aside and
+    /// the outcome says so (`WarmLoadOutcome.setAside`): what was delivered must be dropped.
     public func loadCache(
-        account: String, now: Timestamp, discardExpiredOlderThan: Double, keepExpired: Bool
-    ) throws(StoreError) -> [(CacheKey, CacheEntry)] {
+        account: String, now: Timestamp, discardExpiredOlderThan: Double, keepExpired: Bool, batchSize: Int = 16_384,
+        deliver: ([(CacheKey, CacheEntry)]) -> Void
+    ) throws(StoreError) -> WarmLoadOutcome {
+        var setAside = false
         let result = try onWriter { () throws(StoreError) -> WarmLoadResult in
             // Flush first: a commit that finds the file damaged replaces the writer.
             _ = self.flushOnWriter(scheduled: false)
             let writer = try self.openWriter()
             do throws(StoreError) {
                 return try writer.loadCache(
-                    account: account, now: now, window: max(0, discardExpiredOlderThan), keepExpired: keepExpired)
+                    account: account, now: now, window: max(0, discardExpiredOlderThan), keepExpired: keepExpired,
+                    batchSize: max(1, batchSize), deliver: deliver)
             } catch  where error.isDamage {
                 // A damaged cache table is not read around: the file is set aside, the cache starts cold.
                 guard self.setDamagedFileAside(after: error) else { throw error }
+                setAside = true
                 return WarmLoadResult()
             }
         }
@@ -217,7 +225,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
         if result.skippedInvalid > 0 {
             Log.error("store: warm load of account '\(account)' skipped \(result.skippedInvalid) rows with an invalid host")
         }
-        return result.entries
+        return WarmLoadOutcome(loaded: result.loaded, setAside: setAside)
     }
 
     /// The accounts that have persisted cache entries (after committing anything queued), e.g.

@@ -13,7 +13,8 @@ final class StoreWriter {
     private let deleteExpiredEntries: SQLiteStatement
     private let upsertAccount: SQLiteStatement
     private let selectAccounts: SQLiteStatement
-    private let selectCachedAccounts: SQLiteStatement
+    private let selectFirstCachedAccount: SQLiteStatement
+    private let selectNextCachedAccount: SQLiteStatement
 
     /// Opens `path`, sets WAL, `synchronous=NORMAL` and a busy timeout, migrates the schema and
     /// prepares the statements. Errors name the path.
@@ -57,7 +58,10 @@ final class StoreWriter {
                 json = excluded.json, deleted = excluded.deleted, updated_at = excluded.updated_at
                 """)
             selectAccounts = try connection.prepare("SELECT id, json, deleted FROM accounts")
-            selectCachedAccounts = try connection.prepare("SELECT DISTINCT account FROM cache_entries")
+            // One seek of the primary key per account: `SELECT DISTINCT account` reads every row.
+            selectFirstCachedAccount = try connection.prepare("SELECT account FROM cache_entries ORDER BY account LIMIT 1")
+            selectNextCachedAccount = try connection.prepare(
+                "SELECT account FROM cache_entries WHERE account > ?1 ORDER BY account LIMIT 1")
         } catch {
             throw error.message.contains(path) ? error : error.prefixed("database '\(path)'")
         }
@@ -183,27 +187,47 @@ final class StoreWriter {
         return accounts
     }
 
-    /// The accounts that have rows in `cache_entries`.
+    /// The accounts that have rows in `cache_entries`, in the key's order: each found by one
+    /// seek past the previous one, so the cost follows the number of accounts, not of rows.
     func cachedAccounts() throws(StoreError) -> [String] {
         var accounts: [String] = []
-        try forEachRow(of: selectCachedAccounts) { accounts.append(selectCachedAccounts.text(at: 0)) }
+        try forEachRow(of: selectFirstCachedAccount) { accounts.append(selectFirstCachedAccount.text(at: 0)) }
+        while let last = accounts.last {
+            try selectNextCachedAccount.bind(last, at: 1)
+            var next: String?
+            try forEachRow(of: selectNextCachedAccount) { next = selectNextCachedAccount.text(at: 0) }
+            guard let next else { break }
+            accounts.append(next)
+        }
         return accounts
     }
 
     /// Reads one account's persisted cache in one transaction: unexpired entries, plus expired
     /// ones no older than `window` seconds when `keepExpired`; deletes the other expired rows
-    /// and rows whose host, family or SOA no longer validates.
-    func loadCache(account: String, now: Timestamp, window: Double, keepExpired: Bool) throws(StoreError) -> WarmLoadResult {
+    /// and rows whose host, family or SOA no longer validates. The rows are read once; the
+    /// expired ones are deleted by a second pass only when the first met one (after a clean
+    /// stop, usually none: that pass read every row of the account again). The entries go to
+    /// `deliver` in batches of up to `batchSize`, in the rows' order, as they are read.
+    func loadCache(
+        account: String, now: Timestamp, window: Double, keepExpired: Bool, batchSize: Int,
+        deliver: ([(CacheKey, CacheEntry)]) -> Void
+    ) throws(StoreError) -> WarmLoadResult {
         try inTransaction { () throws(StoreError) -> WarmLoadResult in
             var result = WarmLoadResult()
+            var batch: [(CacheKey, CacheEntry)] = []
+            batch.reserveCapacity(batchSize)
             var invalid: [(host: String, family: Int64, network: String)] = []
+            var metExpired = false
             let rows = selectAccountEntries
             try rows.bind(account, at: 1)
             try forEachRow(of: rows) {
                 let ttl = rows.int64(at: 4)
                 let storedAt = rows.double(at: 5)
                 let expiresAt = storedAt + Double(ttl)
-                if now >= expiresAt && (!keepExpired || now - expiresAt > window) { return }
+                if now >= expiresAt && (!keepExpired || now - expiresAt > window) {
+                    metExpired = true
+                    return
+                }
                 let hostText = rows.text(at: 0)
                 let soaText: String? = rows.isNull(at: 8) ? nil : rows.text(at: 8)
                 let soa = soaText.flatMap { NegativeAnswerSOA($0) }
@@ -225,14 +249,25 @@ final class StoreWriter {
                     nxdomain: rows.int64(at: 6) != 0,
                     origin: AnswerSource(rawValue: rows.text(at: 7)) ?? .upstream,
                     soa: soa)
-                result.entries.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
+                batch.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
+                if batch.count >= batchSize {
+                    result.loaded += batch.count
+                    deliver(batch)
+                    batch.removeAll(keepingCapacity: true)
+                }
             }
-            try deleteExpiredEntries.bind(account, at: 1)
-            try deleteExpiredEntries.bind(now, at: 2)
-            try deleteExpiredEntries.bind(Int64(keepExpired ? 1 : 0), at: 3)
-            try deleteExpiredEntries.bind(window, at: 4)
-            try deleteExpiredEntries.run()
-            result.discardedExpired = connection.changes
+            if !batch.isEmpty {
+                result.loaded += batch.count
+                deliver(batch)
+            }
+            if metExpired {
+                try deleteExpiredEntries.bind(account, at: 1)
+                try deleteExpiredEntries.bind(now, at: 2)
+                try deleteExpiredEntries.bind(Int64(keepExpired ? 1 : 0), at: 3)
+                try deleteExpiredEntries.bind(window, at: 4)
+                try deleteExpiredEntries.run()
+                result.discardedExpired = connection.changes
+            }
             for row in invalid {
                 try deleteRow(account: account, host: row.host, family: row.family, network: row.network)
             }
@@ -245,7 +280,7 @@ final class StoreWriter {
     func close() {
         for statement in [
             beginImmediate, commit, upsertEntry, deleteEntry, deleteAccountEntries, selectAccountEntries,
-            deleteExpiredEntries, upsertAccount, selectAccounts, selectCachedAccounts,
+            deleteExpiredEntries, upsertAccount, selectAccounts, selectFirstCachedAccount, selectNextCachedAccount,
         ] {
             statement.finalize()
         }

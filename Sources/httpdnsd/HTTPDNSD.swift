@@ -163,17 +163,41 @@ enum HTTPDNSD {
         for engine in registry.all where engine.config.persistentCacheIPEnabled {
             let started = SystemClock().now()
             do {
-                let entries = try store.loadCache(
-                    account: engine.accountID, now: started,
-                    discardExpiredOlderThan: engine.config.discardRecordsHasExpiredFor, keepExpired: true)
-                engine.restore(entries)
+                let outcome = try restoreStoredCache(of: engine, from: store, now: started)
                 Log.info(
-                    "account \(engine.accountID): loaded \(entries.count) cached answers in \(Int((SystemClock().now() - started) * 1000)) ms"
+                    "account \(engine.accountID): loaded \(outcome.loaded) cached answers in \(Int((SystemClock().now() - started) * 1000)) ms"
                 )
             } catch {
                 Log.error("account \(engine.accountID): could not load the cache: \(error) (starting cold)")
             }
         }
+    }
+
+    /// Reads the account's stored cache and puts it back, each batch into the cache on a queue of
+    /// its own while the store reads the next: reading and storing a million entries take about
+    /// as long as each other, so the two halves of the work run side by side. Returns once every
+    /// batch is in. When the load fails or finds the file damaged partway, the cache is emptied
+    /// (with what requests cached meanwhile): it starts cold, as it did when nothing was put back
+    /// before the whole was read, and the rows of a failed read stay in the file for the next start.
+    static func restoreStoredCache(of engine: ResolverEngine, from store: SQLiteStore, now: Timestamp) throws -> WarmLoadOutcome {
+        let restoring = DispatchQueue(label: "httpdnsd.warm-load")
+        let restored = DispatchGroup()
+        let outcome: WarmLoadOutcome
+        do {
+            outcome = try store.loadCache(
+                account: engine.accountID, now: now, discardExpiredOlderThan: engine.config.discardRecordsHasExpiredFor,
+                keepExpired: true
+            ) { batch in
+                restoring.async(group: restored) { engine.restore(batch) }
+            }
+        } catch {
+            restored.wait()
+            engine.discardRestored()
+            throw error
+        }
+        restored.wait()
+        if outcome.setAside { engine.discardRestored() }
+        return outcome
     }
 
     /// Whether `host` is a loopback address (127.0.0.0/8, ::1).

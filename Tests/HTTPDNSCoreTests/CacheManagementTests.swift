@@ -145,6 +145,19 @@ import Testing
         #expect(fixture.upstream.totalCalls == 0)
     }
 
+    @Test func discardingRestoredEntriesEmptiesTheCacheAndLeavesTheStoreAlone() {
+        let persistence = RecordingCachePersistence()
+        let fixture = fixture(persistence: persistence, hosts: ["a.example"])
+        let key = CacheKey(host: .valid("warm.example"), family: .a)
+        fixture.engine.restore([(key, CacheEntry(addresses: ["192.0.2.7"], originTTL: 300, storedAt: fixture.clock.now()))])
+        _ = fixture.resolve("a.example")
+        let operations = persistence.operations
+        fixture.engine.discardRestored()
+        #expect(fixture.engine.cacheCount == 0)
+        #expect(persistence.operations == operations)
+        #expect(!fixture.resolve("warm.example").fromCache)
+    }
+
     @Test func persistedCompletesThroughTheStoreFlush() {
         let persistence = RecordingCachePersistence()
         let fixture = fixture(persistence: persistence, hosts: [])

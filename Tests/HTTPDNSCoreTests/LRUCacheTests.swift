@@ -60,6 +60,20 @@ import Testing
         #expect(cache.peek("a") == 10)
     }
 
+    @Test func setOrUpdateChangesAPresentValueInPlaceWithoutAUseAndStoresAnAbsentOne() {
+        var cache = LRUCache<String, Int>(capacity: 2)
+        cache.set(1, for: "a")
+        cache.set(2, for: "b")
+        let updated = cache.setOrUpdate(10, for: "a", hash: "a".hashValue) { $0 += 100 }
+        #expect(updated.isEmpty)
+        #expect(cache.peek("a") == 101)
+        #expect(keys(cache) == ["b", "a"])  // not counted as a use: a stays the oldest
+        let evicted = cache.setOrUpdate(3, for: "c", hash: "c".hashValue) { _ in Issue.record("c is absent") }
+        #expect(evicted.map(\.0) == ["a"])
+        #expect(keys(cache) == ["c", "b"])
+        #expect(cache.peek("c") == 3)
+    }
+
     @Test func removeReturnsTheValueAndFreesTheSlot() {
         var cache = LRUCache<String, Int>(capacity: 2)
         cache.set(1, for: "a")

@@ -132,13 +132,14 @@ public final class AnswerCache: Sendable {
     @discardableResult
     public func set(_ entry: CacheEntry, for key: CacheKey) -> [Departure] {
         let hash = key.hashValue
-        return shard(hash).withLock { cache in
-            let replaced: Void? = cache.withValue(for: key, hash: hash, touch: false) { slot in
-                slot = Slot(entry: entry, pendingHits: slot.pendingHits)
-            }
-            if replaced != nil { return [] }
-            return cache.set(Slot(entry: entry), for: key, hash: hash).map { ($0.0, $0.1.pendingHits) }
-        }
+        return shard(hash).withLock { Self.set(entry, for: key, hash: hash, in: &$0) }
+    }
+
+    /// `set` in a shard already locked.
+    private static func set(_ entry: CacheEntry, for key: CacheKey, hash: Int, in cache: inout Storage) -> [Departure] {
+        cache.setOrUpdate(Slot(entry: entry), for: key, hash: hash) { slot in
+            slot = Slot(entry: entry, pendingHits: slot.pendingHits)
+        }.map { ($0.0, $0.1.pendingHits) }
     }
 
     /// Changes the stored entry in place (use count and flags untouched) if it is still the entry

@@ -87,6 +87,24 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
             policy.accessed(slot, hash: hash)
             return []
         }
+        return insertNew(value, for: key, hash: hash)
+    }
+
+    /// Stores `value` for `key` when the key is absent; when it is present, `update` changes the
+    /// stored value in place instead, not counted as a use. One probe of the index either way.
+    /// Returns the entries evicted to make room for a new key.
+    public mutating func setOrUpdate(
+        _ value: Value, for key: Key, hash: Int, update: (inout Value) -> Void
+    ) -> [(Key, Value)] {
+        if let slot = find(key, hash: hash) {
+            update(&values[Int(slot)]!)
+            return []
+        }
+        return insertNew(value, for: key, hash: hash)
+    }
+
+    /// Stores a key known to be absent, evicting what the limit requires first.
+    private mutating func insertNew(_ value: Value, for key: Key, hash: Int) -> [(Key, Value)] {
         // A cache of capacity 0 (a shard whose share of a small limit is nothing) stores nothing.
         guard capacity > 0 else { return [(key, value)] }
         policy.admitting(hash: hash)

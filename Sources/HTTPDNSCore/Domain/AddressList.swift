@@ -86,27 +86,36 @@ public struct AddressList: Sendable, Hashable {
     /// The list stored as comma-separated text (the persisted form; empty parts are skipped):
     /// the same list as `init(_:)` of the parts, without a string for each part when they pack.
     public init(commaSeparated text: UnsafeBufferPointer<UInt8>) {
-        let parts = text.split(separator: UInt8(ascii: ","))
-        if !parts.isEmpty, parts.count <= Self.maximumInline {
-            var numbers: (UInt32, UInt32, UInt32) = (0, 0, 0)
-            var packed = true
-            for (index, part) in parts.enumerated() {
-                guard let number = Self.canonicalIPv4(UnsafeBufferPointer(rebasing: part)) else {
-                    packed = false
-                    break
+        if let packed = Self.packed(commaSeparated: text) {
+            self.init(storage: packed)
+        } else {
+            self.init(text.split(separator: UInt8(ascii: ",")).map { String(decoding: $0, as: UTF8.self) })
+        }
+    }
+
+    /// The packed form of comma-separated text (empty parts skipped) when its parts pack, found
+    /// in one pass without allocating: a warm load reads a million of these.
+    private static func packed(commaSeparated text: UnsafeBufferPointer<UInt8>) -> Storage? {
+        var numbers: (UInt32, UInt32, UInt32) = (0, 0, 0)
+        var count = 0
+        var start = 0
+        while start < text.count {
+            var end = start
+            while end < text.count && text[end] != UInt8(ascii: ",") { end += 1 }
+            if end > start {
+                guard count < maximumInline, let number = canonicalIPv4(UnsafeBufferPointer(rebasing: text[start..<end])) else {
+                    return nil
                 }
-                switch index {
+                switch count {
                 case 0: numbers.0 = number
                 case 1: numbers.1 = number
                 default: numbers.2 = number
                 }
+                count += 1
             }
-            if packed {
-                self.init(storage: .ipv4(numbers.0, numbers.1, numbers.2, count: UInt8(parts.count)))
-                return
-            }
+            start = end + 1
         }
-        self.init(parts.map { String(decoding: $0, as: UTF8.self) })
+        return count == 0 ? nil : .ipv4(numbers.0, numbers.1, numbers.2, count: UInt8(count))
     }
 
     private init(storage: Storage) {

@@ -16,6 +16,12 @@ extension ResolverEngine {
         for (key, entry) in entries { stats.absorb(cache.set(entry, for: key)) }
     }
 
+    /// Empties the cache and leaves the store as it is: after a warm load that failed partway,
+    /// whose rows stay in the file for the next start (or went with a damaged file set aside).
+    public func discardRestored() {
+        stats.absorb(cache.removeAll().departures)
+    }
+
     /// Every cached entry, sorted by host, family and network.
     public func cachedEntries() -> [(CacheKey, CacheEntry)] {
         cache.snapshot().sorted {
