@@ -90,7 +90,7 @@ public enum DNSResponseWriter {
     }
 
     /// RCODEs the service writes.
-    public static let noError: UInt8 = 0, serverFailure: UInt8 = 2, nameError: UInt8 = 3
+    public static let noError: UInt8 = 0, serverFailure: UInt8 = 2, nameError: UInt8 = 3, refused: UInt8 = 5
 
     /// UDP payload size the response's OPT record advertises.
     static let payloadSize: UInt16 = 1232

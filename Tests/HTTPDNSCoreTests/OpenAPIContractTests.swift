@@ -35,6 +35,7 @@ struct OpenAPIContractTests {
         full.accessKeySecret = "b"
         full.secretKey = "c"
         full.aesSecretKey = String(repeating: "0", count: 64)
+        full.domains = try DomainPolicy(mode: .listed, allow: ["www.example.com"], deny: [])
         #expect(Set(full.jsonObject(redacted: true).keys) == properties)
     }
 }

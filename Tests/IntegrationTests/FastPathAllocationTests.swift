@@ -89,12 +89,17 @@ struct FastPathAllocationTests {
                     "default": loopbackAccount(servers),
                     "isp": loopbackAccount(servers, ["ispEnable": true]),
                     "limited": loopbackAccount(servers, ["rateLimit": 100_000, "rateBurst": 100_000]),
+                    // A domain list is checked on every hit, by hashing the request's bytes in place.
+                    "listed": loopbackAccount(
+                        servers,
+                        ["domains": ["mode": "listed", "allow": [.string(TestZone.www), "*.shop.test"], "deny": ["ads.shop.test"]]]),
                 ]
             ]
         }) { _, service in
             let debugBuild = try AllocationSites(pid: service.pid).isDebugBuild
             let hits =
                 try Self.hits(account: "default") + Self.hits(account: "isp", clientIP: "198.51.100.7") + Self.hits(account: "limited")
+                + Self.hits(account: "listed")
             for (index, hit) in hits.enumerated() {
                 let window = try await measure(hit, window: UInt32(index + 1), counter: counter, service: service)
                 check(window, of: hit, knownIssue: debugBuild ? Self.debugBuildIssue : nil)

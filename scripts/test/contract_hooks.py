@@ -27,7 +27,8 @@ values the schema accepts (an invalid value is left as drawn, so negative cases 
   spec describes). Such secrets are dropped (AdminAPITests cover the round trip).
 * An account body whose keys contradict each other is a 400 the schema cannot express:
   requireSignedRequests without clientKeys, requireEncryption without aesSecretKey, minCacheTTL
-  above maxCacheTTL, no upstreams and no fallback. The contradiction is removed.
+  above maxCacheTTL, no upstreams and no fallback, a `listed` domain list that allows nothing.
+  The contradiction is removed.
 
 The service's upstreams are live (unbound behind dnss on loopback, every name answered), so
 the stock `not_a_server_error` check runs: any 5xx is a fault of httpdnsd.
@@ -124,6 +125,9 @@ def before_call(ctx, case, kwargs):
             body["minCacheTTL"] = high
         if body.get("upstreams") == [] and body.get("localDNSFallback") is False:
             body["localDNSFallback"] = True
+        domains = body.get("domains")
+        if isinstance(domains, dict) and domains.get("mode") == "listed" and not domains.get("allow"):
+            domains["mode"] = "any"
 
 
 def _dns_query(case, path, method):

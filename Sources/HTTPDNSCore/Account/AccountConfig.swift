@@ -114,6 +114,11 @@ public struct AccountConfig: Sendable, Equatable {
     /// no budget. Joining a query already in flight costs nothing.
     public var upstreamQPS: Double = 0
 
+    // MARK: Names served
+
+    /// Which names the account resolves (`domains`): by default every name.
+    public var domains = DomainPolicy()
+
     public enum Scheme: String, Sendable, CaseIterable {
         case http
         case https
@@ -142,7 +147,7 @@ public struct AccountConfig: Sendable, Equatable {
         "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
         "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
         "aesSecretKey", "requireEncryption",
-        "rateLimit", "rateBurst", "upstreamQPS",
+        "rateLimit", "rateBurst", "upstreamQPS", "domains",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
@@ -161,6 +166,9 @@ public struct AccountConfig: Sendable, Equatable {
         if let value = try reader.double("rateLimit", range: 0...1_000_000) { rateLimit = value }
         if let value = try reader.int("rateBurst", range: 1...10_000_000) { rateBurst = value }
         if let value = try reader.double("upstreamQPS", range: 0...1_000_000) { upstreamQPS = value }
+        if let object = try reader.object("domains") {
+            domains = try DomainPolicy.read(object, base: domains, path: reader.keyPath("domains"))
+        }
         if minCacheTTL > maxCacheTTL {
             throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
         }
@@ -321,6 +329,8 @@ public struct AccountConfig: Sendable, Equatable {
         ]
         if let rateLimit { object["rateLimit"] = rateLimit }
         if let rateBurst { object["rateBurst"] = rateBurst }
+        // Written only when set: the configuration of an account without a policy reads as before.
+        if domains != DomainPolicy() { object["domains"] = domains.jsonObject }
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
         if let secretKey { object["secretKey"] = redacted ? Self.redactedSecret : secretKey }

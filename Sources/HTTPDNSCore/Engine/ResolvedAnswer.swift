@@ -56,11 +56,21 @@ public struct ResolveFailure: Error, Sendable, Equatable {
     /// Set when no upstream was asked because the account's upstream budget (`upstreamQPS`) was
     /// spent: whole seconds (at least 1) after which a retry may succeed. HTTP 429.
     public var retryAfter: Int?
+    /// Set when the account's domain list (`domains`) refuses the name: no upstream was asked,
+    /// and nothing cached is answered. Each format refuses in its own way (v1 403
+    /// `DomainNotAllowed`, DNS REFUSED, an empty EMAS answer).
+    public var notAllowed: Bool
 
-    public init(timedOut: Bool, message: String, retryAfter: Int? = nil) {
+    public init(timedOut: Bool, message: String, retryAfter: Int? = nil, notAllowed: Bool = false) {
         self.timedOut = timedOut
         self.message = message
         self.retryAfter = retryAfter
+        self.notAllowed = notAllowed
+    }
+
+    /// The failure of a name the account's `domains` refuses.
+    public static func notAllowed(_ host: HostName) -> ResolveFailure {
+        ResolveFailure(timedOut: false, message: "\(host.value) is not among the account's allowed domains", notAllowed: true)
     }
 }
 

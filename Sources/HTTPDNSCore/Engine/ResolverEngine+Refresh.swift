@@ -2,9 +2,15 @@
 /// and whole-cache re-resolution through the account's bounded queue (`KeyQueue`).
 extension ResolverEngine {
     /// Starts a resolution of `key` that nobody waits for, unless one is in flight already or
-    /// the key's retry after a failure is not due. Returns whether one started.
+    /// the key's retry after a failure is not due, or the account's `domains` now refuses the
+    /// name (its entry is never answered again, and no upstream is asked for it). Returns
+    /// whether one started.
     @discardableResult
     func refreshInBackground(_ key: CacheKey, settings: Settings, prefetch: Bool, done: (@Sendable () -> Void)? = nil) -> Bool {
+        if settings.lookup.hasDomainPolicy && !settings.config.domains.allows(key.host) {
+            done?()
+            return false
+        }
         guard !backoff.isWaiting(key, at: clock.now()), flights.startIfIdle(key, waiter: { _ in done?() }) else {
             Log.debug(
                 "background refresh not started: in flight or backing off after a failure", debugFields(key, [("prefetch", prefetch)]))

@@ -39,6 +39,8 @@ public final class ResolverEngine: Sendable {
         /// The account's `rateLimit` and `rateBurst` (nil: the service's defaults).
         public let rateLimit: Double?
         public let rateBurst: Int?
+        /// The account's `domains` may refuse a name: every lookup checks it (`allows`).
+        public let hasDomainPolicy: Bool
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -51,6 +53,7 @@ public final class ResolverEngine: Sendable {
             hasAESKey = config.aesSecretKey != nil
             rateLimit = config.rateLimit
             rateBurst = config.rateBurst
+            hasDomainPolicy = !config.domains.isUnrestricted
         }
     }
 
@@ -120,6 +123,13 @@ public final class ResolverEngine: Sendable {
     /// The options of the request path (no copy of the whole configuration).
     public var lookupOptions: LookupOptions { settings.read { $0.lookup } }
 
+    /// Whether the account's `domains` lets `name` (a request's bytes, any ASCII case) be
+    /// resolved; read in place, allocating nothing. Callers ask only when
+    /// `LookupOptions.hasDomainPolicy`.
+    public func allows(_ name: UnsafeRawBufferPointer) -> Bool { settings.read { $0.config.domains.allows(name) } }
+
+    public func allows(_ host: HostName) -> Bool { settings.read { $0.config.domains.allows(host) } }
+
     /// Replaces the configuration: rebuilds the upstream chain, applies the new cache limit, and
     /// forgets the backoff of failed keys (new upstreams deserve a try). With
     /// `preResolveAfterNetworkChanged`, a change of upstreams or network settings re-resolves
@@ -163,10 +173,13 @@ public final class ResolverEngine: Sendable {
     /// last tenth of its TTL), or with an expired one that may still be served (see `mayServe`)
     /// when the account reuses expired IPs or when the last attempt for it failed. Either way the
     /// refresh runs in the background, and after a failure only when its backoff has passed.
+    /// A name the account's `domains` refuses fails at once (`ResolveFailure.notAllowed`), even
+    /// when cached.
     public func resolve(
         host: HostName, family: RecordFamily, network: String = "", client: ClientID? = nil,
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) -> FamilyOutcome? {
+        if lookupOptions.hasDomainPolicy && !allows(host) { return .failure(.notAllowed(host)) }
         if let answer = cachedResolution(host: host, family: family, network: network) { return .success(answer) }
         resolveUncached(host: host, family: family, network: network, client: client, completion: completion)
         return nil
@@ -227,12 +240,17 @@ public final class ResolverEngine: Sendable {
     /// The upstream half of `resolve`, after `cachedResolution` gave nothing: counts a miss and
     /// starts (or joins) the resolution; `completion` runs exactly once with its outcome. A
     /// resolution started takes from `client`'s share of the upstream budget; joining one in
-    /// flight costs nothing.
+    /// flight costs nothing. A name the account's `domains` refuses completes at once with
+    /// `ResolveFailure.notAllowed`, no upstream asked.
     public func resolveUncached(
         host: HostName, family: RecordFamily, network: String = "", client: ClientID? = nil,
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) {
         let settings = current
+        if settings.lookup.hasDomainPolicy && !settings.config.domains.allows(host) {
+            completion(.failure(.notAllowed(host)))
+            return
+        }
         let key = CacheKey(host: host, family: family, network: settings.lookup.ispEnable ? network : "")
         metrics.misses.increment()
         // Stale answers are counted per client served, not per failed flight.

@@ -14,16 +14,19 @@ enum DoHJSONRendering {
     /// name without records of the type `Status` 0 without `Answer`, both with `"Authority":[{
     /// "name":"ZONE.","type":6,"TTL":t,"data":"MNAME RNAME SERIAL REFRESH RETRY EXPIRE MINIMUM"}]`
     /// when the upstream gave the zone's SOA (`TTL` the answer's remaining one), and one that no
-    /// upstream could answer `Status` 2 with a `Comment`. `short`: the bare array of addresses (`[]` for
+    /// upstream could answer `Status` 2 with a `Comment`; one the account's `domains` refuses
+    /// `Status` 5 (REFUSED) with a `Comment`. `short`: the bare array of addresses (`[]` for
     /// no records), except for a failure, which keeps the object form (an array cannot say it).
     static func answer(_ result: HostResult, family: RecordFamily, short: Bool) -> HTTPResponse {
         var writer = JSONWriter()
         guard let answer = result.answers.first?.1 else {
             let failure = result.failure
+            let status: Status = failure?.notAllowed == true ? .refused : .serverFailure
             var name = result.host.value
-            name.withUTF8 { writeHeader(.serverFailure, host: $0, family: family, to: &writer) }
+            name.withUTF8 { writeHeader(status, host: $0, family: family, to: &writer) }
             writer.raw(#","Comment":"#)
-            writer.string("could not resolve \(result.host.value): \(failure?.message ?? "no answer")")
+            writer.string(
+                status == .refused ? failure!.message : "could not resolve \(result.host.value): \(failure?.message ?? "no answer")")
             writer.raw("}")
             return .json(200, writer)
         }

@@ -5,15 +5,21 @@ import HTTPDNSCore
 enum EMASRendering {
     /// `{"host":"H","ips":[..],"ipsv6":[..],"ttl":N,"origin_ttl":N,"client_ip":"C"}` for `/d`;
     /// a host that no upstream could resolve is `UpstreamFailed` or `UpstreamTimeout` (the
-    /// client falls back to its system resolver, as on any error).
+    /// client falls back to its system resolver, as on any error). A host the account's
+    /// `domains` refuses is an empty answer (`refusedTTL`), which the SDKs take as "use the
+    /// system resolver".
     static func single(_ result: HostResult, clientIP: String) -> HTTPResponse {
-        if let failure = result.failure { return error(APIError(failure, host: result.host)) }
+        if let failure = result.failure, !failure.notAllowed { return error(APIError(failure, host: result.host)) }
         var writer = JSONWriter()
         withParts(result) { host, ipv4, ipv6, ttl, originTTL in
             writeSingle(host: host, ipv4: ipv4, ipv6: ipv6, ttl: ttl, originTTL: originTTL, clientIP: clientIP, to: &writer)
         }
         return .json(200, writer)
     }
+
+    /// The `ttl` and `origin_ttl` of the empty answer to a host the account's `domains`
+    /// refuses, seconds: how long an SDK keeps resolving it itself before it asks again.
+    static let refusedTTL = AccountConfig.answerDefaultTTL
 
     /// The same body for the fast path: one family's cached answer, written in one pass into
     /// memory that libmicrohttpd takes over. `host` is a valid name in canonical form.
@@ -44,12 +50,13 @@ enum EMASRendering {
 
     /// `{"dns":[{"host":..,"ips":..,"ipsv6":..,"ttl":..,"origin_ttl":..}, ...]}` for `/resolve`,
     /// one element per host in the order asked; hosts that could not be resolved are left out
-    /// (the client resolves those itself).
+    /// (the client resolves those itself); a host the account's `domains` refuses is an empty
+    /// answer, as in `single`.
     static func batch(_ results: [HostResult]) -> HTTPResponse {
         var writer = JSONWriter(capacity: 128 * results.count + 16)
         writer.raw(#"{"dns":["#)
         var first = true
-        for result in results where result.failure == nil {
+        for result in results where result.failure?.notAllowed ?? true {
             if !first { writer.comma() }
             first = false
             writeAnswer(result, to: &writer)
@@ -68,16 +75,17 @@ enum EMASRendering {
     }
 
     /// The parts of `result`'s answer object: its name's bytes, each family's list, and the
-    /// smaller TTLs.
+    /// smaller TTLs (`refusedTTL` and no lists for a refused host).
     private static func withParts(
         _ result: HostResult, _ body: (UnsafeBufferPointer<UInt8>, AddressList?, AddressList?, UInt32, UInt32) -> Void
     ) {
         let answers = result.answers
+        let refused = result.failure?.notAllowed == true
         var name = result.host.value
         name.withUTF8 { name in
             body(
                 name, answers.first { $0.0 == .a }?.1.addressList, answers.first { $0.0 == .aaaa }?.1.addressList,
-                answers.map(\.1.ttl).min() ?? 0, answers.map(\.1.originTTL).min() ?? 0)
+                refused ? refusedTTL : answers.map(\.1.ttl).min() ?? 0, refused ? refusedTTL : answers.map(\.1.originTTL).min() ?? 0)
         }
     }
 

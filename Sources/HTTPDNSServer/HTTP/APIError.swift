@@ -21,6 +21,8 @@ public struct APIError: Error, Sendable, Equatable {
         public static let invalidBody = Code("InvalidBody", status: 400)
         public static let unauthorized = Code("Unauthorized", status: 401)
         public static let forbidden = Code("Forbidden", status: 403)
+        /// The account's `domains` refuses the name.
+        public static let domainNotAllowed = Code("DomainNotAllowed", status: 403)
         public static let unknownAccount = Code("UnknownAccount", status: 404)
         public static let notFound = Code("NotFound", status: 404)
         public static let methodNotAllowed = Code("MethodNotAllowed", status: 405)

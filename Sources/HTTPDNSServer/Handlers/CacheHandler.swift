@@ -10,6 +10,8 @@ struct CacheHandler: Sendable {
     let state: ServiceState
 
     /// `GET /v1/{account}/cache?host=H` (cache-only lookup) or `GET /v1/{account}/cache` (list).
+    /// A host the account's `domains` refuses is `DomainNotAllowed` (403; in a batch, its
+    /// element's error), as `resolve` answers it, even while an entry for it is still cached.
     func cacheGet(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HTTPResponse {
         guard request.query["host"] != nil else { return try cacheList(request, engine: engine) }
         let query = try ResolveHandler.parseHostQuery(request, maxHosts: maxHosts).get()
@@ -17,7 +19,12 @@ struct CacheHandler: Sendable {
         let families = query.type.families(ipv6Enabled: engine.config.ipv6Enable)
         let network = clients.network(of: request)
         var results: [HostResult] = []
+        let checksNames = engine.lookupOptions.hasDomainPolicy
         for host in query.hosts {
+            if checksNames && !engine.allows(host) {
+                results.append(HostResult(host: host, families: families.map { ($0, .failure(.notAllowed(host))) }))
+                continue
+            }
             let found = families.compactMap { family -> (RecordFamily, FamilyOutcome)? in
                 engine.cachedAnswer(host: host, family: family, network: network, allowExpired: allowExpired).map { (family, .success($0)) }
             }

@@ -159,11 +159,14 @@ extension HTTPDNSService {
     /// that only admitted hits are counted; `write` is the format's writer, given the host (a
     /// valid name in canonical form) and the cached answer. `network`: the client network the
     /// general path would look the name up for (`""` unless the account has `ispEnable`). Nil,
-    /// with the rate token given back, for what the general path must answer.
+    /// with the rate token given back, for what the general path must answer. A name the
+    /// account's `domains` refuses (checked only when it has a policy) is left to the general
+    /// path, which writes the refusal (`Lookups.lookUp`).
     func answerHit<Head: RequestHead>(
         _ head: Head, _ request: HitRequest, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
         needsAdmit: Bool, write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResponse? {
+        if request.options.hasDomainPolicy && !request.engine.allows(hostText) { return nil }
         if request.admitted { return lookUpHit(hostText, family, network, request.engine, write) }
         let limit = limitDecision(
             peer: { head.peerAddress }, forwardedFor: { head.forwardedFor }, account: request.account, options: request.options)

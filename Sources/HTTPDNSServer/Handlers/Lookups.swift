@@ -9,7 +9,9 @@ struct Lookups: Sendable {
     /// one result per host, in order. The cache is asked first for every pair without closures;
     /// only the pairs it cannot answer go to the upstreams, so a request that hits allocates no
     /// gather, slot or completion. The misses take from the upstream budget's share of
-    /// `request`'s client (`ClientRules.id`).
+    /// `request`'s client (`ClientRules.id`). A name the account's `domains` refuses is a
+    /// failure (`ResolveFailure.notAllowed`), cached or not, which each format's rendering
+    /// writes as its refusal; neither the cache nor an upstream is asked for it.
     func lookUp(
         _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, from request: HTTPRequest,
         render: @escaping @Sendable ([HostResult]) -> HTTPResponse
@@ -17,7 +19,12 @@ struct Lookups: Sendable {
         let pairs = hosts.flatMap { host in families.map { (host, $0) } }
         var cached: [FamilyOutcome?] = []
         cached.reserveCapacity(pairs.count)
+        let checksNames = engine.lookupOptions.hasDomainPolicy
         for (host, family) in pairs {
+            if checksNames && !engine.allows(host) {
+                cached.append(.failure(.notAllowed(host)))
+                continue
+            }
             cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
         }
         let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in

@@ -15,7 +15,8 @@ struct RFC8484Handler: Sendable {
     /// One DNS query. An A or AAAA question (class IN) for a valid host name goes through the
     /// engine (cache, single-flight, statistics; the query's Client Subnet chooses the network
     /// of an `ispEnable` account); any other question is forwarded to the account's upstreams
-    /// and their reply passed on. A message that is not a query is 400 (counted).
+    /// and their reply passed on. A message that is not a query is 400 (counted). A question
+    /// whose name the account's `domains` refuses is REFUSED, whatever its type, no upstream asked.
     func answer(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
         let bytes = try Self.dnsMessageBytes(request).get()
         let query: DNSQueryMessage
@@ -26,6 +27,9 @@ struct RFC8484Handler: Sendable {
             throw APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)")
         }
         guard let (host, family) = Self.engineQuestion(query) else {
+            if engine.lookupOptions.hasDomainPolicy && !Self.allows(query.name, engine: engine) {
+                return .response(RFC8484Rendering.refused(query))
+            }
             return forward(query, engine: engine, client: clients.id(of: request))
         }
         let (network, subnetScope) =
@@ -51,6 +55,12 @@ struct RFC8484Handler: Sendable {
             ClientNetwork.network(of: address),
             UInt8(address.family == .a ? ClientNetwork.ipv4PrefixLength : ClientNetwork.ipv6PrefixLength)
         )
+    }
+
+    /// Whether the account's `domains` lets a forwarded question's name be asked.
+    private static func allows(_ name: String, engine: ResolverEngine) -> Bool {
+        var name = name
+        return name.withUTF8 { engine.allows(UnsafeRawBufferPointer($0)) }
     }
 
     /// The name and family of a question the engine answers (class IN, A or AAAA, a valid host

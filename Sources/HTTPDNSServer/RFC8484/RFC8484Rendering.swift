@@ -9,10 +9,11 @@ enum RFC8484Rendering {
     /// question name (a CNAME chain is flattened; the TTL is the chain's smallest), NXDOMAIN as
     /// RCODE 3 and NODATA as an empty NOERROR, each with the zone's SOA in the authority section
     /// when the upstream gave one, sent with the answer's remaining TTL (RFC 2308 §3, §5),
-    /// SERVFAIL when nothing could be resolved.
+    /// SERVFAIL when nothing could be resolved, REFUSED for a name the account's `domains`
+    /// refuses.
     static func answer(_ result: HostResult, query: DNSQueryMessage, subnetScope: UInt8) -> HTTPResponse {
         guard let answer = result.answers.first?.1 else {
-            return serverFailure(query)
+            return result.failure?.notAllowed == true ? refused(query) : serverFailure(query)
         }
         let body: [UInt8]
         do throws(DNSMessageError) {
@@ -87,8 +88,18 @@ enum RFC8484Rendering {
 
     /// SERVFAIL (RCODE 2) for `query`, not to be cached.
     static func serverFailure(_ query: DNSQueryMessage) -> HTTPResponse {
+        empty(query, rcode: DNSResponseWriter.serverFailure)
+    }
+
+    /// REFUSED (RCODE 5) for `query`, not to be cached: the account's `domains` refuses its name.
+    static func refused(_ query: DNSQueryMessage) -> HTTPResponse {
+        empty(query, rcode: DNSResponseWriter.refused)
+    }
+
+    /// A response with `rcode` and no records, not to be cached.
+    private static func empty(_ query: DNSQueryMessage, rcode: UInt8) -> HTTPResponse {
         do throws(DNSMessageError) {
-            return message(try DNSResponseWriter.response(to: query, rcode: DNSResponseWriter.serverFailure, answer: nil), maxAge: 0)
+            return message(try DNSResponseWriter.response(to: query, rcode: rcode, answer: nil), maxAge: 0)
         } catch {
             return writeFailure(error)
         }

@@ -26,6 +26,10 @@ struct HostResult: Sendable {
 
 extension APIError {
     init(_ failure: ResolveFailure, host: HostName) {
+        if failure.notAllowed {
+            self.init(.domainNotAllowed, failure.message)
+            return
+        }
         if let retryAfter = failure.retryAfter {
             self = .rateLimited(retryAfter: retryAfter, "could not resolve \(host.value): \(failure.message)")
             return
