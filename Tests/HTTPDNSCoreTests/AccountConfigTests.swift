@@ -55,6 +55,7 @@ import Testing
         config.upstreamQPS = 40
         // So does `domains` (unset: every name).
         config.domains = try DomainPolicy(mode: .listed, allow: ["*.example.com"], deny: ["ads.example.com"])
+        config.hostOverrides = try HostOverrides([.init(hosts: ["*.cdn.example.com"], ttl: 30, cache: false, maxStaleAge: 0)])
 
         let text = try config.jsonText(redacted: false)
         #expect(text.contains("http://127.0.0.1:8053/dns-query"))  // slashes not escaped

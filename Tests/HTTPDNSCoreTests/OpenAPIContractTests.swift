@@ -36,6 +36,7 @@ struct OpenAPIContractTests {
         full.secretKey = "c"
         full.aesSecretKey = String(repeating: "0", count: 64)
         full.domains = try DomainPolicy(mode: .listed, allow: ["www.example.com"], deny: [])
+        full.hostOverrides = try HostOverrides([.init(hosts: ["www.example.com"], ttl: 30, cache: false, maxStaleAge: 0)])
         #expect(Set(full.jsonObject(redacted: true).keys) == properties)
     }
 }

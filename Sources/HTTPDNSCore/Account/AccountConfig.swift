@@ -118,6 +118,8 @@ public struct AccountConfig: Sendable, Equatable {
 
     /// Which names the account resolves (`domains`): by default every name.
     public var domains = DomainPolicy()
+    /// How some names are cached (`hostOverrides`: TTL, no caching, stale bound): none by default.
+    public var hostOverrides = HostOverrides()
 
     public enum Scheme: String, Sendable, CaseIterable {
         case http
@@ -147,7 +149,7 @@ public struct AccountConfig: Sendable, Equatable {
         "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
         "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
         "aesSecretKey", "requireEncryption",
-        "rateLimit", "rateBurst", "upstreamQPS", "domains",
+        "rateLimit", "rateBurst", "upstreamQPS", "domains", "hostOverrides",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
@@ -168,6 +170,9 @@ public struct AccountConfig: Sendable, Equatable {
         if let value = try reader.double("upstreamQPS", range: 0...1_000_000) { upstreamQPS = value }
         if let object = try reader.object("domains") {
             domains = try DomainPolicy.read(object, base: domains, path: reader.keyPath("domains"))
+        }
+        if let value = object["hostOverrides"], !(value is NSNull) {
+            hostOverrides = try HostOverrides.read(value, path: reader.keyPath("hostOverrides"))
         }
         if minCacheTTL > maxCacheTTL {
             throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
@@ -331,6 +336,7 @@ public struct AccountConfig: Sendable, Equatable {
         if let rateBurst { object["rateBurst"] = rateBurst }
         // Written only when set: the configuration of an account without a policy reads as before.
         if domains != DomainPolicy() { object["domains"] = domains.jsonObject }
+        if !hostOverrides.isEmpty { object["hostOverrides"] = hostOverrides.jsonObject }
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
         if let secretKey { object["secretKey"] = redacted ? Self.redactedSecret : secretKey }

@@ -15,36 +15,8 @@ public struct DomainPolicy: Sendable, Equatable {
     /// The patterns in canonical form (lower case, no trailing dot), as given.
     public private(set) var allow: [String]
     public private(set) var deny: [String]
-    private let allowed: Patterns
-    private let denied: Patterns
-
-    /// The exact names and the wildcards' parents of one list.
-    private struct Patterns: Sendable {
-        var exact = DomainNameSet()
-        var parents = DomainNameSet()
-
-        init() {}
-
-        init(_ patterns: [String]) {
-            var exact: [HostName] = []
-            var parents: [HostName] = []
-            for pattern in patterns {
-                if pattern.hasPrefix(DomainPolicy.wildcardPrefix) {
-                    parents.append(HostName(pattern.dropFirst(2))!)
-                } else {
-                    exact.append(HostName(pattern)!)
-                }
-            }
-            self.exact = DomainNameSet(exact)
-            self.parents = DomainNameSet(parents)
-        }
-
-        var isEmpty: Bool { exact.count == 0 && parents.count == 0 }
-
-        func matches(_ name: UnsafeRawBufferPointer) -> Bool {
-            exact.contains(name) || parents.containsParent(of: name)
-        }
-    }
+    private let allowed: DomainPatterns
+    private let denied: DomainPatterns
 
     /// `any` with no `deny`: every name, today's behaviour.
     public init() {
@@ -55,16 +27,16 @@ public struct DomainPolicy: Sendable, Equatable {
         self.mode = mode
         self.allow = allow
         self.deny = deny
-        allowed = Patterns(allow)
-        denied = Patterns(deny)
+        allowed = DomainPatterns(allow)
+        denied = DomainPatterns(deny)
     }
 
     /// A policy from its parts; throws naming `key.allow[i]` (or `deny`) for a pattern that is
     /// neither a host name nor `*.` and one, and `key.allow` for a `listed` policy that allows
     /// nothing.
     public init(mode: Mode, allow: [String], deny: [String], key: String = "domains") throws(ConfigError) {
-        let allow = try Self.canonical(allow, key: "\(key).allow")
-        let deny = try Self.canonical(deny, key: "\(key).deny")
+        let allow = try DomainPatterns.canonical(allow, key: "\(key).allow")
+        let deny = try DomainPatterns.canonical(deny, key: "\(key).deny")
         if mode == .listed && allow.isEmpty {
             throw ConfigError(key: "\(key).allow", "is empty and mode is listed: no name could be resolved")
         }
@@ -88,30 +60,6 @@ public struct DomainPolicy: Sendable, Equatable {
 
     public static func == (lhs: DomainPolicy, rhs: DomainPolicy) -> Bool {
         lhs.mode == rhs.mode && lhs.allow == rhs.allow && lhs.deny == rhs.deny
-    }
-
-    /// The most patterns one list may hold.
-    public static let maximumPatterns = 100_000
-
-    static let wildcardPrefix = "*."
-
-    /// Each pattern in canonical form, checked.
-    private static func canonical(_ patterns: [String], key: String) throws(ConfigError) -> [String] {
-        guard patterns.count <= maximumPatterns else {
-            throw ConfigError(key: key, "holds \(patterns.count) patterns; at most \(maximumPatterns)")
-        }
-        var result: [String] = []
-        result.reserveCapacity(patterns.count)
-        for (index, text) in patterns.enumerated() {
-            let wildcard = text.hasPrefix(wildcardPrefix)
-            guard let host = HostName(wildcard ? text.dropFirst(2) : Substring(text)) else {
-                throw ConfigError(
-                    key: "\(key)[\(index)]",
-                    "'\(Log.escaped(text))' is not a host name or a wildcard of one (www.example.com, *.example.com)")
-            }
-            result.append(wildcard ? wildcardPrefix + host.value : host.value)
-        }
-        return result
     }
 
     /// Reads the `domains` object: `mode` (`any` or `listed`), `allow` and `deny` (arrays of

@@ -28,13 +28,15 @@ extension ResolverEngine {
                     $0.successNum += 1
                     $0.recordRTT(seconds: max(0, now - started))
                 }
-                var entry = Self.entry(for: answer, source: source, config: config, now: now)
+                let override = config.hostOverrides.rule(for: key.host)
+                var entry = Self.entry(for: answer, source: source, config: config, override: override, now: now)
                 orderBySpeed(&entry, config: config, at: now)
-                if config.cacheEnable && entry.originTTL > 0 {
+                if config.cacheEnable && entry.originTTL > 0 && override?.cache != false {
                     store(entry, for: key, persist: config.persistentCacheIPEnabled)
                     // Kept in the shared tier as long as it may be served here, stale window included.
                     sharedTier?.store(
-                        account: accountID, key: key, entry: entry, keepSeconds: Double(entry.originTTL) + config.maxStaleAge,
+                        account: accountID, key: key, entry: entry,
+                        keepSeconds: Double(entry.originTTL) + (override?.maxStaleAge ?? config.maxStaleAge),
                         holdsLock: holdsSharedLock)
                 } else if holdsSharedLock {
                     sharedTier?.release(account: accountID, key: key)
@@ -146,20 +148,26 @@ extension ResolverEngine {
     /// The cache entry an upstream answer becomes under the account's caps. Answers without a TTL
     /// (system resolver, JSON `short=1`) get `AccountConfig.answerDefaultTTL`; a negative answer
     /// without an SOA gets `maxNegativeCache`, except a NODATA without TTL information, which is
-    /// not negative-cached at all.
-    public static func entry(for answer: UpstreamAnswer, source: AnswerSource, config: AccountConfig, now: Timestamp) -> CacheEntry {
-        let ttl: UInt32
+    /// not negative-cached at all. A `hostOverrides` rule with a `ttl` (`override`) sets a
+    /// positive answer's TTL and caps a negative one's.
+    public static func entry(
+        for answer: UpstreamAnswer, source: AnswerSource, config: AccountConfig, override: HostOverrides.Rule? = nil, now: Timestamp
+    ) -> CacheEntry {
+        var ttl: UInt32
         if answer.isNegative {
             if answer.negativeTTL == nil && answer.ttl == nil && !answer.nxdomain && source == .upstream {
                 ttl = 0
             } else {
                 ttl = min(answer.negativeTTL ?? config.maxNegativeCache, config.maxNegativeCache)
             }
+        } else if let fixed = override?.ttl {
+            ttl = fixed
         } else if source == .localdns {
             ttl = min(max(AccountConfig.answerDefaultTTL, config.minCacheTTL), config.maxCacheTTL)
         } else {
             ttl = min(max(answer.ttl ?? AccountConfig.answerDefaultTTL, config.minCacheTTL), config.maxCacheTTL)
         }
+        if answer.isNegative, let cap = override?.ttl { ttl = min(ttl, cap) }
         return CacheEntry(
             addresses: answer.addresses, originTTL: ttl, storedAt: now, nxdomain: answer.nxdomain, origin: source, soa: answer.soa)
     }

@@ -303,10 +303,11 @@ public final class ResolverEngine: Sendable {
         }
     }
 
-    /// True when an expired `entry` may be answered: it expired at most `maxStaleAge` ago and the
-    /// host is not in `staleExcludeHosts`.
+    /// True when an expired `entry` may be answered: it expired at most `maxStaleAge` ago (the
+    /// host's `hostOverrides` rule's, else the account's) and the host is not in `staleExcludeHosts`.
     func mayServe(_ entry: CacheEntry, of host: HostName, config: AccountConfig, at now: Timestamp) -> Bool {
-        entry.age(pastExpiryAt: now) <= config.maxStaleAge && !config.isStaleExcluded(host)
+        let maxStaleAge = config.hostOverrides.rule(for: host)?.maxStaleAge ?? config.maxStaleAge
+        return entry.age(pastExpiryAt: now) <= maxStaleAge && !config.isStaleExcluded(host)
     }
 
     private func countStale(_ key: CacheKey) {

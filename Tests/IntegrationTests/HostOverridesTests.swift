@@ -1,0 +1,44 @@
+import Foundation
+import HTTPDNSTestSupport
+import Testing
+
+/// An account's `hostOverrides` against the real binary and unbound on loopback: a name's TTL is
+/// the rule's, and a name not to be cached asks the upstream on every request while others hit.
+@Suite("Per-name caching")
+struct HostOverridesIntegrationTests {
+    @Test func aRulesTTLAndNoCachingApplyToItsNamesOnly() async throws {
+        let live = TestZone.unique("live")
+        try await withService(
+            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
+            configure: { servers, options in
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(
+                            servers, upstreams: [servers.json.upstreamSpec],
+                            [
+                                "localDNSFallback": false,
+                                "hostOverrides": [
+                                    ["hosts": [.string(TestZone.www)], "ttl": 7],
+                                    ["hosts": ["*.wild.example.test"], "cache": false],
+                                ],
+                            ])
+                    ]
+                ]
+            }
+        ) { servers, service in
+            let client = service.client
+            let first = try await client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").json
+            #expect(first["origin_ttl"]?.int == 7, "\(first)")
+            let again = try await client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").json
+            #expect(again["source"]?.string == "cache")
+            #expect((again["ttl"]?.int ?? 99) <= 7)
+            for _ in 0..<3 {
+                let answer = try await client.get("/v1/default/resolve?host=\(live)&type=A").json
+                #expect(answer["source"]?.string == "upstream", "\(answer)")
+                #expect(answer["ips"]?.strings == TestZone.wildV4)
+            }
+            #expect(try await servers.json.requests(for: live).count == 3)
+            #expect(try await servers.json.requests(for: TestZone.www).count == 1)
+        }
+    }
+}
