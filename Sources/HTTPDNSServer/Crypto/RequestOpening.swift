@@ -51,6 +51,8 @@ enum RequestOpening {
         }
         var opened = request
         opened.body = []
+        // Its arguments are new: no reader has seen them.
+        opened.fastPathDeclined = false
         if !request.body.isEmpty {
             let bodyData = EncryptedExchange.associatedData(.body, method: request.method, path: request.path, requestNonce: nonce)
             guard let body = try? AESGCM.open(request.body, key: key, associatedData: bodyData) else {

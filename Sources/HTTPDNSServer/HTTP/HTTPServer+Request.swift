@@ -43,7 +43,9 @@ extension HTTPServer {
                 fastAnswersCounter.increment()
                 return queue(connection, fast: response, method: method, url: url, context: existing)
             }
-            return dispatch(connection, url: url, method: method, body: [], conCls: conCls, context: existing, state: local)
+            return dispatch(
+                connection, url: url, method: method, body: [], conCls: conCls, context: existing, state: local,
+                fastPathDeclined: fastHandler != nil && url != nil && method != nil)
         case .dispatch:
             let body = existing?.body ?? []
             return dispatch(connection, url: url, method: method, body: body, conCls: conCls, context: existing, state: local)
@@ -110,14 +112,17 @@ extension HTTPServer {
 
     /// Builds the request, runs the handler and queues its response, or suspends the connection
     /// for a deferred one (creating the connection's `RequestContext` then if it has none, in
-    /// the phase `state` the request reached without one).
+    /// the phase `state` the request reached without one). `fastPathDeclined`: the fast handler
+    /// read this request and left it (`HTTPRequest.fastPathDeclined`).
     private func dispatch(
         _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: [UInt8],
-        conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?, state: RequestState
+        conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?, state: RequestState,
+        fastPathDeclined: Bool = false
     ) -> MHD_Result {
-        let request = HTTPRequest(
+        var request = HTTPRequest(
             connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
             body: body, listener: options.listener)
+        request.fastPathDeclined = fastPathDeclined
         switch handler(request) {
         case .response(let response):
             var local = state

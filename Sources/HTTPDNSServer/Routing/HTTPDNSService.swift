@@ -208,6 +208,8 @@ public final class HTTPDNSService: Sendable {
         let first = served ?? rows.first { $0.accepts(request) } ?? rows[0]
         routed.route = first
         var match = Route.Match(request: request)
+        // The fast path reads only canonical paths: a request it never read keeps the hit step.
+        if !segments.isCanonical { match.request.fastPathDeclined = false }
         // The admin token is checked before the method, so the admin API's methods are not told
         // to whoever has no token.
         if first.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
@@ -253,8 +255,11 @@ public final class HTTPDNSService: Sendable {
             {
                 return sealResponse(.response(route.format.response(refusal)), admitted)
             }
-            // A single cached name is answered by the route's hit reader, as on the fast path.
-            if let hit = cachedHit(route, admitted) { return sealResponse(.response(hit), admitted) }
+            // A single cached name is answered by the route's hit reader, as on the fast path
+            // (unless the fast path already ran it on these arguments).
+            if !admitted.request.fastPathDeclined, let hit = cachedHit(route, admitted) {
+                return sealResponse(.response(hit), admitted)
+            }
             return sealResponse(runChange(route, signed: match.request, admitted), admitted)
         case .answer(let response): return .response(response)
         }
