@@ -19,15 +19,17 @@ struct PlainDNSTestClient {
 
     /// Asks each of `queries` (`NAME/TYPE`) in order: over UDP, or all over one TCP connection
     /// (`tcp`). `raw` is sent first (a malformed message); `ecs` (`ADDRESS/PREFIX`) and
-    /// `payload` (the EDNS UDP size) add an OPT record.
-    func ask(_ queries: [String], tcp: Bool = false, raw: [UInt8]? = nil, ecs: String? = nil, payload: Int? = nil) async throws
-        -> [Reply]
-    {
+    /// `payload` (the EDNS UDP size) add an OPT record. `pipeline`: over TCP, every query is
+    /// sent before any reply is read; the replies are matched by ID.
+    func ask(
+        _ queries: [String], tcp: Bool = false, pipeline: Bool = false, raw: [UInt8]? = nil, ecs: String? = nil, payload: Int? = nil
+    ) async throws -> [Reply] {
         let python = try TestPaths.executable("python3")
         let directory = try TestPaths.makeTemporaryDirectory("dns-client")
         let script = TestPaths.packageRoot.appendingPathComponent("scripts/test/dns_client.py").path
         var arguments = [script, "--port", String(port)] + queries.flatMap { ["--query", $0] }
-        if tcp { arguments.append("--tcp") }
+        if tcp || pipeline { arguments.append("--tcp") }
+        if pipeline { arguments.append("--pipeline") }
         if let raw { arguments += ["--raw-first", raw.map { String(format: "%02x", $0) }.joined()] }
         if let ecs { arguments += ["--ecs", ecs] }
         if let payload { arguments += ["--payload", String(payload)] }

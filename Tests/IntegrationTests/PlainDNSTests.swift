@@ -116,6 +116,48 @@ struct PlainDNSTests {
         }
     }
 
+    /// Random datagrams, a TCP stream of random bytes, and one that announces 65535 bytes and
+    /// hangs up after ten: the service goes on answering.
+    @Test func randomBytesNeverStopTheListener() async throws {
+        try await withDNSService { _, service, dns in
+            let script = """
+                import os, random, socket, sys
+                port = int(sys.argv[1])
+                random.seed(8484)
+                with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+                    for _ in range(300):
+                        udp.sendto(os.urandom(random.randint(0, 700)), ("127.0.0.1", port))
+                for stream in [os.urandom(5000), b"\\xff\\xff" + os.urandom(10), b"\\x00\\x00" * 20]:
+                    with socket.create_connection(("127.0.0.1", port), timeout=5) as tcp:
+                        tcp.sendall(stream)
+                """
+            _ = try CommandRun.run("/usr/bin/python3", ["-c", script, String(dns.port)])
+            let replies = try await dns.ask(["\(TestZone.www)/A"]) + dns.ask(["\(TestZone.www)/AAAA"], tcp: true)
+            #expect(replies.map(\.rcode) == ["NOERROR", "NOERROR"], "\(replies)")
+            #expect(service.isRunning)
+            let metrics = try await service.metrics()
+            // Not all 300: the kernel drops datagrams of a burst beyond the socket's buffer.
+            #expect(metrics.sum("httpdns_dns_malformed_total", ["protocol": "udp"]) > 0)
+        }
+    }
+
+    /// RFC 7766 §6.2.1.1: queries sent back to back before any reply, more than one connection
+    /// keeps in flight (64) and misses among them, all answered on the one connection.
+    @Test func aHundredPipelinedQueriesOnOneConnectionAreAllAnswered() async throws {
+        try await withDNSService { _, service, dns in
+            let names = (0..<100).map { TestZone.bulkHost($0 % TestZone.bulkCount) }
+            let replies = try await dns.ask(names.map { "\($0)/A" } + ["\(TestZone.txtName)/TXT"], pipeline: true)
+            #expect(replies.count == 101)
+            for (index, name) in names.enumerated() {
+                #expect(replies[index].answer.map(\.data) == [TestZone.bulkV4(index)], "\(name): \(replies[index])")
+            }
+            #expect(replies[100].answer.map(\.data) == [TestZone.txtData])
+            let metrics = try await service.metrics()
+            #expect(metrics.sum("httpdns_dns_queries_total", ["protocol": "tcp"]) == 101)
+            #expect(metrics.sum("httpdns_dns_tcp_connections_open", [:]) <= 1)
+        }
+    }
+
     /// An `ispEnable` account: the query's Client Subnet is the network the upstream is asked
     /// for; without one, the peer's (127.0.0.0/24).
     @Test func theClientSubnetOrThePeerChoosesTheNetwork() async throws {

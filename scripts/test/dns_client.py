@@ -6,7 +6,8 @@ Each --query NAME/TYPE is asked in order, over UDP (--tcp: all of them over one 
 connection, RFC 7766). With --raw-first HEX, those bytes are sent first over the same
 transport (a malformed packet: no answer is expected over UDP). With --ecs ADDRESS/PREFIX,
 each query carries an EDNS Client Subnet; --payload N sets the EDNS UDP size (no EDNS when
-neither is given).
+neither is given). With --pipeline (TCP), every query is sent before any reply is read, and
+the replies, which may come in any order, are matched to the queries by ID.
 
 Prints one JSON object per line and query: id, query_id, rcode, tc (the TC flag), answer
 (one object per record: name, type, ttl, data).
@@ -40,6 +41,7 @@ def main():
     parser.add_argument("--ecs")
     parser.add_argument("--payload", type=int)
     parser.add_argument("--raw-first")
+    parser.add_argument("--pipeline", action="store_true")
     args = parser.parse_args()
 
     server = "127.0.0.1"
@@ -53,30 +55,56 @@ def main():
         else:
             with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
                 udp.sendto(raw, (server, args.port))
-    for item in args.query:
-        name, rdtype = item.split("/")
-        options = []
-        if args.ecs:
-            address, prefix = args.ecs.split("/")
-            options.append(dns.edns.ECSOption(address, int(prefix)))
-        if options or args.payload:
-            query = dns.message.make_query(name, rdtype, use_edns=0, options=options, payload=args.payload or 1232)
-        else:
-            query = dns.message.make_query(name, rdtype)
-        query.id = random.randint(1, 65535)
+    queries = [make_query(item, args) for item in args.query]
+    if args.pipeline:
+        # Unique IDs, so that each reply finds its query.
+        for index, query in enumerate(queries):
+            query.id = index + 1
+        for query in queries:
+            dns.query.send_tcp(sock, query)
+        replies = {}
+        for _ in queries:
+            reply, _ = dns.query.receive_tcp(sock)
+            replies[reply.id] = reply
+        for query in queries:
+            reply = replies[query.id]
+            if not query.is_response(reply):
+                raise SystemExit(f"reply {reply.id} does not answer its query")
+            report(query, reply)
+        sock.close()
+        return
+    for query in queries:
         if args.tcp:
             reply = dns.query.tcp(query, server, port=args.port, timeout=10, sock=sock)
         else:
             reply = dns.query.udp(query, server, port=args.port, timeout=10, ignore_trailing=False, raise_on_truncation=False)
-        print(json.dumps({
-            "query_id": query.id,
-            "id": reply.id,
-            "rcode": dns.rcode.to_text(reply.rcode()),
-            "tc": bool(reply.flags & dns.flags.TC),
-            "answer": records(reply.answer),
-        }), flush=True)
+        report(query, reply)
     if sock:
         sock.close()
+
+
+def make_query(item, args):
+    name, rdtype = item.split("/")
+    options = []
+    if args.ecs:
+        address, prefix = args.ecs.split("/")
+        options.append(dns.edns.ECSOption(address, int(prefix)))
+    if options or args.payload:
+        query = dns.message.make_query(name, rdtype, use_edns=0, options=options, payload=args.payload or 1232)
+    else:
+        query = dns.message.make_query(name, rdtype)
+    query.id = random.randint(1, 65535)
+    return query
+
+
+def report(query, reply):
+    print(json.dumps({
+        "query_id": query.id,
+        "id": reply.id,
+        "rcode": dns.rcode.to_text(reply.rcode()),
+        "tc": bool(reply.flags & dns.flags.TC),
+        "answer": records(reply.answer),
+    }), flush=True)
 
 
 if __name__ == "__main__":
