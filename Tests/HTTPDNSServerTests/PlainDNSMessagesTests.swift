@@ -88,4 +88,14 @@ import Testing
             #expect(reader.pendingCount == 1)
         }
     }
+
+    @Test func aReplyGivenDuringTheCallIsKeptAndOneAfterItIsNot() {
+        let during = ReplyHandoff()
+        #expect(during.keep([1, 2]))
+        #expect(during.close() == [1, 2])
+        #expect(!during.keep([3]), "after the call, a reply goes through the queue")
+        let after = ReplyHandoff()
+        #expect(after.close() == nil)
+        #expect(!after.keep([4]))
+    }
 }

@@ -43,7 +43,6 @@ extension PlainDNSLoop {
     /// Reads what the connection has and hands each whole query to the service.
     func read(_ id: UInt64) {
         guard var connection = connections[id] else { return }
-        let server = self.server
         var failed = false
         while !connection.readClosed && connection.reader.pendingCount < 2 + 65_535 {
             let count = buffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
@@ -60,24 +59,32 @@ extension PlainDNSLoop {
             }
         }
         while connection.inFlight < Self.maxInFlight, let message = connection.reader.next() {
-            let replies = server.service.answerPlainDNS(
-                message, account: server.options.account, peer: connection.peer, transport: .tcp, metrics: server.metrics
-            ) { response in
-                server.send(PlainDNSServer.Outgoing(destination: .tcp(connection: id), message: response))
+            let (promised, immediate) = ask(message, peer: connection.peer, transport: .tcp, destination: .tcp(connection: id))
+            if let immediate {
+                if let framed = PlainDNSMessages.framed(immediate), !immediate.isEmpty { connection.output += framed }
+            } else if promised {
+                connection.inFlight += 1
             }
-            if replies { connection.inFlight += 1 }
         }
         connections[id] = connection
         if failed {
             closeConnection(id)
-        } else {
+        } else if write(id) {
             finishOrWatch(id)
         }
     }
 
-    /// Writes what the connection has to send, as far as the socket takes it.
+    /// After a reply came or the socket became writable: writes, then reads the queries held
+    /// back while the connection was at its in-flight limit.
     func flush(_ id: UInt64) {
-        guard var connection = connections[id] else { return }
+        guard write(id), let connection = connections[id] else { return }
+        if connection.inFlight < Self.maxInFlight && connection.reader.hasMessage { read(id) } else { finishOrWatch(id) }
+    }
+
+    /// Writes what the connection has to send, as far as the socket takes it; false when the
+    /// connection failed and is closed.
+    private func write(_ id: UInt64) -> Bool {
+        guard var connection = connections[id] else { return false }
         var failed = false
         while !connection.output.isEmpty {
             let sent = connection.output.withUnsafeBytes { send(connection.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
@@ -92,12 +99,8 @@ extension PlainDNSLoop {
             }
         }
         connections[id] = connection
-        if failed {
-            closeConnection(id)
-            return
-        }
-        // Queries held back while the connection was at its in-flight limit.
-        if connection.inFlight < Self.maxInFlight && connection.reader.pendingCount >= 2 { read(id) } else { finishOrWatch(id) }
+        if failed { closeConnection(id) }
+        return !failed
     }
 
     /// Closes a connection whose peer is done with it and that has nothing left to send; else

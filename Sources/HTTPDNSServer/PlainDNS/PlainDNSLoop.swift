@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSLoop
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -107,12 +108,34 @@ final class PlainDNSLoop {
                 server.metrics.malformed[PlainDNSMetrics.index(.udp)].increment()
                 continue
             }
-            let destination = from
-            _ = server.service.answerPlainDNS(
-                Array(buffer[0..<count]), account: server.options.account, peer: peer, transport: .udp, metrics: server.metrics
-            ) { message in
-                guard !message.isEmpty else { return }
-                server.send(PlainDNSServer.Outgoing(destination: .udp(destination), message: message))
+            let (_, immediate) = ask(Array(buffer[0..<count]), peer: peer, transport: .udp, destination: .udp(from))
+            if let immediate { sendDatagram(immediate, to: from) }
+        }
+    }
+
+    /// Hands one query to the service. A reply given before the call returns (a cache hit)
+    /// is returned for the loop to send itself; a later one (a miss) comes back through the
+    /// queue. `promised`: whether a reply comes at all (`answerPlainDNS`).
+    func ask(
+        _ message: [UInt8], peer: PeerAddress, transport: PlainDNSMessages.Transport, destination: PlainDNSServer.Outgoing.Destination
+    ) -> (promised: Bool, immediate: [UInt8]?) {
+        let server = self.server, handoff = ReplyHandoff()
+        let promised = server.service.answerPlainDNS(
+            message, account: server.options.account, peer: peer, transport: transport, metrics: server.metrics
+        ) { reply in
+            if !handoff.keep(reply) { server.send(PlainDNSServer.Outgoing(destination: destination, message: reply)) }
+        }
+        return (promised, handoff.close())
+    }
+
+    private func sendDatagram(_ message: [UInt8], to address: PlainDNSSocketAddress) {
+        guard !message.isEmpty else { return }
+        var to = address
+        _ = message.withUnsafeBytes { bytes in
+            withUnsafePointer(to: &to.storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    sendto(sockets.udp, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, to.length)
+                }
             }
         }
     }
@@ -121,14 +144,7 @@ final class PlainDNSLoop {
     private func deliver(_ item: PlainDNSServer.Outgoing) {
         switch item.destination {
         case .udp(let to):
-            var to = to
-            _ = item.message.withUnsafeBytes { bytes in
-                withUnsafePointer(to: &to.storage) {
-                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                        sendto(sockets.udp, bytes.baseAddress, bytes.count, Int32(MSG_NOSIGNAL), $0, to.length)
-                    }
-                }
-            }
+            sendDatagram(item.message, to: to)
         case .tcp(let id):
             guard connections[id] != nil else { return }
             connections[id]!.inFlight -= 1
@@ -136,6 +152,36 @@ final class PlainDNSLoop {
                 connections[id]!.output += framed
             }
             flush(id)
+        }
+    }
+}
+
+/// A reply given while `answerPlainDNS` has not returned yet (a cache hit) is kept here for the
+/// loop to send at once; one given after (a miss) is refused, and goes through the queue.
+final class ReplyHandoff: Sendable {
+    private enum State {
+        case open
+        case kept([UInt8])
+        case closed
+    }
+
+    private let state = Mutex(State.open)
+
+    /// Keeps `reply` while the call is open; false once it has returned.
+    func keep(_ reply: [UInt8]) -> Bool {
+        state.withLock { state in
+            guard case .open = state else { return false }
+            state = .kept(reply)
+            return true
+        }
+    }
+
+    /// Ends the call: the reply kept during it, if any.
+    func close() -> [UInt8]? {
+        state.withLock { state in
+            defer { state = .closed }
+            if case .kept(let reply) = state { return reply }
+            return nil
         }
     }
 }

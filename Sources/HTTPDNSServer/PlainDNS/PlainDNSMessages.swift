@@ -69,11 +69,15 @@ enum PlainDNSMessages {
             buffer.append(contentsOf: bytes)
         }
 
+        /// Whether a whole message waits.
+        var hasMessage: Bool {
+            pendingCount >= 2 && pendingCount >= 2 + (Int(buffer[start]) << 8 | Int(buffer[start + 1]))
+        }
+
         /// The next whole message, nil until all its bytes are in.
         mutating func next() -> [UInt8]? {
-            guard pendingCount >= 2 else { return nil }
+            guard hasMessage else { return nil }
             let length = Int(buffer[start]) << 8 | Int(buffer[start + 1])
-            guard pendingCount >= 2 + length else { return nil }
             let message = Array(buffer[(start + 2)..<(start + 2 + length)])
             start += 2 + length
             if start == buffer.count {

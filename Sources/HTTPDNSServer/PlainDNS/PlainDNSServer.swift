@@ -84,7 +84,7 @@ public final class PlainDNSServer: Sendable {
         queue.stopAndWait()
     }
 
-    /// Hands a response to the loop; false once it is stopping.
+    /// Hands a response to the loop (dropped once it is stopping).
     func send(_ outgoing: Outgoing) {
         _ = queue.enqueue(outgoing)
     }
