@@ -52,7 +52,7 @@ let package = Package(
         .target(name: "HTTPDNSRedis", dependencies: ["HTTPDNSCore", "HTTPDNSLoop", "CHiredis"], swiftSettings: optimized),
         .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"], swiftSettings: optimized),
         .target(
-            name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "CMicroHTTPD"],
+            name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CMicroHTTPD"],
             swiftSettings: optimized),
         .executableTarget(
             name: "httpdnsd",

@@ -133,6 +133,20 @@ extension ServiceConfig {
             config.opsListen = ListenAddress(host: host, port: port)
         },
         Setting(
+            key: "dnsListen", env: "HTTPDNS_DNS_LISTEN", flag: "--dns-listen",
+            help: "address:port of a plain DNS listener, UDP and TCP, answering for dnsAccount (default none)"
+        ) { config, value, name throws(ConfigError) in
+            let (host, port) = try parseListen(value, key: name)
+            config.dnsListen = ListenAddress(host: host, port: port)
+        },
+        Setting(
+            key: "dnsAccount", env: "HTTPDNS_DNS_ACCOUNT", flag: "--dns-account",
+            help: "the account the plain DNS listener answers for (default default)"
+        ) { config, value, name throws(ConfigError) in
+            guard AccountID(value) != nil else { throw ConfigError(key: name, AccountID.rule) }
+            config.dnsAccount = value
+        },
+        Setting(
             key: "connectionMemoryLimit", env: "HTTPDNS_CONNECTION_MEMORY_LIMIT", flag: "--connection-memory-limit",
             help:
                 "buffer bytes per connection: request head, parsed fields, response head (default 16384; serves the longest API request, about 7 KB, twice over)"

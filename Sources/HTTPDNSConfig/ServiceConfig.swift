@@ -27,6 +27,10 @@ public struct ServiceConfig: Sendable, Equatable {
     public var listenPlain: ListenAddress?
     /// The operations listener: `/metrics` and the admin API only there, probes everywhere.
     public var opsListen: ListenAddress?
+    /// The plain DNS listener (UDP and TCP, `docs/dns.md`); nil: none.
+    public var dnsListen: ListenAddress?
+    /// The account the plain DNS listener answers for.
+    public var dnsAccount = "default"
     /// Bytes of buffer per connection (headers and body chunks).
     public var connectionMemoryLimit = 16_384
     /// Largest request body accepted; 413 beyond.

@@ -26,6 +26,8 @@ extension HTTPDNSD {
         let servers: [(name: String, server: HTTPServer)]
         /// The main listener's configured address.
         let main: ListenAddress
+        /// The plain DNS listener (`dnsListen`), not started.
+        let dns: PlainDNSServer?
     }
 
     /// Reads the configuration (arguments, environment, file), prints and exits for `--help` and
@@ -99,9 +101,15 @@ extension HTTPDNSD {
         service.setStoreHealth { store.health }
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let servers = makeServers(config, main: main, service: service, certificates: certificates)
+        let dns = config.dnsListen.map { address in
+            let server = PlainDNSServer(
+                options: PlainDNSServer.Options(host: address.host, port: address.port, account: config.dnsAccount), service: service)
+            service.addMetricsSource { server.metrics.emit(into: &$0) }
+            return server
+        }
         return Daemon(
             config: config, certificates: certificates, store: store, accounts: accounts, wiring: wiring, redis: redis,
-            replication: replication, registry: registry, service: service, servers: servers, main: main)
+            replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns)
     }
 
     /// Opens the database and reads the accounts: the file's (version 0), overlaid by the

@@ -86,6 +86,19 @@ enum HTTPDNSD {
                 fail("\(name) listener: \(error)", code: 1)
             }
         }
+        if let dns = daemon.dns {
+            do {
+                let port = try dns.start()
+                let at = ListenAddress(host: dns.options.host, port: port)
+                bound.append("plain DNS (UDP and TCP) on \(at) for account \(dns.options.account)")
+            } catch {
+                fail("plain DNS listener: \(error)", code: 1)
+            }
+            if daemon.registry.engine(dns.options.account) == nil {
+                Log.warning(
+                    "dnsAccount: account \(dns.options.account) does not exist (yet): plain DNS queries are REFUSED until it is created")
+            }
+        }
         Log.info(
             "httpdnsd listening on \(bound.joined(separator: ", ")) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))"
         )
@@ -121,6 +134,7 @@ enum HTTPDNSD {
         prefetch.stop()
         daemon.certificates?.stopWatching()
         for (_, listener) in daemon.servers { listener.quiesce() }
+        daemon.dns?.stop()
         for (_, listener) in daemon.servers { listener.stop(grace: 10) }
         daemon.store.close()
         daemon.wiring.shutdown()

@@ -69,4 +69,22 @@ import Testing
             #expect(ServiceConfig.helpText.contains(flag))
         }
     }
+
+    @Test func thePlainDNSListenerIsOffUntilSetAndAnswersForDefaultUnlessTold() throws {
+        let none = try #require(try ConfigLoading().config())
+        #expect(none.dnsListen == nil && none.dnsAccount == "default")
+        let file = try #require(
+            try ConfigLoading.file(#"{"dnsListen": "0.0.0.0:53", "dnsAccount": "fleet"}"#).config(["--config", "/etc/httpdnsd.json"]))
+        #expect(file.dnsListen == ListenAddress(host: "0.0.0.0", port: 53))
+        #expect(file.dnsAccount == "fleet")
+        let env = try #require(try ConfigLoading().config([], env: ["HTTPDNS_DNS_LISTEN": "[::1]:5353"]))
+        #expect(env.dnsListen?.description == "[::1]:5353")
+        let flags = try #require(try ConfigLoading().config(["--dns-listen", "127.0.0.1:5300", "--dns-account", "a1"]))
+        #expect(flags.dnsListen == ListenAddress(host: "127.0.0.1", port: 5300) && flags.dnsAccount == "a1")
+        // Refused at start-up, naming the key.
+        #expect(ConfigLoading().error(["--dns-listen", "dns.example:53"])?.key == "--dns-listen")
+        #expect(ConfigLoading().error([], env: ["HTTPDNS_DNS_LISTEN": "127.0.0.1"])?.key == "HTTPDNS_DNS_LISTEN")
+        #expect(ConfigLoading.fileError(#"{"dnsAccount": "no/such"}"#)?.key == "dnsAccount")
+        #expect(ServiceConfig.helpText.contains("--dns-listen") && ServiceConfig.helpText.contains("--dns-account"))
+    }
 }

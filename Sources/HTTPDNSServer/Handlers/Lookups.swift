@@ -16,6 +16,15 @@ struct Lookups: Sendable {
         _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, from request: HTTPRequest,
         render: @escaping @Sendable ([HostResult]) -> HTTPResponse
     ) -> HandlerResult {
+        lookUp(hosts, families, engine: engine, network: network, client: { clients.id(of: request) }, render: render)
+    }
+
+    /// The same for a client known apart from an HTTP request (plain DNS): `client` is read only
+    /// when a pair misses.
+    func lookUp(
+        _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, client: () -> ClientID?,
+        render: @escaping @Sendable ([HostResult]) -> HTTPResponse
+    ) -> HandlerResult {
         let pairs = hosts.flatMap { host in families.map { (host, $0) } }
         var cached: [FamilyOutcome?] = []
         cached.reserveCapacity(pairs.count)
@@ -43,7 +52,7 @@ struct Lookups: Sendable {
             response.source = AnswerSource.combined(outcomes)
             return .response(response)
         }
-        let client = clients.id(of: request)
+        let client = client()
         let slot = ReplySlot()
         let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { outcomes in
             var response = results(outcomes)

@@ -26,16 +26,25 @@ struct RFC8484Handler: Sendable {
             metrics.malformed.increment()
             throw APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)")
         }
+        return answer(query, engine: engine, client: { clients.id(of: request) }, peerNetwork: { clients.network(of: request) })
+    }
+
+    /// The answer to a parsed query, whatever carried it (RFC 8484 over HTTP, plain DNS over UDP
+    /// or TCP): the engine's for an A or AAAA question, the upstreams' for any other, REFUSED for
+    /// a name the account's `domains` refuses. The response's body is the DNS message. `client`
+    /// is whose share of the upstream budget a miss takes; `peerNetwork` is the client network of
+    /// an `ispEnable` account when the query has no Client Subnet (each read only when needed).
+    func answer(
+        _ query: DNSQueryMessage, engine: ResolverEngine, client: () -> ClientID?, peerNetwork: () -> String
+    ) -> HandlerResult {
         guard let (host, family) = Self.engineQuestion(query) else {
             if engine.lookupOptions.hasDomainPolicy && !Self.allows(query.name, engine: engine) {
                 return .response(RFC8484Rendering.refused(query))
             }
-            return forward(query, engine: engine, client: clients.id(of: request))
+            return forward(query, engine: engine, client: client())
         }
-        let (network, subnetScope) =
-            engine.lookupOptions.ispEnable
-            ? Self.network(query) { clients.network(of: request) } : ("", 0)
-        return lookups.lookUp([host], [family], engine: engine, network: network, from: request) { results in
+        let (network, subnetScope) = engine.lookupOptions.ispEnable ? Self.network(query, peerNetwork: peerNetwork) : ("", 0)
+        return lookups.lookUp([host], [family], engine: engine, network: network, client: client) { results in
             RFC8484Rendering.answer(results[0], query: query, subnetScope: subnetScope)
         }
     }

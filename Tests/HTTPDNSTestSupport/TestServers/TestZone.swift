@@ -86,6 +86,11 @@ public enum TestZone {
         "\(label)-\(UInt64.random(in: 0...UInt64.max)).example.com"
     }
 
+    /// A name with more AAAA records than a 512-byte UDP response holds (about 730 bytes), fewer
+    /// than 1232 bytes: truncated over UDP without EDNS, whole with it or over TCP.
+    public static let bigName = "big.example.test"
+    public static let bigV6 = (1...25).map { "fd00::b:\($0)" }
+
     /// Number of generated hosts `h0.bulk.example.test` … `h119.bulk.example.test`.
     public static let bulkCount = 120
 
@@ -147,6 +152,7 @@ public enum TestZone {
             "*.ttl2 2 IN A 127.0.0.72",
             "*.ttl3 3 IN A 127.0.0.73",
         ]
+        for address in bigV6 { lines.append("big 300 IN AAAA \(address)") }
         for index in 0..<bulkCount {
             lines.append("h\(index).bulk 300 IN A \(bulkV4(index))")
         }
