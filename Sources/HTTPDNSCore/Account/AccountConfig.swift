@@ -119,6 +119,11 @@ public struct AccountConfig: Sendable, Equatable {
     /// Which names the account resolves (`domains`): by default every name.
     public var domains = DomainPolicy()
 
+    // MARK: Query log
+
+    /// Which of the account's name lookups are logged, and for how long (`queryLog`; off by default).
+    public var queryLog = QueryLogSettings()
+
     public enum Scheme: String, Sendable, CaseIterable {
         case http
         case https
@@ -147,7 +152,7 @@ public struct AccountConfig: Sendable, Equatable {
         "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
         "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
         "aesSecretKey", "requireEncryption",
-        "rateLimit", "rateBurst", "upstreamQPS", "domains",
+        "rateLimit", "rateBurst", "upstreamQPS", "domains", "queryLog",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
@@ -168,6 +173,9 @@ public struct AccountConfig: Sendable, Equatable {
         if let value = try reader.double("upstreamQPS", range: 0...1_000_000) { upstreamQPS = value }
         if let object = try reader.object("domains") {
             domains = try DomainPolicy.read(object, base: domains, path: reader.keyPath("domains"))
+        }
+        if let object = try reader.object("queryLog") {
+            queryLog = try QueryLogSettings.read(object, base: queryLog, path: reader.keyPath("queryLog"))
         }
         if minCacheTTL > maxCacheTTL {
             throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
@@ -331,6 +339,7 @@ public struct AccountConfig: Sendable, Equatable {
         if let rateBurst { object["rateBurst"] = rateBurst }
         // Written only when set: the configuration of an account without a policy reads as before.
         if domains != DomainPolicy() { object["domains"] = domains.jsonObject }
+        if queryLog != QueryLogSettings() { object["queryLog"] = queryLog.jsonObject }
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
         if let secretKey { object["secretKey"] = redacted ? Self.redactedSecret : secretKey }
