@@ -55,6 +55,8 @@ import Testing
         config.upstreamQPS = 40
         // So does `domains` (unset: every name).
         config.domains = try DomainPolicy(mode: .listed, allow: ["*.example.com"], deny: ["ads.example.com"])
+        // And `queryLog` (unset: off).
+        config.queryLog.enabled = true
 
         let text = try config.jsonText(redacted: false)
         #expect(text.contains("http://127.0.0.1:8053/dns-query"))  // slashes not escaped

@@ -36,6 +36,7 @@ struct OpenAPIContractTests {
         full.secretKey = "c"
         full.aesSecretKey = String(repeating: "0", count: 64)
         full.domains = try DomainPolicy(mode: .listed, allow: ["www.example.com"], deny: [])
+        full.queryLog.enabled = true
         #expect(Set(full.jsonObject(redacted: true).keys) == properties)
     }
 }

@@ -20,6 +20,8 @@ public struct HTTPRequest: Sendable {
     public var accept: String?
     /// The `Content-Type` header, if any (RFC 8484 POST bodies are `application/dns-message`).
     public var contentType: String?
+    /// The access log's id of the request (`X-Request-Id`), nil without the access log.
+    public var requestID: String?
 
     public init(
         method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [],
