@@ -22,7 +22,7 @@ import Testing
         let fixture = fixture(Self.on)
         let head = MemoryHead("GET", "/v1/default/resolve", [("host", "two.example.test")], peer: "198.51.100.77")
         #expect(fixture.service.fastResponse(head)?.count ?? 0 > 0)
-        let entries = fixture.service.queryLog.drain()
+        let entries = fixture.service.queryLog.drain().map { $0.completed() }
         let entry = try #require(entries.first)
         #expect(entries.count == 1)
         #expect(entry.host == "two.example.test" && entry.type == "A" && entry.format == "v1")
@@ -38,13 +38,13 @@ import Testing
         let exchange = fixture.get("/v1/default/resolve", ["host": "two.example.test,x.example.test"], peer: "2001:db8:1:2ff::1")
             .awaited()
         #expect(exchange.status == 200)
-        let entry = try #require(fixture.service.queryLog.drain().first)
+        let entry = try #require(fixture.service.queryLog.drain().map { $0.completed() }.first)
         #expect(entry.host == "two.example.test,x.example.test" && entry.type == "auto")
         #expect(entry.client == "2001:db8:1:200::/56")
         #expect(entry.source == "upstream")
         // A refusal is logged with its status.
         #expect(fixture.get("/v1/default/resolve", ["host": "bad name"], peer: "198.51.100.1").status == 400)
-        let refused = try #require(fixture.service.queryLog.drain().first)
+        let refused = try #require(fixture.service.queryLog.drain().map { $0.completed() }.first)
         #expect(refused.status == 400 && refused.source == "invalid")
     }
 

@@ -82,6 +82,24 @@ import Testing
         }
     }
 
+    @Test func theWriterMasksTheClientBeforeWriting() async throws {
+        try await TemporaryDatabase.with { database in
+            let queue = QueryLogQueue()
+            let store = try QueryLogStore(
+                path: database.path + ".querylog", entries: queue, flushInterval: 3600, clock: ManualClock(start: 1_000))
+            defer { store.close() }
+            var entry = Self.entry("a.test", time: 1_000)
+            entry.client = ""
+            entry.clientAddress = IPAddress("2001:db8:1234:5678::1")
+            entry.clientPrefixV6 = 48
+            queue.offer(entry)
+            await Self.flush(store)
+            let page = try await Self.read(store, QueryLogQuery(account: "shop", limit: 10))
+            #expect(page.entries.map(\.entry.client) == ["2001:db8:1234::/48"])
+            #expect(page.entries.map(\.entry.clientAddress) == [nil])
+        }
+    }
+
     @Test func entriesSurviveReopeningTheFile() async throws {
         try await TemporaryDatabase.with { database in
             let path = database.path + ".querylog"

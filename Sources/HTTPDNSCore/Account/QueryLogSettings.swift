@@ -43,8 +43,13 @@ public struct QueryLogSettings: Sendable, Equatable {
     /// The network of `address` with the account's prefixes, in canonical text
     /// (`198.51.100.0/24`, `2001:db8:1200::/56`); an IPv4-mapped IPv6 address counts as IPv4.
     public func maskedClient(_ address: IPAddress) -> String {
+        Self.masked(address, v4: clientPrefixV4, v6: clientPrefixV6)
+    }
+
+    /// `address`'s network with `v4` or `v6` bits kept, as `maskedClient` writes it.
+    static func masked(_ address: IPAddress, v4: Int, v6: Int) -> String {
         let address = address.mappedIPv4 ?? address
-        let prefix = address.family == .a ? clientPrefixV4 : clientPrefixV6
+        let prefix = address.family == .a ? v4 : v6
         let network = IPAddress(family: address.family, bytes: CIDR.masked(address.bytes, to: prefix)) ?? address
         return "\(network)/\(prefix)"
     }

@@ -20,9 +20,9 @@ struct QueryLogBuffer {
         return true
     }
 
-    /// Every waiting entry, oldest first; the buffer is left empty.
-    mutating func drain() -> [QueryLogEntry] {
-        defer { entries = [] }
-        return entries
+    /// Every waiting entry, oldest first; the buffer is left with `fresh`, an empty array
+    /// whose capacity the caller reserved (outside the lock), so that offers do not grow it.
+    mutating func drain(into fresh: inout [QueryLogEntry]) {
+        swap(&entries, &fresh)
     }
 }

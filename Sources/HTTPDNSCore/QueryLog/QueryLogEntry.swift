@@ -6,12 +6,21 @@ public struct QueryLogEntry: Sendable, Equatable {
     public var time: Double
     /// The name asked for (for a batch, the names as the request lists them).
     public var host: String
+    /// The name's bytes while the entry waits in the queue (the fast path copies them without
+    /// decoding): made into `host` by the writer (`completed()`), off the request thread.
+    public var hostBytes: [UInt8]?
     /// `A`, `AAAA` or the DNS type asked for.
     public var type: String
     /// The route's wire format: `v1`, `emas`, `json` (DoH JSON) or `rfc8484`.
     public var format: String
     /// The client's network (`198.51.100.0/24`), `""` when unknown.
     public var client: String
+    /// The client's full address while the entry waits in the queue, with the account's
+    /// prefixes: masked into `client` by the writer (`completed()`), off the request thread, and
+    /// never written anywhere itself.
+    public var clientAddress: IPAddress?
+    public var clientPrefixV4: UInt8 = 24
+    public var clientPrefixV6: UInt8 = 56
     /// What answered (`cache`, `upstream`, `stale`, `localdns`, `shared`) or why nothing did
     /// (`refused`, `failed`, `invalid`, `limited`).
     public var source: String
@@ -42,6 +51,22 @@ public struct QueryLogEntry: Sendable, Equatable {
         self.durationMicroseconds = durationMicroseconds
         self.requestID = requestID
         self.expires = expires
+    }
+
+    /// The entry as the writer stores it: `clientAddress` masked into `client` (and forgotten),
+    /// `hostBytes` decoded into `host`.
+    public func completed() -> QueryLogEntry {
+        guard clientAddress != nil || hostBytes != nil else { return self }
+        var entry = self
+        if let address = clientAddress {
+            entry.client = QueryLogSettings.masked(address, v4: Int(clientPrefixV4), v6: Int(clientPrefixV6))
+            entry.clientAddress = nil
+        }
+        if let bytes = hostBytes {
+            entry.host = String(decoding: bytes, as: UTF8.self)
+            entry.hostBytes = nil
+        }
+        return entry
     }
 }
 

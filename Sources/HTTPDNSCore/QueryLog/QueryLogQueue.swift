@@ -7,6 +7,8 @@ import Synchronization
 public final class QueryLogQueue: Sendable {
     private let locked_buffer: Mutex<QueryLogBuffer>
     private let writtenCounter = Atomic<Int>(0)
+    /// Entries the last drain took: the capacity the next buffer is given (the writer's side).
+    private let lastDrained = Atomic<Int>(0)
     /// Advanced once per sampling decision; its mixed value is the decision's random number.
     private let sampleSequence = Atomic<UInt64>(0)
 
@@ -14,6 +16,7 @@ public final class QueryLogQueue: Sendable {
     public static let defaultCapacity = 32_768
 
     public init(capacity: Int = QueryLogQueue.defaultCapacity) {
+        self.capacity = max(1, capacity)
         locked_buffer = Mutex(QueryLogBuffer(capacity: capacity))
     }
 
@@ -23,10 +26,19 @@ public final class QueryLogQueue: Sendable {
         locked_buffer.withLock { $0.offer(entry) }
     }
 
-    /// Every waiting entry, oldest first (the writer's side).
+    /// Every waiting entry, oldest first (the writer's side). The queue's next buffer is
+    /// reserved here, outside the lock, as large as this drain's: a request thread's offer then
+    /// appends without growing (copying) the array.
     public func drain() -> [QueryLogEntry] {
-        locked_buffer.withLock { $0.drain() }
+        var taken: [QueryLogEntry] = []
+        taken.reserveCapacity(min(capacity, max(64, lastDrained.load(ordering: .relaxed))))
+        locked_buffer.withLock { $0.drain(into: &taken) }
+        lastDrained.store(taken.count, ordering: .relaxed)
+        return taken
     }
+
+    /// The most entries that wait at once.
+    public let capacity: Int
 
     /// Entries waiting for the writer.
     public var pending: Int { locked_buffer.withLock { $0.entries.count } }

@@ -6,6 +6,8 @@ extension HTTPDNSService {
     /// What one logged lookup asked and got, as both paths know it.
     struct LoggedLookup {
         var host: String
+        /// The fast path's name, copied without decoding (`host` is then empty).
+        var hostBytes: [UInt8]? = nil
         var type: String
         var client: PeerAddress?
         var source: AnswerSource?
@@ -24,18 +26,22 @@ extension HTTPDNSService {
     /// the one point both paths log at, beside their duration (`recordDuration`). Callers ask
     /// only when `LookupOptions.logsQueries`, so an account without the log pays one flag.
     /// The entry goes to the bounded queue (`QueryLogQueue.offer`), never waiting for the store.
-    func logLookup(_ lookup: @autoclosure () -> LoggedLookup, engine: ResolverEngine, route: Route, started: UInt64) {
+    /// The client's address is masked by the writer (`QueryLogEntry.masked`), not here.
+    func logLookup(_ lookup: @autoclosure () -> LoggedLookup, engine: ResolverEngine, format: WireFormat, started: UInt64) {
         let settings = engine.queryLogSettings
         guard settings.enabled, queryLog.sampled(rate: settings.sampleRate) else { return }
         let lookup = lookup()
         let elapsed = started == 0 ? 0 : Int((MonotonicClock.nanoseconds() &- started) / 1_000)
         let now = SystemClock().now()
-        let client = lookup.client.map { settings.maskedClient($0.ipAddress) } ?? ""
-        queryLog.offer(
-            QueryLogEntry(
-                account: engine.accountID, time: now, host: lookup.host, type: lookup.type, format: route.format.rawValue,
-                client: client, source: Self.sourceName(lookup), status: lookup.status, rcode: lookup.rcode.map(Self.rcodeName) ?? "",
-                durationMicroseconds: elapsed, requestID: lookup.requestID ?? "", expires: now + Double(settings.retention)))
+        var entry = QueryLogEntry(
+            account: engine.accountID, time: now, host: lookup.host, type: lookup.type, format: format.rawValue, client: "",
+            source: Self.sourceName(lookup), status: lookup.status, rcode: lookup.rcode.map(Self.rcodeName) ?? "",
+            durationMicroseconds: elapsed, requestID: lookup.requestID ?? "", expires: now + Double(settings.retention))
+        entry.hostBytes = lookup.hostBytes
+        entry.clientAddress = lookup.client?.ipAddress
+        entry.clientPrefixV4 = UInt8(settings.clientPrefixV4)
+        entry.clientPrefixV6 = UInt8(settings.clientPrefixV6)
+        queryLog.offer(entry)
     }
 
     /// What answered, or why nothing did: the answer's source; else `refused` (403, or a

@@ -185,7 +185,7 @@ public final class HTTPDNSService: Sendable {
             recordDuration(slot: RequestDurations.slot(timed, source: response.source), engine: routed.engine, started: started)
         }
         if let engine = routed.engine, engine.lookupOptions.logsQueries, let request = routed.request, Self.logsLookups(route) {
-            logLookup(generalLookup(request, route, response), engine: engine, route: route, started: started)
+            logLookup(generalLookup(request, route, response), engine: engine, format: route.format, started: started)
         }
         return response
     }
