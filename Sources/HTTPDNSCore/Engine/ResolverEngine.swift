@@ -16,11 +16,14 @@ public final class ResolverEngine: Sendable {
         let chain: UpstreamChain
         /// The options every lookup reads, as plain values: copying them retains nothing.
         let lookup: LookupOptions
+        /// `config.queryLog`, read on every logged lookup without reaching into the configuration.
+        let queryLog: QueryLogSettings
 
         init(config: AccountConfig, chain: UpstreamChain) {
             self.config = config
             self.chain = chain
             self.lookup = LookupOptions(config)
+            self.queryLog = config.queryLog
         }
     }
 
@@ -127,7 +130,7 @@ public final class ResolverEngine: Sendable {
     public var lookupOptions: LookupOptions { settings.read { $0.lookup } }
 
     /// The account's `queryLog`, read in place; asked only when `LookupOptions.logsQueries`.
-    public var queryLogSettings: QueryLogSettings { settings.read { $0.config.queryLog } }
+    public var queryLogSettings: QueryLogSettings { settings.read { $0.queryLog } }
 
     /// Whether the account's `domains` lets `name` (a request's bytes, any ASCII case) be
     /// resolved; read in place, allocating nothing. Callers ask only when
