@@ -79,9 +79,9 @@ public final class QueryLogStore: QueryLogReading, @unchecked Sendable {
 
     private func flushOnQueue() {
         guard let writer else { return }
-        // Client addresses are masked (and names decoded) here, off the request threads, before
-        // anything is written.
-        let batch = entries.drain().map { $0.completed() }
+        // `drain` decodes the records and masks their clients here, off the request threads,
+        // before anything is written.
+        let batch = entries.drain()
         do {
             if !batch.isEmpty {
                 try writer.insert(batch)

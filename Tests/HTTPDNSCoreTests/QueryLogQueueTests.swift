@@ -35,3 +35,30 @@ import Testing
         #expect((9_000...11_000).contains(logged), "\(logged)")
     }
 }
+
+/// The queue's records: bytes in, entries out, the client masked on the way out.
+@Suite struct QueryLogRecordTests {
+    @Test func aRecordDecodesToTheEntryWithItsClientMasked() {
+        let queue = QueryLogQueue()
+        var entry = QueryLogQueueTests.entry(String(repeating: "a", count: 63) + ".example.test")
+        entry.clientAddress = IPAddress("2001:db8:1:2ff::1")
+        entry.requestID = "req-1"
+        entry.rcode = "NXDOMAIN"
+        queue.offer(entry)
+        queue.offer(QueryLogQueueTests.entry("second.test"))
+        let drained = queue.drain()
+        #expect(drained.count == 2)
+        #expect(drained[0] == entry.completed())
+        #expect(drained[0].client == "2001:db8:1:200::/56")
+        #expect(drained[1].host == "second.test" && drained[1].client == "")
+    }
+
+    @Test func aFullByteBufferDropsToo() {
+        let queue = QueryLogQueue(capacity: 100, byteCapacity: 300)
+        for index in 0..<10 { queue.offer(QueryLogQueueTests.entry("h\(index).test")) }
+        #expect(queue.pending + queue.dropped == 10)
+        #expect(queue.dropped > 0 && queue.pending > 0)
+        let dropped = queue.dropped
+        #expect(queue.drain().count == 10 - dropped)
+    }
+}

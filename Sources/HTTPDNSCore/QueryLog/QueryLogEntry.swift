@@ -6,9 +6,6 @@ public struct QueryLogEntry: Sendable, Equatable {
     public var time: Double
     /// The name asked for (for a batch, the names as the request lists them).
     public var host: String
-    /// The name's bytes while the entry waits in the queue (the fast path copies them without
-    /// decoding): made into `host` by the writer (`completed()`), off the request thread.
-    public var hostBytes: [UInt8]?
     /// `A`, `AAAA` or the DNS type asked for.
     public var type: String
     /// The route's wire format: `v1`, `emas`, `json` (DoH JSON) or `rfc8484`.
@@ -53,19 +50,12 @@ public struct QueryLogEntry: Sendable, Equatable {
         self.expires = expires
     }
 
-    /// The entry as the writer stores it: `clientAddress` masked into `client` (and forgotten),
-    /// `hostBytes` decoded into `host`.
+    /// The entry as the writer stores it: `clientAddress` masked into `client` (and forgotten).
     public func completed() -> QueryLogEntry {
-        guard clientAddress != nil || hostBytes != nil else { return self }
+        guard let address = clientAddress else { return self }
         var entry = self
-        if let address = clientAddress {
-            entry.client = QueryLogSettings.masked(address, v4: Int(clientPrefixV4), v6: Int(clientPrefixV6))
-            entry.clientAddress = nil
-        }
-        if let bytes = hostBytes {
-            entry.host = String(decoding: bytes, as: UTF8.self)
-            entry.hostBytes = nil
-        }
+        entry.client = QueryLogSettings.masked(address, v4: Int(clientPrefixV4), v6: Int(clientPrefixV6))
+        entry.clientAddress = nil
         return entry
     }
 }

@@ -7,41 +7,59 @@ import Synchronization
 public final class QueryLogQueue: Sendable {
     private let locked_buffer: Mutex<QueryLogBuffer>
     private let writtenCounter = Atomic<Int>(0)
-    /// Entries the last drain took: the capacity the next buffer is given (the writer's side).
+    /// Bytes the last drain took: the capacity the next buffer is given (the writer's side).
     private let lastDrained = Atomic<Int>(0)
     /// Advanced once per sampling decision; its mixed value is the decision's random number.
     private let sampleSequence = Atomic<UInt64>(0)
 
-    /// The bound the service uses: about 8 MiB of waiting entries at most.
+    /// The bounds the service uses: 32 768 entries, 8 MiB.
     public static let defaultCapacity = 32_768
+    public static let defaultByteCapacity = 8 << 20
 
-    public init(capacity: Int = QueryLogQueue.defaultCapacity) {
+    public init(capacity: Int = QueryLogQueue.defaultCapacity, byteCapacity: Int = QueryLogQueue.defaultByteCapacity) {
         self.capacity = max(1, capacity)
-        locked_buffer = Mutex(QueryLogBuffer(capacity: capacity))
+        self.byteCapacity = byteCapacity
+        locked_buffer = Mutex(QueryLogBuffer(capacity: capacity, byteCapacity: byteCapacity))
     }
 
-    /// Queues `entry` for the writer; when the queue is full, drops and counts it. Never waits.
+    /// Queues a record with its name's bytes and texts for the writer; when the queue is full,
+    /// drops and counts it. Never waits, and copies bytes only.
+    @discardableResult
+    public func offer(_ record: QueryLogRecord, host: UnsafeRawBufferPointer, texts: QueryLogRecord.Texts) -> Bool {
+        locked_buffer.withLock { $0.offer(record, host: host, texts: texts) }
+    }
+
+    /// Queues `entry`: its client is `clientAddress` with its prefixes (its `client` text is not
+    /// read), masked by the writer.
     @discardableResult
     public func offer(_ entry: QueryLogEntry) -> Bool {
-        locked_buffer.withLock { $0.offer(entry) }
+        let record = QueryLogRecord(
+            time: entry.time, expires: entry.expires, durationMicroseconds: entry.durationMicroseconds, status: entry.status,
+            client: entry.clientAddress, clientPrefixV4: Int(entry.clientPrefixV4), clientPrefixV6: Int(entry.clientPrefixV6))
+        let texts = QueryLogRecord.Texts(
+            account: entry.account, type: entry.type, format: entry.format, source: entry.source, rcode: entry.rcode,
+            requestID: entry.requestID)
+        var host = entry.host
+        return host.withUTF8 { offer(record, host: UnsafeRawBufferPointer($0), texts: texts) }
     }
 
     /// Every waiting entry, oldest first (the writer's side). The queue's next buffer is
     /// reserved here, outside the lock, as large as this drain's: a request thread's offer then
     /// appends without growing (copying) the array.
     public func drain() -> [QueryLogEntry] {
-        var taken: [QueryLogEntry] = []
-        taken.reserveCapacity(min(capacity, max(64, lastDrained.load(ordering: .relaxed))))
+        var taken: [UInt8] = []
+        taken.reserveCapacity(min(byteCapacity, max(16_384, lastDrained.load(ordering: .relaxed) * 2)))
         locked_buffer.withLock { $0.drain(into: &taken) }
         lastDrained.store(taken.count, ordering: .relaxed)
-        return taken
+        return QueryLogRecord.decode(taken)
     }
 
-    /// The most entries that wait at once.
+    /// The most entries, and bytes, that wait at once.
     public let capacity: Int
+    public let byteCapacity: Int
 
     /// Entries waiting for the writer.
-    public var pending: Int { locked_buffer.withLock { $0.entries.count } }
+    public var pending: Int { locked_buffer.withLock { $0.count } }
 
     /// Entries dropped because the queue was full.
     public var dropped: Int { locked_buffer.withLock { $0.dropped } }

@@ -190,10 +190,10 @@ extension HTTPDNSService {
         if request.options.logsQueries {
             logLookup(
                 LoggedLookup(
-                    host: "", hostBytes: Array(hostText), type: family.typeName,
+                    host: "", type: family.typeName,
                     client: head.peerAddress.map { clients.peer($0, forwardedFor: { head.forwardedFor }) },
                     source: response.source, status: 200, rcode: response.dnsResponseCode, requestID: head.requestID),
-                engine: request.engine, format: request.route.pointee.format, started: request.started)
+                host: hostText, engine: request.engine, format: request.route.pointee.format, started: request.started)
         }
         return response
     }

@@ -5,9 +5,8 @@ import HTTPDNSWire
 extension HTTPDNSService {
     /// What one logged lookup asked and got, as both paths know it.
     struct LoggedLookup {
+        /// The general path's name (the fast path gives its bytes to `logLookup`).
         var host: String
-        /// The fast path's name, copied without decoding (`host` is then empty).
-        var hostBytes: [UInt8]? = nil
         var type: String
         var client: PeerAddress?
         var source: AnswerSource?
@@ -26,22 +25,29 @@ extension HTTPDNSService {
     /// the one point both paths log at, beside their duration (`recordDuration`). Callers ask
     /// only when `LookupOptions.logsQueries`, so an account without the log pays one flag.
     /// The entry goes to the bounded queue (`QueryLogQueue.offer`), never waiting for the store.
-    /// The client's address is masked by the writer (`QueryLogEntry.masked`), not here.
-    func logLookup(_ lookup: @autoclosure () -> LoggedLookup, engine: ResolverEngine, format: WireFormat, started: UInt64) {
+    /// The queue copies the record's bytes (`QueryLogRecord`): the name from `host` (the fast
+    /// path's request bytes) or `lookup.host`; the client's address is masked by the writer.
+    func logLookup(
+        _ lookup: @autoclosure () -> LoggedLookup, host: UnsafeRawBufferPointer? = nil, engine: ResolverEngine, format: WireFormat,
+        started: UInt64
+    ) {
         let settings = engine.queryLogSettings
         guard settings.enabled, queryLog.sampled(rate: settings.sampleRate) else { return }
         let lookup = lookup()
         let elapsed = started == 0 ? 0 : Int((MonotonicClock.nanoseconds() &- started) / 1_000)
         let now = SystemClock().now()
-        var entry = QueryLogEntry(
-            account: engine.accountID, time: now, host: lookup.host, type: lookup.type, format: format.rawValue, client: "",
-            source: Self.sourceName(lookup), status: lookup.status, rcode: lookup.rcode.map(Self.rcodeName) ?? "",
-            durationMicroseconds: elapsed, requestID: lookup.requestID ?? "", expires: now + Double(settings.retention))
-        entry.hostBytes = lookup.hostBytes
-        entry.clientAddress = lookup.client?.ipAddress
-        entry.clientPrefixV4 = UInt8(settings.clientPrefixV4)
-        entry.clientPrefixV6 = UInt8(settings.clientPrefixV6)
-        queryLog.offer(entry)
+        let record = QueryLogRecord(
+            time: now, expires: now + Double(settings.retention), durationMicroseconds: elapsed, status: lookup.status,
+            client: lookup.client?.ipAddress, clientPrefixV4: settings.clientPrefixV4, clientPrefixV6: settings.clientPrefixV6)
+        let texts = QueryLogRecord.Texts(
+            account: engine.accountID, type: lookup.type, format: format.rawValue, source: Self.sourceName(lookup),
+            rcode: lookup.rcode.map(Self.rcodeName) ?? "", requestID: lookup.requestID ?? "")
+        if let host {
+            queryLog.offer(record, host: host, texts: texts)
+        } else {
+            var name = lookup.host
+            _ = name.withUTF8 { queryLog.offer(record, host: UnsafeRawBufferPointer($0), texts: texts) }
+        }
     }
 
     /// What answered, or why nothing did: the answer's source; else `refused` (403, or a
