@@ -1,33 +1,53 @@
 /// The logic of the query log's queue: at most `capacity` records, `byteCapacity` bytes in all,
-/// waiting for the writer, kept as bytes (`QueryLogRecord`); a record offered while it is full
-/// is dropped and counted. No lock, no clock (`QueryLogQueue` is its locked shell).
-struct QueryLogBuffer {
+/// waiting for the writer, written as bytes (`QueryLogRecord`) into one block of memory it
+/// owns; a record offered while it is full is dropped and counted. No lock, no clock
+/// (`QueryLogQueue` is its locked shell).
+struct QueryLogBuffer: ~Copyable {
     let capacity: Int
     let byteCapacity: Int
-    private(set) var bytes: [UInt8] = []
+    private var block: UnsafeMutableRawPointer
+    private(set) var used = 0
     private(set) var count = 0
     private(set) var dropped = 0
 
     init(capacity: Int, byteCapacity: Int) {
         self.capacity = max(1, capacity)
-        self.byteCapacity = byteCapacity
+        self.byteCapacity = max(1, byteCapacity)
+        block = Self.allocate(byteCount: self.byteCapacity)
+    }
+
+    deinit { block.deallocate() }
+
+    /// A block for a buffer of `byteCount` bytes.
+    static func allocate(byteCount: Int) -> UnsafeMutableRawPointer {
+        .allocate(byteCount: max(1, byteCount), alignment: 16)
     }
 
     /// Queues the record, or drops and counts it when `capacity` records or `byteCapacity` bytes
     /// wait; true when queued.
     mutating func offer(_ record: QueryLogRecord, host: UnsafeRawBufferPointer, texts: QueryLogRecord.Texts) -> Bool {
-        guard count < capacity, QueryLogRecord.append(record, host: host, texts: texts, to: &bytes, limit: byteCapacity) else {
+        guard count < capacity,
+            let written = QueryLogRecord.write(record, host: host, texts: texts, to: block + used, available: byteCapacity - used)
+        else {
             dropped += 1
             return false
         }
+        used += written
         count += 1
         return true
     }
 
-    /// Every waiting record's bytes, oldest first; the buffer is left with `fresh`, an empty array
-    /// whose capacity the caller reserved (outside the lock), so that offers do not grow it.
-    mutating func drain(into fresh: inout [UInt8]) {
-        swap(&bytes, &fresh)
-        count = 0
+    /// Gives the waiting records' block to the caller through `fresh` (and their byte count),
+    /// taking `fresh`, an empty block of `byteCapacity` bytes the caller allocated outside the lock.
+    mutating func drain(into fresh: inout UnsafeMutableRawPointer) -> Int {
+        swap(&block, &fresh)
+        defer {
+            used = 0
+            count = 0
+        }
+        return used
     }
 }
+
+/// The block is owned by the buffer alone and reached only through `QueryLogQueue`'s lock.
+extension QueryLogBuffer: @unchecked Sendable {}

@@ -7,14 +7,13 @@ import Synchronization
 public final class QueryLogQueue: Sendable {
     private let locked_buffer: Mutex<QueryLogBuffer>
     private let writtenCounter = Atomic<Int>(0)
-    /// Bytes the last drain took: the capacity the next buffer is given (the writer's side).
-    private let lastDrained = Atomic<Int>(0)
     /// Advanced once per sampling decision; its mixed value is the decision's random number.
     private let sampleSequence = Atomic<UInt64>(0)
 
-    /// The bounds the service uses: 32 768 entries, 8 MiB.
+    /// The bounds the service uses: 32 768 entries, 4 MiB (pages of the block are touched only
+    /// as records fill it).
     public static let defaultCapacity = 32_768
-    public static let defaultByteCapacity = 8 << 20
+    public static let defaultByteCapacity = 4 << 20
 
     public init(capacity: Int = QueryLogQueue.defaultCapacity, byteCapacity: Int = QueryLogQueue.defaultByteCapacity) {
         self.capacity = max(1, capacity)
@@ -43,15 +42,13 @@ public final class QueryLogQueue: Sendable {
         return host.withUTF8 { offer(record, host: UnsafeRawBufferPointer($0), texts: texts) }
     }
 
-    /// Every waiting entry, oldest first (the writer's side). The queue's next buffer is
-    /// reserved here, outside the lock, as large as this drain's: a request thread's offer then
-    /// appends without growing (copying) the array.
+    /// Every waiting entry, oldest first (the writer's side). The queue's next block is
+    /// allocated here, outside the lock; the records are decoded (clients masked) after it.
     public func drain() -> [QueryLogEntry] {
-        var taken: [UInt8] = []
-        taken.reserveCapacity(min(byteCapacity, max(16_384, lastDrained.load(ordering: .relaxed) * 2)))
-        locked_buffer.withLock { $0.drain(into: &taken) }
-        lastDrained.store(taken.count, ordering: .relaxed)
-        return QueryLogRecord.decode(taken)
+        var block = QueryLogBuffer.allocate(byteCount: byteCapacity)
+        defer { block.deallocate() }
+        let used = locked_buffer.withLock { $0.drain(into: &block) }
+        return QueryLogRecord.decode(UnsafeRawBufferPointer(start: block, count: used))
     }
 
     /// The most entries, and bytes, that wait at once.

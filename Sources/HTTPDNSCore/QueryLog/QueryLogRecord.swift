@@ -2,9 +2,9 @@
 /// texts' bytes, appended to one byte buffer (`QueryLogBuffer`). A request thread copies bytes
 /// only (no allocation, no reference counting); the writer decodes the records into
 /// `QueryLogEntry` values, masking the client's address there.
-public struct QueryLogRecord {
+public struct QueryLogRecord: Sendable {
     /// The numbers of a record, copied as bytes.
-    struct Header {
+    struct Header: Sendable {
         var time: Double
         var expires: Double
         var durationMicroseconds: Int
@@ -51,7 +51,7 @@ public struct QueryLogRecord {
     static let maximumText = 1024
 
     /// The texts of a record besides its name (`append`'s `host`).
-    public struct Texts {
+    public struct Texts: Sendable {
         public var account: String
         public var type: String
         public var format: String
@@ -69,12 +69,12 @@ public struct QueryLogRecord {
         }
     }
 
-    /// Appends the record with its texts to `bytes` (each cut at `maximumText` bytes), unless
-    /// that would take it past `limit` bytes; true when appended. Copies bytes only: with
-    /// `bytes`' capacity reserved, nothing is allocated.
-    static func append(
-        _ record: QueryLogRecord, host: UnsafeRawBufferPointer, texts: Texts, to bytes: inout [UInt8], limit: Int
-    ) -> Bool {
+    /// Writes the record with its texts (each cut at `maximumText` bytes) at `target`, unless
+    /// it needs more than `available` bytes; returns the bytes written, nil when it does not fit.
+    /// Copies bytes only: nothing is allocated or reference counted.
+    static func write(
+        _ record: QueryLogRecord, host: UnsafeRawBufferPointer, texts: Texts, to target: UnsafeMutableRawPointer, available: Int
+    ) -> Int? {
         let host = host.count <= maximumText ? host : UnsafeRawBufferPointer(rebasing: host.prefix(maximumText))
         var header = record.header
         header.accountCount = length(texts.account)
@@ -87,40 +87,35 @@ public struct QueryLogRecord {
         let total =
             MemoryLayout<Header>.size + Int(header.accountCount) + host.count + Int(header.typeCount) + Int(header.formatCount)
             + Int(header.sourceCount) + Int(header.rcodeCount) + Int(header.requestIDCount)
-        guard bytes.count + total <= limit else { return false }
-        withUnsafeBytes(of: &header) { append($0, to: &bytes) }
-        append(texts.account, Int(header.accountCount), to: &bytes)
-        append(host, to: &bytes)
-        append(texts.type, Int(header.typeCount), to: &bytes)
-        append(texts.format, Int(header.formatCount), to: &bytes)
-        append(texts.source, Int(header.sourceCount), to: &bytes)
-        append(texts.rcode, Int(header.rcodeCount), to: &bytes)
-        append(texts.requestID, Int(header.requestIDCount), to: &bytes)
-        return true
+        guard total <= available else { return nil }
+        target.storeBytes(of: header, as: Header.self)
+        var offset = MemoryLayout<Header>.size
+        copy(texts.account, Int(header.accountCount), to: target, at: &offset)
+        if host.count > 0 { (target + offset).copyMemory(from: host.baseAddress!, byteCount: host.count) }
+        offset += host.count
+        copy(texts.type, Int(header.typeCount), to: target, at: &offset)
+        copy(texts.format, Int(header.formatCount), to: target, at: &offset)
+        copy(texts.source, Int(header.sourceCount), to: target, at: &offset)
+        copy(texts.rcode, Int(header.rcodeCount), to: target, at: &offset)
+        copy(texts.requestID, Int(header.requestIDCount), to: target, at: &offset)
+        return total
     }
 
-    /// `raw` appended as typed bytes: `Array.append(contentsOf:)` copies those in one `memcpy`
-    /// (a raw buffer it would walk byte by byte).
+    /// Copies the first `count` UTF-8 bytes of `text`, read in place, to `target + offset`.
     @inline(__always)
-    private static func append(_ raw: UnsafeRawBufferPointer, to bytes: inout [UInt8]) {
-        guard raw.count > 0 else { return }
-        bytes.append(contentsOf: UnsafeBufferPointer(start: raw.baseAddress!.assumingMemoryBound(to: UInt8.self), count: raw.count))
-    }
-
-    /// The first `count` UTF-8 bytes of `text`, read in place (no copy of a native string).
-    @inline(__always)
-    private static func append(_ text: String, _ count: Int, to bytes: inout [UInt8]) {
+    private static func copy(_ text: String, _ count: Int, to target: UnsafeMutableRawPointer, at offset: inout Int) {
         guard count > 0 else { return }
         var text = text
-        text.withUTF8 { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: $0.prefix(count))) }
+        text.withUTF8 { (target + offset).copyMemory(from: $0.baseAddress!, byteCount: count) }
+        offset += count
     }
 
     private static func length(_ text: String) -> UInt16 { UInt16(min(text.utf8.count, maximumText)) }
 
-    /// The entries `bytes` holds, in order, their clients masked (`QueryLogEntry.completed`).
-    static func decode(_ bytes: [UInt8]) -> [QueryLogEntry] {
+    /// The entries `buffer` holds, in order, their clients masked (`QueryLogEntry.completed`).
+    static func decode(_ buffer: UnsafeRawBufferPointer) -> [QueryLogEntry] {
         var entries: [QueryLogEntry] = []
-        bytes.withUnsafeBytes { buffer in
+        do {
             var offset = 0
             while offset + MemoryLayout<Header>.size <= buffer.count {
                 let header = buffer.loadUnaligned(fromByteOffset: offset, as: Header.self)
