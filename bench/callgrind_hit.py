@@ -30,6 +30,9 @@ to compare the hits of such an account with everyone's.
 CALLGRIND_DOMAINS=N gives the account a domain list (`domains`, mode `listed`) of N allowed patterns
 (exact names and, every tenth, a `*.` wildcard; the name hit is listed exactly) and N/100 denied names,
 in any mode: run a mode with and without it for what the list's check costs a hit.
+CALLGRIND_QUERYLOG=1 turns on the account's query log (`queryLog`, every lookup logged), in any
+mode: run a mode with and without it for what logging costs a hit (the writer's thread, which
+drains the queue into SQLite once a second, is counted apart).
 CALLGRIND_LIMITED=1 gives the account the `rateLimit` and `rateBurst` of `make bench`'s section (8)
 (every hit takes a token, none is refused): run a mode with and without it for what the limiter costs a hit.
 CALLGRIND_CONNECTION_MEMORY_LIMIT=N sets `connectionMemoryLimit` (the binary's default otherwise).
@@ -103,6 +106,8 @@ if int(os.environ.get("CALLGRIND_DOMAINS", "0") or 0) > 0:
     allow = [f"*.zone{i}.test" if i % 10 == 0 else f"host{i}.tenant{i % 500}.test" for i in range(1, count)]
     config["accounts"]["default"]["domains"] = {"mode": "listed", "allow": allow + ["www.example.test"],
                                                "deny": [f"ads{i}.example.test" for i in range(max(1, count // 100))]}
+if os.environ.get("CALLGRIND_QUERYLOG", "0") not in ("0", ""):
+    config["accounts"]["default"]["queryLog"] = {"enabled": True}
 if os.environ.get("CALLGRIND_LIMITED", "0") not in ("0", ""):
     config["accounts"]["default"].update({"rateLimit": 1_000_000, "rateBurst": 10_000_000})
 redis = None

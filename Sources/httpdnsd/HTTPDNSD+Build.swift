@@ -15,6 +15,8 @@ extension HTTPDNSD {
         let config: ServiceConfig
         let certificates: TLSCertificateStore?
         let store: SQLiteStore
+        /// The query log's file (`<database>.querylog`), drained from the service's queue.
+        let queryLog: QueryLogStore
         /// The accounts at start-up (file overlaid by the database), by id.
         let accounts: [String: AccountConfig]
         let wiring: UpstreamWiring
@@ -99,6 +101,7 @@ extension HTTPDNSD {
             return RedisSharedAccounts(client: client, replicator: replicator)
         }
         service.setStoreHealth { store.health }
+        let queryLog = openQueryLog(config, service: service)
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let servers = makeServers(config, main: main, service: service, certificates: certificates)
         let dns = config.dnsListen.map { address in
@@ -108,8 +111,24 @@ extension HTTPDNSD {
             return server
         }
         return Daemon(
-            config: config, certificates: certificates, store: store, accounts: accounts, wiring: wiring, redis: redis,
+            config: config, certificates: certificates, store: store, queryLog: queryLog, accounts: accounts, wiring: wiring, redis: redis,
             replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns)
+    }
+
+    /// Opens the query log's file beside the database (`<database>.querylog`) and lets the
+    /// service log into it and read it back (`/v1/{account}/querylog`, `/metrics`).
+    static func openQueryLog(_ config: ServiceConfig, service: HTTPDNSService) -> QueryLogStore {
+        let path = config.databasePath + ".querylog"
+        let store: QueryLogStore
+        do {
+            store = try QueryLogStore(path: path, entries: service.queryLog)
+        } catch {
+            fail("cannot open the query log '\(path)': \(error)", code: 1)
+        }
+        service.setQueryLogReader(store)
+        let queue = service.queryLog
+        service.addMetricsSource { QueryLogMetrics.emit(queue, store, into: &$0) }
+        return store
     }
 
     /// Opens the database and reads the accounts: the file's (version 0), overlaid by the

@@ -137,6 +137,7 @@ enum HTTPDNSD {
         daemon.dns?.stop()
         for (_, listener) in daemon.servers { listener.stop(grace: 10) }
         daemon.store.close()
+        daemon.queryLog.close()
         daemon.wiring.shutdown()
         daemon.replication?.shutdown()
         daemon.redis?.shutdown()

@@ -56,6 +56,8 @@ import Testing
         // So does `domains` (unset: every name).
         config.domains = try DomainPolicy(mode: .listed, allow: ["*.example.com"], deny: ["ads.example.com"])
         config.hostOverrides = try HostOverrides([.init(hosts: ["*.cdn.example.com"], ttl: 30, cache: false, maxStaleAge: 0)])
+        // And `queryLog` (unset: off).
+        config.queryLog.enabled = true
 
         let text = try config.jsonText(redacted: false)
         #expect(text.contains("http://127.0.0.1:8053/dns-query"))  // slashes not escaped

@@ -14,6 +14,8 @@ final class MemoryHead: RequestHead {
     let accept: String?
     /// The `X-Forwarded-For` fields, joined (read for the trusted-proxy rule).
     let forwardedFor: String?
+    /// The access log's request id (none: the access log is off).
+    var requestID: String? { nil }
 
     init(
         _ method: String, _ path: String, _ arguments: [(String, String?)] = [], peer: String? = nil, authorization: String? = nil,

@@ -121,6 +121,11 @@ public struct AccountConfig: Sendable, Equatable {
     /// How some names are cached (`hostOverrides`: TTL, no caching, stale bound): none by default.
     public var hostOverrides = HostOverrides()
 
+    // MARK: Query log
+
+    /// Which of the account's name lookups are logged, and for how long (`queryLog`; off by default).
+    public var queryLog = QueryLogSettings()
+
     public enum Scheme: String, Sendable, CaseIterable {
         case http
         case https
@@ -149,7 +154,7 @@ public struct AccountConfig: Sendable, Equatable {
         "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
         "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
         "aesSecretKey", "requireEncryption",
-        "rateLimit", "rateBurst", "upstreamQPS", "domains", "hostOverrides",
+        "rateLimit", "rateBurst", "upstreamQPS", "domains", "hostOverrides", "queryLog",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
@@ -173,6 +178,9 @@ public struct AccountConfig: Sendable, Equatable {
         }
         if let value = object["hostOverrides"], !(value is NSNull) {
             hostOverrides = try HostOverrides.read(value, path: reader.keyPath("hostOverrides"))
+        }
+        if let object = try reader.object("queryLog") {
+            queryLog = try QueryLogSettings.read(object, base: queryLog, path: reader.keyPath("queryLog"))
         }
         if minCacheTTL > maxCacheTTL {
             throw ConfigError(key: reader.keyPath("minCacheTTL"), "(\(minCacheTTL)) is above maxCacheTTL (\(maxCacheTTL))")
@@ -337,6 +345,7 @@ public struct AccountConfig: Sendable, Equatable {
         // Written only when set: the configuration of an account without a policy reads as before.
         if domains != DomainPolicy() { object["domains"] = domains.jsonObject }
         if !hostOverrides.isEmpty { object["hostOverrides"] = hostOverrides.jsonObject }
+        if queryLog != QueryLogSettings() { object["queryLog"] = queryLog.jsonObject }
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }
         if let secretKey { object["secretKey"] = redacted ? Self.redactedSecret : secretKey }

@@ -16,11 +16,14 @@ public final class ResolverEngine: Sendable {
         let chain: UpstreamChain
         /// The options every lookup reads, as plain values: copying them retains nothing.
         let lookup: LookupOptions
+        /// `config.queryLog`, read on every logged lookup without reaching into the configuration.
+        let queryLog: QueryLogSettings
 
         init(config: AccountConfig, chain: UpstreamChain) {
             self.config = config
             self.chain = chain
             self.lookup = LookupOptions(config)
+            self.queryLog = config.queryLog
         }
     }
 
@@ -41,6 +44,8 @@ public final class ResolverEngine: Sendable {
         public let rateBurst: Int?
         /// The account's `domains` may refuse a name: every lookup checks it (`allows`).
         public let hasDomainPolicy: Bool
+        /// The account's `queryLog` is on: lookups are logged (`queryLogSettings` says how).
+        public let logsQueries: Bool
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -54,6 +59,7 @@ public final class ResolverEngine: Sendable {
             rateLimit = config.rateLimit
             rateBurst = config.rateBurst
             hasDomainPolicy = !config.domains.isUnrestricted
+            logsQueries = config.queryLog.enabled && config.queryLog.sampleRate > 0
         }
     }
 
@@ -122,6 +128,9 @@ public final class ResolverEngine: Sendable {
 
     /// The options of the request path (no copy of the whole configuration).
     public var lookupOptions: LookupOptions { settings.read { $0.lookup } }
+
+    /// The account's `queryLog`, read in place; asked only when `LookupOptions.logsQueries`.
+    public var queryLogSettings: QueryLogSettings { settings.read { $0.queryLog } }
 
     /// Whether the account's `domains` lets `name` (a request's bytes, any ASCII case) be
     /// resolved; read in place, allocating nothing. Callers ask only when

@@ -50,6 +50,12 @@ public struct FastResponse: ~Copyable {
     /// The body's bytes (a copy).
     public var body: [UInt8] { memory.bytes }
 
+    /// The RCODE of a DNS message body (`application/dns-message`), nil for any other body.
+    var dnsResponseCode: UInt8? {
+        guard contentType == RFC8484Handler.dnsMessageType, memory.count >= 12 else { return nil }
+        return memory.byte(at: 3) & 0x0F
+    }
+
     /// Gives up the body's memory: the caller frees it (or has libmicrohttpd free it).
     consuming func take() -> UnsafeMutableRawPointer { memory.take() }
 }
@@ -79,6 +85,9 @@ struct FastBody: ~Copyable {
     }
 
     var bytes: [UInt8] { Array(UnsafeBufferPointer(start: base, count: count)) }
+
+    /// The byte at `index` (below `count`).
+    func byte(at index: Int) -> UInt8 { base[index] }
 
     consuming func take() -> UnsafeMutableRawPointer {
         let pointer = UnsafeMutableRawPointer(base)

@@ -28,6 +28,8 @@ struct CopiedHead: RequestHead {
     let forwardedFor: String?
     /// The `Accept` header: the one header a route's row depends on (`Route.Condition`).
     let accept: UnsafeRawBufferPointer?
+    /// Not read: the general path logs a lookup from its `HTTPRequest` (`logLookup`).
+    var requestID: String? { nil }
 
     var method: UnsafeRawBufferPointer { parts.method }
     var path: UnsafeRawBufferPointer { parts.path }

@@ -24,6 +24,8 @@ public struct HTTPRequest: Sendable {
     /// pipeline's hit step, which would run the same reader on the same arguments, is skipped
     /// (the handler's lookup still asks the cache first).
     var fastPathDeclined = false
+    /// The access log's id of the request (`X-Request-Id`), nil without the access log.
+    public var requestID: String?
 
     public init(
         method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [],

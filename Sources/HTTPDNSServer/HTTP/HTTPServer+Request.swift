@@ -38,7 +38,10 @@ extension HTTPServer {
         }
         switch advance(existing, &local, { $0.requestComplete() }) {
         case .answer:
-            if let url, let method, let response = fastHandler?(ConnectionHead(connection: connection, method: method, url: url)) {
+            if let url, let method,
+                let response = fastHandler?(
+                    ConnectionHead(connection: connection, method: method, url: url, requestID: existing?.requestID))
+            {
                 guard advance(existing, &local, { $0.handlerAnswered() }) == .send else { return .NO }
                 fastAnswersCounter.increment()
                 return queue(connection, fast: response, method: method, url: url, context: existing)
@@ -123,6 +126,7 @@ extension HTTPServer {
             connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
             body: body, listener: options.listener)
         request.fastPathDeclined = fastPathDeclined
+        request.requestID = existing?.requestID
         switch handler(request) {
         case .response(let response):
             var local = state

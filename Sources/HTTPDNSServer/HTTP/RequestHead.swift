@@ -29,6 +29,8 @@ public protocol RequestHead: SignedRequest {
     /// The first value of a request header, nil when absent (read by the fast path only where a
     /// route depends on one: `Accept` of `/dns-query`), borrowed as the rest of the head.
     func header(_ name: StaticString) -> UnsafeRawBufferPointer?
+    /// The access log's id of the request, nil without the access log (read by the query log).
+    var requestID: String? { get }
 }
 
 /// The query argument names one fast route reads (at most `RequestArguments.capacity`), built
@@ -115,9 +117,11 @@ public struct ConnectionHead: RequestHead {
     let connection: OpaquePointer
     public let method: UnsafeRawBufferPointer
     public let path: UnsafeRawBufferPointer
+    public let requestID: String?
 
-    init(connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>) {
+    init(connection: OpaquePointer, method: UnsafePointer<CChar>, url: UnsafePointer<CChar>, requestID: String? = nil) {
         self.connection = connection
+        self.requestID = requestID
         self.method = UnsafeRawBufferPointer(start: method, count: strlen(method))
         self.path = UnsafeRawBufferPointer(start: url, count: strlen(url))
     }

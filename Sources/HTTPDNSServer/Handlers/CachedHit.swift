@@ -56,7 +56,8 @@ struct HitRequest {
     let arguments: RequestArguments
     let engine: ResolverEngine
     let options: ResolverEngine.LookupOptions
-    /// `MonotonicClock.nanoseconds()` when the fast path began, 0 when durations are not recorded.
+    /// `MonotonicClock.nanoseconds()` when the fast path began, 0 when neither durations are
+    /// recorded nor lookups logged.
     let started: UInt64
     /// The general pipeline runs the reader (`cachedHit`) after its own limits, authentication,
     /// role and encryption steps, and records the duration itself: the reader then only reads,
@@ -83,12 +84,13 @@ extension HTTPDNSService {
         guard head.method.equals("GET"), let (route, pathAccount) = hitRoute(head), let hit = route.pointee.hit,
             let arguments = head.arguments(hit.names)
         else { return nil }
-        let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
+        let timed = recordsRequestDurations
         // The DoH JSON API names its account with `uid` (`default` when absent).
         let account = pathAccount ?? (hit.kind == .dohJSON ? arguments[HitReader.DoHJSON.uid] : nil) ?? Self.defaultAccount
         var response: FastResponse?
         registry.withEngine(utf8: account) { engine in
             let options = engine.lookupOptions
+            let started = timed || options.logsQueries ? MonotonicClock.nanoseconds() : 0
             response = readHit(
                 head, HitRequest(route: route, account: account, arguments: arguments, engine: engine, options: options, started: started))
         }
@@ -180,10 +182,18 @@ extension HTTPDNSService {
         }
         response.endpoint = request.route.pointee.endpoint
         response.account = request.account
-        if request.started != 0 {
+        if request.started != 0 && recordsRequestDurations {
             recordDuration(
                 slot: RequestDurations.slot(request.route.pointee, source: response.source), engine: request.engine,
                 started: request.started)
+        }
+        if request.options.logsQueries {
+            logLookup(
+                LoggedLookup(
+                    host: "", type: family.typeName,
+                    client: head.peerAddress.map { clients.peer($0, forwardedFor: { head.forwardedFor }) },
+                    source: response.source, status: 200, rcode: response.dnsResponseCode, requestID: head.requestID),
+                host: hostText, engine: request.engine, format: request.route.pointee.format, started: request.started)
         }
         return response
     }

@@ -13,6 +13,8 @@ struct PageCursor {
         case cache = "c"
         case stats = "s"
         case statsDomain = "d"
+        /// `GET /v1/{account}/querylog`: the row id the next page starts before.
+        case queryLog = "q"
     }
 
     static func encode(_ kind: Kind, account: String, filter: String = "", _ numbers: [Int]) -> String {
@@ -21,15 +23,17 @@ struct PageCursor {
     }
 
     /// The numbers of `text`, or nil when it was not made by `encode` for this kind, account and
-    /// filter, or does not hold `count` non-negative numbers.
-    static func decode(_ text: String, _ kind: Kind, account: String, filter: String = "", count: Int) -> [Int]? {
+    /// filter, or does not hold `count` non-negative numbers of at most `maximum`.
+    static func decode(
+        _ text: String, _ kind: Kind, account: String, filter: String = "", count: Int, maximum: Int = Int(Int32.max)
+    ) -> [Int]? {
         guard let tilde = text.lastIndex(of: "~") else { return nil }
         let body = String(text[..<tilde])
         guard text[text.index(after: tilde)...] == hex(check(body, account: account, filter: filter)),
             body.hasPrefix(kind.rawValue + "1.")
         else { return nil }
         let parts = body.dropFirst(kind.rawValue.count + 2).split(separator: ".", omittingEmptySubsequences: false)
-        let numbers = parts.compactMap { part in Int(part).flatMap { $0 >= 0 && $0 <= Int(Int32.max) ? $0 : nil } }
+        let numbers = parts.compactMap { part in Int(part).flatMap { $0 >= 0 && $0 <= maximum ? $0 : nil } }
         return numbers.count == count && parts.count == count ? numbers : nil
     }
 

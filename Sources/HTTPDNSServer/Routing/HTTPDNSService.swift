@@ -67,6 +67,9 @@ public final class HTTPDNSService: Sendable {
     let rateLimiter: ClientRateLimiter
     /// Requests to no known account refused by the client rate limit.
     let unknownAccountRefusals: StripedCounter
+    /// The logged lookups of accounts with `queryLog` on, waiting for the store's writer
+    /// (`QueryLogStore`), which drains it off the request threads.
+    public let queryLog = QueryLogQueue()
 
     /// `clock` gives the time client signatures and client rate limits are checked against.
     public init(
@@ -100,6 +103,7 @@ public final class HTTPDNSService: Sendable {
             preload: PreloadHandler(
                 maxHosts: limits.maxPreloadHosts, concurrency: limits.preloadConcurrency, clients: clients, state: state),
             stats: StatsHandler(),
+            queryLog: QueryLogHandler(state: state),
             emas: EMASHandler(clients: clients, lookups: lookups, advertisedAddresses: limits.advertisedAddresses),
             dohJSON: DoHJSONHandler(clients: clients, lookups: lookups),
             rfc8484: RFC8484Handler(clients: clients, lookups: lookups, metrics: dnsMessages))
@@ -146,7 +150,8 @@ public final class HTTPDNSService: Sendable {
     /// authorise → open → arguments → cached hit (`cachedHit`) → replay check (signed changes) →
     /// handler.
     public func handle(_ request: HTTPRequest) -> HandlerResult {
-        let started = recordsRequestDurations ? MonotonicClock.nanoseconds() : 0
+        // Taken for every request: an account that logs lookups records their durations too.
+        let started = MonotonicClock.nanoseconds()
         var routed = Routed()
         switch route(request, &routed) {
         case .response(let response):
@@ -165,6 +170,8 @@ public final class HTTPDNSService: Sendable {
         /// the path's first row when no method matched).
         var timed: Route?
         var engine: ResolverEngine?
+        /// The request, kept only for an account that logs its lookups (`logLookup`).
+        var request: HTTPRequest?
     }
 
     /// Labels a response with its endpoint (and, for the access log, its account) and records
@@ -176,6 +183,9 @@ public final class HTTPDNSService: Sendable {
         response.logAccount = routed.engine?.accountID
         if let timed = routed.timed, recordsRequestDurations {
             recordDuration(slot: RequestDurations.slot(timed, source: response.source), engine: routed.engine, started: started)
+        }
+        if let engine = routed.engine, engine.lookupOptions.logsQueries, let request = routed.request, Self.logsLookups(route) {
+            logLookup(generalLookup(request, route, response), engine: engine, format: route.format, started: started)
         }
         return response
     }
@@ -217,6 +227,7 @@ public final class HTTPDNSService: Sendable {
             routed.timed = first
             let engine = registry.engine(account)
             routed.engine = engine
+            if let engine, engine.lookupOptions.logsQueries { routed.request = request }
             // A method the path does not serve is a 405 whatever the account (`TRACE /resolve`
             // is 405, whichever `uid` it names).
             if served != nil {

@@ -9,6 +9,7 @@ struct RouteHandlers: Sendable {
     let cache: CacheHandler
     let preload: PreloadHandler
     let stats: StatsHandler
+    let queryLog: QueryLogHandler
     let emas: EMASHandler
     let dohJSON: DoHJSONHandler
     let rfc8484: RFC8484Handler

@@ -10,6 +10,7 @@ final class ServiceState: Sendable {
     private let storeHealthSource: Mutex<(@Sendable () -> PersistenceHealth)?> = Mutex(nil)
     private let replicationSource: Mutex<(any Replication)?> = Mutex(nil)
     private let httpMetricsSource: Mutex<HTTPMetrics?> = Mutex(nil)
+    private let queryLogSource: Mutex<(any QueryLogReading)?> = Mutex(nil)
 
     /// `/readyz` answers 200 only while this is true.
     var isReady: Bool {
@@ -30,4 +31,8 @@ final class ServiceState: Sendable {
 
     func attach(_ metrics: HTTPMetrics) { httpMetricsSource.withLock { $0 = metrics } }
     var httpMetrics: HTTPMetrics? { httpMetricsSource.withLock { $0 } }
+
+    func setQueryLogReader(_ reader: any QueryLogReading) { queryLogSource.withLock { $0 = reader } }
+    /// Where the query log is kept; nil without a store.
+    var queryLogReader: (any QueryLogReading)? { queryLogSource.withLock { $0 } }
 }
