@@ -34,10 +34,7 @@ final class QueryLogWriter {
     /// Opens `path` (WAL, `synchronous=NORMAL`), creates the table and prepares the statements.
     init(path: String) throws(StoreError) {
         do {
-            connection = try SQLiteConnection(path: path)
-            try connection.setBusyTimeout(milliseconds: 5_000)
-            try connection.execute("PRAGMA journal_mode=WAL")
-            try connection.execute("PRAGMA synchronous=NORMAL")
+            connection = try SQLiteConnection.openForWriting(path: path)
             try connection.execute(Self.schema, failure: .schema)
             beginImmediate = try connection.prepare("BEGIN IMMEDIATE")
             commit = try connection.prepare("COMMIT")

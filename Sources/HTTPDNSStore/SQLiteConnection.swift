@@ -22,6 +22,18 @@ final class SQLiteConnection {
         handle = db
     }
 
+    /// Opens `path` as a writer's connection: a 5 s busy timeout, WAL with `synchronous=NORMAL`
+    /// (a process crash loses no commit; a power loss may lose the last ones, never the file's
+    /// consistency), the WAL truncated back to 64 MiB after a checkpoint (a huge batch can grow it).
+    static func openForWriting(path: String) throws(StoreError) -> SQLiteConnection {
+        let connection = try SQLiteConnection(path: path)
+        try connection.setBusyTimeout(milliseconds: 5_000)
+        try connection.execute("PRAGMA journal_mode=WAL")
+        try connection.execute("PRAGMA synchronous=NORMAL")
+        try connection.execute("PRAGMA journal_size_limit=67108864")
+        return connection
+    }
+
     deinit { close() }
 
     var isOpen: Bool { handle != nil }

@@ -20,12 +20,7 @@ final class StoreWriter {
     /// prepares the statements. Errors name the path.
     init(path: String) throws(StoreError) {
         do {
-            connection = try SQLiteConnection(path: path)
-            try connection.setBusyTimeout(milliseconds: 5_000)
-            try connection.execute("PRAGMA journal_mode=WAL")
-            try connection.execute("PRAGMA synchronous=NORMAL")
-            // Truncate the WAL back to 64 MiB after a checkpoint (a huge batch can grow it).
-            try connection.execute("PRAGMA journal_size_limit=67108864")
+            connection = try SQLiteConnection.openForWriting(path: path)
             try StoreSchema.migrate(connection)
             beginImmediate = try connection.prepare("BEGIN IMMEDIATE")
             commit = try connection.prepare("COMMIT")

@@ -26,24 +26,9 @@ struct DomainListTests {
         // Allowed: names under wild.example.test (the wildcard), www exactly; `denied`, below the
         // wildcard, is refused by `deny`; `unlisted` matches nothing.
         let allowed = TestZone.unique("ok"), denied = TestZone.unique("deny"), unlisted = TestZone.nxdomain("unlisted")
-        try await withService(
-            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
-            configure: { servers, options in
-                options.config = [
-                    "accounts": [
-                        "default": loopbackAccount(
-                            servers, upstreams: [servers.json.upstreamSpec],
-                            [
-                                "localDNSFallback": false,
-                                "domains": [
-                                    "mode": "listed", "allow": [.string(TestZone.www), "*.wild.example.test"],
-                                    "deny": [.string(denied)],
-                                ],
-                            ])
-                    ]
-                ]
-            }
-        ) { servers, service in
+        try await withJSONUpstreamAccount([
+            "domains": ["mode": "listed", "allow": [.string(TestZone.www), "*.wild.example.test"], "deny": [.string(denied)]]
+        ]) { servers, service in
             let client = service.client
             #expect(try await client.get("/v1/default/resolve?host=\(allowed)&type=A").json["ips"]?.strings == TestZone.wildV4)
             for name in [denied, unlisted, "wild.example.test", denied.uppercased()] {

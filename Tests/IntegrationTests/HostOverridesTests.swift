@@ -8,24 +8,12 @@ import Testing
 struct HostOverridesIntegrationTests {
     @Test func aRulesTTLAndNoCachingApplyToItsNamesOnly() async throws {
         let live = TestZone.unique("live")
-        try await withService(
-            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
-            configure: { servers, options in
-                options.config = [
-                    "accounts": [
-                        "default": loopbackAccount(
-                            servers, upstreams: [servers.json.upstreamSpec],
-                            [
-                                "localDNSFallback": false,
-                                "hostOverrides": [
-                                    ["hosts": [.string(TestZone.www)], "ttl": 7],
-                                    ["hosts": ["*.wild.example.test"], "cache": false],
-                                ],
-                            ])
-                    ]
-                ]
-            }
-        ) { servers, service in
+        try await withJSONUpstreamAccount([
+            "hostOverrides": [
+                ["hosts": [.string(TestZone.www)], "ttl": 7],
+                ["hosts": ["*.wild.example.test"], "cache": false],
+            ]
+        ]) { servers, service in
             let client = service.client
             let first = try await client.get("/v1/default/resolve?host=\(TestZone.www)&type=A").json
             #expect(first["origin_ttl"]?.int == 7, "\(first)")

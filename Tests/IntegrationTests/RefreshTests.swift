@@ -5,22 +5,8 @@ import Testing
 /// Refresh-ahead and `POST /v1/{account}/cache/refresh`, counted at the JSON responder.
 @Suite("Refresh")
 struct RefreshTests {
-    /// httpdnsd whose default account asks the JSON responder only.
-    private func withJSONService(_ body: (TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
-        try await withService(
-            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
-            configure: { servers, options in
-                options.config = [
-                    "accounts": [
-                        "default": loopbackAccount(
-                            servers, upstreams: [servers.json.upstreamSpec], ["localDNSFallback": false])
-                    ]
-                ]
-            }, body)
-    }
-
     @Test func requestsInTheLastTenthOfTheTTLRefreshTheEntryOnceBeforeItExpires() async throws {
-        try await withJSONService { servers, service in
+        try await withJSONUpstreamAccount { servers, service in
             // The window is one second of wall-clock time (TTL 3 s: the last second, 10% but at
             // least 1 s). A loaded machine can deliver the requests meant for it after the entry
             // expired; such an attempt shows nothing about refresh-ahead, so it is made again with
@@ -77,7 +63,7 @@ struct RefreshTests {
 
     @Test func cacheRefreshReResolvesEveryCachedEntryInTheBackground() async throws {
         let names = (0..<3).map { TestZone.unique("refresh\($0)") }
-        try await withJSONService { servers, service in
+        try await withJSONUpstreamAccount { servers, service in
             for name in names {
                 #expect(try await service.client.get("/v1/default/resolve?host=\(name)&type=A").status == 200)
             }
@@ -102,7 +88,7 @@ struct RefreshTests {
     @Test func cacheRefreshMakesAChangedRecordVisibleBeforeTheTTLRunsOut() async throws {
         let name = TestZone.unique("rotated")
         let newAddress = "127.0.0.75"
-        try await withJSONService { servers, service in
+        try await withJSONUpstreamAccount { servers, service in
             let path = "/v1/default/resolve?host=\(name)&type=A"
             #expect(try await service.client.get(path).json["ips"]?.strings == TestZone.wildV4)
             try await servers.unbound.setAddresses(of: name, [newAddress], ttl: 300)

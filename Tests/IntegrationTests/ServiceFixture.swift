@@ -54,6 +54,23 @@ func loopbackAccount(
     return .object(account)
 }
 
+/// Like `withService`, with the default account on the JSON upstream alone (no system-resolver
+/// fallback, so every answer is the JSON server's) and `extra` account keys.
+func withJSONUpstreamAccount(
+    _ extra: [String: TestJSON] = [:],
+    configure: (TestServers, inout HTTPDNSDOptions) -> Void = { _, _ in },
+    _ body: (TestServers, HTTPDNSDProcess) async throws -> Void
+) async throws {
+    try await withService(
+        upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
+        configure: { servers, options in
+            var keys: [String: TestJSON] = ["localDNSFallback": false]
+            keys.merge(extra) { _, new in new }
+            options.config = ["accounts": ["default": loopbackAccount(servers, upstreams: [servers.json.upstreamSpec], keys)]]
+            configure(servers, &options)
+        }, body)
+}
+
 /// Sum of httpdns_upstream_requests_total for `upstream` (any account) with `outcome` (any if nil).
 func upstreamRequests(_ metrics: PrometheusText, upstream: String, outcome: String? = nil) -> Double {
     var labels = ["upstream": upstream]

@@ -41,18 +41,7 @@ struct UpstreamTests {
     }
 
     @Test func jsonUpstreamNXDOMAINIsNegativeAndCappedByMaxNegativeCache() async throws {
-        try await withService(
-            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
-            configure: { servers, options in
-                options.config = [
-                    "accounts": [
-                        "default": loopbackAccount(
-                            servers, upstreams: [servers.json.upstreamSpec],
-                            ["maxNegativeCache": 10])
-                    ]
-                ]
-            }
-        ) { servers, service in
+        try await withJSONUpstreamAccount(["maxNegativeCache": 10]) { servers, service in
             let name = TestZone.nxdomain()
             let body = try await service.client.get("/v1/default/resolve?host=\(name)&type=A").json
             #expect(body["nxdomain"]?.bool == true)
@@ -118,18 +107,7 @@ struct UpstreamTests {
     }
 
     @Test func slowUpstreamBeyondTheAccountTimeoutIs504UpstreamTimeout() async throws {
-        try await withService(
-            upstreams: { [$0.json.upstreamSpec] }, localDNSFallback: false,
-            configure: { servers, options in
-                options.config = [
-                    "accounts": [
-                        "default": loopbackAccount(
-                            servers, upstreams: [servers.json.upstreamSpec],
-                            ["timeout": 1])
-                    ]
-                ]
-            }
-        ) { servers, service in
+        try await withJSONUpstreamAccount(["timeout": 1]) { servers, service in
             // The upstream would answer after 60 s; the account's 1 s timeout must answer first. The
             // bound separates the two by a margin no load closes.
             try await servers.json.setDelay(milliseconds: 60_000)
