@@ -102,6 +102,11 @@ extension HTTPDNSClient {
     /// `entry` as an answer (kept for its TTL), or the failure it carries.
     private func outcome(of entry: ResolveEntry, asked host: String) -> Result<HTTPDNSAnswer, HTTPDNSClientError> {
         if let error = entry.error {
+            // Refused for this name alone, as a one-name request would be (403): no other
+            // service would answer it either.
+            if error.code == Self.domainNotAllowed {
+                return .failure(.refused(status: 403, code: error.code, message: error.message ?? ""))
+            }
             return .failure(.unavailable(failures: ["\(error.code): \(error.message ?? "")"], system: nil))
         }
         let answer = HTTPDNSAnswer(

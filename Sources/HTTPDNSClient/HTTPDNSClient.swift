@@ -112,13 +112,28 @@ public actor HTTPDNSClient {
             }
         }
         for host in unique {
-            guard case .failure(let error) = results[host.lowercased()], case .unavailable(let failures, _) = error,
-                configuration.systemResolverFallback
+            guard configuration.systemResolverFallback, case .failure(let error) = results[host.lowercased()],
+                let failures = Self.systemResolverAnswers(error)
             else { continue }
             results[host.lowercased()] = await resolveBySystem(host, failures: failures)
         }
         return results
     }
+
+    /// The failures to report when `error` leaves a name to the system resolver: no service
+    /// answered, or the account does not resolve the name through HTTPDNS (`DomainNotAllowed`, the
+    /// tenant's domain list: the name is meant for the device's own DNS, as EMAS SDKs take an
+    /// empty answer). Nil for an error the system resolver must not paper over.
+    static func systemResolverAnswers(_ error: HTTPDNSClientError) -> [String]? {
+        switch error {
+        case .unavailable(let failures, _): failures
+        case .refused(_, let code, let message) where code == domainNotAllowed: ["\(code): \(message)"]
+        default: nil
+        }
+    }
+
+    /// The v1 API's code for a name the account's domain list refuses.
+    static let domainNotAllowed = "DomainNotAllowed"
 
     func resolveBySystem(_ host: String, failures: [String]) async -> Result<HTTPDNSAnswer, HTTPDNSClientError> {
         do {

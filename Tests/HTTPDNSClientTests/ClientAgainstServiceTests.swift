@@ -40,6 +40,25 @@ struct ClientAgainstServiceTests {
         }
     }
 
+    @Test func aNameOutsideTheAccountsDomainListIsLeftToTheSystemResolver() async throws {
+        // `localhost` is what the system resolver here answers without asking any DNS server.
+        try await ClientServiceFixture.withSignedService(["domains": ["mode": "listed", "allow": [.string(TestZone.www)]]]) {
+            url, _, _ in
+            let client = HTTPDNSClient(configuration: configuration([url], fallback: true))
+            #expect(try await client.resolve(TestZone.www).source == .service)
+            let local = try await client.resolve("localhost")
+            #expect(local.source == .system && !local.addresses.isEmpty, "\(local)")
+
+            let strict = HTTPDNSClient(configuration: configuration([url]))
+            await #expect {
+                try await strict.resolve(TestZone.v4Only)
+            } throws: { error in
+                guard case .refused(403, "DomainNotAllowed", _) = error as? HTTPDNSClientError else { return false }
+                return true
+            }
+        }
+    }
+
     @Test func aDeadServiceIsSkippedAndNoServiceFallsBackToTheSystem() async throws {
         try await ClientServiceFixture.withSignedService { url, _, _ in
             let dead = URL(string: "http://127.0.0.1:\(deadPort())")!

@@ -11,9 +11,12 @@ enum ClientServiceFixture {
     /// The `aesSecretKey` of the encrypted accounts.
     static let aesKey = "6f1c2b3a495867768594a3b2c1d0efe0f1e2d3c4b5a69788796a5b4c3d2e1f00"
 
-    /// Runs `body` with the service's base URL; afterwards the secret must not be in its log.
-    static func withSignedService(_ body: (URL, TestServers, HTTPDNSDProcess) async throws -> Void) async throws {
-        try await withService(["shop": ["requireSignedRequests": true]], body)
+    /// Runs `body` with the service's base URL, account `shop` having `extra` keys too; afterwards
+    /// the secret must not be in its log.
+    static func withSignedService(
+        _ extra: [String: TestJSON] = [:], _ body: (URL, TestServers, HTTPDNSDProcess) async throws -> Void
+    ) async throws {
+        try await withService(["shop": extra.merging(["requireSignedRequests": true]) { $1 }], body)
     }
 
     /// Runs `body` with a service that has account `sealed` (`requireEncryption`) and account

@@ -124,6 +124,33 @@ struct HTTPDNSClientTests {
         #expect(transport.urls.count == 1 && transport.urls[0].argument("host") == "a.example,b.example")
     }
 
+    @Test func aNameTheAccountDoesNotServeGoesToTheSystemResolverOnlyWithFallback() async throws {
+        let refusal = #"{"error":{"code":"DomainNotAllowed","message":"not listed"}}"#
+        let single = StubTransport { _ in StubTransport.json(refusal, status: 403) }
+        let system = StubSystemResolver(["a.example": ["192.0.2.9"]])
+        let answer = try await client(single, services: [Self.serviceA, Self.serviceB], fallback: true, system: system)
+            .resolve("a.example")
+        #expect(answer.source == .system && answer.ipv4 == ["192.0.2.9"])
+        #expect(single.urls.count == 1, "another service would refuse the name too")
+        await #expect(throws: HTTPDNSClientError.refused(status: 403, code: "DomainNotAllowed", message: "not listed")) {
+            try await client(single, fallback: false, system: system).resolve("a.example")
+        }
+
+        let batch = StubTransport { _ in
+            StubTransport.json(
+                #"{"results":[{"host":"a.example","error":{"code":"DomainNotAllowed","message":"not listed"}},"#
+                    + #"{"host":"b.example","ips":["192.0.2.2"],"ipsv6":[],"ttl":60}]}"#)
+        }
+        let results = await client(batch, fallback: false, system: system).resolve(["a.example", "b.example"])
+        #expect(throws: HTTPDNSClientError.refused(status: 403, code: "DomainNotAllowed", message: "not listed")) {
+            try results[0].get()
+        }
+        #expect(try results[1].get().source == .service)
+        let fallen = await client(batch, fallback: true, system: system).resolve(["a.example", "b.example"])
+        #expect(try fallen[0].get().source == .system)
+        #expect(system.count == 2)
+    }
+
     @Test func aWrongDeviceClockIsCorrectedFromTheDateHeader() async throws {
         let clock = ManualHTTPDNSClock()
         let serverNow = clock.now().addingTimeInterval(3600)
