@@ -9,7 +9,10 @@ final class QueryLogWriter {
     private let commit: SQLiteStatement
     private let insert: SQLiteStatement
     private let deleteExpired: SQLiteStatement
+    /// A page of one account's entries, along its (account, id) index.
     private let select: SQLiteStatement
+    /// A page of every account's entries, along the row ids.
+    private let selectAll: SQLiteStatement
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS query_log(
@@ -45,16 +48,10 @@ final class QueryLogWriter {
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                 """)
             deleteExpired = try connection.prepare("DELETE FROM query_log WHERE expires <= ?1")
-            // Newest first along the (account, id) index: a page reads `limit` rows (and those
-            // the filters skip), whatever the table's size.
-            select = try connection.prepare(
-                """
-                SELECT id, time, host, type, format, client, source, status, rcode, duration_us, request_id, expires
-                FROM query_log
-                WHERE account = ?1 AND id < ?2 AND time >= ?3 AND expires > ?4
-                AND (?5 IS NULL OR host = ?5) AND (?6 IS NULL OR status = ?6)
-                ORDER BY id DESC LIMIT ?7
-                """)
+            // Newest first along the (account, id) index, or the row ids for every account: a
+            // page reads `limit` rows (and those the filters skip), whatever the table's size.
+            select = try connection.prepare(Self.page(where: "account = ?1 AND"))
+            selectAll = try connection.prepare(Self.page(where: ""))
         } catch {
             throw error.message.contains(path) ? error : error.prefixed("query log database '\(path)'")
         }
@@ -95,9 +92,21 @@ final class QueryLogWriter {
         return connection.changes
     }
 
+    /// The query of one page, `account` the condition that picks one account's rows (or none).
+    private static func page(where account: String) -> String {
+        """
+        SELECT id, time, host, type, format, client, source, status, rcode, duration_us, request_id, expires, account
+        FROM query_log
+        WHERE \(account) id < ?2 AND time >= ?3 AND expires > ?4
+        AND (?5 IS NULL OR host = ?5) AND (?6 IS NULL OR status = ?6)
+        ORDER BY id DESC LIMIT ?7
+        """
+    }
+
     /// One page of `query` at `now` (expired entries not yet deleted are not shown).
     func page(_ query: QueryLogQuery, now: Double) throws(StoreError) -> QueryLogPage {
-        try select.bind(query.account, at: 1)
+        let select = query.account == nil ? selectAll : select
+        if let account = query.account { try select.bind(account, at: 1) }
         try select.bind(query.before ?? Int64.max, at: 2)
         try select.bind(query.since, at: 3)
         try select.bind(now, at: 4)
@@ -109,7 +118,7 @@ final class QueryLogWriter {
         do {
             while try select.step(failure: .read) {
                 let entry = QueryLogEntry(
-                    account: query.account, time: select.double(at: 1), host: select.text(at: 2), type: select.text(at: 3),
+                    account: select.text(at: 12), time: select.double(at: 1), host: select.text(at: 2), type: select.text(at: 3),
                     format: select.text(at: 4), client: select.text(at: 5), source: select.text(at: 6),
                     status: Int(select.int64(at: 7)), rcode: select.text(at: 8), durationMicroseconds: Int(select.int64(at: 9)),
                     requestID: select.text(at: 10), expires: select.double(at: 11))
@@ -127,7 +136,7 @@ final class QueryLogWriter {
 
     /// Finalizes the statements and closes the connection. Idempotent.
     func close() {
-        for statement in [beginImmediate, commit, insert, deleteExpired, select] { statement.finalize() }
+        for statement in [beginImmediate, commit, insert, deleteExpired, select, selectAll] { statement.finalize() }
         connection.close()
     }
 }

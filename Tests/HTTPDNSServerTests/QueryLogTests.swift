@@ -74,11 +74,12 @@ import Testing
     @Test func aCursorIsBoundToItsAccountAndFilters() throws {
         let query = QueryLogQuery(account: "default", host: "a.test", limit: 10)
         let page = QueryLogPage(entries: [], next: 12_345_678_901)
-        let body = QueryLogHandler.response(page, account: "default", query: query).bodyText
+        let body = QueryLogHandler.response(page, query: query, labelled: false).bodyText
         let cursor = try #require(body.split(separator: "\"").dropLast().last.map(String.init))
         var request = HTTPRequest(method: "GET", path: "/v1/default/querylog", query: ["host": "a.test", "cursor": cursor])
         #expect(try QueryLogHandler.query(request, account: "default").before == 12_345_678_901)
         #expect(throws: APIError.self) { try QueryLogHandler.query(request, account: "other") }
+        #expect(throws: APIError.self) { try QueryLogHandler.query(request, account: nil) }
         request.query = QueryArguments(["host": "b.test", "cursor": cursor])
         #expect(throws: APIError.self) { try QueryLogHandler.query(request, account: "default") }
     }

@@ -48,6 +48,25 @@ import Testing
         }
     }
 
+    @Test func everyAccountsPageNamesEachEntrysAccount() async throws {
+        try await TemporaryDatabase.with { database in
+            let queue = QueryLogQueue()
+            let store = try QueryLogStore(
+                path: database.path + ".querylog", entries: queue, flushInterval: 3600, clock: ManualClock(start: 1_000))
+            defer { store.close() }
+            queue.offer(Self.entry("a.test", time: 990, account: "shop"))
+            queue.offer(Self.entry("b.test", time: 991, account: "other"))
+            queue.offer(Self.entry("c.test", time: 992, account: "shop"))
+            await Self.flush(store)
+            let first = try await Self.read(store, QueryLogQuery(account: nil, limit: 2))
+            #expect(first.entries.map { "\($0.entry.account) \($0.entry.host)" } == ["shop c.test", "other b.test"])
+            let rest = try await Self.read(store, QueryLogQuery(account: nil, limit: 2, before: first.next))
+            #expect(rest.entries.map { "\($0.entry.account) \($0.entry.host)" } == ["shop a.test"] && rest.next == nil)
+            let one = try await Self.read(store, QueryLogQuery(account: "other", limit: 10))
+            #expect(one.entries.map(\.entry.host) == ["b.test"])
+        }
+    }
+
     @Test func filtersSelectByTimeHostAndStatus() async throws {
         try await TemporaryDatabase.with { database in
             let queue = QueryLogQueue()

@@ -118,6 +118,40 @@ struct QueryLogIntegrationTests {
         }
     }
 
+    @Test func theOpsListenerShowsEveryAccountsEntriesToTheAdminOnly() async throws {
+        let opsPort = freePort()
+        let shop = TestZone.unique("qs"), other = TestZone.unique("qo")
+        try await withService(configure: { servers, options in
+            options.adminToken = Self.token
+            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
+            let logged: [String: TestJSON] = ["queryLog": ["enabled": true]]
+            options.config = ["accounts": ["shop": loopbackAccount(servers, logged), "other": loopbackAccount(servers, logged)]]
+        }) { _, service in
+            let ops = HTTPClient(port: opsPort)
+            let bearer = ["Authorization": "Bearer \(Self.token)"]
+            #expect(try await service.client.get("/v1/shop/resolve?host=\(shop)&type=A").status == 200)
+            #expect(try await service.client.get("/v1/other/resolve?host=\(other)&type=A").status == 200)
+            let entries = try await poll(for: 20, every: .milliseconds(200)) { () -> [TestJSON]? in
+                let page = try await ops.get("/v1/querylog?limit=10", headers: bearer)
+                guard let entries = page.json["entries"]?.array, entries.count >= 2 else { return nil }
+                return entries
+            }
+            let all = try #require(entries, "the two lookups never reached the log")
+            #expect(all.map { "\($0["account"]?.string ?? "") \($0["host"]?.string ?? "")" } == ["other \(other)", "shop \(shop)"])
+            let one = try await ops.get("/v1/querylog?account=shop", headers: bearer).json["entries"]?.array ?? []
+            #expect(one.map { $0["host"]?.string } == [shop])
+            let first = try await ops.get("/v1/querylog?limit=1", headers: bearer)
+            let cursor = try #require(first.json["next_cursor"]?.string)
+            let next = try await ops.get("/v1/querylog?limit=1&cursor=\(cursor)", headers: bearer).json["entries"]?.array ?? []
+            #expect(next.map { $0["host"]?.string } == [shop])
+            expectError(
+                try await ops.get("/v1/querylog?account=shop&cursor=\(cursor)", headers: bearer), status: 400, code: "InvalidParameter")
+            expectError(try await ops.get("/v1/querylog?account=no%20such", headers: bearer), status: 400, code: "InvalidParameter")
+            expectError(try await ops.get("/v1/querylog"), status: 401, code: "Unauthorized")
+            expectError(try await service.client.get("/v1/querylog", headers: bearer), status: 404, code: "NotFound")
+        }
+    }
+
     @Test func retentionDeletesOldRowsAndEntriesSurviveARestart() async throws {
         let short = TestZone.unique("short"), kept = TestZone.unique("kept")
         let database = try await withTestServers { servers in

@@ -60,18 +60,19 @@ public struct QueryLogEntry: Sendable, Equatable {
     }
 }
 
-/// What `GET /v1/{account}/querylog` asks for: one account's entries, newest first, from
-/// `since` on, optionally of one `host` and one `status`, at most `limit`, older than the
-/// entry `before` (a row id from the previous page; nil for the newest).
+/// What `GET /v1/{account}/querylog` asks for: one account's entries (every account's for nil,
+/// the operator's `GET /v1/querylog`), newest first, from `since` on, optionally of one `host`
+/// and one `status`, at most `limit`, older than the entry `before` (a row id from the previous
+/// page; nil for the newest).
 public struct QueryLogQuery: Sendable, Equatable {
-    public var account: String
+    public var account: String?
     public var since: Double
     public var host: String?
     public var status: Int?
     public var limit: Int
     public var before: Int64?
 
-    public init(account: String, since: Double = 0, host: String? = nil, status: Int? = nil, limit: Int, before: Int64? = nil) {
+    public init(account: String?, since: Double = 0, host: String? = nil, status: Int? = nil, limit: Int, before: Int64? = nil) {
         self.account = account
         self.since = since
         self.host = host

@@ -1,6 +1,7 @@
 import HTTPDNSCore
 
-/// `GET /v1/{account}/querylog`: the account's logged lookups, newest first, paged.
+/// `GET /v1/{account}/querylog`: the account's logged lookups, newest first, paged; and the
+/// operator's `GET /v1/querylog` (admin): every account's, or one's by `account`.
 struct QueryLogHandler: Sendable {
     let state: ServiceState
 
@@ -10,15 +11,29 @@ struct QueryLogHandler: Sendable {
     /// index; the read runs on the query log's own queue and the answer is deferred until it
     /// is done. 400 naming the argument for a bad one; 503 when no store keeps the log.
     func entries(_ request: HTTPRequest, engine: ResolverEngine) throws(APIError) -> HandlerResult {
-        let query = try Self.query(request, account: engine.accountID)
+        try entries(Self.query(request, account: engine.accountID), labelled: false)
+    }
+
+    /// The operator's view: the entries of every account (each labelled with its `account`),
+    /// or of the one the `account` argument names (which need not exist any more: its entries
+    /// stay for their retention).
+    func allEntries(_ request: HTTPRequest) throws(APIError) -> HandlerResult {
+        var account: String?
+        if let text = request.query["account"] {
+            guard AccountID(text) != nil else { throw APIError(.invalidParameter, "account must be an account id, got '\(text)'") }
+            account = text
+        }
+        return try entries(Self.query(request, account: account), labelled: true)
+    }
+
+    private func entries(_ query: QueryLogQuery, labelled: Bool) throws(APIError) -> HandlerResult {
         guard let reader = state.queryLogReader else {
             throw APIError(.storeUnavailable, "the query log is not kept (no store)")
         }
-        let account = engine.accountID
         return .deferred { respond in
             reader.read(query) { result in
                 switch result {
-                case .success(let page): respond(Self.response(page, account: account, query: query))
+                case .success(let page): respond(Self.response(page, query: query, labelled: labelled))
                 case .failure(let error): respond(APIError(.storeUnavailable, "the query log cannot be read: \(error.message)").response)
                 }
             }
@@ -26,7 +41,7 @@ struct QueryLogHandler: Sendable {
     }
 
     /// The query `request`'s arguments ask for; throws `invalidParameter` naming the bad one.
-    static func query(_ request: HTTPRequest, account: String) throws(APIError) -> QueryLogQuery {
+    static func query(_ request: HTTPRequest, account: String?) throws(APIError) -> QueryLogQuery {
         var query = QueryLogQuery(account: account, limit: defaultLimit)
         if let text = request.query["limit"] {
             guard let value = Int(text), (1...maxLimit).contains(value) else {
@@ -51,7 +66,9 @@ struct QueryLogHandler: Sendable {
             query.status = value
         }
         if let text = request.query["cursor"], !text.isEmpty {
-            guard let numbers = PageCursor.decode(text, .queryLog, account: account, filter: filter(query), count: 1, maximum: .max)
+            guard
+                let numbers = PageCursor.decode(
+                    text, .queryLog, account: account ?? "", filter: filter(query), count: 1, maximum: .max)
             else {
                 throw APIError(.invalidParameter, "cursor '\(text)' was not returned by this endpoint for this account and these filters")
             }
@@ -65,8 +82,8 @@ struct QueryLogHandler: Sendable {
         "\(query.since)|\(query.host ?? "")|\(query.status.map(String.init) ?? "")"
     }
 
-    /// `{"entries":[...],"next_cursor":".."|null}`.
-    static func response(_ page: QueryLogPage, account: String, query: QueryLogQuery) -> HTTPResponse {
+    /// `{"entries":[...],"next_cursor":".."|null}`; each entry names its account when `labelled`.
+    static func response(_ page: QueryLogPage, query: QueryLogQuery, labelled: Bool) -> HTTPResponse {
         var writer = JSONWriter(capacity: 256 * page.entries.count + 64)
         writer.raw("{")
         writer.key("entries")
@@ -74,6 +91,7 @@ struct QueryLogHandler: Sendable {
         for (index, (_, entry)) in page.entries.enumerated() {
             if index > 0 { writer.comma() }
             writer.raw("{")
+            if labelled { writer.key("account"); writer.string(entry.account); writer.comma() }
             writer.key("time"); writer.raw(Self.seconds(entry.time)); writer.comma()
             writer.key("host"); writer.string(entry.host); writer.comma()
             writer.key("type"); writer.string(entry.type); writer.comma()
@@ -90,7 +108,7 @@ struct QueryLogHandler: Sendable {
         writer.comma()
         writer.key("next_cursor")
         if let next = page.next {
-            writer.string(PageCursor.encode(.queryLog, account: account, filter: filter(query), [Int(next)]))
+            writer.string(PageCursor.encode(.queryLog, account: query.account ?? "", filter: filter(query), [Int(next)]))
         } else {
             writer.raw("null")
         }

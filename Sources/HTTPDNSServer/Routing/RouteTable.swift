@@ -58,6 +58,7 @@ struct RouteTable: Sendable {
         Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { handlers, match in
             handlers.admin.deleteAccount(match.id!, request: match.request)
         },
+        Route("GET", "/v1/querylog", .ops, .admin) { handlers, match throws(APIError) in try handlers.queryLog.allEntries(match.request) },
         Route("GET", "/v1/{account}/resolve", .main, .client(.resolve), hit: .v1Resolve) { handlers, match, engine throws(APIError) in
             try handlers.resolve.resolve(match.request, engine: engine)
         },
