@@ -32,6 +32,7 @@ let package = Package(
         .systemLibrary(name: "CMalloc"),
         // No pkgConfig: hiredis.pc adds -D_FILE_OFFSET_BITS=64, which SwiftPM prohibits (the headers are in /usr/include).
         .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
+        .systemLibrary(name: "CFstrm", pkgConfig: "libfstrm", providers: [.apt(["libfstrm-dev"])]),
 
         // The git revision compiled in (scripts/build-revision.sh writes its ignored revision.h).
         .target(name: "CBuildRevision"),
@@ -51,12 +52,16 @@ let package = Package(
         // Redis (docs/redis.md): hiredis connections on their own event loops, and the shared answer tier.
         .target(name: "HTTPDNSRedis", dependencies: ["HTTPDNSCore", "HTTPDNSLoop", "CHiredis"], swiftSettings: optimized),
         .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"], swiftSettings: optimized),
+        // The query log streamed as dnstap over Frame Streams (libfstrm), docs/querylog.md.
+        .target(name: "HTTPDNSTap", dependencies: ["HTTPDNSCore", "HTTPDNSWire", "CFstrm"], swiftSettings: optimized),
         .target(
             name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CMicroHTTPD"],
             swiftSettings: optimized),
         .executableTarget(
             name: "httpdnsd",
-            dependencies: ["HTTPDNSCore", "HTTPDNSConfig", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis"],
+            dependencies: [
+                "HTTPDNSCore", "HTTPDNSConfig", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis", "HTTPDNSTap",
+            ],
             swiftSettings: optimized
         ),
         .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore"], path: "Tests/HTTPDNSTestSupport"),
@@ -67,6 +72,7 @@ let package = Package(
         .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSLoop", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSCore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSTapTests", dependencies: ["HTTPDNSTap", "HTTPDNSCore"]),
         .testTarget(name: "HTTPDNSServerTests", dependencies: ["HTTPDNSServer", "HTTPDNSCore", "HTTPDNSWire", "HTTPDNSTestSupport"]),
         .testTarget(name: "IntegrationTests", dependencies: ["HTTPDNSTestSupport", "HTTPDNSWire"]),
 

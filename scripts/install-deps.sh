@@ -27,6 +27,7 @@ PACKAGES=(
   libssl-dev
   libknot-dev
   libhiredis-dev
+  libfstrm-dev
   pkg-config
 )
 # To test: the servers the integration tests start on loopback and the clients and checkers they run.
@@ -46,6 +47,8 @@ TEST_PACKAGES=(
   systemd
   gcc
   golang-go
+  fstrm-bin
+  dnstap-ldns
 )
 ((test_tools)) && PACKAGES+=("${TEST_PACKAGES[@]}")
 PACKAGES+=("$@")

@@ -147,6 +147,15 @@ extension ServiceConfig {
             config.dnsAccount = value
         },
         Setting(
+            key: "dnstapSocket", env: "HTTPDNS_DNSTAP_SOCKET", flag: "--dnstap-socket",
+            help: "Unix socket of a dnstap collector (Frame Streams) the query log is streamed to (default none)"
+        ) { config, value, name throws(ConfigError) in
+            guard value.hasPrefix("/"), value.utf8.count < 108 else {
+                throw ConfigError(key: name, "must be an absolute path of at most 107 bytes (a Unix socket's), got '\(value)'")
+            }
+            config.dnstapSocket = value
+        },
+        Setting(
             key: "connectionMemoryLimit", env: "HTTPDNS_CONNECTION_MEMORY_LIMIT", flag: "--connection-memory-limit",
             help:
                 "buffer bytes per connection: request head, parsed fields, response head (default 16384; serves the longest API request, about 7 KB, twice over)"

@@ -31,6 +31,8 @@ public struct ServiceConfig: Sendable, Equatable {
     public var dnsListen: ListenAddress?
     /// The account the plain DNS listener answers for.
     public var dnsAccount = "default"
+    /// The Unix socket of a dnstap collector the query log is streamed to; nil: none.
+    public var dnstapSocket: String?
     /// Bytes of buffer per connection (headers and body chunks).
     public var connectionMemoryLimit = 16_384
     /// Largest request body accepted; 413 beyond.

@@ -14,6 +14,8 @@ public final class QueryLogStore: QueryLogReading, @unchecked Sendable {
     private let timer: DispatchSourceTimer
     private let entries: QueryLogQueue
     private let clock: any WallClock
+    /// Where each drained batch goes besides the file (the dnstap stream), nil for nowhere.
+    private let tap: (any QueryLogTap)?
     /// Only touched on `queue`; nil once closed.
     private var writer: QueryLogWriter?
     private let writeErrorsCounter = Atomic<Int>(0)
@@ -21,11 +23,16 @@ public final class QueryLogStore: QueryLogReading, @unchecked Sendable {
     /// Whether the last failure was logged (one line per change of state).
     private var failing = false
 
-    /// Opens (creates) the file at `path` and starts draining `entries` every `flushInterval` seconds.
-    public init(path: String, entries: QueryLogQueue, flushInterval: Double = 1, clock: any WallClock = SystemClock()) throws(StoreError) {
+    /// Opens (creates) the file at `path` and starts draining `entries` every `flushInterval`
+    /// seconds, into the file and to `tap`.
+    public init(
+        path: String, entries: QueryLogQueue, flushInterval: Double = 1, clock: any WallClock = SystemClock(),
+        tap: (any QueryLogTap)? = nil
+    ) throws(StoreError) {
         self.path = path
         self.entries = entries
         self.clock = clock
+        self.tap = tap
         let queue = DispatchQueue(label: "httpdnsd.querylog.writer", qos: .utility)
         let opened = queue.sync { Result { () throws(StoreError) in try QueryLogWriter(path: path) } }
         writer = try opened.get()
@@ -82,6 +89,7 @@ public final class QueryLogStore: QueryLogReading, @unchecked Sendable {
         // `drain` decodes the records and masks their clients here, off the request threads,
         // before anything is written.
         let batch = entries.drain()
+        if !batch.isEmpty { tap?.tap(batch) }
         do {
             if !batch.isEmpty {
                 try writer.insert(batch)

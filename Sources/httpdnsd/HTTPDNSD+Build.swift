@@ -4,6 +4,7 @@ import HTTPDNSCore
 import HTTPDNSRedis
 import HTTPDNSServer
 import HTTPDNSStore
+import HTTPDNSTap
 import HTTPDNSUpstream
 
 /// The composition root: the configuration, then the store, the upstreams, the engines, the
@@ -17,6 +18,8 @@ extension HTTPDNSD {
         let store: SQLiteStore
         /// The query log's file (`<database>.querylog`), drained from the service's queue.
         let queryLog: QueryLogStore
+        /// The query log's dnstap stream (`dnstapSocket`), closed after the log.
+        let dnstap: DnstapWriter?
         /// The accounts at start-up (file overlaid by the database), by id.
         let accounts: [String: AccountConfig]
         let wiring: UpstreamWiring
@@ -101,7 +104,7 @@ extension HTTPDNSD {
             return RedisSharedAccounts(client: client, replicator: replicator)
         }
         service.setStoreHealth { store.health }
-        let queryLog = openQueryLog(config, service: service)
+        let (queryLog, dnstap) = openQueryLog(config, service: service)
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let servers = makeServers(config, main: main, service: service, certificates: certificates)
         let dns = config.dnsListen.map { address in
@@ -111,24 +114,43 @@ extension HTTPDNSD {
             return server
         }
         return Daemon(
-            config: config, certificates: certificates, store: store, queryLog: queryLog, accounts: accounts, wiring: wiring, redis: redis,
+            config: config, certificates: certificates, store: store, queryLog: queryLog, dnstap: dnstap, accounts: accounts,
+            wiring: wiring, redis: redis,
             replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns)
     }
 
-    /// Opens the query log's file beside the database (`<database>.querylog`) and lets the
-    /// service log into it and read it back (`/v1/{account}/querylog`, `/metrics`).
-    static func openQueryLog(_ config: ServiceConfig, service: HTTPDNSService) -> QueryLogStore {
+    /// Opens the query log's file beside the database (`<database>.querylog`), and its dnstap
+    /// stream with `dnstapSocket`, and lets the service log into it and read it back
+    /// (`/v1/{account}/querylog`, `/metrics`).
+    static func openQueryLog(_ config: ServiceConfig, service: HTTPDNSService) -> (QueryLogStore, DnstapWriter?) {
         let path = config.databasePath + ".querylog"
+        var dnstap: DnstapWriter?
+        if let socket = config.dnstapSocket {
+            do {
+                dnstap = try DnstapWriter(socketPath: socket, identity: hostName(), version: "httpdnsd \(BuildInfo.version)")
+            } catch {
+                fail("dnstapSocket: cannot stream to '\(socket)': \(error)", code: 1)
+            }
+            Log.info("dnstap: streaming the query log to '\(socket)'")
+        }
         let store: QueryLogStore
         do {
-            store = try QueryLogStore(path: path, entries: service.queryLog)
+            store = try QueryLogStore(path: path, entries: service.queryLog, tap: dnstap)
         } catch {
             fail("cannot open the query log '\(path)': \(error)", code: 1)
         }
         service.setQueryLogReader(store)
         let queue = service.queryLog
-        service.addMetricsSource { QueryLogMetrics.emit(queue, store, into: &$0) }
-        return store
+        service.addMetricsSource { [dnstap] in QueryLogMetrics.emit(queue, store, dnstap: dnstap, into: &$0) }
+        return (store, dnstap)
+    }
+
+    /// This machine's name (`gethostname`), dnstap's identity of the stream; "httpdnsd" without one.
+    static func hostName() -> String {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "httpdnsd" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }, as: UTF8.self)
+        return name.isEmpty ? "httpdnsd" : name
     }
 
     /// Opens the database and reads the accounts: the file's (version 0), overlaid by the

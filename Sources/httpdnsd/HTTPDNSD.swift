@@ -138,6 +138,7 @@ enum HTTPDNSD {
         for (_, listener) in daemon.servers { listener.stop(grace: 10) }
         daemon.store.close()
         daemon.queryLog.close()
+        daemon.dnstap?.close()
         daemon.wiring.shutdown()
         daemon.replication?.shutdown()
         daemon.redis?.shutdown()

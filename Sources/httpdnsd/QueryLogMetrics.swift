@@ -1,6 +1,7 @@
 import HTTPDNSCore
 import HTTPDNSServer
 import HTTPDNSStore
+import HTTPDNSTap
 
 /// The query log's counters for `/metrics`.
 enum QueryLogMetrics {
@@ -12,9 +13,18 @@ enum QueryLogMetrics {
     static let writeErrors = MetricDescriptor(
         "httpdns_querylog_write_errors_total", .counter, help: "Failed writes of the query log (their entries are lost).")
 
-    static func emit(_ queue: QueryLogQueue, _ store: QueryLogStore, into out: inout MetricsEmitter) {
+    static let dnstapFrames = MetricDescriptor(
+        "httpdns_dnstap_frames_total", .counter,
+        help: "dnstap frames of logged lookups: sent (handed to the Frame Streams writer) or dropped (its queue was full).",
+        labels: ["result"])
+
+    static func emit(_ queue: QueryLogQueue, _ store: QueryLogStore, dnstap: DnstapWriter?, into out: inout MetricsEmitter) {
         out.sample(written, [], UInt64(queue.written))
         out.sample(dropped, [], UInt64(queue.dropped))
         out.sample(writeErrors, [], UInt64(store.writeErrors))
+        if let dnstap {
+            out.sample(dnstapFrames, ["sent"], UInt64(dnstap.sent))
+            out.sample(dnstapFrames, ["dropped"], UInt64(dnstap.dropped))
+        }
     }
 }

@@ -106,3 +106,9 @@ public struct QueryLogReadError: Error, Sendable {
     public let message: String
     public init(_ message: String) { self.message = message }
 }
+
+/// Receives the query log's entries as the store writes them, on the store's queue (one
+/// batch at a time, in order): the dnstap stream. Must not block.
+public protocol QueryLogTap: Sendable {
+    func tap(_ entries: [QueryLogEntry])
+}

@@ -41,7 +41,7 @@ extension HTTPDNSService {
             client: lookup.client?.ipAddress, clientPrefixV4: settings.clientPrefixV4, clientPrefixV6: settings.clientPrefixV6)
         let texts = QueryLogRecord.Texts(
             account: engine.accountID, type: lookup.type, format: format.rawValue, source: Self.sourceName(lookup),
-            rcode: lookup.rcode.map(Self.rcodeName) ?? "", requestID: lookup.requestID ?? "")
+            rcode: lookup.rcode.map(DNSTypeNames.rcodeName) ?? "", requestID: lookup.requestID ?? "")
         if let host {
             queryLog.offer(record, host: host, texts: texts)
         } else {
@@ -63,12 +63,6 @@ extension HTTPDNSService {
         }
     }
 
-    /// `NOERROR`, `NXDOMAIN`, ... (RFC 1035 §4.1.1, RFC 6895).
-    static func rcodeName(_ rcode: UInt8) -> String {
-        let names = ["NOERROR", "FORMERR", "SERVFAIL", "NXDOMAIN", "NOTIMP", "REFUSED"]
-        return Int(rcode) < names.count ? names[Int(rcode)] : "RCODE\(rcode)"
-    }
-
     /// Whether a route's requests are name lookups the query log records: every format's
     /// resolve routes (those with a hit reader, EMAS batches, RFC 8484 POSTs).
     static func logsLookups(_ route: Route) -> Bool {
@@ -85,7 +79,7 @@ extension HTTPDNSService {
         case .json: (host, type) = (request.query["name"] ?? "", (request.query["type"] ?? "A").uppercased())
         case .rfc8484:
             if case .success(let bytes) = RFC8484Handler.dnsMessageBytes(request), let query = try? DNSQueryMessage.parse(bytes) {
-                (host, type) = (query.name, Self.dnsTypeName(query.type))
+                (host, type) = (query.name, DNSTypeNames.name(query.type))
             }
         }
         let client = request.peerAddress.map { clients.peer($0, forwardedFor: { request.forwardedFor }) }
@@ -106,14 +100,5 @@ extension HTTPDNSService {
         case .both: "A,AAAA"
         case nil: text
         }
-    }
-
-    /// The mnemonic of a DNS type (RFC 1035, RFC 3596, RFC 9460), else `TYPEn` (RFC 3597).
-    static func dnsTypeName(_ type: UInt16) -> String {
-        let names: [UInt16: String] = [
-            1: "A", 2: "NS", 5: "CNAME", 6: "SOA", 12: "PTR", 15: "MX", 16: "TXT", 28: "AAAA", 33: "SRV", 64: "SVCB", 65: "HTTPS",
-            255: "ANY",
-        ]
-        return names[type] ?? "TYPE\(type)"
     }
 }
