@@ -39,6 +39,7 @@ TEST_PACKAGES=(
   python3
   openssl
   curl
+  knot-dnsutils
   python3-cryptography
   prometheus
   python3-yaml

@@ -68,6 +68,46 @@ struct DeployTests {
         #expect(status == 0, "\(output)")
     }
 
+    /// The TLS + HTTP/2 front: Kubernetes' haproxy ConfigMap has deploy/haproxy.cfg's global,
+    /// defaults and `frontend doh` sections (the file HTTP2FrontTests runs) and forwards to the
+    /// pod's httpdnsd, which trusts 127.0.0.1 only and serves plain HTTP there; in the compose
+    /// file the replicas trust haproxy's fixed address, which publishes 443 on the TLS frontend.
+    @Test func theHTTP2FrontIsTheTestedConfigurationEverywhere() throws {
+        let script = """
+            import json, sys, yaml
+            docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+            config = next(d for d in docs if d["kind"] == "ConfigMap" and d["metadata"]["name"] == "httpdnsd-haproxy")
+            pod = next(d for d in docs if d["kind"] == "Deployment")["spec"]["template"]["spec"]
+            env = {e["name"]: e.get("value") for c in pod["containers"] if c["name"] == "httpdnsd" for e in c["env"]}
+            compose = yaml.safe_load(open(sys.argv[2]))
+            proxy = compose["services"]["haproxy"]
+            trusted = {n: s["environment"].get("HTTPDNS_TRUSTED_PROXIES") for n, s in compose["services"].items() if n.startswith("httpdnsd")}
+            print(json.dumps({"cfg": config["data"]["haproxy.cfg"], "env": env, "trusted": trusted,
+                              "proxyAddress": proxy["networks"]["default"]["ipv4_address"],
+                              "ports": proxy["ports"], "volumes": proxy["volumes"]}))
+            """
+        let files = ["kubernetes.yaml", "compose.yaml"].map { Self.deploy.appendingPathComponent($0).path }
+        let (status, output) = try Self.run("/usr/bin/python3", ["-c", script] + files)
+        #expect(status == 0, "\(output)")
+        let facts = try TestJSON(parsing: Array(output.utf8))
+        let kubernetes = try #require(facts["cfg"]?.string)
+        let shipped = try DeployHaproxy.text()
+        for header in ["global", "defaults", "frontend doh"] {
+            #expect(DeployHaproxy.section(header, of: shipped).count > 1)
+            #expect(DeployHaproxy.section(header, of: kubernetes) == DeployHaproxy.section(header, of: shipped), "\(header)")
+        }
+        #expect(DeployHaproxy.section("backend replicas", of: kubernetes) == ["server httpdnsd 127.0.0.1:8080"])
+        #expect(facts["env"]?["HTTPDNS_TRUSTED_PROXIES"]?.string == "127.0.0.1")
+        #expect(facts["env"]?["HTTPDNS_LISTEN"]?.string == "0.0.0.0:8080")
+
+        let proxyAddress = try #require(facts["proxyAddress"]?.string)
+        #expect(facts["trusted"]?.object?.count == 3)
+        #expect(facts["trusted"]?.object?.values.allSatisfy { $0.string == proxyAddress } == true, "\(output)")
+        #expect(facts["ports"]?.strings?.contains("443:8443") == true)
+        #expect(facts["volumes"]?.strings?.contains("./haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro") == true)
+        #expect(facts["volumes"]?.strings?.contains("./tls:/usr/local/etc/haproxy/tls:ro") == true)
+    }
+
     /// One image tag scheme: an image of httpdnsd is tagged with the release it is (`latest` and
     /// other versions nowhere), in the Dockerfile, deploy/, scripts/ and docs/.
     @Test func everyImageTagIsTheRelease() throws {

@@ -17,13 +17,14 @@ from .clients import b64url_query
 from .hits import HitSections
 from .load import write_list
 from .misses import measure_misses
+from .plain_dns import measure_plain_dns
 from .processes import Processes
 from .redis_tier import RedisSection
 from .report import kept_section, machine, report
 from .scale import ScaleSection
 from .servers import HTTPDNSD, Stack, build
-from .settings import (ALL_SECTIONS, BENCH_DIR, CONNECTIONS, DURATION, LIMITED_KEYS, NAMES, PROFILE, REDIS, REPS, SCALE, SECTIONS,
-                       SIGNED, ZONE, log)
+from .settings import (ALL_SECTIONS, BENCH_DIR, CONNECTIONS, DURATION, LIMITED_KEYS, NAMES, PLAINDNS, PROFILE, REDIS, REPS,
+                       SCALE, SECTIONS, SIGNED, ZONE, log)
 from .signed import SignedSection
 from .slow import SlowSection
 from .tls import TLSSection
@@ -86,6 +87,8 @@ def run(work, processes, results):
         redis, big = run_hit_sections(work, processes, binary, baseline_bin, stack, main, signed, names, results)
     if 4 in SECTIONS:
         measure_misses(work, main, stack, results)
+    if PLAINDNS in SECTIONS:
+        measure_plain_dns(work, processes, binary, stack, names, results)
     if redis:
         redis.hits_check()
         redis.measure_misses(main)
@@ -148,7 +151,7 @@ def write_results(results, results_path, failed):
 
 def main():
     """The whole run: every child stopped at the end, also on failure or Ctrl-C; the report
-    written whenever (1) or (4) was measured, with the failure at its end; exit 1 on failure (130
+    written whenever (1), (4) or (14) was measured, with the failure at its end; exit 1 on failure (130
     on Ctrl-C). A run of some sections only writes its report to bench/out/RESULTS.md unless
     BENCH_RESULTS says otherwise: bench/RESULTS.md records whole runs."""
     work = os.environ.get("BENCH_WORK") or tempfile.mkdtemp(prefix="httpdnsd-bench-")
@@ -166,7 +169,7 @@ def main():
         log(f"FAILED: {error!r} (logs in {work})")
     finally:
         processes.stop_all()
-    if "s1" in results or "s4" in results:
+    if "s1" in results or "s4" in results or f"s{PLAINDNS}" in results:
         write_results(results, results_path, failed)
     if failed:
         if isinstance(failed, KeyboardInterrupt):

@@ -12,6 +12,7 @@ import subprocess
 from .procstat import arenas_text
 from .report_method import method
 from .report_misses import miss_section, miss_targets
+from .report_plaindns import plain_dns_section, plain_dns_targets
 from .settings import (CONNECTION_MEMORY, CONNECTIONS, DOHJSON, DURATION, EMAS, FORMAT_NAMES, HISTOGRAMS, NAMES,
                        PRELOAD_BATCH, PRELOAD_CONCURRENCY, PRELOAD_PARALLEL, REDIS, REDIS_NAMES, REPO, REPS,
                        RFC8484, SCALE, SECTIONS, SIGNED, SLOW_INFLIGHT, SLOW_MS, WRK_THREADS)
@@ -74,6 +75,7 @@ def report(results):
     measurements(add, results)
     checks(add, results)
     miss_section(add, results)
+    plain_dns_section(add, results)
     scale_table(add, results)
     targets(add, results)
     notes(add, results)
@@ -271,6 +273,7 @@ def targets(add, results):
     if results.get("s1"):
         hit_ratios(add, target, results)
     miss_targets(add, target, results)
+    plain_dns_targets(target, results)
     redis_ratios(add, target, results)
     scale_ratios(add, target, results)
     add("")

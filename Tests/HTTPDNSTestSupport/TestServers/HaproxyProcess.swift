@@ -3,18 +3,22 @@ import Foundation
 /// haproxy (Debian's) on a free loopback port in front of loopback backends (the replicas of a
 /// multi-replica test): HTTP mode, round robin per request, each backend health-checked on
 /// `GET /readyz` every 200 ms. Every response carries `X-Served-By: r1` (… `rN`, the backend
-/// in the order given), so a test sees which replica answered.
+/// in the order given), so a test sees which replica answered. Or with a configuration the test
+/// gives (deploy/haproxy.cfg made to run on loopback), on free ports of its own.
 public final class HaproxyProcess: Sendable {
-    /// Frontend port on 127.0.0.1.
+    /// Frontend port on 127.0.0.1: the plain-HTTP frontend, probed for readiness.
     public let port: UInt16
+    /// Every port the configuration was given (`port` first).
+    public let ports: [UInt16]
     /// The backends' `127.0.0.1` ports, in order (`r1` is the first).
     public let backends: [UInt16]
     /// Client for the frontend.
     public let client: HTTPClient
     private let process: ChildProcess
 
-    private init(port: UInt16, backends: [UInt16], process: ChildProcess) {
-        self.port = port
+    private init(ports: [UInt16], backends: [UInt16], process: ChildProcess) {
+        self.port = ports[0]
+        self.ports = ports
         self.backends = backends
         self.client = HTTPClient(port: port)
         self.process = process
@@ -49,19 +53,27 @@ public final class HaproxyProcess: Sendable {
     /// Starts haproxy in the foreground (`-db`) and waits until it answers `GET /healthz`
     /// through a backend (so at least one backend is up).
     public static func start(backends: [UInt16]) async throws -> HaproxyProcess {
+        try await start(backends: backends, portCount: 1) { ports in configuration(port: ports[0], backends: backends) }
+    }
+
+    /// Like `start(backends:)`, with the configuration `configuration` writes for `portCount`
+    /// free ports (the first one a plain-HTTP frontend that reaches `/healthz` of a backend).
+    public static func start(
+        backends: [UInt16], portCount: Int, configuration: ([UInt16]) throws -> String
+    ) async throws -> HaproxyProcess {
         let haproxy = try TestPaths.executable("haproxy")
         return try await startRetrying(
             "haproxy",
             launch: {
                 let directory = try TestPaths.makeTemporaryDirectory("haproxy")
-                let port = freePort()
+                let ports = (0..<portCount).map { _ in freePort() }
                 let configPath = directory.appendingPathComponent("haproxy.cfg").path
-                try configuration(port: port, backends: backends).write(toFile: configPath, atomically: true, encoding: .utf8)
+                try configuration(ports).write(toFile: configPath, atomically: true, encoding: .utf8)
                 let process = try await ChildProcess.launch(
                     name: "haproxy", executable: haproxy, arguments: ["-db", "-f", configPath],
                     environment: TestPaths.childEnvironment(),
                     logURL: directory.appendingPathComponent("haproxy.log"))
-                return HaproxyProcess(port: port, backends: backends, process: process)
+                return HaproxyProcess(ports: ports, backends: backends, process: process)
             },
             ready: { try await $0.waitUntilAnswering() },
             stop: { await $0.stop() })
