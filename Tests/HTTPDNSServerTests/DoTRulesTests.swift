@@ -28,6 +28,22 @@ import Testing
         #expect(DoTAccountName.account(serverName: "acme.dot.example.net", domain: nil) == "default")
     }
 
+    /// Every GnuTLS result the loop sees, read in one place.
+    @Test func gnuTLSResultsMapToWhatTheLoopDoes() {
+        #expect(TLSStep.of(120, .receive) == .done(120))
+        #expect(TLSStep.of(0, .receive) == .closed)
+        #expect(TLSStep.of(0, .handshake) == .done(0))
+        #expect(TLSStep.of(-28, .send) == .again)  // GNUTLS_E_AGAIN
+        #expect(TLSStep.of(-52, .receive) == .retry)  // GNUTLS_E_INTERRUPTED
+        #expect(TLSStep.of(-16, .handshake) == .retry)  // GNUTLS_E_WARNING_ALERT_RECEIVED
+        #expect(TLSStep.of(-110, .receive) == .closed)  // GNUTLS_E_PREMATURE_TERMINATION
+        guard case .failed(let reason) = TLSStep.of(-8, .handshake) else {  // GNUTLS_E_UNSUPPORTED_VERSION_PACKET
+            Issue.record("a fatal error must fail")
+            return
+        }
+        #expect(reason.hasPrefix("handshake: ") && reason.contains("GnuTLS -8"), "\(reason)")
+    }
+
     @Test func thePhaseFollowsWhatTheConnectionWaitsFor() {
         #expect(DoTTimeouts.phase(gotQuery: false, partial: true, wholeWaiting: false, inFlight: 0) == .opening)
         #expect(DoTTimeouts.phase(gotQuery: true, partial: false, wholeWaiting: false, inFlight: 0) == .idle)

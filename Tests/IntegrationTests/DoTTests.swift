@@ -139,6 +139,45 @@ struct DoTTests {
         }
     }
 
+    /// A client that writes thousands of queries for a large answer and never reads (its receive
+    /// buffer a few kilobytes): once its answers stop moving for `requestReadTimeout`, it is cut.
+    @Test func aClientThatNeverReadsItsAnswersIsCut() async throws {
+        try await withDoTService(arguments: ["--request-read-timeout", "1"]) { _, service, dot, certificates in
+            let script = """
+                import socket, ssl, sys, threading, time
+                import dns.message
+                port, ca, name, qname = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+                raw = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                raw.connect(("127.0.0.1", port))
+                tls = ssl.create_default_context(cafile=ca).wrap_socket(raw, server_hostname=name)
+                wire = dns.message.make_query(qname, "AAAA").to_wire()
+                framed = len(wire).to_bytes(2, "big") + wire
+                def flood():
+                    try:
+                        tls.sendall(framed * 8000)
+                    except OSError:
+                        pass
+                threading.Thread(target=flood, daemon=True).start()
+                print("writing", flush=True)
+                time.sleep(30)
+                """
+            let directory = try TestPaths.makeTemporaryDirectory("dot-unread")
+            let client = try await ChildProcess.launch(
+                name: "unread", executable: try TestPaths.executable("python3"),
+                arguments: ["-c", script, String(dot.port), certificates.caPath, Self.otherName, TestZone.bigName],
+                environment: TestPaths.childEnvironment(), logURL: directory.appendingPathComponent("unread.log"))
+            defer { Task { await client.kill() } }
+            let cut = try await poll(for: 20) { () async throws -> Double? in
+                let value = try await service.metrics().sum("httpdns_dot_connections_closed_total", ["reason": "slow"])
+                return value >= 1 ? value : nil
+            }
+            #expect(cut != nil, "\(client.output())")
+            #expect(try await service.metrics().sum("httpdns_dot_connections_open", [:]) == 0)
+            #expect(try await service.metrics().sum("httpdns_dns_queries_total", ["protocol": "dot"]) > 100)
+        }
+    }
+
     /// A client offering TLS 1.1 at most (its own floor lowered so that it offers it at all)
     /// gets no session; the listener counts the failed handshake and goes on serving.
     @Test func aTLS11OnlyClientIsRefused() async throws {

@@ -146,9 +146,12 @@ extension DoTLoop {
             closeConnection(connection.id)
             return
         }
+        // Bytes of a query count as the client's to finish only while the listener reads: held
+        // back by its own limits, the connection waits for the listener (or for the client to
+        // take its answers, which the stall deadline covers).
         let phase = DoTTimeouts.phase(
-            gotQuery: connection.gotQuery, partial: connection.reader.pendingCount > 0, wholeWaiting: connection.reader.hasMessage,
-            inFlight: connection.inFlight)
+            gotQuery: connection.gotQuery, partial: connection.reader.pendingCount > 0 && mayRead(connection),
+            wholeWaiting: connection.reader.hasMessage, inFlight: connection.inFlight)
         if phase != connection.phase {
             connection.phase = phase
             connection.since = ConnectionTracker.now()

@@ -114,6 +114,7 @@ final class DoTLoop {
             switch connection.tls.handshake() {
             case .done:
                 connection.established = true
+                connection.waitsForWrite = false
                 connection.account = DoTAccountName.account(serverName: connection.tls.serverName, domain: server.options.accountDomain)
                 server.metrics.handshakes.increment()
                 read(connection)
