@@ -79,6 +79,18 @@ static inline void chttpdns_tls_free(void *p) {
     gnutls_free(p);
 }
 
+/// A non-blocking GnuTLS server session for DNS over TLS, over socket `fd` (`GNUTLS_SERVER`
+/// and the other init flags are both an enum and macros, which Swift cannot name unambiguously;
+/// `gnutls_transport_set_int` is a macro). No SIGPIPE on send; GnuTLS's own handshake timeout
+/// is off (the listener's read deadline cuts a slow handshake). Returns a GnuTLS result.
+static inline int chttpdns_tls_server_session(gnutls_session_t *session, int fd) {
+    int result = gnutls_init(session, GNUTLS_SERVER | GNUTLS_NONBLOCK | GNUTLS_NO_SIGNAL);
+    if (result != GNUTLS_E_SUCCESS) return result;
+    gnutls_transport_set_int2(*session, fd, fd);
+    gnutls_handshake_set_timeout(*session, 0);
+    return GNUTLS_E_SUCCESS;
+}
+
 /// The peer address of a connection (MHD_get_connection_info is variadic), or NULL.
 static inline const struct sockaddr *chttpdns_mhd_client_address(struct MHD_Connection *c) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);

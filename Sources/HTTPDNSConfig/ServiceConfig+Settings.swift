@@ -156,6 +156,22 @@ extension ServiceConfig {
             config.dnstapSocket = value
         },
         Setting(
+            key: "dotListen", env: "HTTPDNS_DOT_LISTEN", flag: "--dot-listen",
+            help: "address:port of a DNS over TLS listener (e.g. 0.0.0.0:853), with the tlsCert/tlsKey certificate (default none)"
+        ) { config, value, name throws(ConfigError) in
+            let (host, port) = try parseListen(value, key: name)
+            config.dotListen = ListenAddress(host: host, port: port)
+        },
+        Setting(
+            key: "dotAccountDomain", env: "HTTPDNS_DOT_ACCOUNT_DOMAIN", flag: "--dot-account-domain",
+            help: "DoT server name <account>.<this domain> selects the account; any other name: default (default none)"
+        ) { config, value, name throws(ConfigError) in
+            guard let domain = HostName(value), domain.value.contains(".") else {
+                throw ConfigError(key: name, "must be a DNS name of two labels or more, such as dot.example.net")
+            }
+            config.dotAccountDomain = domain.value
+        },
+        Setting(
             key: "connectionMemoryLimit", env: "HTTPDNS_CONNECTION_MEMORY_LIMIT", flag: "--connection-memory-limit",
             help:
                 "buffer bytes per connection: request head, parsed fields, response head (default 16384; serves the longest API request, about 7 KB, twice over)"

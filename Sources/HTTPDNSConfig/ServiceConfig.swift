@@ -33,6 +33,10 @@ public struct ServiceConfig: Sendable, Equatable {
     public var dnsAccount = "default"
     /// The Unix socket of a dnstap collector the query log is streamed to; nil: none.
     public var dnstapSocket: String?
+    /// The DNS over TLS listener (`docs/dot.md`); nil: none. Needs `tlsCert` and `tlsKey`.
+    public var dotListen: ListenAddress?
+    /// `<account>.<dotAccountDomain>` as TLS server name selects the DoT connection's account.
+    public var dotAccountDomain: String?
     /// Bytes of buffer per connection (headers and body chunks).
     public var connectionMemoryLimit = 16_384
     /// Largest request body accepted; 413 beyond.
@@ -93,13 +97,17 @@ public struct ServiceConfig: Sendable, Equatable {
         return listenHost == "0.0.0.0" || listenHost == "::" || listenHost.isEmpty ? [] : [listen]
     }
 
-    /// TLS needs both files; a plain second listener exists only beside an HTTPS one.
+    /// TLS needs both files; a plain second listener exists only beside an HTTPS one, and so
+    /// does a DoT listener (it serves the same certificate).
     func validateListeners() throws(ConfigError) {
         if tlsCertificatePath != nil && tlsKeyPath == nil {
             throw ConfigError(key: "tlsKey", "is needed with tlsCert (set both or neither)")
         }
         if tlsKeyPath != nil && tlsCertificatePath == nil {
             throw ConfigError(key: "tlsCert", "is needed with tlsKey (set both or neither)")
+        }
+        if dotListen != nil && tlsCertificatePath == nil {
+            throw ConfigError(key: "dotListen", "needs a certificate: set tlsCert and tlsKey (DNS over TLS serves the HTTPS listener's)")
         }
         if listenPlain != nil && tlsCertificatePath == nil {
             throw ConfigError(

@@ -33,6 +33,8 @@ extension HTTPDNSD {
         let main: ListenAddress
         /// The plain DNS listener (`dnsListen`), not started.
         let dns: PlainDNSServer?
+        /// The DNS over TLS listener (`dotListen`), not started.
+        let dot: DoTServer?
     }
 
     /// Reads the configuration (arguments, environment, file), prints and exits for `--help` and
@@ -107,16 +109,41 @@ extension HTTPDNSD {
         let (queryLog, dnstap) = openQueryLog(config, service: service)
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
         let servers = makeServers(config, main: main, service: service, certificates: certificates)
+        // One set of DNS query counters for both DNS listeners (each under its own protocol).
+        let dnsMetrics = PlainDNSMetrics()
+        if config.dnsListen != nil || config.dotListen != nil { service.addMetricsSource { dnsMetrics.emit(into: &$0) } }
         let dns = config.dnsListen.map { address in
-            let server = PlainDNSServer(
-                options: PlainDNSServer.Options(host: address.host, port: address.port, account: config.dnsAccount), service: service)
-            service.addMetricsSource { server.metrics.emit(into: &$0) }
-            return server
+            PlainDNSServer(
+                options: PlainDNSServer.Options(host: address.host, port: address.port, account: config.dnsAccount), service: service,
+                metrics: dnsMetrics)
         }
+        let dot = makeDoT(config, service: service, certificates: certificates, dnsMetrics: dnsMetrics)
         return Daemon(
             config: config, certificates: certificates, store: store, queryLog: queryLog, dnstap: dnstap, accounts: accounts,
             wiring: wiring, redis: redis,
-            replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns)
+            replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns, dot: dot)
+    }
+
+    /// The DoT listener (`dotListen`) with the HTTPS listener's certificate store and the HTTP
+    /// listeners' connection limits and timeouts; nil without `dotListen`.
+    static func makeDoT(
+        _ config: ServiceConfig, service: HTTPDNSService, certificates: TLSCertificateStore?, dnsMetrics: PlainDNSMetrics
+    ) -> DoTServer? {
+        guard let address = config.dotListen, let certificates else { return nil }
+        var options = DoTServer.Options(host: address.host, port: address.port, accountDomain: config.dotAccountDomain)
+        options.idleTimeout = Double(config.connectionTimeout)
+        options.readTimeout = Double(config.requestReadTimeout)
+        options.connectionLimit = config.connectionLimit
+        options.perAddressLimit = config.perIPConnectionLimit
+        options.keying = ClientKeying(ipv6PrefixLength: config.clientIPv6PrefixLength)
+        options.accessLog = config.accessLog
+        do {
+            let server = try DoTServer(options: options, service: service, certificates: certificates, dnsMetrics: dnsMetrics)
+            service.addMetricsSource { server.metrics.emit(into: &$0) }
+            return server
+        } catch {
+            fail("DoT listener: \(error)", code: 1)
+        }
     }
 
     /// Opens the query log's file beside the database (`<database>.querylog`), and its dnstap

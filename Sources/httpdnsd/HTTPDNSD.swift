@@ -99,9 +99,26 @@ enum HTTPDNSD {
                     "dnsAccount: account \(dns.options.account) does not exist (yet): plain DNS queries are REFUSED until it is created")
             }
         }
+        if let dot = daemon.dot { bound.append(startDoT(dot, registry: daemon.registry)) }
         Log.info(
             "httpdnsd listening on \(bound.joined(separator: ", ")) (database \(config.databasePath), admin API \(config.adminToken == nil ? "disabled" : "enabled"))"
         )
+    }
+
+    /// Starts the DoT listener (exiting 1 when it cannot bind) and returns where it listens;
+    /// warns when the `default` account, which names outside `dotAccountDomain` get, is missing.
+    static func startDoT(_ dot: DoTServer, registry: AccountRegistry) -> String {
+        let at: ListenAddress
+        do {
+            at = ListenAddress(host: dot.options.host, port: try dot.start())
+        } catch {
+            fail("DoT listener: \(error)", code: 1)
+        }
+        if registry.engine(DoTServer.defaultAccount) == nil {
+            Log.warning("DoT: account default does not exist (yet): DoT queries with no account in their server name are REFUSED")
+        }
+        let domain = dot.options.accountDomain.map { "accounts by server name <account>.\($0), else default" } ?? "account default"
+        return "DNS over TLS on \(at) (\(domain))"
     }
 
     /// Waits for SIGTERM or SIGINT and returns it; reloads the TLS certificate on every SIGHUP.
@@ -135,6 +152,7 @@ enum HTTPDNSD {
         daemon.certificates?.stopWatching()
         for (_, listener) in daemon.servers { listener.quiesce() }
         daemon.dns?.stop()
+        daemon.dot?.stop()
         for (_, listener) in daemon.servers { listener.stop(grace: 10) }
         daemon.store.close()
         daemon.queryLog.close()

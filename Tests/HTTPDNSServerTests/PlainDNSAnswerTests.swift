@@ -6,7 +6,7 @@ import Testing
 @testable import HTTPDNSServer
 
 /// `HTTPDNSService.answerPlainDNS` in process, on cached answers: the RFC 8484 question logic
-/// over UDP and TCP, what is dropped and what is REFUSED, and the counters.
+/// over UDP, TCP and DoT, what is dropped and what is REFUSED, and the counters.
 @Suite struct PlainDNSAnswerTests {
     /// What one call gave: whether a reply was promised, and the replies received.
     struct Outcome {
@@ -43,7 +43,7 @@ import Testing
             #expect(reply[3] & 0x0F == DNSResponseWriter.noError)
             #expect(try DNSReplySummary.parse(reply).minimumTTL == 287)
         }
-        #expect(metrics.queries.map(\.value) == [1, 1])
+        #expect(metrics.queries.map(\.value) == [1, 1, 1])
     }
 
     @Test func malformedMessagesAreCountedAndGetNoReply() {
@@ -62,13 +62,16 @@ import Testing
         #expect(ask(fixture, query, transport: .udp, metrics: metrics).replies.count == 1)
         let dropped = ask(fixture, query, transport: .udp, metrics: metrics)
         #expect(!dropped.promised && dropped.replies.isEmpty)
-        let refused = ask(fixture, query, transport: .tcp, metrics: metrics)
-        #expect(refused.promised)
-        #expect(refused.replies.first.map { $0[3] & 0x0F } == DNSResponseWriter.refused)
+        // Over TCP and DoT, whose source cannot be spoofed, REFUSED.
+        for transport in [PlainDNSMessages.Transport.tcp, .dot] {
+            let refused = ask(fixture, query, transport: transport, metrics: metrics)
+            #expect(refused.promised)
+            #expect(refused.replies.first.map { $0[3] & 0x0F } == DNSResponseWriter.refused)
+        }
         // Another client has its own bucket.
         #expect(ask(fixture, query, transport: .udp, metrics: metrics, peer: "192.0.2.51").replies.count == 1)
-        #expect(metrics.rateLimited.map(\.value) == [1, 1])
-        #expect(fixture.engine.metrics.clientRateRefusals.value == 2)
+        #expect(metrics.rateLimited.map(\.value) == [1, 1, 1])
+        #expect(fixture.engine.metrics.clientRateRefusals.value == 3)
     }
 
     @Test func anUnknownAccountAndARefusedNameAreREFUSED() throws {

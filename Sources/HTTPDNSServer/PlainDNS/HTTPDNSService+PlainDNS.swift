@@ -2,15 +2,15 @@ import HTTPDNSCore
 import HTTPDNSWire
 
 extension HTTPDNSService {
-    /// Answers one plain DNS message (`docs/dns.md`) from `peer` for `account`, through the same
+    /// Answers one plain DNS or DoT message (`docs/dns.md`, `docs/dot.md`) from `peer` for `account`, through the same
     /// question logic as RFC 8484 (`RFC8484Handler.answer`): A and AAAA from the engine's cache
     /// or its single-flight upstream request, other questions forwarded, REFUSED for a name the
     /// account's `domains` refuses, the query's Client Subnet or else `peer`'s network for an
     /// `ispEnable` account. Returns whether `reply` is called: then exactly once, with the
     /// response (at once for a cache hit, later for a miss; empty in the unlikely case that no
     /// response could be written). Nothing is sent for a message that is not a query (counted,
-    /// dropped) nor for a UDP query over the client rate (`limitDecision`), which over TCP is
-    /// REFUSED. A UDP response larger than the client's limit (`PlainDNSMessages.udpLimit`) is
+    /// dropped) nor for a UDP query over the client rate (`limitDecision`), which over TCP and
+    /// DoT is REFUSED. A UDP response larger than the client's limit (`PlainDNSMessages.udpLimit`) is
     /// sent truncated. An account that does not exist answers REFUSED, as `/dns-query` 404.
     func answerPlainDNS(
         _ message: [UInt8], account: String, peer: PeerAddress, transport: PlainDNSMessages.Transport,
@@ -36,7 +36,7 @@ extension HTTPDNSService {
         if case .refused = decision {
             engine.metrics.clientRateRefusals.increment()
             metrics.rateLimited[index].increment()
-            guard transport == .tcp else { return false }
+            guard transport != .udp else { return false }
             reply(Self.refusal(query))
             return true
         }

@@ -5,9 +5,10 @@ import HTTPDNSWire
 /// sent instead of one that is larger (RFC 1035 §4.2.1, RFC 6891 §6.2.5), and the two-byte
 /// length framing of DNS over TCP (RFC 1035 §4.2.2, RFC 7766 §8).
 enum PlainDNSMessages {
-    /// The transports plain DNS is served over.
+    /// The transports DNS messages are served over: plain DNS's, and DNS over TLS (RFC 7858,
+    /// the TCP framing inside TLS; `docs/dot.md`).
     enum Transport: String, Sendable, CaseIterable {
-        case udp, tcp
+        case udp, tcp, dot
     }
 
     /// The largest UDP response sent whatever a client advertises: the DNS Flag Day 2020 size,

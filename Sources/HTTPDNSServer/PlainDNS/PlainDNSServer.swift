@@ -41,15 +41,17 @@ public final class PlainDNSServer: Sendable {
     }
 
     public let options: Options
-    public let metrics = PlainDNSMetrics()
+    public let metrics: PlainDNSMetrics
     let service: HTTPDNSService
     let queue = LoopQueue<Outgoing>(
         services: LoopServices(nameThread: { ThreadName.setCurrent($0) }, report: { PlainDNSServer.report($0) }))
     private let started = Mutex(false)
 
-    public init(options: Options, service: HTTPDNSService) {
+    /// `metrics` may be shared with the DoT listener (each counts under its own transport).
+    public init(options: Options, service: HTTPDNSService, metrics: PlainDNSMetrics = PlainDNSMetrics()) {
         self.options = options
         self.service = service
+        self.metrics = metrics
     }
 
     /// Binds the TCP and the UDP socket (the UDP one to the port TCP got when `port` is 0) and

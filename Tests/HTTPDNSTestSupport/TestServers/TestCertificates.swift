@@ -20,10 +20,14 @@ public struct TestCertificates: Sendable {
     }
 
     /// A server certificate named `name` (its files `name.pem`, `name.key`) for the DNS name
-    /// `dnsName` and 127.0.0.1, with serial number `serial` (hex, e.g. "1001").
-    public func issue(_ name: String, dnsName: String = "localhost", serial: String) async throws -> (certificate: String, key: String) {
+    /// `dnsName` (and `otherNames`, which may be wildcards such as `*.dot.example.test`) and
+    /// 127.0.0.1, with serial number `serial` (hex, e.g. "1001").
+    public func issue(
+        _ name: String, dnsName: String = "localhost", otherNames: [String] = [], serial: String
+    ) async throws -> (certificate: String, key: String) {
         let extensions = directory.appendingPathComponent("\(name).ext")
-        try "subjectAltName=DNS:\(dnsName),IP:127.0.0.1\n".write(to: extensions, atomically: true, encoding: .utf8)
+        let names = ([dnsName] + otherNames).map { "DNS:\($0)" }.joined(separator: ",")
+        try "subjectAltName=\(names),IP:127.0.0.1\n".write(to: extensions, atomically: true, encoding: .utf8)
         try await Self.openssl(
             [
                 "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
