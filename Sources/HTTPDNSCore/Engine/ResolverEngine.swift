@@ -46,6 +46,9 @@ public final class ResolverEngine: Sendable {
         public let hasDomainPolicy: Bool
         /// The account's `queryLog` is on: lookups are logged (`queryLogSettings` says how).
         public let logsQueries: Bool
+        /// The account has `rules`: a name some rule names is answered apart from the cache
+        /// (`hasRule(for:)`, `ruleAnswer`).
+        public let hasRules: Bool
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -60,6 +63,7 @@ public final class ResolverEngine: Sendable {
             rateBurst = config.rateBurst
             hasDomainPolicy = !config.domains.isUnrestricted
             logsQueries = config.queryLog.enabled && config.queryLog.sampleRate > 0
+            hasRules = !config.rules.isEmpty
         }
     }
 
@@ -69,7 +73,7 @@ public final class ResolverEngine: Sendable {
     public let stats: EngineStats
     public let metrics = EngineMetrics()
     let cache: AnswerCache
-    private let settings: ReadMostly<Settings>
+    let settings: ReadMostly<Settings>
     let flights = SingleFlight<CacheKey, FamilyOutcome>()
     let clock: any WallClock
     let persistence: (any CachePersistence)?
