@@ -66,10 +66,10 @@ public struct AnswerRule: Sendable, Equatable {
     public static let maximumHosts = 100
     public static let maximumConditionValues = 256
     public static let maximumParams = 16
-    public static let maximumPatternBytes = 128
+    public static let maximumPatternCharacters = 128
     public static let maximumAddresses = 32
     public static let maximumNameBytes = 64
-    public static let maximumExtraBytes = 1024
+    public static let maximumExtraCharacters = 1024
     public static let conditionKeys: Set<String> = ["networks", "params", "countries", "regions", "asns"]
 
     /// Whether `name` may name a rule: 1-64 of `A-Z a-z 0-9 . _ -` (it is a label on the ops listener).
@@ -109,9 +109,11 @@ public struct AnswerRule: Sendable, Equatable {
         guard let answer = try reader.object("answer") else { throw ConfigError(key: reader.keyPath("answer"), "is required") }
         rule.answer = try readAnswer(answer, path: reader.keyPath("answer"))
         if let extra = try reader.string("extra") {
-            guard extra.utf8.count <= maximumExtraBytes, !extra.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            guard extra.unicodeScalars.count <= maximumExtraCharacters,
+                !extra.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
             else {
-                throw ConfigError(key: reader.keyPath("extra"), "must be at most \(maximumExtraBytes) bytes without control characters")
+                throw ConfigError(
+                    key: reader.keyPath("extra"), "must be at most \(maximumExtraCharacters) characters without control characters")
             }
             rule.extra = extra
         }
@@ -181,9 +183,9 @@ public struct AnswerRule: Sendable, Equatable {
                 throw ConfigError(key: key, "must be a pattern or a non-empty array of at most \(maximumConditionValues) patterns")
             }
             for pattern in patterns
-            where pattern.utf8.count > maximumPatternBytes || pattern.unicodeScalars.contains(where: { $0.value < 0x20 }) {
+            where pattern.unicodeScalars.count > maximumPatternCharacters || pattern.unicodeScalars.contains(where: { $0.value < 0x20 }) {
                 throw ConfigError(
-                    key: key, "'\(Log.escaped(pattern))' must be at most \(maximumPatternBytes) bytes without control characters")
+                    key: key, "'\(Log.escaped(pattern))' must be at most \(maximumPatternCharacters) characters without control characters")
             }
             params.append(Param(name: name, patterns: patterns))
         }

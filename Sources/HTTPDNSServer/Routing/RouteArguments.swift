@@ -30,6 +30,7 @@ enum RouteArguments {
         "DELETE /v1/{account}/cache": .always(["host"]),
         "POST /v1/{account}/preload": .always(["client_ip"]),
         "GET /v1/{account}/stats": .always(["limit", "cursor", "domain"]),
+        "GET /v1/{account}/policy/explain": .always(["host", "client_ip", paramArguments]),
         "POST /v1/{account}/cache/refresh": .always([]),
         "GET /v1/accounts": .always([]),
         "GET /v1/accounts/{id}": .always([]),
