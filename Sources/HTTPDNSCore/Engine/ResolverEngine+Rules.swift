@@ -12,6 +12,11 @@ extension ResolverEngine {
     /// such a name is left to the general path, which asks `ruleAnswer`.
     public func hasRule(for name: UnsafeRawBufferPointer) -> Bool { settings.read { $0.config.rules.covers(name) } }
 
+    public func hasRule(for host: HostName) -> Bool {
+        var name = host.value
+        return name.withUTF8 { hasRule(for: UnsafeRawBufferPointer($0)) }
+    }
+
     /// The answer of the first rule naming `host` whose conditions `client` meets, counted (the
     /// account's `rule_answers` metric, the rule's own count, the name's `ruleNum`); nil when no
     /// rule answers, and the name is resolved as usual. The addresses of `family` are ordered by

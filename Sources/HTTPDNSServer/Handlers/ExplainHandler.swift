@@ -20,13 +20,19 @@ extension ResolveHandler {
             throw APIError(.invalidParameter, "client_ip '\(clientIP)' is not an IP address")
         }
         let address = clients.selectAddress(clientIP: clientIP, forwardedFor: request.forwardedFor, peer: request.peerAddress)
-        let client = RuleClient(address: address, params: Lookups.ruleParams(request.query))
+        let client = lookups.ruleClientWithGeo { RuleClient(address: address, params: Lookups.ruleParams(request.query)) }
         let config = engine.config
         let allowed = config.domains.allows(host)
         var body: [String: Any] = [
             "host": host.value, "client_ip": address?.description ?? "", "params": client.params,
             "domains": ["mode": config.domains.mode.rawValue, "allowed": allowed],
         ]
+        if let geo = client.geo {
+            var object: [String: Any] = ["regions": geo.regions]
+            if let country = geo.country { object["country"] = country }
+            if let asn = geo.asn { object["asn"] = Int(asn) }
+            body["geo"] = object
+        }
         let steps = allowed ? config.rules.explain(host: host, client: client) : []
         body["rules"] = steps.map { ["name": $0.rule.name, "matched": $0.matched, "reason": $0.reason] as [String: Any] }
         body["hostOverride"] = config.hostOverrides.rule(for: host).map(Self.overrideObject) ?? NSNull()

@@ -3,6 +3,8 @@ import HTTPDNSCore
 /// The lookup every name-resolving handler shares: the cache first, the upstreams for the rest.
 struct Lookups: Sendable {
     let clients: ClientRules
+    /// What the `countries`, `regions` and `asns` conditions of `rules` read (nil: no database).
+    var geo: (any GeoLookup)?
 
     /// Every (host, family) through the engine, in any wire format: answered at once when the
     /// cache has everything, else deferred until the last upstream answer is in; `render` gets
@@ -40,8 +42,8 @@ struct Lookups: Sendable {
                 cached.append(.failure(.notAllowed(host)))
                 continue
             }
-            if options.hasRules {
-                if asker == nil { asker = ruleClient() }
+            if options.hasRules && engine.hasRule(for: host) {
+                if asker == nil { asker = ruleClientWithGeo(ruleClient) }
                 if let ruled = engine.ruleAnswer(host: host, family: family, client: asker!) {
                     cached.append(.success(ruled.answer))
                     if extras.isEmpty { extras = Array(repeating: nil, count: hosts.count) }
@@ -82,6 +84,13 @@ struct Lookups: Sendable {
             }
         }
         return slot.result
+    }
+
+    /// `ruleClient()` with what the geo and ASN databases say of its address.
+    func ruleClientWithGeo(_ ruleClient: () -> RuleClient) -> RuleClient {
+        var client = ruleClient()
+        if let geo, let address = client.address { client.geo = geo.record(for: address) }
+        return client
     }
 
     /// The `sdns-NAME` arguments of a request, by NAME: what `rules` conditions on `params` read.
