@@ -128,4 +128,46 @@ struct AnswerRulesIntegrationTests {
             #expect((0.65...0.85).contains(Double(first) / Double(count)), "\(first) of \(count)")
         }
     }
+
+    /// A health check leaves out the address whose TCP connect fails (127.0.0.2 has no listener
+    /// on the operations port, 127.0.0.1 has), and never answers empty.
+    @Test func aHealthCheckDropsADeadAddress() async throws {
+        let opsPort = freePort()
+        let name = TestZone.unique("health"), dead = TestZone.unique("dead")
+        try await withService(configure: { servers, options in
+            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
+            let check: TestJSON = ["port": .number(Double(opsPort))]
+            options.config = [
+                "accounts": [
+                    "default": loopbackAccount(
+                        servers,
+                        [
+                            "rules": [
+                                [
+                                    "name": "live", "hosts": [.string(name)],
+                                    "answer": ["ipv4": ["127.0.0.2", "127.0.0.1"], "healthCheck": check],
+                                ],
+                                [
+                                    "name": "dead", "hosts": [.string(dead)],
+                                    "answer": ["ipv4": ["127.0.0.4", "127.0.0.3"], "healthCheck": check],
+                                ],
+                            ]
+                        ])
+                ]
+            ]
+        }) { _, service in
+            let left = try await poll {
+                let ips = try await service.client.get("/v1/default/resolve?host=\(name)&type=A").json["ips"]?.strings
+                return ips == ["127.0.0.1"] ? ips : nil
+            }
+            #expect(left == ["127.0.0.1"])
+            // Every address failing: every address is answered.
+            // (Checked on every answer while the check runs and after its results are in.)
+            for _ in 0..<10 {
+                let all = try await service.client.get("/v1/default/resolve?host=\(dead)&type=A")
+                #expect(all.json["ips"]?.strings == ["127.0.0.4", "127.0.0.3"], "\(all)")
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+    }
 }

@@ -26,13 +26,31 @@ extension ResolverEngine {
         host: HostName, family: RecordFamily, client: RuleClient, random: inout Random
     ) -> RuleAnswer? {
         guard let rule = current.config.rules.firstMatch(host: host, client: client) else { return nil }
-        let addresses = rule.answer.ordered(family, using: &random)
+        let now = clock.now()
+        let checked = rule.answer.healthCheckPort != nil
+        if checked { checkHealth(of: rule, at: now) }
+        let addresses = rule.answer.ordered(family, using: &random) { address in
+            !checked || ruleHealth.result(for: address.description, at: now) != .unreachable
+        }
         let ttl = rule.answer.ttl
         metrics.countRuleAnswer(rule.name)
         stats.update(StatsKey(CacheKey(host: host, family: family, network: ""))) { $0.ruleNum += 1 }
         return RuleAnswer(
             answer: ResolvedAnswer(addresses: addresses.map(\.description), ttl: ttl, originTTL: ttl, source: .rule),
             rule: rule.name, extra: rule.extra)
+    }
+
+    /// Starts a TCP connect to the `healthCheck` port of each of `rule`'s addresses (the speed
+    /// test's prober, `speedTestTimeout` each) when the last results are older than 10 s and no
+    /// check of the rule is running; the results leave dead addresses out of later answers.
+    private func checkHealth(of rule: AnswerRule, at now: Timestamp) {
+        guard let speedTester, let port = rule.answer.healthCheckPort else { return }
+        let addresses = (rule.answer.ipv4 + rule.answer.ipv6).map(\.description)
+        guard ruleHealth.needsProbe(addresses, at: now), ruleChecks.withLock({ $0.insert(rule.name).inserted }) else { return }
+        speedTester.probe(addresses, port: Int(port), timeout: current.config.speedTestTimeout) { [self] results in
+            ruleHealth.record(results, at: clock.now())
+            _ = ruleChecks.withLock { $0.remove(rule.name) }
+        }
     }
 
     /// `ruleAnswer` with the service's random source.

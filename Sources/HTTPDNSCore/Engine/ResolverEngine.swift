@@ -84,6 +84,10 @@ public final class ResolverEngine: Sendable {
     let speedTester: (any SpeedTester)?
     /// Measured connection times per address, shared by every answer of the account.
     public let rtt = RTTTable()
+    /// What the `healthCheck` of the account's rules found of their addresses (10 s per result).
+    let ruleHealth = RTTTable(capacity: 10_000, ttl: 10)
+    /// Rules whose addresses are being checked right now (one check per rule at a time).
+    let ruleChecks = Mutex<Set<String>>([])
     /// Keys whose addresses are being probed right now (one probe run per key at a time).
     let probing = Mutex<Set<CacheKey>>([])
     /// Concurrency of scheduled and on-demand refreshes per account.
