@@ -13,7 +13,7 @@ FROM swift:6.3-bookworm AS builder
 
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libc-ares-dev libsqlite3-dev libssl-dev libknot-dev libhiredis-dev libfstrm-dev pkg-config \
+      libmicrohttpd-dev libgnutls28-dev libcurl4-openssl-dev libc-ares-dev libmaxminddb-dev libsqlite3-dev libssl-dev libknot-dev libhiredis-dev libfstrm-dev pkg-config \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -39,7 +39,7 @@ FROM debian:bookworm-slim
 # (which the base image has), plus the CA bundle for https:// upstreams.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libmicrohttpd12 libgnutls30 libcurl4 libc-ares2 libsqlite3-0 libssl3 libknot13 libhiredis0.14 libfstrm0 ca-certificates \
+      libmicrohttpd12 libgnutls30 libcurl4 libc-ares2 libmaxminddb0 libsqlite3-0 libssl3 libknot13 libhiredis0.14 libfstrm0 ca-certificates \
  && apt-get clean \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb /var/log/apt /var/log/dpkg.log
 

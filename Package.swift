@@ -23,6 +23,7 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CAres", pkgConfig: "libcares", providers: [.apt(["libc-ares-dev"])]),
+        .systemLibrary(name: "CMaxMindDB", pkgConfig: "libmaxminddb", providers: [.apt(["libmaxminddb-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CKnot", pkgConfig: "libknot", providers: [.apt(["libknot-dev"])]),
@@ -54,13 +55,15 @@ let package = Package(
         .target(name: "HTTPDNSStore", dependencies: ["HTTPDNSCore", "CSQLite"], swiftSettings: optimized),
         // The query log streamed as dnstap over Frame Streams (libfstrm), docs/querylog.md.
         .target(name: "HTTPDNSTap", dependencies: ["HTTPDNSCore", "HTTPDNSWire", "CFstrm"], swiftSettings: optimized),
+        // The geo and ASN databases of `rules` conditions (docs/rules.md), read with libmaxminddb.
+        .target(name: "HTTPDNSGeo", dependencies: ["HTTPDNSCore", "CMaxMindDB"], swiftSettings: optimized),
         .target(
             name: "HTTPDNSServer", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CMicroHTTPD"],
             swiftSettings: optimized),
         .executableTarget(
             name: "httpdnsd",
             dependencies: [
-                "HTTPDNSCore", "HTTPDNSConfig", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis", "HTTPDNSTap",
+                "HTTPDNSCore", "HTTPDNSConfig", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis", "HTTPDNSTap", "HTTPDNSGeo",
             ],
             swiftSettings: optimized
         ),

@@ -23,6 +23,7 @@ PACKAGES=(
   libgnutls28-dev
   libcurl4-openssl-dev
   libc-ares-dev
+  libmaxminddb-dev
   libsqlite3-dev
   libssl-dev
   libknot-dev
@@ -45,6 +46,7 @@ TEST_PACKAGES=(
   python3-yaml
   python3-pip
   iproute2
+  libmaxmind-db-writer-perl
   systemd
   gcc
   golang-go

@@ -241,6 +241,20 @@ extension ServiceConfig {
                 config.accessLog = try parseBool(value, key: name)
             }, acceptsBool: true),
         Setting(
+            key: "geoDatabase", env: "HTTPDNS_GEO_DATABASE", flag: "--geo-database",
+            help: "MaxMind DB file (GeoLite2/DB-IP City or Country) of the rules' countries and regions; reloaded on SIGHUP (default none)"
+        ) { config, value, name throws(ConfigError) in
+            guard !value.isEmpty else { throw ConfigError(key: name, "must not be empty") }
+            config.geoDatabasePath = value
+        },
+        Setting(
+            key: "asnDatabase", env: "HTTPDNS_ASN_DATABASE", flag: "--asn-database",
+            help: "MaxMind DB file (GeoLite2/DB-IP ASN) of the rules' asns; reloaded on SIGHUP (default none)"
+        ) { config, value, name throws(ConfigError) in
+            guard !value.isEmpty else { throw ConfigError(key: name, "must not be empty") }
+            config.asnDatabasePath = value
+        },
+        Setting(
             key: "shutdownDrain", env: "HTTPDNS_SHUTDOWN_DRAIN", flag: "--shutdown-drain",
             help:
                 "seconds after SIGTERM during which /readyz is 503 and connections are still accepted, before the listeners close (default 5)"

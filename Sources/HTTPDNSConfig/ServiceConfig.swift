@@ -69,6 +69,9 @@ public struct ServiceConfig: Sendable, Equatable {
     /// One log line per request (method, path without secrets, status, duration, account,
     /// source, bytes, peer, request id); off by default.
     public var accessLog = false
+    /// MaxMind DB files the `countries`/`regions` and `asns` conditions of `rules` read; nil: none.
+    public var geoDatabasePath: String?
+    public var asnDatabasePath: String?
     /// Seconds between SIGTERM and closing the listeners: `/readyz` answers 503 at once while
     /// connections are still accepted, so load balancers stop sending before anything is refused.
     public var shutdownDrain: Double = 5

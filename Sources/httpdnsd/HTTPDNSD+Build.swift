@@ -1,6 +1,7 @@
 import Foundation
 import HTTPDNSConfig
 import HTTPDNSCore
+import HTTPDNSGeo
 import HTTPDNSRedis
 import HTTPDNSServer
 import HTTPDNSStore
@@ -15,6 +16,8 @@ extension HTTPDNSD {
     struct Daemon {
         let config: ServiceConfig
         let certificates: TLSCertificateStore?
+        /// `geoDatabase` and `asnDatabase`, reopened on SIGHUP; nil when neither is set.
+        let geo: GeoDatabases?
         let store: SQLiteStore
         /// The query log's file (`<database>.querylog`), drained from the service's queue.
         let queryLog: QueryLogStore
@@ -84,6 +87,14 @@ extension HTTPDNSD {
                 fail("configuration error: \(error)", code: 2)
             }
         }
+        var geo: GeoDatabases?
+        if config.geoDatabasePath != nil || config.asnDatabasePath != nil {
+            do throws(ConfigError) {
+                geo = try GeoDatabases(geoPath: config.geoDatabasePath, asnPath: config.asnDatabasePath)
+            } catch {
+                fail("configuration error: \(error)", code: 2)
+            }
+        }
         raiseOpenFileLimit(needed: config.connectionLimit * (config.listenPlain == nil ? 1 : 2) + 256)
         let (store, records) = openStore(config)
         var accounts: [String: AccountConfig] = [:]
@@ -95,7 +106,7 @@ extension HTTPDNSD {
             RedisClient(url: $0, prefix: config.redisPrefix, timeoutMilliseconds: config.redisTimeoutMilliseconds)
         }
         let registry = makeRegistry(accounts: accounts, store: store, wiring: wiring, redis: redis)
-        let service = makeService(config, registry: registry, store: store)
+        let service = makeService(config, registry: registry, store: store, geo: geo)
         if let redis { service.addMetricsSource { RedisMetricsText.emit(redis.metrics, into: &$0) } }
         // Accounts and cache changes shared with the other replicas (docs/replicas.md): admin
         // changes go to Redis first; the replicator reconciles on every connect.
@@ -119,7 +130,7 @@ extension HTTPDNSD {
         }
         let dot = makeDoT(config, service: service, certificates: certificates, dnsMetrics: dnsMetrics)
         return Daemon(
-            config: config, certificates: certificates, store: store, queryLog: queryLog, dnstap: dnstap, accounts: accounts,
+            config: config, certificates: certificates, geo: geo, store: store, queryLog: queryLog, dnstap: dnstap, accounts: accounts,
             wiring: wiring, redis: redis,
             replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns, dot: dot)
     }
@@ -242,16 +253,16 @@ extension HTTPDNSD {
     }
 
     /// The HTTP service with the configuration's limits, and the store's and the process's metrics.
-    static func makeService(_ config: ServiceConfig, registry: AccountRegistry, store: SQLiteStore) -> HTTPDNSService {
-        let service = HTTPDNSService(
-            registry: registry, accountStore: store, adminToken: config.adminToken,
-            limits: .init(
-                maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency,
-                trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil,
-                advertisedAddresses: config.effectiveAdvertisedAddresses,
-                clientRate: .init(perSecond: config.rateLimit, burst: config.rateBurst),
-                metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms,
-                clientKeying: ClientKeying(ipv6PrefixLength: config.clientIPv6PrefixLength)))
+    static func makeService(_ config: ServiceConfig, registry: AccountRegistry, store: SQLiteStore, geo: GeoDatabases?) -> HTTPDNSService {
+        var limits = HTTPDNSService.Limits(
+            maxPreloadHosts: config.maxPreloadHosts, preloadConcurrency: config.preloadConcurrency,
+            trustedProxies: config.trustedProxies, separateOpsListener: config.opsListen != nil,
+            advertisedAddresses: config.effectiveAdvertisedAddresses,
+            clientRate: .init(perSecond: config.rateLimit, burst: config.rateBurst),
+            metricsAccounts: config.metricsAccounts, requestDurations: config.metricsHistograms,
+            clientKeying: ClientKeying(ipv6PrefixLength: config.clientIPv6PrefixLength))
+        limits.geo = geo
+        let service = HTTPDNSService(registry: registry, accountStore: store, adminToken: config.adminToken, limits: limits)
         service.addMetricsSource { StoreMetrics.emit(store, into: &$0) }
         service.addMetricsSource { ProcessMetrics.emit(into: &$0) }
         return service

@@ -1,6 +1,7 @@
 import Foundation
 import HTTPDNSConfig
 import HTTPDNSCore
+import HTTPDNSGeo
 import HTTPDNSRedis
 import HTTPDNSServer
 import HTTPDNSStore
@@ -16,7 +17,7 @@ enum HTTPDNSD {
         let stopSignals = blockStopSignals()
         let daemon = build(loadConfiguration())
         let prefetch = serve(daemon)
-        let received = waitForStop(stopSignals, certificates: daemon.certificates)
+        let received = waitForStop(stopSignals, certificates: daemon.certificates, geo: daemon.geo)
         shutdown(daemon, prefetch: prefetch, received: received, signals: stopSignals)
     }
 
@@ -121,8 +122,18 @@ enum HTTPDNSD {
         return "DNS over TLS on \(at) (\(domain))"
     }
 
-    /// Waits for SIGTERM or SIGINT and returns it; reloads the TLS certificate on every SIGHUP.
-    static func waitForStop(_ stopSignals: sigset_t, certificates: TLSCertificateStore?) -> Int32 {
+    /// Reopens `geoDatabase` and `asnDatabase` (SIGHUP); a file that cannot be read keeps the one in use.
+    static func reload(_ geo: GeoDatabases) {
+        let failures = geo.reload()
+        for failure in failures { Log.error("SIGHUP: \(failure); the database in use is kept") }
+        if failures.isEmpty {
+            Log.info("SIGHUP: reopened \([geo.geoPath, geo.asnPath].compactMap { $0 }.joined(separator: " and "))")
+        }
+    }
+
+    /// Waits for SIGTERM or SIGINT and returns it; reloads the TLS certificate and the geo
+    /// databases on every SIGHUP.
+    static func waitForStop(_ stopSignals: sigset_t, certificates: TLSCertificateStore?, geo: GeoDatabases?) -> Int32 {
         var signals = stopSignals
         var received: Int32 = 0
         while true {
@@ -133,6 +144,7 @@ enum HTTPDNSD {
             } else {
                 Log.info("received SIGHUP: no TLS certificate to reload")
             }
+            if let geo { reload(geo) }
         }
     }
 

@@ -58,6 +58,9 @@ import Testing
         config.hostOverrides = try HostOverrides([.init(hosts: ["*.cdn.example.com"], ttl: 30, cache: false, maxStaleAge: 0)])
         // And `queryLog` (unset: off).
         config.queryLog.enabled = true
+        var rule = AnswerRule(name: "r", hosts: ["www.example.com"])
+        rule.answer.ipv4 = [IPAddress("192.0.2.1")!]
+        config.rules = try AnswerRules([rule])
 
         let text = try config.jsonText(redacted: false)
         #expect(text.contains("http://127.0.0.1:8053/dns-query"))  // slashes not escaped

@@ -38,6 +38,9 @@ struct OpenAPIContractTests {
         full.domains = try DomainPolicy(mode: .listed, allow: ["www.example.com"], deny: [])
         full.hostOverrides = try HostOverrides([.init(hosts: ["www.example.com"], ttl: 30, cache: false, maxStaleAge: 0)])
         full.queryLog.enabled = true
+        var rule = AnswerRule(name: "r", hosts: ["www.example.com"])
+        rule.answer.ipv4 = [IPAddress("192.0.2.1")!]
+        full.rules = try AnswerRules([rule])
         #expect(Set(full.jsonObject(redacted: true).keys) == properties)
     }
 }

@@ -10,6 +10,7 @@ import Testing
     static let numberKeys = [
         "type", "successNum", "cacheDnsNum", "requestPDnsNum", "gobackLocaldnsNum", "localErro", "timeoutErro",
         "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro", "staleNum", "prefetchNum",
+        "ruleNum",
     ]
     static let stringKeys = ["domain", "sp", "avgRtt", "maxRtt"]
 

@@ -27,8 +27,10 @@ values the schema accepts (an invalid value is left as drawn, so negative cases 
   spec describes). Such secrets are dropped (AdminAPITests cover the round trip).
 * An account body whose keys contradict each other is a 400 the schema cannot express:
   requireSignedRequests without clientKeys, requireEncryption without aesSecretKey, minCacheTTL
-  above maxCacheTTL, no upstreams and no fallback, a `listed` domain list that allows nothing.
-  The contradiction is removed.
+  above maxCacheTTL, no upstreams and no fallback, a `listed` domain list that allows nothing,
+  a rule whose `weights` count differs from its longer address list, two rules of one name.
+  The contradiction is removed. A rule's network that the schema's loose IPv6 pattern lets
+  through is made a network the service reads (host bits cleared; an unreadable one replaced).
 
 The service's upstreams are live (unbound behind dnss on loopback, every name answered), so
 the stock `not_a_server_error` check runs: any 5xx is a fault of httpdnsd.
@@ -128,6 +130,38 @@ def before_call(ctx, case, kwargs):
         domains = body.get("domains")
         if isinstance(domains, dict) and domains.get("mode") == "listed" and not domains.get("allow"):
             domains["mode"] = "any"
+        if isinstance(body.get("rules"), list):
+            _rules(body["rules"])
+
+
+def _rules(rules):
+    """Removes what makes valid-looking rules contradict each other or the service's parsing."""
+    names = set()
+    for index, rule in enumerate(rules):
+        if not isinstance(rule, dict):
+            continue
+        if isinstance(rule.get("name"), str):
+            if rule["name"] in names:
+                rule["name"] = ("r%d-" % index + rule["name"])[:64]
+            names.add(rule["name"])
+        answer = rule.get("answer")
+        if isinstance(answer, dict) and isinstance(answer.get("weights"), list):
+            lists = [answer.get(key) for key in ("ipv4", "ipv6")]
+            longest = max([len(value) for value in lists if isinstance(value, list)] or [0])
+            weights = answer["weights"][:longest]
+            answer["weights"] = weights + [1] * (longest - len(weights))
+        when = rule.get("when")
+        if isinstance(when, dict) and isinstance(when.get("networks"), list):
+            when["networks"] = [_network(value) for value in when["networks"]]
+
+
+def _network(value):
+    if not isinstance(value, str):
+        return value
+    try:
+        return str(ipaddress.ip_network(value, strict=False))
+    except ValueError:
+        return "2001:db8::/32"
 
 
 def _dns_query(case, path, method):

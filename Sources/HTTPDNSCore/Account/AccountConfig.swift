@@ -120,6 +120,8 @@ public struct AccountConfig: Sendable, Equatable {
     public var domains = DomainPolicy()
     /// How some names are cached (`hostOverrides`: TTL, no caching, stale bound): none by default.
     public var hostOverrides = HostOverrides()
+    /// Custom answers for some names and clients (`rules`, docs/rules.md): none by default.
+    public var rules = AnswerRules()
 
     // MARK: Query log
 
@@ -155,6 +157,7 @@ public struct AccountConfig: Sendable, Equatable {
         "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
         "aesSecretKey", "requireEncryption",
         "rateLimit", "rateBurst", "upstreamQPS", "domains", "hostOverrides", "queryLog",
+        "rules",
     ]
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
@@ -178,6 +181,9 @@ public struct AccountConfig: Sendable, Equatable {
         }
         if let value = object["hostOverrides"], !(value is NSNull) {
             hostOverrides = try HostOverrides.read(value, path: reader.keyPath("hostOverrides"))
+        }
+        if let value = object["rules"], !(value is NSNull) {
+            rules = try AnswerRules.read(value, path: reader.keyPath("rules"))
         }
         if let object = try reader.object("queryLog") {
             queryLog = try QueryLogSettings.read(object, base: queryLog, path: reader.keyPath("queryLog"))
@@ -345,6 +351,7 @@ public struct AccountConfig: Sendable, Equatable {
         // Written only when set: the configuration of an account without a policy reads as before.
         if domains != DomainPolicy() { object["domains"] = domains.jsonObject }
         if !hostOverrides.isEmpty { object["hostOverrides"] = hostOverrides.jsonObject }
+        if !rules.isEmpty { object["rules"] = rules.jsonObject }
         if queryLog != QueryLogSettings() { object["queryLog"] = queryLog.jsonObject }
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }

@@ -90,6 +90,8 @@ public enum AnswerSource: String, Sendable, Hashable {
     case localdns
     /// Another replica's answer, found in the shared tier (Redis) on a local miss.
     case shared
+    /// One of the account's `rules` (docs/rules.md): never cached, persisted or shared.
+    case rule
 }
 
 /// One cached answer with its lifetime.

@@ -46,6 +46,9 @@ public final class ResolverEngine: Sendable {
         public let hasDomainPolicy: Bool
         /// The account's `queryLog` is on: lookups are logged (`queryLogSettings` says how).
         public let logsQueries: Bool
+        /// The account has `rules`: a name some rule names is answered apart from the cache
+        /// (`hasRule(for:)`, `ruleAnswer`).
+        public let hasRules: Bool
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -60,6 +63,7 @@ public final class ResolverEngine: Sendable {
             rateBurst = config.rateBurst
             hasDomainPolicy = !config.domains.isUnrestricted
             logsQueries = config.queryLog.enabled && config.queryLog.sampleRate > 0
+            hasRules = !config.rules.isEmpty
         }
     }
 
@@ -69,7 +73,7 @@ public final class ResolverEngine: Sendable {
     public let stats: EngineStats
     public let metrics = EngineMetrics()
     let cache: AnswerCache
-    private let settings: ReadMostly<Settings>
+    let settings: ReadMostly<Settings>
     let flights = SingleFlight<CacheKey, FamilyOutcome>()
     let clock: any WallClock
     let persistence: (any CachePersistence)?
@@ -80,6 +84,10 @@ public final class ResolverEngine: Sendable {
     let speedTester: (any SpeedTester)?
     /// Measured connection times per address, shared by every answer of the account.
     public let rtt = RTTTable()
+    /// What the `healthCheck` of the account's rules found of their addresses (10 s per result).
+    let ruleHealth = RTTTable(capacity: 10_000, ttl: 10)
+    /// Rules whose addresses are being checked right now (one check per rule at a time).
+    let ruleChecks = Mutex<Set<String>>([])
     /// Keys whose addresses are being probed right now (one probe run per key at a time).
     let probing = Mutex<Set<CacheKey>>([])
     /// Concurrency of scheduled and on-demand refreshes per account.

@@ -34,6 +34,10 @@ public final class EngineMetrics: Sendable {
     public let requestDurations: DurationHistograms
     /// The same as the request path records them (no retain).
     public let requestDurationRecorder: DurationHistograms.Unretained
+    /// Answers given by the account's `rules`, in all and per rule name (names are bounded by
+    /// validation: at most 64 of `A-Z a-z 0-9 . _ -`).
+    public let ruleAnswers = Atomic<UInt64>(0)
+    private let ruleAnswersByName = Mutex<[String: UInt64]>([:])
     /// Durations of preloads (`POST /v1/{account}/preload`), from request to last answer.
     public let preloadDurations = Mutex(HistogramCounts())
 
@@ -77,6 +81,17 @@ public final class EngineMetrics: Sendable {
 
     public var upstreamCounts: [(UpstreamOutcomeKey, UInt64)] {
         upstreamDurations.map { ($0.0, $0.1.count) }
+    }
+
+    /// Counts one answer of the rule `name`.
+    func countRuleAnswer(_ name: String) {
+        ruleAnswers.increment()
+        ruleAnswersByName.withLock { $0[name, default: 0] += 1 }
+    }
+
+    /// Answers per rule name, sorted by name (rules that never answered are absent).
+    public var ruleAnswerCounts: [(String, UInt64)] {
+        ruleAnswersByName.withLock { $0.map { ($0.key, $0.value) } }.sorted { $0.0 < $1.0 }
     }
 
     /// Upstream query durations by upstream and outcome, sorted.

@@ -16,6 +16,8 @@ public struct DomainStats: Sendable, Equatable {
     /// Background refreshes started before a client needed them (refresh-ahead, scheduled
     /// prefetch, refresh on demand).
     public var prefetchNum: UInt64 = 0
+    /// Answers given by one of the account's `rules` (docs/rules.md) rather than resolved.
+    public var ruleNum: UInt64 = 0
     /// Sum and count of resolution times (ms) for `avgRtt`; the maximum for `maxRtt`.
     public var rttTotalMilliseconds: Double = 0
     public var rttCount: UInt64 = 0

@@ -196,6 +196,7 @@ struct PackedStats: Equatable {
     var urlPathErro: UInt32 = 0
     var staleNum: UInt32 = 0
     var prefetchNum: UInt32 = 0
+    var ruleNum: UInt32 = 0
     var rttCount: UInt32 = 0
     var rttTotalMilliseconds: Double = 0
     var maxRttMilliseconds: Double = 0
@@ -215,6 +216,7 @@ struct PackedStats: Equatable {
             let urlPathErro = UInt32(exactly: stats.urlPathErro),
             let staleNum = UInt32(exactly: stats.staleNum),
             let prefetchNum = UInt32(exactly: stats.prefetchNum),
+            let ruleNum = UInt32(exactly: stats.ruleNum),
             let rttCount = UInt32(exactly: stats.rttCount)
         else { return nil }
         self.successNum = successNum
@@ -229,6 +231,7 @@ struct PackedStats: Equatable {
         self.urlPathErro = urlPathErro
         self.staleNum = staleNum
         self.prefetchNum = prefetchNum
+        self.ruleNum = ruleNum
         self.rttCount = rttCount
         self.rttTotalMilliseconds = stats.rttTotalMilliseconds
         self.maxRttMilliseconds = stats.maxRttMilliseconds
@@ -248,6 +251,7 @@ struct PackedStats: Equatable {
         stats.urlPathErro = UInt64(urlPathErro)
         stats.staleNum = UInt64(staleNum)
         stats.prefetchNum = UInt64(prefetchNum)
+        stats.ruleNum = UInt64(ruleNum)
         stats.rttCount = UInt64(rttCount)
         stats.rttTotalMilliseconds = rttTotalMilliseconds
         stats.maxRttMilliseconds = maxRttMilliseconds

@@ -29,7 +29,13 @@ struct DoHJSONHandler: Sendable {
             engine.lookupOptions.ispEnable
             ? self.network(subnet: subnetAddress, forwardedFor: request.forwardedFor, peer: request.peerAddress) : ""
         let shortForm = short
-        return lookups.lookUp([host], [family], engine: engine, network: network, from: request) { results in
+        let clients = self.clients
+        return lookups.lookUp(
+            [host], [family], engine: engine, network: network, from: request,
+            clientAddress: {
+                subnetAddress ?? clients.selectAddress(clientIP: nil, forwardedFor: request.forwardedFor, peer: request.peerAddress)
+            }
+        ) { results in
             DoHJSONRendering.answer(results[0], family: family, short: shortForm)
         }
     }

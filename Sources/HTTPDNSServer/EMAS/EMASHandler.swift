@@ -35,7 +35,9 @@ struct EMASHandler: Sendable {
         let families = try Self.families(request.query["query"]).get()
         let (clientIP, network) = client(
             ip: request.query["ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress, options: engine.lookupOptions)
-        return lookups.lookUp(hosts, families, engine: engine, network: network, from: request) { results in
+        return lookups.lookUp(
+            hosts, families, engine: engine, network: network, from: request, clientAddress: { IPAddress(clientIP) }
+        ) { results in
             batch ? EMASRendering.batch(results) : EMASRendering.single(results[0], clientIP: clientIP)
         }
     }

@@ -12,7 +12,8 @@ enum EMASRendering {
         if let failure = result.failure, !failure.notAllowed { return error(APIError(failure, host: result.host)) }
         var writer = JSONWriter()
         withParts(result) { host, ipv4, ipv6, ttl, originTTL in
-            writeSingle(host: host, ipv4: ipv4, ipv6: ipv6, ttl: ttl, originTTL: originTTL, clientIP: clientIP, to: &writer)
+            writeSingle(
+                host: host, ipv4: ipv4, ipv6: ipv6, ttl: ttl, originTTL: originTTL, clientIP: clientIP, extra: result.extra, to: &writer)
         }
         return .json(200, writer)
     }
@@ -36,13 +37,14 @@ enum EMASRendering {
         }
     }
 
-    /// `{"host":..,"ips":[..],"ipsv6":[..],"ttl":N,"origin_ttl":N,"client_ip":"C"}`: the one
-    /// writer of `/d`'s answer, for both paths.
+    /// `{"host":..,"ips":[..],"ipsv6":[..],"ttl":N,"origin_ttl":N[,"extra":"E"],"client_ip":"C"}`:
+    /// the one writer of `/d`'s answer, for both paths (`extra`: a rule's answer, never cached).
     private static func writeSingle<Sink: JSONSink>(
         host: UnsafeBufferPointer<UInt8>, ipv4: AddressList?, ipv6: AddressList?, ttl: UInt32, originTTL: UInt32, clientIP: String,
-        to sink: inout Sink
+        extra: String? = nil, to sink: inout Sink
     ) {
         writeAnswer(host: host, ipv4: ipv4, ipv6: ipv6, ttl: ttl, originTTL: originTTL, to: &sink)
+        writeExtra(extra, to: &sink)
         sink.put(#","client_ip":"#)
         sink.string(clientIP)
         sink.put("}")
@@ -60,6 +62,7 @@ enum EMASRendering {
             if !first { writer.comma() }
             first = false
             writeAnswer(result, to: &writer)
+            writeExtra(result.extra, to: &writer)
             writer.raw("}")
         }
         writer.raw("]}")
@@ -99,6 +102,14 @@ enum EMASRendering {
         sink.decimal(ttl)
         sink.put(#","origin_ttl":"#)
         sink.decimal(originTTL)
+    }
+
+    /// `,"extra":"TEXT"`: the `extra` of the rule that answered (docs/rules.md), as EMAS answers
+    /// carry it; nothing for other answers.
+    private static func writeExtra<Sink: JSONSink>(_ extra: String?, to sink: inout Sink) {
+        guard let extra else { return }
+        sink.put(#","extra":"#)
+        sink.string(extra)
     }
 
     /// `{"service_ip":[..],"service_ipv6":[..]}`: IPv6 entries (`2001:db8::1`,

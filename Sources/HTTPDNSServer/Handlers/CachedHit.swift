@@ -163,12 +163,14 @@ extension HTTPDNSService {
     /// general path would look the name up for (`""` unless the account has `ispEnable`). Nil,
     /// with the rate token given back, for what the general path must answer. A name the
     /// account's `domains` refuses (checked only when it has a policy) is left to the general
-    /// path, which writes the refusal (`Lookups.lookUp`).
+    /// path, which writes the refusal (`Lookups.lookUp`); so is a name one of its `rules` names.
     func answerHit<Head: RequestHead>(
         _ head: Head, _ request: HitRequest, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
         needsAdmit: Bool, write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResponse? {
         if request.options.hasDomainPolicy && !request.engine.allows(hostText) { return nil }
+        // A name one of the account's `rules` names is answered by the general path (`Lookups`).
+        if request.options.hasRules && request.engine.hasRule(for: hostText) { return nil }
         if request.admitted { return lookUpHit(hostText, family, network, request.engine, write) }
         let limit = limitDecision(
             peer: { head.peerAddress }, forwardedFor: { head.forwardedFor }, account: request.account, options: request.options)

@@ -3,6 +3,8 @@ import HTTPDNSCore
 /// The lookup every name-resolving handler shares: the cache first, the upstreams for the rest.
 struct Lookups: Sendable {
     let clients: ClientRules
+    /// What the `countries`, `regions` and `asns` conditions of `rules` read (nil: no database).
+    var geo: (any GeoLookup)?
 
     /// Every (host, family) through the engine, in any wire format: answered at once when the
     /// cache has everything, else deferred until the last upstream answer is in; `render` gets
@@ -14,36 +16,51 @@ struct Lookups: Sendable {
     /// writes as its refusal; neither the cache nor an upstream is asked for it.
     func lookUp(
         _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, from request: HTTPRequest,
-        render: @escaping @Sendable ([HostResult]) -> HTTPResponse
+        clientAddress: () -> IPAddress?, render: @escaping @Sendable ([HostResult]) -> HTTPResponse
     ) -> HandlerResult {
-        lookUp(hosts, families, engine: engine, network: network, client: { clients.id(of: request) }, render: render)
+        lookUp(
+            hosts, families, engine: engine, network: network, client: { clients.id(of: request) },
+            ruleClient: { RuleClient(address: clientAddress(), params: Self.ruleParams(request.query)) }, render: render)
     }
 
     /// The same for a client known apart from an HTTP request (plain DNS): `client` is read only
-    /// when a pair misses.
+    /// when a pair misses, `ruleClient` only when one of the account's `rules` names a host.
+    /// A name a rule answers (`ResolverEngine.ruleAnswer`) is answered by it, after the
+    /// `domains` decision and before the cache; its `extra` goes with its `HostResult`.
     func lookUp(
         _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, client: () -> ClientID?,
-        render: @escaping @Sendable ([HostResult]) -> HTTPResponse
+        ruleClient: () -> RuleClient, render: @escaping @Sendable ([HostResult]) -> HTTPResponse
     ) -> HandlerResult {
         let pairs = hosts.flatMap { host in families.map { (host, $0) } }
         var cached: [FamilyOutcome?] = []
         cached.reserveCapacity(pairs.count)
-        let checksNames = engine.lookupOptions.hasDomainPolicy
-        for (host, family) in pairs {
-            if checksNames && !engine.allows(host) {
+        let options = engine.lookupOptions
+        var extras: [String?] = []
+        var asker: RuleClient?
+        for (index, (host, family)) in pairs.enumerated() {
+            if options.hasDomainPolicy && !engine.allows(host) {
                 cached.append(.failure(.notAllowed(host)))
                 continue
             }
+            if options.hasRules && engine.hasRule(for: host) {
+                if asker == nil { asker = ruleClientWithGeo(ruleClient) }
+                if let ruled = engine.ruleAnswer(host: host, family: family, client: asker!) {
+                    cached.append(.success(ruled.answer))
+                    if extras.isEmpty { extras = Array(repeating: nil, count: hosts.count) }
+                    extras[index / families.count] = ruled.extra
+                    continue
+                }
+            }
             cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
         }
-        let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { outcomes in
+        let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { [extras] outcomes in
             render(
                 hosts.indices.map { hostIndex in
                     HostResult(
                         host: hosts[hostIndex],
                         families: families.indices.map {
                             (families[$0], outcomes[hostIndex * families.count + $0])
-                        })
+                        }, extra: extras.isEmpty ? nil : extras[hostIndex])
                 })
         }
         if cached.allSatisfy({ $0 != nil }) {
@@ -67,5 +84,19 @@ struct Lookups: Sendable {
             }
         }
         return slot.result
+    }
+
+    /// `ruleClient()` with what the geo and ASN databases say of its address.
+    func ruleClientWithGeo(_ ruleClient: () -> RuleClient) -> RuleClient {
+        var client = ruleClient()
+        if let geo, let address = client.address { client.geo = geo.record(for: address) }
+        return client
+    }
+
+    /// The `sdns-NAME` arguments of a request, by NAME: what `rules` conditions on `params` read.
+    static func ruleParams(_ query: QueryArguments) -> [String: String] {
+        var params: [String: String] = [:]
+        for (name, value) in query.pairs where name.hasPrefix("sdns-") { params[String(name.dropFirst(5))] = value }
+        return params
     }
 }

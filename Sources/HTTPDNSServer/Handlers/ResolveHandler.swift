@@ -94,7 +94,13 @@ struct ResolveHandler: Sendable {
         let query = try Self.parseHostQuery(request, maxHosts: maxHosts).get()
         let short = query.short ?? options.shortEnable
         let families = query.type.families(ipv6Enabled: options.ipv6Enable)
-        return lookups.lookUp(query.hosts, families, engine: engine, network: network, from: request) { results in
+        let clients = self.clients
+        return lookups.lookUp(
+            query.hosts, families, engine: engine, network: network, from: request,
+            clientAddress: {
+                clients.selectAddress(clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress)
+            }
+        ) { results in
             AnswerRendering.response(results, batch: query.batch, short: short)
         }
     }

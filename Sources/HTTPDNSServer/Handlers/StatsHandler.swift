@@ -4,7 +4,7 @@ import HTTPDNSCore
 struct StatsHandler: Sendable {
     /// `GET /v1/{account}/stats`: the SDK's `getRequestReportInfo` array (WIRE-FORMATS §4), one
     /// record per (domain, family, network), every key, `avgRtt`/`maxRtt` as strings, plus the
-    /// extra keys `staleNum` and `prefetchNum`. Paged: at most `limit` records (default
+    /// extra keys `staleNum`, `prefetchNum` and `ruleNum`. Paged: at most `limit` records (default
     /// `statsPageDefault`, at most `statsPageMax`) in the order their keys were first seen; the
     /// body stays the SDK's array, and the `X-Next-Cursor` header, when present, is the `cursor`
     /// of the next page. `domain=H` reads the records of one name (every family and network).
@@ -71,7 +71,8 @@ struct StatsHandler: Sendable {
             writer.key("urlParameterErro"); writer.number(record.urlParameterErro); writer.comma()
             writer.key("urlPathErro"); writer.number(record.urlPathErro); writer.comma()
             writer.key("staleNum"); writer.number(record.staleNum); writer.comma()
-            writer.key("prefetchNum"); writer.number(record.prefetchNum)
+            writer.key("prefetchNum"); writer.number(record.prefetchNum); writer.comma()
+            writer.key("ruleNum"); writer.number(record.ruleNum)
             writer.raw("}")
         }
         writer.raw("]")

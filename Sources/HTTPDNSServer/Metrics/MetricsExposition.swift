@@ -54,6 +54,12 @@ enum MetricsExposition {
         help:
             "Requests refused (429) by the client rate limit (reason client_rate), and upstream queries not started because the account's upstream budget was spent (reason upstream_budget).",
         labels: ["account", "reason"])
+    static let ruleAnswers = MetricDescriptor(
+        "httpdns_rule_answers_total", .counter, help: "Answers given by the account's rules rather than resolved.", labels: ["account"])
+    static let ruleAnswersByRule = MetricDescriptor(
+        "httpdns_rule_answers_by_rule_total", .counter,
+        help: "Answers given by each rule (per account only, on the operations listener: rule names are tenant text).",
+        labels: ["account", "rule"])
     static let cacheEntries = MetricDescriptor(
         "httpdns_cache_entries", .gauge, help: "Entries in the cache.", labels: ["account"])
     static let statsDropped = MetricDescriptor(
@@ -106,6 +112,12 @@ enum MetricsExposition {
                     (["upstream_budget"], engine.metrics.upstreamBudgetRefusals.value),
                 ]
             }, extra: [(["client_rate"], unknownAccountRefusals)])
+        families.perEngine(ruleAnswers, into: &out) { $0.metrics.ruleAnswers.value }
+        // No totals by rule: the public listener would show the tenants' rule names.
+        out.declare(ruleAnswersByRule)
+        for engine in perAccount {
+            for (rule, count) in engine.metrics.ruleAnswerCounts { out.sample(ruleAnswersByRule, [engine.accountID, rule], count) }
+        }
         families.perEngine(cacheEntries, into: &out) { UInt64($0.cacheCount) }
         families.perEngine(statsDropped, into: &out) { $0.stats.droppedEvents }
     }

@@ -6,7 +6,7 @@ import HTTPDNSCore
 enum RequestDurations {
     /// The `source` label: what answered (`AnswerSource`), or `none` for a request that looked
     /// nothing up (a refusal, a cache listing, statistics).
-    static let sources = ["cache", "upstream", "stale", "localdns", "none", "shared"]
+    static let sources = ["cache", "upstream", "stale", "localdns", "none", "shared", "rule"]
 
     static func slot(_ route: Route, source: AnswerSource?) -> Int {
         route.tenantIndex! * sources.count + sourceIndex(source)
@@ -20,6 +20,7 @@ enum RequestDurations {
         case .localdns: 3
         case nil: 4
         case .shared: 5
+        case .rule: 6
         }
     }
 
@@ -36,7 +37,7 @@ enum RequestDurations {
 
 extension AnswerSource {
     /// The source of a response made of several answers: the least direct one (local DNS, then
-    /// stale, then upstream, then shared, then cache); a failure counts as upstream (the upstreams
+    /// stale, then upstream, then shared, then cache or rule); a failure counts as upstream (the upstreams
     /// were asked).
     static func combined(_ outcomes: [FamilyOutcome]) -> AnswerSource {
         var rank = 0
@@ -44,7 +45,7 @@ extension AnswerSource {
             switch outcome {
             case .success(let answer):
                 switch answer.source {
-                case .cache: break
+                case .cache, .rule: break
                 case .shared: rank = max(rank, 1)
                 case .upstream: rank = max(rank, 2)
                 case .stale: rank = max(rank, 3)

@@ -43,7 +43,7 @@ extension HTTPDNSService {
         let clients = self.clients
         let result = handlers.rfc8484.answer(
             query, engine: engine, client: { clients.keying.id(peer) },
-            peerNetwork: { clients.network(clientIP: nil, forwardedFor: nil, peer: peer) })
+            peerNetwork: { clients.network(clientIP: nil, forwardedFor: nil, peer: peer) }, peerAddress: { peer.ipAddress })
         let limit = transport == .udp ? PlainDNSMessages.udpLimit(query) : Int(UInt16.max)
         let deliver: @Sendable (HTTPResponse) -> Void = { response in
             // A response the writer failed to write (500) becomes SERVFAIL.

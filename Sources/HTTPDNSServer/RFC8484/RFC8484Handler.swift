@@ -26,16 +26,23 @@ struct RFC8484Handler: Sendable {
             metrics.malformed.increment()
             throw APIError(.invalidDNSMessage, "the DNS message is not a query this service can read: \(error.message)")
         }
-        return answer(query, engine: engine, client: { clients.id(of: request) }, peerNetwork: { clients.network(of: request) })
+        let clients = self.clients
+        return answer(
+            query, engine: engine, client: { clients.id(of: request) }, peerNetwork: { clients.network(of: request) },
+            peerAddress: {
+                clients.selectAddress(clientIP: request.query["client_ip"], forwardedFor: request.forwardedFor, peer: request.peerAddress)
+            })
     }
 
     /// The answer to a parsed query, whatever carried it (RFC 8484 over HTTP, plain DNS over UDP
     /// or TCP): the engine's for an A or AAAA question, the upstreams' for any other, REFUSED for
     /// a name the account's `domains` refuses. The response's body is the DNS message. `client`
     /// is whose share of the upstream budget a miss takes; `peerNetwork` is the client network of
-    /// an `ispEnable` account when the query has no Client Subnet (each read only when needed).
+    /// an `ispEnable` account when the query has no Client Subnet, `peerAddress` the client's
+    /// address for the account's `rules` in that case (each read only when needed).
     func answer(
-        _ query: DNSQueryMessage, engine: ResolverEngine, client: () -> ClientID?, peerNetwork: () -> String
+        _ query: DNSQueryMessage, engine: ResolverEngine, client: () -> ClientID?, peerNetwork: () -> String,
+        peerAddress: () -> IPAddress?
     ) -> HandlerResult {
         guard let (host, family) = Self.engineQuestion(query) else {
             if engine.lookupOptions.hasDomainPolicy && !Self.allows(query.name, engine: engine) {
@@ -44,7 +51,9 @@ struct RFC8484Handler: Sendable {
             return forward(query, engine: engine, client: client())
         }
         let (network, subnetScope) = engine.lookupOptions.ispEnable ? Self.network(query, peerNetwork: peerNetwork) : ("", 0)
-        return lookups.lookUp([host], [family], engine: engine, network: network, client: client) { results in
+        let ruleClient = { RuleClient(address: Self.subnetAddress(query) ?? peerAddress()) }
+        return lookups.lookUp([host], [family], engine: engine, network: network, client: client, ruleClient: ruleClient) {
+            results in
             RFC8484Rendering.answer(results[0], query: query, subnetScope: subnetScope)
         }
     }
@@ -64,6 +73,12 @@ struct RFC8484Handler: Sendable {
             ClientNetwork.network(of: address),
             UInt8(address.family == .a ? ClientNetwork.ipv4PrefixLength : ClientNetwork.ipv6PrefixLength)
         )
+    }
+
+    /// The address of a query's Client Subnet (nil without one, or with a source prefix of 0).
+    static func subnetAddress(_ query: some DNSQuery) -> IPAddress? {
+        guard let subnet = query.edns?.clientSubnet, subnet.sourcePrefixLength > 0 else { return nil }
+        return subnet.withAddress { IPAddress(family: subnet.family == 1 ? .a : .aaaa, rawBytes: $0) }
     }
 
     /// Whether the account's `domains` lets a forwarded question's name be asked.

@@ -4,6 +4,8 @@ import HTTPDNSCore
 struct HostResult: Sendable {
     var host: HostName
     var families: [(RecordFamily, FamilyOutcome)]
+    /// The `extra` text of the rule that answered (`rules`), written by v1 and EMAS.
+    var extra: String? = nil
 
     /// The first failure when no family could be answered.
     var failure: ResolveFailure? {
@@ -54,7 +56,7 @@ enum AnswerRendering {
         writeLifetime(
             ttl: answers.map(\.1.ttl).min() ?? 0, originTTL: answers.map(\.1.originTTL).min() ?? 0,
             source: combinedSource(answers.map(\.1.source)), stale: answers.contains { $0.1.stale },
-            nxdomain: answers.contains { $0.1.nxdomain }, nodata: isNoData(answers.map(\.1)), to: &writer)
+            nxdomain: answers.contains { $0.1.nxdomain }, nodata: isNoData(answers.map(\.1)), extra: result.extra, to: &writer)
     }
 
     /// `{"host":..,"ips":[..],"ipsv6":[..]` from the answers of each family: the opening every
@@ -89,11 +91,11 @@ enum AnswerRendering {
         !answers.isEmpty && answers.allSatisfy { $0.addressList.isEmpty && !$0.nxdomain }
     }
 
-    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true|,"nodata":true]}`: the
-    /// end of a v1 answer object.
+    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true|,"nodata":true][,"extra":..]}`:
+    /// the end of a v1 answer object (`extra`: the text of the rule that answered).
     static func writeLifetime<Sink: JSONSink>(
         ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool, nxdomain: Bool, nodata: Bool = false,
-        to sink: inout Sink
+        extra: String? = nil, to sink: inout Sink
     ) {
         sink.put(#","ttl":"#)
         sink.decimal(ttl)
@@ -106,12 +108,17 @@ enum AnswerRendering {
         case .stale: sink.put("stale")
         case .localdns: sink.put("localdns")
         case .shared: sink.put("shared")
+        case .rule: sink.put("rule")
         }
         sink.put(stale ? #"","stale":true"# : #"","stale":false"#)
         if nxdomain {
             sink.put(#","nxdomain":true"#)
         } else if nodata {
             sink.put(#","nodata":true"#)
+        }
+        if let extra {
+            sink.put(#","extra":"#)
+            sink.string(extra)
         }
         sink.put("}")
     }
@@ -169,7 +176,7 @@ enum AnswerRendering {
     }
 
     static func combinedSource(_ sources: [AnswerSource]) -> AnswerSource {
-        for candidate in [AnswerSource.stale, .localdns, .upstream, .shared] where sources.contains(candidate) { return candidate }
+        for candidate in [AnswerSource.stale, .localdns, .upstream, .shared, .rule] where sources.contains(candidate) { return candidate }
         return .cache
     }
 

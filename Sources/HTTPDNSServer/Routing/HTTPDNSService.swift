@@ -25,6 +25,8 @@ public final class HTTPDNSService: Sendable {
         public var metricsAccounts = MetricsAccounts.all
         /// Whether tenant request durations are recorded (`metricsHistograms`).
         public var requestDurations = true
+        /// The geo and ASN databases the `rules` conditions `countries`, `regions`, `asns` read (nil: none).
+        public var geo: (any GeoLookup)?
 
         public init(
             maxPreloadHosts: Int = 10_000, preloadConcurrency: Int = 32, trustedProxies: [CIDR] = [],
@@ -91,7 +93,7 @@ public final class HTTPDNSService: Sendable {
         self.metricsActivity = activity
         self.unknownAccountRefusals = refusals
         self.unknownAccountDurations = durations
-        let lookups = Lookups(clients: clients), dnsMessages = DNSMessageMetrics()
+        let lookups = Lookups(clients: clients, geo: limits.geo), dnsMessages = DNSMessageMetrics()
         handlers = RouteHandlers(
             ops: OpsHandler(
                 registry: registry, state: state, metricsAccounts: limits.metricsAccounts, activity: activity,

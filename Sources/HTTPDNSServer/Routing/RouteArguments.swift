@@ -5,7 +5,8 @@ import HTTPDNSCore
 /// `hots=` on resolve) is never silently ignored. The signature v1 arguments are allowed
 /// everywhere (and `enc`, whose decrypted arguments are checked once opened). The compatibility
 /// APIs (EMAS, DoH JSON, RFC 8484), whose existing clients add arguments of their own, are not
-/// listed here and ignore what they do not read (docs/clients.md).
+/// listed here and ignore what they do not read (docs/clients.md). `sdns-*` stands for every
+/// argument named `sdns-NAME`.
 enum RouteArguments {
     /// What one route accepts: the same set always, or (`GET /cache`) a set chosen by the request.
     enum Allowed: Sendable {
@@ -23,12 +24,13 @@ enum RouteArguments {
 
     /// `METHOD path pattern` → what the route accepts; routes not listed are not checked.
     static let table: [String: Allowed] = [
-        "GET /v1/{account}/resolve": .always(["host", "type", "client_ip", "short"]),
+        "GET /v1/{account}/resolve": .always(["host", "type", "client_ip", "short", paramArguments]),
         "GET /v1/{account}/cache": .byArgument(
             "host", with: ["host", "type", "client_ip", "short", "expired"], without: ["limit", "cursor"]),
         "DELETE /v1/{account}/cache": .always(["host"]),
         "POST /v1/{account}/preload": .always(["client_ip"]),
         "GET /v1/{account}/stats": .always(["limit", "cursor", "domain"]),
+        "GET /v1/{account}/policy/explain": .always(["host", "client_ip", paramArguments]),
         "POST /v1/{account}/cache/refresh": .always([]),
         "GET /v1/accounts": .always([]),
         "GET /v1/accounts/{id}": .always([]),
@@ -36,11 +38,17 @@ enum RouteArguments {
         "DELETE /v1/accounts/{id}": .always([]),
     ]
 
+    /// Stands for every `sdns-NAME` argument: the parameters apps send for the account's `rules`
+    /// (docs/rules.md).
+    static let paramArguments = "sdns-*"
+
     /// The 400 for the first argument of `query` that `allowed` does not read (nil when all are
     /// read), listing what the endpoint takes.
     static func refusal(_ query: QueryArguments, _ allowed: Allowed, method: String, path: String) -> APIError? {
         let names = allowed.names(for: query)
-        for (name, _) in query.pairs where !names.contains(name) && !SignatureV1.argumentNames.contains(name) {
+        let takesParams = names.contains(paramArguments)
+        for (name, _) in query.pairs
+        where !names.contains(name) && !SignatureV1.argumentNames.contains(name) && !(takesParams && name.hasPrefix("sdns-")) {
             let takes = names.isEmpty ? "no query arguments" : names.sorted().joined(separator: ", ")
             var detail = ""
             if case .byArgument(let argument, let with, _) = allowed, with.contains(name), query[argument] == nil {

@@ -77,6 +77,9 @@ struct RouteTable: Sendable {
         Route("GET", "/v1/{account}/querylog", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
             try handlers.queryLog.entries(match.request, engine: engine)
         },
+        Route("GET", "/v1/{account}/policy/explain", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
+            try handlers.resolve.explain(match.request, engine: engine)
+        },
         Route("POST", "/v1/{account}/cache/refresh", .main, .client(.manage)) { handlers, match, engine in
             .response(handlers.cache.cacheRefresh(engine))
         },
