@@ -56,6 +56,7 @@ import Testing
         // So does `domains` (unset: every name).
         config.domains = try DomainPolicy(mode: .listed, allow: ["*.example.com"], deny: ["ads.example.com"])
         config.hostOverrides = try HostOverrides([.init(hosts: ["*.cdn.example.com"], ttl: 30, cache: false, maxStaleAge: 0)])
+        config.dns64Prefix = DNS64Prefix("64:ff9b::/96")
         // And `queryLog` (unset: off).
         config.queryLog.enabled = true
         var rule = AnswerRule(name: "r", hosts: ["www.example.com"])

@@ -37,6 +37,7 @@ struct OpenAPIContractTests {
         full.aesSecretKey = String(repeating: "0", count: 64)
         full.domains = try DomainPolicy(mode: .listed, allow: ["www.example.com"], deny: [])
         full.hostOverrides = try HostOverrides([.init(hosts: ["www.example.com"], ttl: 30, cache: false, maxStaleAge: 0)])
+        full.dns64Prefix = DNS64Prefix("64:ff9b::/96")
         full.queryLog.enabled = true
         var rule = AnswerRule(name: "r", hosts: ["www.example.com"])
         rule.answer.ipv4 = [IPAddress("192.0.2.1")!]

@@ -29,8 +29,12 @@ values the schema accepts (an invalid value is left as drawn, so negative cases 
   requireSignedRequests without clientKeys, requireEncryption without aesSecretKey, minCacheTTL
   above maxCacheTTL, no upstreams and no fallback, a `listed` domain list that allows nothing,
   a rule whose `weights` count differs from its longer address list, two rules of one name.
-  The contradiction is removed. A rule's network that the schema's loose IPv6 pattern lets
-  through is made a network the service reads (host bits cleared; an unreadable one replaced).
+  The contradiction is removed; so, in an account body and a policy document, is a
+  `dns64Prefix` the pattern lets through that is no RFC 6052 prefix (host bits, bits 64-71).
+  A rule's network that the schema's loose IPv6 pattern lets through is made a network the
+  service reads (host bits cleared; an unreadable one replaced).
+* `PUT /v1/{accountId}/policy` needs the document's current ETag in `If-Match`, which only a GET
+  just before gives: the case sends `*` (PolicyHandlerTests and PolicyAPITests cover 412 and 428).
 
 The service's upstreams are live (unbound behind dnss on loopback, every name answered), so
 the stock `not_a_server_error` check runs: any 5xx is a fault of httpdnsd.
@@ -127,11 +131,38 @@ def before_call(ctx, case, kwargs):
             body["minCacheTTL"] = high
         if body.get("upstreams") == [] and body.get("localDNSFallback") is False:
             body["localDNSFallback"] = True
-        domains = body.get("domains")
-        if isinstance(domains, dict) and domains.get("mode") == "listed" and not domains.get("allow"):
-            domains["mode"] = "any"
-        if isinstance(body.get("rules"), list):
-            _rules(body["rules"])
+        _policy_contradictions(body)
+    if method == "PUT" and path == "/v1/{accountId}/policy":
+        headers = case.headers if isinstance(case.headers, dict) else {}
+        headers["If-Match"] = "*"
+        case.headers = headers
+        if isinstance(body, dict):
+            _policy_contradictions(body)
+
+
+def _policy_contradictions(body):
+    """What the schema cannot say of the policy keys (an account body's or a policy document's)."""
+    domains = body.get("domains")
+    if isinstance(domains, dict) and domains.get("mode") == "listed" and not domains.get("allow"):
+        domains["mode"] = "any"
+    if isinstance(body.get("rules"), list):
+        _rules(body["rules"])
+    prefix = body.get("dns64Prefix")
+    if isinstance(prefix, str) and DNS64_PATTERN.match(prefix) and not _is_dns64_prefix(prefix):
+        body["dns64Prefix"] = "64:ff9b::/96"
+
+
+# openapi.yaml's DNS64Prefix pattern; the service also wants an IPv6 prefix without host bits
+# and with bits 64-71 zero (RFC 6052).
+DNS64_PATTERN = re.compile(r"^[0-9A-Fa-f:.]+/(32|40|48|56|64|96)$")
+
+
+def _is_dns64_prefix(text):
+    try:
+        network = ipaddress.IPv6Network(text, strict=True)
+    except ValueError:
+        return False
+    return network.network_address.packed[8] == 0 and network.network_address.ipv4_mapped is None
 
 
 def _rules(rules):

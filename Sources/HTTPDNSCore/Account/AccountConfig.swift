@@ -122,6 +122,9 @@ public struct AccountConfig: Sendable, Equatable {
     public var hostOverrides = HostOverrides()
     /// Custom answers for some names and clients (`rules`, docs/rules.md): none by default.
     public var rules = AnswerRules()
+    /// The prefix AAAA answers are synthesized under for names with A records only (`dns64Prefix`,
+    /// DNS64); nil (the default): none are.
+    public var dns64Prefix: DNS64Prefix?
 
     // MARK: Query log
 
@@ -149,16 +152,29 @@ public struct AccountConfig: Sendable, Equatable {
     /// TTL given to answers that carry none (system resolver, JSON `short=1`), seconds.
     public static let answerDefaultTTL: UInt32 = 60
 
-    package static let keys: Set<String> = [
+    package static let keys = Set<String>([
         "upstreams", "localDNSFallback", "localDNSServers", "cacheEnable", "cacheCountLimit", "maxCacheTTL",
         "maxNegativeCache", "ipv6Enable", "timeout", "persistentCacheIPEnabled", "discardRecordsHasExpiredFor",
         "accessKeyId", "accessKeySecret", "secretKey", "reuseExpiredIPEnabled", "maxStaleAge", "staleExcludeHosts",
         "schedulePrefetchEnable", "speedTestEnable", "speedPort", "speedTestTimeout", "ispEnable", "shortEnable",
         "minCacheTTL", "scheme", "preResolveAfterNetworkChanged", "clientKeys", "requireSignedRequests", "maxSignatureAge",
         "aesSecretKey", "requireEncryption",
-        "rateLimit", "rateBurst", "upstreamQPS", "domains", "hostOverrides", "queryLog",
-        "rules",
+        "rateLimit", "rateBurst", "upstreamQPS", "queryLog",
+    ]).union(policyKeys)
+
+    /// The keys of the tenant's policy document (`GET`/`PUT /v1/{account}/policy`,
+    /// `PolicyDocument`): what a tenant decides about the names it resolves, each with how it
+    /// goes back to its default. The one list of them: the document holds these keys and no
+    /// other, read and validated by `init(json:)` like every other key.
+    public static let policy: [(key: String, reset: @Sendable (inout AccountConfig) -> Void)] = [
+        ("domains", { $0.domains = DomainPolicy() }),
+        ("hostOverrides", { $0.hostOverrides = HostOverrides() }),
+        ("dns64Prefix", { $0.dns64Prefix = nil }),
+        ("rules", { $0.rules = AnswerRules() }),
     ]
+
+    /// The names of `policy`'s keys, in its order.
+    public static let policyKeys = policy.map(\.key)
 
     /// Overlays the keys present in `object` onto `base`; `path` prefixes key names in errors.
     /// With `allowingRedacted` (the admin PUT), a client key's secret may be `***`, to be replaced
@@ -184,6 +200,11 @@ public struct AccountConfig: Sendable, Equatable {
         }
         if let value = object["rules"], !(value is NSNull) {
             rules = try AnswerRules.read(value, path: reader.keyPath("rules"))
+        }
+        if object.keys.contains("dns64Prefix") {
+            dns64Prefix = try reader.string("dns64Prefix").map { text throws(ConfigError) in
+                try DNS64Prefix.read(text, key: reader.keyPath("dns64Prefix"))
+            }
         }
         if let object = try reader.object("queryLog") {
             queryLog = try QueryLogSettings.read(object, base: queryLog, path: reader.keyPath("queryLog"))
@@ -352,6 +373,7 @@ public struct AccountConfig: Sendable, Equatable {
         if domains != DomainPolicy() { object["domains"] = domains.jsonObject }
         if !hostOverrides.isEmpty { object["hostOverrides"] = hostOverrides.jsonObject }
         if !rules.isEmpty { object["rules"] = rules.jsonObject }
+        if let dns64Prefix { object["dns64Prefix"] = dns64Prefix.description }
         if queryLog != QueryLogSettings() { object["queryLog"] = queryLog.jsonObject }
         if let accessKeyId { object["accessKeyId"] = accessKeyId }
         if let accessKeySecret { object["accessKeySecret"] = redacted ? Self.redactedSecret : accessKeySecret }

@@ -8,6 +8,9 @@ struct JSONTextCheck {
 
     private let bytes: [UInt8]
     private var offset = 0
+    /// The key path whose value's offset `position(ofValueAt:in:)` looks for, and where it was.
+    private var target: String?
+    private var found: [String: Int] = [:]
 
     /// A problem at a byte offset of the text; `key` is the key path for a duplicate key.
     struct Problem: Error {
@@ -32,6 +35,34 @@ struct JSONTextCheck {
             let (line, column) = position(of: error.offset, in: bytes)
             return (error.message, line, column, error.key)
         }
+    }
+
+    /// The 1-based line and column where the value at `keyPath` (`hostOverrides[0].hosts[1]`, as
+    /// `ConfigError` names keys) begins in `bytes`, or where the closest enclosing value does
+    /// when that one is absent (`domains.allow` when `domains` has no `allow`); nil when neither
+    /// is there or the text is not well formed.
+    static func position(ofValueAt keyPath: String, in bytes: [UInt8]) -> (line: Int, column: Int)? {
+        var candidates: [String] = []
+        var path = Substring(keyPath)
+        while !path.isEmpty {
+            candidates.append(String(path))
+            guard let cut = path.lastIndex(where: { $0 == "." || $0 == "[" }) else { break }
+            path = path[..<cut]
+        }
+        guard !candidates.isEmpty else { return nil }
+        var check = JSONTextCheck(bytes)
+        check.target = keyPath
+        for candidate in candidates { check.found[candidate] = -1 }
+        do throws(Problem) {
+            check.skipWhitespace()
+            try check.value(path: "", depth: 0)
+        } catch {
+            return nil
+        }
+        for candidate in candidates {
+            if let offset = check.found[candidate], offset >= 0 { return position(of: offset, in: bytes) }
+        }
+        return nil
     }
 
     /// 1-based line and column of `offset`; columns count characters (UTF-8 continuation bytes
@@ -64,6 +95,7 @@ struct JSONTextCheck {
 
     private mutating func value(path: String, depth: Int) throws(Problem) {
         guard depth <= Self.maximumDepth else { throw fail("nested deeper than \(Self.maximumDepth) levels") }
+        if target != nil, found[path] == -1 { found[path] = offset }
         switch current {
         case UInt8(ascii: "{"): try object(path: path, depth: depth)
         case UInt8(ascii: "["): try array(path: path, depth: depth)

@@ -8,6 +8,9 @@ public struct ResolvedAnswer: Sendable, Equatable {
     public var source: AnswerSource
     public var stale: Bool
     public var nxdomain: Bool
+    /// The addresses are not the upstream's: DNS64 made them from the name's A records under the
+    /// account's `dns64Prefix` (`DNS64Prefix.synthesized`). v1 and DoH JSON answers say so.
+    public var synthesized = false
 
     public init(
         addresses: [String], ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool = false, nxdomain: Bool = false,

@@ -49,6 +49,9 @@ public final class ResolverEngine: Sendable {
         /// The account has `rules`: a name some rule names is answered apart from the cache
         /// (`hasRule(for:)`, `ruleAnswer`).
         public let hasRules: Bool
+        /// The account has a `dns64Prefix`: an AAAA answer without addresses is looked at again
+        /// (`synthesizedAAAA`).
+        public let synthesizesAAAA: Bool
 
         init(_ config: AccountConfig) {
             cacheEnable = config.cacheEnable
@@ -64,6 +67,7 @@ public final class ResolverEngine: Sendable {
             hasDomainPolicy = !config.domains.isUnrestricted
             logsQueries = config.queryLog.enabled && config.queryLog.sampleRate > 0
             hasRules = !config.rules.isEmpty
+            synthesizesAAAA = config.dns64Prefix != nil
         }
     }
 
@@ -212,7 +216,12 @@ public final class ResolverEngine: Sendable {
         let key = CacheKey(host: host, family: family, network: options.ispEnable ? network : "")
         let now = clock.now()
         let hit = cache.hit(key, at: now, refreshAhead: options.schedulePrefetchEnable)
-        return answer(hit, at: now, options: options) { key }
+        let found = answer(hit, at: now, options: options) { key }
+        // DNS64: only an AAAA answer without addresses of an account with a prefix looks further.
+        if family == .aaaa && options.synthesizesAAAA, let found, found.addressList.isEmpty {
+            return synthesizedAAAA(found, a: CacheKey(host: host, family: .a, network: key.network), at: now, options: options)
+        }
+        return found
     }
 
     /// The same for a host (and network) still in the request's bytes (the fast path): a fresh
@@ -224,12 +233,17 @@ public final class ResolverEngine: Sendable {
         let key = options.ispEnable || key.network.isEmpty ? key : key.withoutNetwork
         let now = clock.now()
         let hit = cache.hit(key, at: now, refreshAhead: options.schedulePrefetchEnable)
-        return answer(hit, at: now, options: options) { key.owned }
+        let found = answer(hit, at: now, options: options) { key.owned }
+        if key.family == .aaaa && options.synthesizesAAAA, let found, found.addressList.isEmpty {
+            let a = BorrowedCacheKey(unchecked: UnsafeRawBufferPointer(key.host), family: .a, network: UnsafeRawBufferPointer(key.network))
+            return synthesizedAAAA(found, a: a.owned, at: now, options: options)
+        }
+        return found
     }
 
     /// What a lookup that found `hit` answers; `key` gives the key as a `CacheKey` for what
     /// needs one (a refresh, statistics), which a fresh hit usually does not.
-    private func answer(_ hit: AnswerCache.Hit?, at now: Timestamp, options: LookupOptions, key: () -> CacheKey) -> ResolvedAnswer? {
+    func answer(_ hit: AnswerCache.Hit?, at now: Timestamp, options: LookupOptions, key: () -> CacheKey) -> ResolvedAnswer? {
         guard let hit else { return nil }
         let entry = hit.entry
         if !entry.isExpired(at: now) {
@@ -270,6 +284,7 @@ public final class ResolverEngine: Sendable {
         }
         let key = CacheKey(host: host, family: family, network: settings.lookup.ispEnable ? network : "")
         metrics.misses.increment()
+        let completion = family == .aaaa && settings.lookup.synthesizesAAAA ? dns64(completion, key: key, client: client) : completion
         // Stale answers are counted per client served, not per failed flight.
         let waiter: @Sendable (FamilyOutcome) -> Void = { [self] outcome in
             if case .success(let answer) = outcome, answer.stale { countStale(key) }

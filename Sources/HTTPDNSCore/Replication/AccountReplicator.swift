@@ -84,13 +84,14 @@ public final class AccountReplicator: Replication, Sendable {
     // MARK: Replication (the admin API)
 
     public func writeAccount(
-        id: String, config: AccountConfig?, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void
+        id: String, config: AccountConfig?, ifVersion: Int64?,
+        completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void
     ) {
         guard let shared else {
             return completion(.failure(ReplicationError(.unavailable, "replication has no shared store")))
         }
         let floor = locked_state.withLock { max(0, $0.local[id]?.version ?? 0) }
-        shared.write(AccountRecord(id: id, version: floor, config: config)) { [self] result in
+        shared.write(AccountRecord(id: id, version: floor, config: config), ifVersion: ifVersion) { [self] result in
             switch result {
             case .failure(let error):
                 completion(.failure(error))

@@ -6,7 +6,13 @@ public protocol Replication: Sendable {
     /// thread: with the record now held here, or with why nothing was changed (`unavailable`),
     /// why it is not known (`unknownOutcome`), or why this replica could not store what Redis
     /// now holds (`localStore`).
-    func writeAccount(id: String, config: AccountConfig?, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void)
+    /// With `ifVersion`, the write is made only if the shared store still holds the account at
+    /// that version (0: holds no record of it): else `conflict`, and nothing changed.
+    func writeAccount(
+        id: String, config: AccountConfig?, ifVersion: Int64?,
+        completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void)
+    /// The record this replica holds of `id` (its version and configuration, read together).
+    func held(_ id: String) -> AccountRecord?
     /// Tells the other replicas of a cache change made here (best effort: not retried).
     func publish(account: String, change: CacheInvalidation.Change)
     /// Records the signature of a signed change in the replay memory every replica shares,
@@ -28,6 +34,8 @@ public struct ReplicationError: Error, Sendable, Equatable, CustomStringConverti
         case unknownOutcome
         /// Redis holds the change, but this replica's database could not store it.
         case localStore
+        /// A conditional write (`ifVersion`) found the account at another version: nothing changed.
+        case conflict
     }
 
     public var code: Code
@@ -48,7 +56,10 @@ public protocol SharedAccountStore: Sendable {
     /// it, atomically; completes with the record as stored. `record.version` is the version
     /// this replica holds of the account: the new one is above it, and above the one stored,
     /// even when the counter was lost with Redis's data.
-    func write(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void)
+    /// With `ifVersion`, stores it only if the store holds the account at that version (0: holds
+    /// no record of it), else fails with `conflict`.
+    func write(
+        _ record: AccountRecord, ifVersion: Int64?, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void)
     /// Stores the record unless the shared store holds the account at this version or newer
     /// (version 0: unless it holds any record of it, and then under the next version), and
     /// publishes it when stored; completes with the record the store holds afterwards.
@@ -61,4 +72,20 @@ public protocol SharedAccountStore: Sendable {
     /// completes with whether it stored it.
     func claim(
         account: String, signature: String, expiry: Timestamp, completion: @escaping @Sendable (Result<Bool, ReplicationError>) -> Void)
+}
+
+extension Replication {
+    /// `writeAccount` whatever version the shared store holds (the admin API's).
+    public func writeAccount(
+        id: String, config: AccountConfig?, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void
+    ) {
+        writeAccount(id: id, config: config, ifVersion: nil, completion: completion)
+    }
+}
+
+extension SharedAccountStore {
+    /// `write` whatever version the store holds.
+    public func write(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void) {
+        write(record, ifVersion: nil, completion: completion)
+    }
 }

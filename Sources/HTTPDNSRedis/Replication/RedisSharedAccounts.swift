@@ -20,20 +20,24 @@ import Synchronization
 public final class RedisSharedAccounts: SharedAccountStore, Sendable {
     /// ARGV[5] is the write's deadline, Unix milliseconds: past it, by Redis's clock, the write
     /// is refused (`LATE`), so a write whose caller gave up on it (and answered "nothing was
-    /// changed") cannot take effect later, when a paused or slow Redis gets to it.
+    /// changed") cannot take effect later, when a paused or slow Redis gets to it. ARGV[6], when
+    /// given and not empty, is the version the account must be held at (0: no record), else the write is
+    /// refused (`STALE`): a conditional write, checked and made in one step.
     public static let writeScript = """
         if redis.replicate_commands then redis.replicate_commands() end
         local now = redis.call('TIME')
         if tonumber(now[1]) * 1000 + math.floor(tonumber(now[2]) / 1000) > tonumber(ARGV[5]) then
           return redis.error_reply('LATE the account write reached Redis after its deadline')
         end
-        local v = redis.call('INCR', KEYS[2])
         local floor = tonumber(ARGV[3])
         local current = redis.call('HGET', KEYS[1], ARGV[1])
-        if current then
-          local held = tonumber(string.match(current, '^{"version":(%d+),'))
-          if held and held > floor then floor = held end
+        local held = 0
+        if current then held = tonumber(string.match(current, '^{"version":(%d+),')) or 0 end
+        if ARGV[6] and ARGV[6] ~= '' and held ~= tonumber(ARGV[6]) then
+          return redis.error_reply('STALE the account is at version ' .. held .. ', not ' .. ARGV[6])
         end
+        local v = redis.call('INCR', KEYS[2])
+        if held > floor then floor = held end
         if v <= floor then
           v = floor + 1
           redis.call('SET', KEYS[2], v)
@@ -164,7 +168,9 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
         commands.shutdown()
     }
 
-    public func write(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void) {
+    public func write(
+        _ record: AccountRecord, ifVersion: Int64?, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void
+    ) {
         let body: String
         do {
             body = try record.body()
@@ -174,6 +180,7 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
         let deadline = Int64((clock.now() * 1000).rounded(.down)) + Int64(commandTimeoutMilliseconds / 2)
         let arguments = [
             "EVAL", Self.writeScript, "2", hashKey, counterKey, record.id, body, String(record.version), accountsChannel, String(deadline),
+            ifVersion.map(String.init) ?? "",
         ]
         commands.command(arguments) { result in
             if case .failure(let error) = result, error.code == .connectionLost {
@@ -273,6 +280,8 @@ public final class RedisSharedAccounts: SharedAccountStore, Sendable {
     /// The record a script returned.
     private static func record(_ result: Result<RedisReply, RedisError>, id: String) -> Result<AccountRecord, ReplicationError> {
         switch result {
+        case .failure(let error) where error.code == .server && error.message.hasPrefix("STALE"):
+            return .failure(ReplicationError(.conflict, "account \(id): \(error.message.dropFirst(6))"))
         case .failure(let error):
             return .failure(ReplicationError(.unavailable, "Redis: \(error)"))
         case .success(let reply):

@@ -134,7 +134,7 @@ struct ClientAuthenticator: Sendable {
     }
 
     /// A signature used before (locally or, with Redis, on any replica).
-    static let replayed = unauthorized("replayed signature: a POST or DELETE signature is accepted once within its validity")
+    static let replayed = unauthorized("replayed signature: a POST, PUT or DELETE signature is accepted once within its validity")
 }
 
 /// A signed request to a route that changes state (`Route.isSignedChange`): what its replay

@@ -15,7 +15,8 @@ enum DoHJSONRendering {
     /// "name":"ZONE.","type":6,"TTL":t,"data":"MNAME RNAME SERIAL REFRESH RETRY EXPIRE MINIMUM"}]`
     /// when the upstream gave the zone's SOA (`TTL` the answer's remaining one), and one that no
     /// upstream could answer `Status` 2 with a `Comment`; one the account's `domains` refuses
-    /// `Status` 5 (REFUSED) with a `Comment`. `short`: the bare array of addresses (`[]` for
+    /// `Status` 5 (REFUSED) with a `Comment`. Addresses DNS64 synthesized (the account's
+    /// `dns64Prefix`) add `"DNS64":true` after `Answer`. `short`: the bare array of addresses (`[]` for
     /// no records), except for a failure, which keeps the object form (an array cannot say it).
     static func answer(_ result: HostResult, family: RecordFamily, short: Bool) -> HTTPResponse {
         var writer = JSONWriter()
@@ -43,6 +44,7 @@ enum DoHJSONRendering {
         let bound =
             128 + host.count + answer.addressList.count * (64 + host.count) + AnswerRendering.maximumAddresses(answer.addressList)
             + (answer.soa.map { 64 + ByteCursor.maximumString($0.zone.utf8.count) + ByteCursor.maximumString($0.data.utf8.count) } ?? 0)
+            + (answer.synthesized ? 16 : 0)
         return FastResponse(bound: bound, source: answer.source) { buffer in
             var cursor = ByteCursor(buffer)
             writeAnswer(host: host, family: family, answer: answer, short: short, to: &cursor)
@@ -75,6 +77,7 @@ enum DoHJSONRendering {
             }
             sink.put("}]")
         }
+        if answer.synthesized { sink.put(#","DNS64":true"#) }
         if answer.addressList.isEmpty, let soa = answer.soa {
             sink.put(#","Authority":[{"name":"#)
             sink.string(soa.zone)

@@ -26,6 +26,10 @@ public struct APIError: Error, Sendable, Equatable {
         public static let unknownAccount = Code("UnknownAccount", status: 404)
         public static let notFound = Code("NotFound", status: 404)
         public static let methodNotAllowed = Code("MethodNotAllowed", status: 405)
+        /// A conditional change whose `If-Match` names a version that is no longer current.
+        public static let preconditionFailed = Code("PreconditionFailed", status: 412)
+        /// A change that must be conditional (`If-Match`) and is not.
+        public static let preconditionRequired = Code("PreconditionRequired", status: 428)
         public static let payloadTooLarge = Code("PayloadTooLarge", status: 413)
         public static let uriTooLong = Code("URITooLong", status: 414)
         public static let headerTooLarge = Code("HeaderTooLarge", status: 431)

@@ -17,6 +17,7 @@ extension HTTPRequest {
         self.listener = listener
         accept = Self.header(connection, "Accept")
         contentType = Self.header(connection, "Content-Type")
+        ifMatch = Self.header(connection, "If-Match")
     }
 
     /// The first field `name` of the request's header, copied.

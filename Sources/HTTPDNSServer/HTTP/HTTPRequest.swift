@@ -20,6 +20,8 @@ public struct HTTPRequest: Sendable {
     public var accept: String?
     /// The `Content-Type` header, if any (RFC 8484 POST bodies are `application/dns-message`).
     public var contentType: String?
+    /// The `If-Match` header, if any (a conditional `PUT` of the policy document).
+    public var ifMatch: String?
     /// The fast path read this request as it arrived and did not answer it (`HTTPServer`): the
     /// pipeline's hit step, which would run the same reader on the same arguments, is skipped
     /// (the handler's lookup still asks the cache first).

@@ -9,13 +9,14 @@ struct AdminHandler: Sendable {
     let accountStore: (any AccountPersistence)?
     let state: ServiceState
 
-    /// One audit line for an admin change: who (the peer, and what a proxy said it forwarded),
-    /// what (method and path), the result and `detail` (the keys changed, secrets as `***`).
+    /// One audit line for an admin change (`who` `admin`) or a tenant's change of its policy
+    /// (`tenant`): who (the peer, and what a proxy said it forwarded), what (method and path),
+    /// the result and `detail` (the keys changed, secrets as `***`).
     /// `Log` escapes it, so nothing in the request can end the line.
-    static func audit(_ request: HTTPRequest, result: String, detail: String) {
+    static func audit(_ request: HTTPRequest, who role: String = "admin", result: String, detail: String) {
         var who = "peer=\(request.peer ?? "unknown")"
         if let forwarded = request.forwardedFor { who += " forwarded-for=\"\(forwarded)\"" }
-        Log.info("audit: admin \(request.method) \(request.path) \(who) result=\(result)\(detail.isEmpty ? "" : " \(detail)")")
+        Log.info("audit: \(role) \(request.method) \(request.path) \(who) result=\(result)\(detail.isEmpty ? "" : " \(detail)")")
     }
 
     /// What changed from `old` to `new` (nil: no account), key by key in name order, with the
@@ -85,9 +86,8 @@ struct AdminHandler: Sendable {
         return accountResponse(200, id, engine.config)
     }
 
-    /// Creates or replaces an account. With a store, the row is written on the store's thread
-    /// (committed and synced) while the connection is suspended, and only then does the change
-    /// take effect and the reply go out; keys not given take their defaults. Leaves an audit line.
+    /// Creates or replaces an account (`write`); keys not given take their defaults. Leaves an
+    /// audit line.
     func putAccount(_ id: String, request: HTTPRequest) -> HandlerResult {
         let existing = registry.engine(id)?.config
         let config: AccountConfig
@@ -97,32 +97,60 @@ struct AdminHandler: Sendable {
             Self.audit(request, result: "refused \(error.code.status)", detail: "")
             return .response(error.response)
         }
+        return write(id, config: config, existing: existing, request: request) { [self] created, config in
+            accountResponse(created ? 201 : 200, id, config)
+        }
+    }
+
+    /// The one way an account's new configuration is made to take effect, for the admin API and
+    /// the tenant's policy document (`PolicyHandler`). With Redis, written there first and
+    /// applied by the replicator (`replicatedWrite`); with a store, the row is written on the
+    /// store's thread (committed and synced) while the connection is suspended, and only then
+    /// does the change take effect and the reply go out. `respond` writes the reply of a done
+    /// change (whether the account was created, and its configuration); `finished` runs once
+    /// whatever the outcome, before the reply is sent. Leaves an audit line naming `who`.
+    func write(
+        _ id: String, config: AccountConfig, existing: AccountConfig?, request: HTTPRequest, who: String = "admin",
+        ifVersion: Int64? = nil, respond: @escaping @Sendable (_ created: Bool, AccountConfig) -> HTTPResponse,
+        finished: @escaping @Sendable () -> Void = {}
+    ) -> HandlerResult {
+        let slot = ReplySlot()
+        let reply: @Sendable (HTTPResponse) -> Void = { response in
+            finished()
+            slot.set(response)
+        }
         if let replication = state.replication {
-            return replicatedWrite(id, config: config, existing: existing, request: request, replication)
+            replicatedWrite(
+                id, config: config, existing: existing, request: request, who: who, ifVersion: ifVersion, replication,
+                respond: { respond(existing == nil, config) }, reply: reply)
+            return slot.result
         }
         let apply: @Sendable () -> HTTPResponse = { [self] in
             let created = registry.upsert(id, config: config)
-            Self.audit(request, result: created ? "created" : "updated", detail: Self.changeSummary(from: existing, to: config))
-            return accountResponse(created ? 201 : 200, id, config)
+            Self.audit(request, who: who, result: created ? "created" : "updated", detail: Self.changeSummary(from: existing, to: config))
+            return respond(created, config)
         }
-        guard let accountStore else { return .response(apply()) }
+        guard let accountStore else {
+            reply(apply())
+            return slot.result
+        }
         let json: String
         do {
             json = try config.jsonText(redacted: false)
         } catch {
             Log.error("account \(id): could not save: \(error)")
-            Self.audit(request, result: "refused 500", detail: "")
-            return .response(APIError(.internalError, "could not store the account").response)
+            Self.audit(request, who: who, result: "refused 500", detail: "")
+            reply(APIError(.internalError, "could not store the account").response)
+            return slot.result
         }
-        let slot = ReplySlot()
         accountStore.saveAccount(id: id, json: json) { result in
             switch result {
             case .success:
-                slot.set(apply())
+                reply(apply())
             case .failure(let error):
                 Log.error("account \(id): could not save: \(error)")
-                Self.audit(request, result: "refused 503", detail: "")
-                slot.set(Self.storeUnavailable(error, "the account was not stored").response)
+                Self.audit(request, who: who, result: "refused 503", detail: "")
+                reply(Self.storeUnavailable(error, "the account was not stored").response)
             }
         }
         return slot.result
@@ -172,7 +200,11 @@ struct AdminHandler: Sendable {
             return .response(APIError(.unknownAccount, "no account '\(id)'").response)
         }
         if let replication = state.replication {
-            return replicatedWrite(id, config: nil, existing: registry.engine(id)?.config, request: request, replication)
+            let slot = ReplySlot()
+            replicatedWrite(
+                id, config: nil, existing: registry.engine(id)?.config, request: request, who: "admin", replication,
+                respond: { Self.deletedResponse(id) }, reply: { slot.set($0) })
+            return slot.result
         }
         let apply: @Sendable () -> HTTPResponse = { [self] in
             if let engine = registry.remove(id) { _ = engine.evictAll() }
@@ -209,48 +241,52 @@ struct AdminHandler: Sendable {
     /// follow. Redis unreachable or not answering in time:
     /// 503 and nothing changed anywhere (Redis is the source of truth; a change made here alone
     /// would be undone by the next reconcile; a write Redis gets to late is refused by its
-    /// deadline). Leaves an audit line.
+    /// deadline). With `ifVersion`, Redis makes the change only while it holds the account at
+    /// that version (412 otherwise). `respond` writes the answer of a done change; `reply` is
+    /// given the answer, whatever it is. Leaves an audit line.
     private func replicatedWrite(
-        _ id: String, config: AccountConfig?, existing: AccountConfig?, request: HTTPRequest, _ replication: any Replication
-    ) -> HandlerResult {
-        let slot = ReplySlot()
-        replication.writeAccount(id: id, config: config) { [self] result in
+        _ id: String, config: AccountConfig?, existing: AccountConfig?, request: HTTPRequest, who: String, ifVersion: Int64? = nil,
+        _ replication: any Replication,
+        respond: @escaping @Sendable () -> HTTPResponse, reply: @escaping @Sendable (HTTPResponse) -> Void
+    ) {
+        replication.writeAccount(id: id, config: config, ifVersion: ifVersion) { result in
             switch result {
             case .success(let record):
                 let detail = Self.changeSummary(from: existing, to: config) + " version=\(record.version)"
-                if let config {
-                    Self.audit(request, result: existing == nil ? "created" : "updated", detail: detail)
-                    slot.set(accountResponse(existing == nil ? 201 : 200, id, config))
+                if config != nil {
+                    Self.audit(request, who: who, result: existing == nil ? "created" : "updated", detail: detail)
                 } else {
-                    Self.audit(request, result: "deleted", detail: "version=\(record.version)")
-                    slot.set(Self.deletedResponse(id))
+                    Self.audit(request, who: who, result: "deleted", detail: "version=\(record.version)")
                 }
+                reply(respond())
             case .failure(let error) where error.code == .unavailable:
                 Log.warning("account \(id): change refused, Redis is unreachable: \(error.message)")
-                Self.audit(request, result: "refused 503", detail: "")
-                slot.set(
+                Self.audit(request, who: who, result: "refused 503", detail: "")
+                reply(
                     APIError(
                         .serviceUnavailable,
                         "account changes need the shared store (Redis), which is unreachable: nothing was changed; retry when it is back",
                         headers: [("Retry-After", "5")]
                     ).response)
+            case .failure(let error) where error.code == .conflict:
+                Self.audit(request, who: who, result: "refused 412", detail: "")
+                reply(PolicyHandler.stale.response)
             case .failure(let error) where error.code == .unknownOutcome:
                 Log.warning("account \(id): the connection to Redis broke with the change in flight: \(error.message)")
-                Self.audit(request, result: "unknown 503", detail: "")
+                Self.audit(request, who: who, result: "unknown 503", detail: "")
                 let message =
                     "the connection to the shared store (Redis) broke with the change in flight: "
                     + "it may or may not have been made; read the account back (GET) before retrying"
-                slot.set(APIError(.serviceUnavailable, message, headers: [("Retry-After", "5")]).response)
+                reply(APIError(.serviceUnavailable, message, headers: [("Retry-After", "5")]).response)
             case .failure(let error):
                 Log.error("account \(id): \(error.message)")
-                Self.audit(request, result: "refused 500", detail: "")
-                slot.set(
+                Self.audit(request, who: who, result: "refused 500", detail: "")
+                reply(
                     APIError(
                         .internalError,
                         "the change is in the shared store (Redis) but this replica could not store it; it retries on the next message or reconnect"
                     ).response)
             }
         }
-        return slot.result
     }
 }

@@ -56,7 +56,8 @@ enum AnswerRendering {
         writeLifetime(
             ttl: answers.map(\.1.ttl).min() ?? 0, originTTL: answers.map(\.1.originTTL).min() ?? 0,
             source: combinedSource(answers.map(\.1.source)), stale: answers.contains { $0.1.stale },
-            nxdomain: answers.contains { $0.1.nxdomain }, nodata: isNoData(answers.map(\.1)), extra: result.extra, to: &writer)
+            nxdomain: answers.contains { $0.1.nxdomain }, nodata: isNoData(answers.map(\.1)),
+            dns64: answers.contains { $0.1.synthesized }, extra: result.extra, to: &writer)
     }
 
     /// `{"host":..,"ips":[..],"ipsv6":[..]` from the answers of each family: the opening every
@@ -91,11 +92,12 @@ enum AnswerRendering {
         !answers.isEmpty && answers.allSatisfy { $0.addressList.isEmpty && !$0.nxdomain }
     }
 
-    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true|,"nodata":true][,"extra":..]}`:
-    /// the end of a v1 answer object (`extra`: the text of the rule that answered).
+    /// `,"ttl":..,"origin_ttl":..,"source":..,"stale":..[,"nxdomain":true|,"nodata":true][,"dns64":true][,"extra":..]}`:
+    /// the end of a v1 answer object. `dns64`: the IPv6 addresses were synthesized (DNS64,
+    /// `ResolvedAnswer.synthesized`); `extra`: the text of the rule that answered.
     static func writeLifetime<Sink: JSONSink>(
         ttl: UInt32, originTTL: UInt32, source: AnswerSource, stale: Bool, nxdomain: Bool, nodata: Bool = false,
-        extra: String? = nil, to sink: inout Sink
+        dns64: Bool = false, extra: String? = nil, to sink: inout Sink
     ) {
         sink.put(#","ttl":"#)
         sink.decimal(ttl)
@@ -116,6 +118,7 @@ enum AnswerRendering {
         } else if nodata {
             sink.put(#","nodata":true"#)
         }
+        if dns64 { sink.put(#","dns64":true"#) }
         if let extra {
             sink.put(#","extra":"#)
             sink.string(extra)
@@ -193,9 +196,10 @@ enum AnswerRendering {
     }
 
     /// An upper bound of what `writeSingle` writes: every fixed part together (the longest source,
-    /// `"stale":false`, `"nxdomain":true`, both numbers at 10 digits) is under 128 bytes.
+    /// `"stale":false`, `"nxdomain":true`, both numbers at 10 digits) is under 128 bytes, and
+    /// `"dns64":true` under 16 more.
     private static func singleBound(host: UnsafeBufferPointer<UInt8>, answer: ResolvedAnswer) -> Int {
-        128 + host.count + maximumAddresses(answer.addressList)
+        128 + host.count + maximumAddresses(answer.addressList) + (answer.synthesized ? 16 : 0)
     }
 
     /// `[..]` or the answer object of one host and one family.
@@ -211,7 +215,7 @@ enum AnswerRendering {
             to: &sink)
         writeLifetime(
             ttl: answer.ttl, originTTL: answer.originTTL, source: answer.source, stale: answer.stale, nxdomain: answer.nxdomain,
-            nodata: answer.addressList.isEmpty && !answer.nxdomain, to: &sink)
+            nodata: answer.addressList.isEmpty && !answer.nxdomain, dns64: answer.synthesized, to: &sink)
     }
 
     /// The response to a resolve (or cache lookup) of `results`: one object, a batch, or a short array.

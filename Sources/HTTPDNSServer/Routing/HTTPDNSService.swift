@@ -94,11 +94,12 @@ public final class HTTPDNSService: Sendable {
         self.unknownAccountRefusals = refusals
         self.unknownAccountDurations = durations
         let lookups = Lookups(clients: clients, geo: limits.geo), dnsMessages = DNSMessageMetrics()
+        let admin = AdminHandler(registry: registry, accountStore: accountStore, state: state)
         handlers = RouteHandlers(
             ops: OpsHandler(
                 registry: registry, state: state, metricsAccounts: limits.metricsAccounts, activity: activity,
                 dnsMessages: dnsMessages, unknownAccountRefusals: refusals, unknownAccountDurations: durations),
-            admin: AdminHandler(registry: registry, accountStore: accountStore, state: state),
+            admin: admin,
             resolve: ResolveHandler(maxHosts: limits.maxHostsPerResolve, clients: clients, lookups: lookups),
             cache: CacheHandler(
                 maxHosts: limits.maxHostsPerResolve, maxListLimit: limits.maxCacheListLimit, clients: clients, state: state),
@@ -106,6 +107,7 @@ public final class HTTPDNSService: Sendable {
                 maxHosts: limits.maxPreloadHosts, concurrency: limits.preloadConcurrency, clients: clients, state: state),
             stats: StatsHandler(),
             queryLog: QueryLogHandler(state: state),
+            policy: PolicyHandler(admin: admin),
             emas: EMASHandler(clients: clients, lookups: lookups, advertisedAddresses: limits.advertisedAddresses),
             dohJSON: DoHJSONHandler(clients: clients, lookups: lookups),
             rfc8484: RFC8484Handler(clients: clients, lookups: lookups, metrics: dnsMessages))

@@ -194,10 +194,10 @@ struct Route: Sendable {
     }
 
     /// Whether a signed request to the route changes state, and so is accepted once: the
-    /// `POST`s and `DELETE`s that need a `manage` key. RFC 8484's `POST` carries a query (its
+    /// `POST`s, `PUT`s and `DELETE`s that need a `manage` key. RFC 8484's `POST` carries a query (its
     /// signature covers the DNS message): served again, it only answers again, as a `GET` does.
     var isSignedChange: Bool {
-        access == .client(.manage) && (method == "POST" || method == "DELETE")
+        access == .client(.manage) && (method == "POST" || method == "PUT" || method == "DELETE")
     }
 
     /// Whether this row serves `request` (its method aside): always, unless it has a `condition`.

@@ -32,6 +32,8 @@ enum RouteArguments {
         "GET /v1/{account}/stats": .always(["limit", "cursor", "domain"]),
         "GET /v1/{account}/policy/explain": .always(["host", "client_ip", paramArguments]),
         "POST /v1/{account}/cache/refresh": .always([]),
+        "GET /v1/{account}/policy": .always([]),
+        "PUT /v1/{account}/policy": .always([]),
         "GET /v1/accounts": .always([]),
         "GET /v1/accounts/{id}": .always([]),
         "PUT /v1/accounts/{id}": .always([]),

@@ -10,6 +10,7 @@ struct RouteHandlers: Sendable {
     let preload: PreloadHandler
     let stats: StatsHandler
     let queryLog: QueryLogHandler
+    let policy: PolicyHandler
     let emas: EMASHandler
     let dohJSON: DoHJSONHandler
     let rfc8484: RFC8484Handler

@@ -83,6 +83,12 @@ struct RouteTable: Sendable {
         Route("POST", "/v1/{account}/cache/refresh", .main, .client(.manage)) { handlers, match, engine in
             .response(handlers.cache.cacheRefresh(engine))
         },
+        Route("GET", "/v1/{account}/policy", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
+            try handlers.policy.get(match.request, engine: engine)
+        },
+        Route("PUT", "/v1/{account}/policy", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
+            try handlers.policy.put(match.request, engine: engine)
+        },
         // The EMAS HTTPDNS API (docs/emas.md): refusals in its error format.
         Route("GET", "/{account}/d", .main, .client(.resolve), format: .emas, hit: .emas) { handlers, match, engine throws(APIError) in
             try handlers.emas.resolve(match.request, engine: engine, batch: false)

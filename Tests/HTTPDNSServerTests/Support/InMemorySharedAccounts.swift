@@ -38,9 +38,14 @@ final class InMemorySharedAccounts: SharedAccountStore {
 
     private static let unavailable = ReplicationError(.unavailable, "Redis: unavailable: connection refused")
 
-    func write(_ record: AccountRecord, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void) {
+    func write(
+        _ record: AccountRecord, ifVersion: Int64?, completion: @escaping @Sendable (Result<AccountRecord, ReplicationError>) -> Void
+    ) {
         if state.withLock({ $0.losesWrites }) {
             return completion(.failure(ReplicationError(.unknownOutcome, "Redis: connection_lost: the connection was lost")))
+        }
+        if let ifVersion, state.withLock({ ($0.records[record.id]?.version ?? 0) != ifVersion }) {
+            return completion(.failure(ReplicationError(.conflict, "account \(record.id): not at version \(ifVersion)")))
         }
         let stored: AccountRecord? = state.withLock { state in
             guard !state.down else { return nil }
@@ -93,6 +98,15 @@ final class InMemorySharedAccounts: SharedAccountStore {
     ) {
         let stored: Bool? = state.withLock { $0.down ? nil : $0.signatures.insert("\(account):\(signature)").inserted }
         completion(stored.map { .success($0) } ?? .failure(Self.unavailable))
+    }
+
+    /// Stores `config` for `id` under the next version without telling any replica, as a change
+    /// made by another replica whose message has not arrived yet.
+    func writeUnannounced(id: String, config: AccountConfig) {
+        state.withLock { state in
+            state.counter += 1
+            state.records[id] = AccountRecord(id: id, version: state.counter, config: config)
+        }
     }
 
     private func deliver(_ record: AccountRecord) {
