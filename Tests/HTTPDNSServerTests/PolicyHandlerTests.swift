@@ -65,6 +65,21 @@ import Testing
         #expect(again.text == document && again.header("ETag") == newTag)
     }
 
+    @Test func rulesAreAPolicyKeyAndTakeEffectWithTheDocument() throws {
+        let fixture = ServiceFixture(config: Self.config())
+        let etag = try #require(fixture.get("/v1/default/policy").header("ETag"))
+        let document = #"{"rules":[{"answer":{"ipv4":["192.0.2.7"],"ttl":60},"hosts":["app.example.test"],"name":"office"}]}"#
+        let stored = put(fixture, document, ifMatch: etag)
+        #expect(stored.status == 200, "\(stored.text)")
+        #expect(fixture.engine.config.rules.rules.count == 1 && fixture.engine.lookupOptions.hasRules)
+        #expect(fixture.get("/v1/default/policy").text == document)
+        let answer = fixture.get("/v1/default/resolve", ["host": "app.example.test"])
+        #expect(answer.status == 200 && answer.text.contains(#""ips":["192.0.2.7"]"#), "\(answer.status) \(answer.text)")
+        // A document without the key takes the rules away, as with every policy key.
+        let cleared = put(fixture, "{}", ifMatch: stored.header("ETag"))
+        #expect(cleared.status == 200 && fixture.engine.config.rules.isEmpty && !fixture.engine.lookupOptions.hasRules)
+    }
+
     @Test func aPutWithoutIfMatchOrWithAStaleETagIsRefusedAndChangesNothing() throws {
         let fixture = ServiceFixture(config: Self.config())
         let etag = try #require(fixture.get("/v1/default/policy").header("ETag"))
