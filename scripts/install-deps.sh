@@ -46,6 +46,9 @@ TEST_PACKAGES=(
   systemd
   gcc
   golang-go
+  chromium
+  chromium-driver
+  python3-selenium
 )
 ((test_tools)) && PACKAGES+=("${TEST_PACKAGES[@]}")
 PACKAGES+=("$@")

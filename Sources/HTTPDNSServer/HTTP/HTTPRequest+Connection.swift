@@ -17,6 +17,8 @@ extension HTTPRequest {
         self.listener = listener
         accept = Self.header(connection, "Accept")
         contentType = Self.header(connection, "Content-Type")
+        consoleSession = MHD_lookup_connection_value(connection, .COOKIE_KIND, ConsoleSessions.cookieName).map { String(cString: $0) }
+        csrfToken = Self.header(connection, ConsoleSessions.csrfHeader)
     }
 
     /// The first field `name` of the request's header, copied.

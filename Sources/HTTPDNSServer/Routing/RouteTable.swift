@@ -58,6 +58,15 @@ struct RouteTable: Sendable {
         Route("DELETE", "/v1/accounts/{id}", .ops, .admin) { handlers, match in
             handlers.admin.deleteAccount(match.id!, request: match.request)
         },
+        // The web console (docs/console.md): its page and files, and its session; the rest it
+        // asks of the admin and tenant APIs.
+        Route("GET", "/console", .ops, .anyone) { handlers, _ in .response(handlers.console.page()) },
+        Route("GET", "/console/console.js", .ops, .anyone) { handlers, _ in .response(handlers.console.script()) },
+        Route("GET", "/console/console-pages.js", .ops, .anyone) { handlers, _ in .response(handlers.console.pagesScript()) },
+        Route("GET", "/console/console.css", .ops, .anyone) { handlers, _ in .response(handlers.console.style()) },
+        Route("GET", "/console/session", .ops, .anyone) { handlers, match in .response(handlers.console.session(match.request)) },
+        Route("POST", "/console/login", .ops, .anyone) { handlers, match in .response(handlers.console.login(match.request)) },
+        Route("POST", "/console/logout", .ops, .admin) { handlers, match in .response(handlers.console.logout(match.request)) },
         Route("GET", "/v1/{account}/resolve", .main, .client(.resolve), hit: .v1Resolve) { handlers, match, engine throws(APIError) in
             try handlers.resolve.resolve(match.request, engine: engine)
         },
