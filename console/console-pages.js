@@ -280,19 +280,10 @@ function queryLogView(id, container) {
 
 // ---- statistics ----
 
-// The value of `name` for `account` in Prometheus text (`account` null: the total, without the label).
-function metric(text, name, account) {
-  const wanted = account === null ? `${name} ` : `${name}{account="${account.replace(/["\\]/g, "\\$&")}"} `;
-  for (const line of text.split("\n")) {
-    if (line.startsWith(wanted)) return Number(line.slice(wanted.length));
-  }
-  return null;
-}
-
 function statsView(id, container) {
   const tiles = h("div", { class: "tiles", testid: "stats-tiles" });
   const error = h("p", { class: "error", role: "alert" });
-  const canvas = h("canvas", { testid: "stats-chart", role: "img", "aria-label": "Requests per second and hit ratio" });
+  const canvas = h("canvas", { testid: "stats-chart", role: "img", "aria-label": "Lookups per second, hit ratio and errors over the last hour" });
   const caption = h("p", { class: "muted", testid: "stats-caption" });
   container.append(h("section", { class: "card" }, h("h2", { text: "Totals" }), tiles, error),
     h("section", { class: "card" }, h("h2", { text: "Last hour" }), canvas, caption));
@@ -311,32 +302,23 @@ function statsView(id, container) {
     if (result.headers.get("X-Next-Cursor")) tiles.append(h("p", { class: "muted", text: "(the first 5000 records)" }));
   });
 
-  async function sample() {
-    const response = await fetch("/metrics", { credentials: "same-origin", cache: "no-store" });
-    if (!response.ok) { caption.textContent = `/metrics: HTTP ${response.status}`; return; }
-    const text = await response.text();
-    let requests = metric(text, "httpdns_resolve_requests_total", id), hits = metric(text, "httpdns_cache_hits_total", id);
-    let scope = `account ${id}`;
-    if (requests === null) {
-      requests = metric(text, "httpdns_resolve_requests_total", null);
-      hits = metric(text, "httpdns_cache_hits_total", null);
-      scope = "all accounts (this listener's /metrics has no per-account series)";
-    }
-    const list = samples.get(id) || [];
-    list.push({ t: Date.now() / 1000, requests, hits });
-    while (list.length && list[0].t < Date.now() / 1000 - 3600) list.shift();
-    samples.set(id, list);
-    caption.textContent = `Lookups per second (blue) and cache hit ratio (green), ${scope}, sampled from /metrics every 5 s while the console is open.`;
-    drawChart(canvas, list);
+  async function load() {
+    const result = await api("GET", `/v1/${enc(id)}/stats/recent`);
+    if (!result.ok) { caption.textContent = problem(result); return; }
+    const points = result.json.points;
+    const lookups = points.reduce((total, p) => total + p.lookups, 0);
+    caption.textContent = `Lookups per second (blue bars), cache hit ratio (green) and failures per second (red), a point a minute; ` +
+      `${lookups} lookups in the last hour (GET /v1/${id}/stats/recent).`;
+    drawChart(canvas, points);
   }
-  drawChart(canvas, samples.get(id) || []);
-  sample();
-  every(5000, sample);
+  drawChart(canvas, []);
+  load();
+  every(10000, load);
 }
 
-// Rates between consecutive samples, plotted over the last hour: lookups/s on the left axis,
-// the hit ratio (0-100 %) on the right.
-function drawChart(canvas, list) {
+// The points of the last hour: lookups/s as bars on the left axis, failures/s as a red line on
+// the same axis, the hit ratio (0-100 %) as a green line on the right.
+function drawChart(canvas, points) {
   const ratio = window.devicePixelRatio || 1;
   const width = canvas.clientWidth || 600, height = canvas.clientHeight || 240;
   canvas.width = width * ratio;
@@ -346,39 +328,43 @@ function drawChart(canvas, list) {
   g.fillStyle = "#ffffff";
   g.fillRect(0, 0, width, height);
   const left = 44, right = width - 40, top = 12, bottom = height - 24;
-  const points = [];
-  for (let i = 1; i < list.length; i++) {
-    const dt = list[i].t - list[i - 1].t, dr = list[i].requests - list[i - 1].requests, dh = list[i].hits - list[i - 1].hits;
-    if (dt > 0 && dr >= 0) points.push({ t: list[i].t, rate: dr / dt, hit: dr > 0 ? dh / dr : null });
-  }
+  const series = points.filter((p) => p.seconds > 0).map((p) => ({
+    end: p.start + p.seconds, seconds: p.seconds, rate: p.lookups / p.seconds,
+    failures: (p.failures + p.upstreamErrors) / p.seconds, hit: p.lookups > 0 ? p.hits / p.lookups : null,
+  }));
   const now = Date.now() / 1000, start = now - 3600;
-  const peak = Math.max(1, ...points.map((p) => p.rate));
-  const x = (t) => left + ((t - start) / 3600) * (right - left);
+  const peak = Math.max(1, ...series.map((p) => Math.max(p.rate, p.failures)));
+  const x = (t) => left + ((Math.max(t, start) - start) / 3600) * (right - left);
+  const y = (v) => bottom - v * (bottom - top);
   g.strokeStyle = "#d5dae3";
   g.fillStyle = "#5c6475";
   g.font = "11px system-ui, sans-serif";
   g.lineWidth = 1;
   for (let i = 0; i <= 4; i++) {
-    const y = bottom - (i / 4) * (bottom - top);
-    g.beginPath(); g.moveTo(left, y); g.lineTo(right, y); g.stroke();
-    g.fillText((peak * i / 4).toFixed(peak < 4 ? 1 : 0), 4, y + 4);
-    g.fillText(`${25 * i}%`, right + 6, y + 4);
+    g.beginPath(); g.moveTo(left, y(i / 4)); g.lineTo(right, y(i / 4)); g.stroke();
+    g.fillText((peak * i / 4).toFixed(peak < 4 ? 1 : 0), 4, y(i / 4) + 4);
+    g.fillText(`${25 * i}%`, right + 6, y(i / 4) + 4);
   }
   for (let m = 0; m <= 60; m += 15) g.fillText(m === 60 ? "now" : `-${60 - m}m`, x(start + m * 60) - 10, height - 6);
+  g.fillStyle = "#1f5fbf";
+  for (const p of series) {
+    const from = x(p.end - p.seconds), to = Math.max(x(p.end), from + 3);
+    g.fillRect(from, y(p.rate / peak), to - from - 1, bottom - y(p.rate / peak));
+  }
   const line = (color, value) => {
-    g.strokeStyle = color; g.lineWidth = 2; g.beginPath();
+    g.strokeStyle = color; g.fillStyle = color; g.lineWidth = 2; g.beginPath();
     let drawing = false;
-    for (const p of points) {
+    for (const p of series) {
       const v = value(p);
       if (v === null) { drawing = false; continue; }
-      const y = bottom - v * (bottom - top);
-      if (drawing) g.lineTo(x(p.t), y); else g.moveTo(x(p.t), y);
+      if (drawing) g.lineTo(x(p.end), y(v)); else g.moveTo(x(p.end), y(v));
+      g.fillRect(x(p.end) - 2, y(v) - 2, 4, 4);
       drawing = true;
     }
     g.stroke();
   };
-  line("#1f5fbf", (p) => p.rate / peak);
   line("#157347", (p) => p.hit);
+  line("#b42318", (p) => p.failures / peak);
 }
 
 // ---- router ----

@@ -5,7 +5,6 @@
 
 const session = { csrf: null };
 const timers = new Set();
-const samples = new Map(); // account id -> [{t, requests, hits}] for the chart, kept while the page is open
 
 // ---- DOM and HTTP helpers ----
 

@@ -30,6 +30,8 @@ extension HTTPDNSD {
         let main: ListenAddress
         /// The plain DNS listener (`dnsListen`), not started.
         let dns: PlainDNSServer?
+        /// Samples each account's last hour (`GET /v1/{account}/stats/recent`).
+        let activity: ActivitySampler
     }
 
     /// Reads the configuration (arguments, environment, file), prints and exits for `--help` and
@@ -112,7 +114,8 @@ extension HTTPDNSD {
         }
         return Daemon(
             config: config, certificates: certificates, store: store, queryLog: queryLog, accounts: accounts, wiring: wiring, redis: redis,
-            replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns)
+            replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns,
+            activity: ActivitySampler(registry: registry))
     }
 
     /// Opens the query log's file beside the database (`<database>.querylog`) and lets the

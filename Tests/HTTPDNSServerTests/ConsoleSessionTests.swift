@@ -195,7 +195,8 @@ import Testing
         ]
         for (name, bytes) in files {
             let onDisk = try Data(contentsOf: root.appendingPathComponent("console/\(name)"))
-            #expect(Array(onDisk) == bytes, "console/\(name) differs from ConsoleAssets.swift: run make console-assets")
+            let same = Array(onDisk) == bytes
+            #expect(same, "console/\(name) differs from ConsoleAssets.swift: run make console-assets")
         }
         let listed = try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("console").path)
         #expect(Set(listed) == Set(files.map(\.0)), "every file under console/ is compiled in")

@@ -134,15 +134,22 @@ def run(console, args):
 
     console.click("tab-stats")
     console.text_of("stats-tiles", "Cache answers")
-    console.text_of("stats-caption", "account shop")
+    caption = console.text_of("stats-caption", "lookups in the last hour")
+    assert "0 lookups" not in caption, caption
+    # The last hour's bars (#1f5fbf) and hit ratio (#157347), drawn from GET /stats/recent.
     drawn = console.wait.until(lambda _: d.execute_script("""
         const canvas = document.querySelector('[data-testid="stats-chart"]');
         if (!canvas || canvas.width === 0) return false;
         const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-        let inked = 0;
-        for (let i = 0; i < data.length; i += 4) if (data[i] < 200 || data[i + 1] < 200 || data[i + 2] < 200) inked++;
-        return inked > 500 ? inked : false;"""), "the chart stayed blank")
-    step(f"the chart is drawn ({drawn} inked pixels)")
+        let bar = 0, hit = 0;
+        for (let i = 0; i < data.length; i += 4) {
+          const [r, g, b] = [data[i], data[i + 1], data[i + 2]];
+          if (Math.abs(r - 31) < 8 && Math.abs(g - 95) < 8 && Math.abs(b - 191) < 8) bar++;
+          if (Math.abs(r - 21) < 8 && Math.abs(g - 115) < 8 && Math.abs(b - 71) < 8) hit++;
+        }
+        return bar > 50 && hit > 4 ? [bar, hit] : false;"""), "the chart shows no bar or hit ratio")
+    step(f"the chart is drawn: {caption.split(';')[-1].strip()} ({drawn[0]} bar pixels)")
+    d.execute_script("arguments[0].scrollIntoView()", console.find("stats-chart"))
     console.shot("stats")
 
     d.get(console.base + "/console/#/accounts")

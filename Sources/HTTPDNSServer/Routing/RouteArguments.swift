@@ -30,6 +30,7 @@ enum RouteArguments {
         "POST /v1/{account}/preload": .always(["client_ip"]),
         "GET /v1/{account}/stats": .always(["limit", "cursor", "domain"]),
         "POST /v1/{account}/cache/refresh": .always([]),
+        "GET /v1/{account}/stats/recent": .always([]),
         "GET /v1/accounts": .always([]),
         "GET /v1/accounts/{id}": .always([]),
         "PUT /v1/accounts/{id}": .always([]),

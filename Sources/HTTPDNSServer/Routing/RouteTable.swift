@@ -82,6 +82,9 @@ struct RouteTable: Sendable {
         Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
             .response(try handlers.stats.stats(match.request, engine: engine))
         },
+        Route("GET", "/v1/{account}/stats/recent", .main, .client(.manage)) { handlers, _, engine in
+            .response(handlers.stats.recent(engine))
+        },
         Route("GET", "/v1/{account}/querylog", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
             try handlers.queryLog.entries(match.request, engine: engine)
         },
