@@ -221,8 +221,8 @@ function clientKeysPanel(id, config) {
 
   function render() {
     body.replaceChildren(...keys.map((key) => {
-      const rotate = h("button", { type: "button", class: "secondary", text: "Rotate" });
-      const remove = h("button", { type: "button", class: "danger", text: "Remove" });
+      const rotate = h("button", { type: "button", class: "secondary", testid: `key-rotate-${key.id}`, text: "Rotate" });
+      const remove = h("button", { type: "button", class: "danger", testid: `key-remove-${key.id}`, text: "Remove" });
       rotate.addEventListener("click", () => {
         const secret = newSecret();
         save(keys.map((k) => (k.id === key.id ? Object.assign({}, k, { secret }) : k)), { id: key.id, secret });

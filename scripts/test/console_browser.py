@@ -18,6 +18,8 @@ import time
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 
@@ -34,7 +36,9 @@ class Console:
             options.add_argument(flag)
         options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
         self.driver = webdriver.Chrome(service=Service(args.chromedriver), options=options)
-        self.wait = WebDriverWait(self.driver, 15, poll_frequency=0.1)
+        # A page re-renders a view after each answer: an element found just before may be gone.
+        self.wait = WebDriverWait(self.driver, 15, poll_frequency=0.1,
+                                  ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
         self.base = args.url.rstrip("/")
         self.screenshots = args.screenshots
 
@@ -45,6 +49,11 @@ class Console:
         self.wait.until(lambda d: contains in d.find_element(*by_testid(testid)).text,
                         f"{testid} never showed {contains!r}")
         return self.driver.find_element(*by_testid(testid)).text
+
+    def value_of(self, testid, contains):
+        self.wait.until(lambda d: contains in d.find_element(*by_testid(testid)).get_attribute("value"),
+                        f"{testid} never held {contains!r}")
+        return self.driver.find_element(*by_testid(testid)).get_attribute("value")
 
     def type(self, testid, text):
         element = self.find(testid)
@@ -57,7 +66,7 @@ class Console:
         self.driver.execute_script("arguments[0].value = arguments[1];", element, text)
 
     def click(self, testid):
-        self.find(testid).click()
+        self.wait.until(lambda d: d.find_element(*by_testid(testid)).click() or True, f"could not click {testid}")
 
     def shot(self, name):
         if self.screenshots:
@@ -78,10 +87,9 @@ def run(console, args):
     step("a wrong token is refused with the server's message")
     console.shot("login")
 
-    console.type("login-token", args.token)
-    console.click("login-submit")
+    console.type("login-token", args.token + Keys.ENTER)
     console.text_of("account-list", "default")
-    step("signed in; the account list shows default")
+    step("signed in with the keyboard (Enter); the account list shows default")
 
     console.click("account-new")
     console.type("account-id", "shop")
@@ -152,6 +160,30 @@ def run(console, args):
     d.execute_script("arguments[0].scrollIntoView()", console.find("stats-chart"))
     console.shot("stats")
 
+    console.click("tab-settings")
+    console.value_of("account-config", '"maxCacheTTL": 3600')
+    console.type("key-id", "app1")
+    console.click("key-add")
+    secret = console.text_of("key-secret", "").strip()
+    console.text_of("key-list", "app1")
+    assert len(secret) == 43, secret
+    console.click("key-rotate-app1")
+    console.wait.until(lambda _: d.find_element(*by_testid("key-secret")).text not in ("", secret), "no new secret")
+    rotated = d.find_element(*by_testid("key-secret")).text
+    config = console.find("account-config").get_attribute("value")
+    assert secret not in config and rotated not in config, "a secret is in the configuration shown"
+    step("a client key added and rotated, each secret shown once")
+    console.shot("keys")
+    console.click("key-remove-app1")
+    console.wait.until(lambda _: "app1" not in d.find_element(*by_testid("key-list")).text, "the key was not removed")
+    edited = json.loads(console.find("account-config").get_attribute("value"))
+    edited["maxCacheTTL"] = 600
+    console.set_value("account-config", json.dumps(edited, indent=2))
+    console.click("account-save")
+    console.text_of("account-notice", "Saved")
+    console.value_of("account-config", '"maxCacheTTL": 600')
+    step("the key removed; the account edited")
+
     d.get(console.base + "/console/#/accounts")
     console.text_of("account-list", "shop")
     step("a reloaded page keeps the session")
@@ -164,6 +196,11 @@ def run(console, args):
     assert width <= 400, f"the page is {width} px wide on a 390 px screen"
     step("readable on a phone-sized screen (no horizontal scroll of the page)")
     console.shot("phone")
+
+    console.click("account-delete-shop")
+    console.click("confirm-delete")
+    console.wait.until(lambda _: "shop" not in d.find_element(*by_testid("account-list")).text, "shop was not deleted")
+    step("account shop deleted after a confirmation")
 
     console.click("logout")
     console.find("login-token")
