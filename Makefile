@@ -17,7 +17,8 @@ UPSTREAMS ?=
 LOCALDNS ?=
 ARGS ?=
 
-.PHONY: all build test lint format run trial clean deps test-deps bench fuzz soak contract sanitize tsan revision test-allocations
+.PHONY: all build test lint format run trial clean deps test-deps bench fuzz soak contract sanitize tsan revision test-allocations \
+	console-assets console-screenshots
 
 all: build
 
@@ -46,6 +47,17 @@ lint:
 
 format:
 	$(SWIFT_FORMAT) format --in-place --recursive $(SWIFT_DIRS)
+
+# The web console's files (console/) compiled into httpdnsd as Sources/HTTPDNSServer/Console/ConsoleAssets.swift
+# (docs/console.md); ConsoleSessionTests fails when that file is not in step with console/.
+console-assets:
+	python3 scripts/console-assets.py
+
+# The screenshots of docs/console.md, taken by the browser test (Tests/IntegrationTests/ConsoleTests.swift).
+console-screenshots: test-deps revision
+	$(SWIFT) build --build-tests $(SWIFTFLAGS)
+	HTTPDNS_CONSOLE_SCREENSHOTS=$(CURDIR)/docs/console HTTPDNSD_BIN="$$($(SWIFT) build $(SWIFTFLAGS) --show-bin-path)/httpdnsd" \
+	$(SWIFT) test --skip-build --disable-xctest $(SWIFTFLAGS) --filter theConsoleInAHeadlessBrowser
 
 # Builds everything (including the httpdnsd binary the integration tests run), then runs all test
 # targets, then the fuzz package's FuzzCorpusTests (every seed corpus through its parser; the fuzz

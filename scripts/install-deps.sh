@@ -52,6 +52,9 @@ TEST_PACKAGES=(
   golang-go
   fstrm-bin
   dnstap-ldns
+  chromium
+  chromium-driver
+  python3-selenium
 )
 ((test_tools)) && PACKAGES+=("${TEST_PACKAGES[@]}")
 PACKAGES+=("$@")

@@ -38,6 +38,8 @@ extension HTTPDNSD {
         let dns: PlainDNSServer?
         /// The DNS over TLS listener (`dotListen`), not started.
         let dot: DoTServer?
+        /// Samples each account's last hour (`GET /v1/{account}/stats/recent`).
+        let activity: ActivitySampler
     }
 
     /// Reads the configuration (arguments, environment, file), prints and exits for `--help` and
@@ -132,7 +134,8 @@ extension HTTPDNSD {
         return Daemon(
             config: config, certificates: certificates, geo: geo, store: store, queryLog: queryLog, dnstap: dnstap, accounts: accounts,
             wiring: wiring, redis: redis,
-            replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns, dot: dot)
+            replication: replication, registry: registry, service: service, servers: servers, main: main, dns: dns, dot: dot,
+            activity: ActivitySampler(registry: registry))
     }
 
     /// The DoT listener (`dotListen`) with the HTTPS listener's certificate store and the HTTP

@@ -161,6 +161,7 @@ enum HTTPDNSD {
         drain(seconds: config.shutdownDrain, signals: signals)
         Log.info("stopping: no new connections, finishing requests in flight")
         prefetch.stop()
+        daemon.activity.stop()
         daemon.certificates?.stopWatching()
         for (_, listener) in daemon.servers { listener.quiesce() }
         daemon.dns?.stop()

@@ -135,10 +135,12 @@ import Testing
 /// With an operations listener, `/metrics` and the admin API are served there only, the tenant
 /// API on the main listener only, and the probes on both.
 @Suite struct ListenerSplitTests {
-    private func exchange(_ path: String, on listener: Listener, separate: Bool) -> Exchange {
+    private func exchange(
+        _ path: String, on listener: Listener, separate: Bool, authorization: String? = "Bearer secret-token"
+    ) -> Exchange {
         let fixture = ServiceFixture(adminToken: "secret-token", limits: HTTPDNSService.Limits(separateOpsListener: separate))
         fixture.service.isReady = true
-        var request = HTTPRequest(method: "GET", path: path, authorization: "Bearer secret-token")
+        var request = HTTPRequest(method: "GET", path: path, authorization: authorization)
         request.listener = listener
         return Exchange(fixture.handle(request), releasing: fixture.upstreams + [fixture.fallback])
     }
@@ -150,10 +152,13 @@ import Testing
         #expect(exchange(path, on: .main, separate: false).status == 200)
     }
 
+    /// The operations listener serves the tenant API to the admin only (the console uses it).
     @Test(arguments: ["/v1/default/cache", "/v1/default/stats"])
-    func tenantRoutesAre404OnTheOpsListener(path: String) {
-        #expect(exchange(path, on: .ops, separate: true).status == 404)
-        #expect(exchange(path, on: .main, separate: true).status == 200)
+    func tenantRoutesOnTheOpsListenerAreTheAdminsOnly(path: String) {
+        #expect(exchange(path, on: .ops, separate: true).status == 200)
+        #expect(exchange(path, on: .ops, separate: true, authorization: nil).status == 401)
+        #expect(exchange(path, on: .ops, separate: true, authorization: "Bearer wrong").status == 401)
+        #expect(exchange(path, on: .main, separate: true, authorization: nil).status == 200)
     }
 
     @Test(arguments: ["/healthz", "/readyz"])

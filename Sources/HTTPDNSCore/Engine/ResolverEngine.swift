@@ -127,6 +127,8 @@ public final class ResolverEngine: Sendable {
             self.startQueuedRefresh(key, done: done)
         }
         refreshQueueBox.withLock { $0 = queue }
+        // The last hour starts with the engine, its counters at zero (`ActivitySampler` samples on).
+        metrics.recent.sample(ActivityCounts(), at: clock.now())
     }
 
     var current: Settings { settings.value }

@@ -67,6 +67,20 @@ public final class EngineMetrics: Sendable {
     /// Lookups of one host and family: every lookup is a hit or a miss.
     public var resolveRequestCount: UInt64 { cacheHits.value + cacheMisses.value }
 
+    /// The last hour of these counters, a point a minute (`RecentActivity`).
+    public let recent = RecentActivity()
+
+    /// The running totals `recent` keeps the differences of: lookups, hits, misses, stale
+    /// answers, failed resolutions and upstream queries that failed (not an answer, not a
+    /// negative answer).
+    public var activityTotals: ActivityCounts {
+        let errors = upstreamCounts.reduce(0 as UInt64) { $0 + ($1.0.outcome == "success" || $1.0.outcome == "negative" ? 0 : $1.1) }
+        let hits = cacheHits.value, misses = cacheMisses.value
+        return ActivityCounts(
+            lookups: hits + misses, hits: hits, misses: misses, stale: staleServed.value, failures: resolveFailures.value,
+            upstreamErrors: errors)
+    }
+
     /// One upstream query and how long it took (`seconds`).
     public func recordUpstream(name: String, result: Result<UpstreamAnswer, UpstreamError>, seconds: Double) {
         let outcome: String

@@ -18,6 +18,8 @@ extension HTTPRequest {
         accept = Self.header(connection, "Accept")
         contentType = Self.header(connection, "Content-Type")
         ifMatch = Self.header(connection, "If-Match")
+        consoleSession = MHD_lookup_connection_value(connection, .COOKIE_KIND, ConsoleSessions.cookieName).map { String(cString: $0) }
+        csrfToken = Self.header(connection, ConsoleSessions.csrfHeader)
     }
 
     /// The first field `name` of the request's header, copied.

@@ -28,6 +28,12 @@ public struct HTTPRequest: Sendable {
     var fastPathDeclined = false
     /// The access log's id of the request (`X-Request-Id`), nil without the access log.
     public var requestID: String?
+    /// The console's session cookie (`ConsoleSessions.cookieName`), if any.
+    public var consoleSession: String?
+    /// The console's CSRF header (`ConsoleSessions.csrfHeader`), if any.
+    public var csrfToken: String?
+    /// The request arrived over HTTPS (the console's cookie is then `Secure`).
+    public var isTLS = false
 
     public init(
         method: String, path: String, query: [String: String] = [:], authorization: String? = nil, body: [UInt8] = [],

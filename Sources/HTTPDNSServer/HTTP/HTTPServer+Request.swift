@@ -126,6 +126,7 @@ extension HTTPServer {
             connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
             body: body, listener: options.listener)
         request.fastPathDeclined = fastPathDeclined
+        request.isTLS = options.tls != nil
         request.requestID = existing?.requestID
         switch handler(request) {
         case .response(let response):

@@ -84,4 +84,30 @@ struct StatsHandler: Sendable {
     /// Records a `/stats` page holds unless `limit` says otherwise, and at most.
     static let statsPageDefault = 1000
     static let statsPageMax = 5000
+
+    /// `GET /v1/{account}/stats/recent`: the account's last hour (`RecentActivity`), a point a
+    /// minute, oldest first, the last one the minute in progress: `start` (Unix seconds),
+    /// `seconds`, and the lookups, hits, misses, stale answers, failures and failed upstream
+    /// queries counted in it.
+    func recent(_ engine: ResolverEngine) -> HTTPResponse {
+        let points = engine.metrics.recent.points(now: engine.now, totals: engine.metrics.activityTotals)
+        var writer = JSONWriter(capacity: 140 * points.count + 16)
+        writer.raw(#"{"points":["#)
+        for (index, point) in points.enumerated() {
+            if index > 0 { writer.comma() }
+            let counts = point.counts
+            writer.raw("{")
+            writer.key("start"); writer.number(Int(point.start)); writer.comma()
+            writer.key("seconds"); writer.number(Int(point.seconds.rounded())); writer.comma()
+            writer.key("lookups"); writer.number(counts.lookups); writer.comma()
+            writer.key("hits"); writer.number(counts.hits); writer.comma()
+            writer.key("misses"); writer.number(counts.misses); writer.comma()
+            writer.key("stale"); writer.number(counts.stale); writer.comma()
+            writer.key("failures"); writer.number(counts.failures); writer.comma()
+            writer.key("upstreamErrors"); writer.number(counts.upstreamErrors)
+            writer.raw("}")
+        }
+        writer.raw("]}")
+        return HTTPResponse.json(200, writer)
+    }
 }

@@ -110,7 +110,8 @@ public final class HTTPDNSService: Sendable {
             policy: PolicyHandler(admin: admin),
             emas: EMASHandler(clients: clients, lookups: lookups, advertisedAddresses: limits.advertisedAddresses),
             dohJSON: DoHJSONHandler(clients: clients, lookups: lookups),
-            rfc8484: RFC8484Handler(clients: clients, lookups: lookups, metrics: dnsMessages))
+            rfc8484: RFC8484Handler(clients: clients, lookups: lookups, metrics: dnsMessages),
+            console: ConsoleHandler(sessions: ConsoleSessions(clock: clock), adminTokenMatches: Self.tokenMatcher(adminToken)))
         precondition(RequestDurations.slotCount() <= EngineMetrics.requestDurationSlots, "more tenant routes than request-duration slots")
     }
 
@@ -211,7 +212,14 @@ public final class HTTPDNSService: Sendable {
         var path = request.path
         let found = path.withUTF8 { routeMatcher.match(UnsafeRawBufferPointer($0)) }
         let segments = found?.segments ?? PathSegments(UnsafeRawBufferPointer(start: nil, count: 0))
-        let rows = found.map { $0.rows.filter { $0.surface.serves(request.listener, separate: limits.separateOpsListener) } } ?? []
+        let adminListener = !limits.separateOpsListener || request.listener == .ops
+        // The operations listener serves the tenant API too, to admin callers only (below).
+        let separate = limits.separateOpsListener
+        let rows =
+            found.map {
+                $0.rows.filter { $0.surface.serves(request.listener, separate: separate) || (adminListener && $0.tenantIndex != nil) }
+            }
+            ?? []
         guard !rows.isEmpty else {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
@@ -227,6 +235,17 @@ public final class HTTPDNSService: Sendable {
         // The admin token is checked before the method, so the admin API's methods are not told
         // to whoever has no token.
         if first.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
+        // On the listener of the admin API, an admin caller (the token, or the console's session)
+        // may use every account's tenant API without its client keys; on the operations listener
+        // only an admin caller may.
+        if adminListener, first.tenantIndex != nil {
+            if request.listener == .ops && limits.separateOpsListener {
+                if let refusal = adminRefusal(request) { return .response(first.format.response(refusal)) }
+                match.admin = true
+            } else if Self.offersAdminCredential(request) {
+                match.admin = adminCheck(request) == nil
+            }
+        }
         if let account = first.account(segments, request) {
             routed.timed = first
             let engine = registry.engine(account)
@@ -286,7 +305,7 @@ public final class HTTPDNSService: Sendable {
     /// without `enc`): one implementation of each check.
     func admit(_ route: Route, _ match: Route.Match) -> Opening {
         var match = match
-        if let role = route.access.role(for: match.request) {
+        if !match.admin, let role = route.access.role(for: match.request) {
             guard let engine = match.engine else { return .answer(route.format.response(hiddenAccountRefusal(route, match.request))) }
             switch authenticateTenant(match.request, access: route.access, role: role, engine: engine) {
             case .success(let authentication): match.authentication = authentication
@@ -316,10 +335,11 @@ public final class HTTPDNSService: Sendable {
     }
 
     /// The limits step, before any authentication work is spent: 429 when the client of a
-    /// tenant request is over its rate (`rateLimitRejection`), else nil. Probes, `/metrics` and
-    /// the admin API are not limited. (The upstream budget is the engine's, where it starts an
+    /// tenant request is over its rate (`rateLimitRejection`), else nil. Probes, `/metrics`, the
+    /// admin API and admin callers of the tenant API are not limited. (The upstream budget is the engine's, where it starts an
     /// upstream query.)
     func checkLimits(_ route: Route, _ match: Route.Match) -> APIError? {
+        if match.admin { return nil }
         guard let engine = match.engine else {
             // A tenant route without an engine: a missing account while accounts are hidden,
             // limited as `route` limits guesses when they are not.

@@ -82,6 +82,9 @@ struct Route: Sendable {
         var authentication: Authentication = .anonymous
         /// Set when the request was encrypted: its answer is sealed with it.
         var encryption: EncryptedExchange?
+        /// An admin caller of a tenant route (`HTTPDNSService.adminCheck` passed): no client key
+        /// or rate limit applies.
+        var admin = false
     }
 
     /// What runs a request the pipeline let through.

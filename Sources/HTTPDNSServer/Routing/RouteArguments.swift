@@ -34,6 +34,7 @@ enum RouteArguments {
         "POST /v1/{account}/cache/refresh": .always([]),
         "GET /v1/{account}/policy": .always([]),
         "PUT /v1/{account}/policy": .always([]),
+        "GET /v1/{account}/stats/recent": .always([]),
         "GET /v1/accounts": .always([]),
         "GET /v1/accounts/{id}": .always([]),
         "PUT /v1/accounts/{id}": .always([]),

@@ -14,4 +14,5 @@ struct RouteHandlers: Sendable {
     let emas: EMASHandler
     let dohJSON: DoHJSONHandler
     let rfc8484: RFC8484Handler
+    let console: ConsoleHandler
 }

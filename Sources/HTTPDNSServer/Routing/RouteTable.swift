@@ -59,6 +59,15 @@ struct RouteTable: Sendable {
             handlers.admin.deleteAccount(match.id!, request: match.request)
         },
         Route("GET", "/v1/querylog", .ops, .admin) { handlers, match throws(APIError) in try handlers.queryLog.allEntries(match.request) },
+        // The web console (docs/console.md): its page and files, and its session; the rest it
+        // asks of the admin and tenant APIs.
+        Route("GET", "/console", .ops, .anyone) { handlers, _ in .response(handlers.console.page()) },
+        Route("GET", "/console/console.js", .ops, .anyone) { handlers, _ in .response(handlers.console.script()) },
+        Route("GET", "/console/console-pages.js", .ops, .anyone) { handlers, _ in .response(handlers.console.pagesScript()) },
+        Route("GET", "/console/console.css", .ops, .anyone) { handlers, _ in .response(handlers.console.style()) },
+        Route("GET", "/console/session", .ops, .anyone) { handlers, match in .response(handlers.console.session(match.request)) },
+        Route("POST", "/console/login", .ops, .anyone) { handlers, match in .response(handlers.console.login(match.request)) },
+        Route("POST", "/console/logout", .ops, .admin) { handlers, match in .response(handlers.console.logout(match.request)) },
         Route("GET", "/v1/{account}/resolve", .main, .client(.resolve), hit: .v1Resolve) { handlers, match, engine throws(APIError) in
             try handlers.resolve.resolve(match.request, engine: engine)
         },
@@ -73,6 +82,9 @@ struct RouteTable: Sendable {
         },
         Route("GET", "/v1/{account}/stats", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
             .response(try handlers.stats.stats(match.request, engine: engine))
+        },
+        Route("GET", "/v1/{account}/stats/recent", .main, .client(.manage)) { handlers, _, engine in
+            .response(handlers.stats.recent(engine))
         },
         Route("GET", "/v1/{account}/querylog", .main, .client(.manage)) { handlers, match, engine throws(APIError) in
             try handlers.queryLog.entries(match.request, engine: engine)
