@@ -22,14 +22,21 @@ struct PlainDNSSocketAddress: @unchecked Sendable {
     static func bound(host: String, port: UInt16, type: __socket_type) throws(PlainDNSServerError) -> (fd: Int32, port: UInt16) {
         var address = PlainDNSSocketAddress()
         guard let family = address.set(host: host, port: port) else {
-            throw PlainDNSServerError("dnsListen: '\(host)' is not an IPv4 or IPv6 address")
+            throw PlainDNSServerError("'\(host)' is not an IPv4 or IPv6 address")
         }
         let kind = type == SOCK_STREAM ? "tcp" : "udp"
         let fd = socket(family, Int32(type.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw PlainDNSServerError("socket (\(kind)) failed: \(String(cString: strerror(errno)))") }
         var on: Int32 = 1
-        if type == SOCK_STREAM { setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size)) }
-        if family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size)) }
+        let options = [
+            type == SOCK_STREAM ? (SOL_SOCKET, SO_REUSEADDR, "SO_REUSEADDR") : nil,
+            family == AF_INET6 ? (Int32(IPPROTO_IPV6), IPV6_V6ONLY, "IPV6_V6ONLY") : nil,
+        ]
+        for case let (level, option, name)? in options where setsockopt(fd, level, option, &on, socklen_t(MemoryLayout<Int32>.size)) != 0 {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw PlainDNSServerError("setsockopt \(name) (\(kind)) failed: \(reason)")
+        }
         let length = address.length
         let result = withUnsafePointer(to: &address.storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
@@ -41,8 +48,13 @@ struct PlainDNSSocketAddress: @unchecked Sendable {
         }
         var bound = PlainDNSSocketAddress()
         bound.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &bound.storage) {
+        let named = withUnsafeMutablePointer(to: &bound.storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &bound.length) }
+        }
+        guard named == 0 else {
+            let reason = String(cString: strerror(errno))
+            close(fd)
+            throw PlainDNSServerError("getsockname \(host):\(port)/\(kind) failed: \(reason)")
         }
         return (fd, bound.port)
     }
