@@ -21,7 +21,8 @@ function policyEditor(id) {
   const documentText = h("textarea", { spellcheck: "false", testid: "policy-document" });
   const etag = h("code", { testid: "policy-etag" });
   const status = h("p", { class: "notice", role: "status", testid: "policy-status" });
-  const save = h("button", { type: "submit", testid: "policy-save", text: "Save" });
+  // Disabled until a document and its ETag are read: a PUT needs the tag.
+  const save = h("button", { type: "submit", testid: "policy-save", text: "Save", disabled: true });
   const reload = h("button", { type: "button", class: "secondary", testid: "policy-reload", text: "Reload" });
   let tag = null;
 
@@ -34,6 +35,7 @@ function policyEditor(id) {
   function take(result) {
     tag = result.headers.get("ETag");
     etag.textContent = tag || "";
+    save.disabled = !tag;
     documentText.value = JSON.stringify(result.json, null, 2) + "\n";
   }
 
@@ -51,7 +53,7 @@ function policyEditor(id) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     say("", false);
-    const result = await api("PUT", path, documentText.value, { "If-Match": tag || "" });
+    const result = await api("PUT", path, documentText.value, { "If-Match": tag });
     if (result.status === 412) {
       say("Someone else changed the policy since it was read (412 PreconditionFailed): nothing was saved. " +
         "Reload to read theirs, then make your change again (Reload replaces the text above).", true);
