@@ -33,8 +33,8 @@ function select(id, testid, options, value) {
 }
 
 // Every request goes to this origin with the session cookie and the session's CSRF token.
-async function api(method, path, body) {
-  const headers = { Accept: "application/json" };
+async function api(method, path, body, extraHeaders) {
+  const headers = Object.assign({ Accept: "application/json" }, extraHeaders);
   if (session.csrf) headers["X-CSRF-Token"] = session.csrf;
   if (body !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, { method, headers, body, credentials: "same-origin", cache: "no-store" });
@@ -55,6 +55,21 @@ function problem(result) {
 }
 
 function enc(text) { return encodeURIComponent(text); }
+
+// `name=value` lines (`sdns-` before the name is optional) as `&sdns-NAME=VALUE` query
+// arguments: the parameters an app sends for the account's rules (docs/rules.md).
+function sdnsQuery(text) {
+  let query = "";
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    if (!line) continue;
+    const at = line.indexOf("=");
+    const name = at > 0 ? line.slice(0, at).trim().replace(/^sdns-/, "") : "";
+    if (!name) throw new Error(`"${line}" is not a name=value line`);
+    query += `&sdns-${enc(name)}=${enc(line.slice(at + 1).trim())}`;
+  }
+  return query;
+}
 
 function every(ms, task) {
   const id = setInterval(task, ms);
@@ -247,15 +262,18 @@ function clientKeysPanel(id, config) {
 
 // ---- one account's pages ----
 
-const accountTabs = [["stats", "Statistics"], ["cache", "Cache"], ["querylog", "Query log"], ["tryit", "Try it"], ["settings", "Settings"]];
+const accountTabs = [
+  ["stats", "Statistics"], ["cache", "Cache"], ["querylog", "Query log"], ["tryit", "Try it"], ["policy", "Policy"], ["settings", "Settings"],
+];
 
 function accountView(id, tab) {
   const nav = h("nav", { class: "tabs", "aria-label": "Account" }, accountTabs.map(([name, label]) =>
     h("a", { href: `#/account/${enc(id)}/${name}`, "aria-current": name === tab ? "page" : false, testid: `tab-${name}`, text: label })));
   const container = h("div", {});
   show(h("h1", { text: `Account ${id}` }), nav, container);
-  const pages = { stats: statsView, cache: cacheView, querylog: queryLogView, tryit: tryItView, settings: settingsView };
+  const pages = { stats: statsView, cache: cacheView, querylog: queryLogView, tryit: tryItView, policy: policyView, settings: settingsView };
   (pages[tab] || statsView)(id, container);
 }
 
-// The pages of one account, the chart and the router: console-pages.js.
+// The pages of one account and the router: console-tryit.js, console-stats.js, console-policy.js,
+// console-pages.js.

@@ -15,6 +15,9 @@ TARGET = ROOT / "Sources/HTTPDNSServer/Console/ConsoleAssets.swift"
 FILES = [
     ("index.html", "indexHTML"),
     ("console.js", "consoleJS"),
+    ("console-tryit.js", "consoleTryItJS"),
+    ("console-stats.js", "consoleStatsJS"),
+    ("console-policy.js", "consolePolicyJS"),
     ("console-pages.js", "consolePagesJS"),
     ("console.css", "consoleCSS"),
 ]

@@ -1,8 +1,10 @@
 import Dispatch
 import HTTPDNSCore
+import HTTPDNSServer
 
-/// Samples every account's running totals once a minute into its last hour
-/// (`EngineMetrics.recent`), which `GET /v1/{account}/stats/recent` and the console's chart read.
+/// Samples every account's running totals and lookup request durations once a minute into its
+/// last hour (`EngineMetrics.recent`), which `GET /v1/{account}/stats/recent` and the console's
+/// chart read.
 /// Runs on a background queue; the lookup path does not see it.
 final class ActivitySampler {
     static let interval = 60.0
@@ -14,7 +16,10 @@ final class ActivitySampler {
         timer.schedule(deadline: .now(), repeating: Self.interval, leeway: .seconds(1))
         timer.setEventHandler {
             let now = clock.now()
-            for engine in registry.all { engine.metrics.recent.sample(engine.metrics.activityTotals, at: now) }
+            for engine in registry.all {
+                let metrics = engine.metrics
+                metrics.recent.sample(metrics.activityTotals, durations: metrics.lookupDurations, at: now)
+            }
         }
         timer.resume()
     }

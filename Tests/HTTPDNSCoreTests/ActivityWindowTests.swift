@@ -44,3 +44,29 @@ import Testing
         #expect(window.points(now: 60, totals: ActivityCounts(lookups: 4)).isEmpty)
     }
 }
+
+extension ActivityWindowTests {
+    /// Each point carries the percentiles of the requests timed in it, the minute in progress too.
+    @Test func eachPointHasTheLatencyOfTheRequestsTimedInIt() throws {
+        func histogram(_ seconds: Double, _ count: Int) -> HistogramCounts {
+            var counts = HistogramCounts()
+            for _ in 0..<count { counts.record(seconds: seconds) }
+            return counts
+        }
+        var window = ActivityWindow()
+        window.sample(ActivityCounts(), at: 0)
+        var durations = histogram(0.003, 10)
+        window.sample(ActivityCounts(lookups: 10, hits: 10), durations: durations, at: 60)
+        durations.add(histogram(0.04, 4))
+        let points = window.points(now: 90, totals: ActivityCounts(lookups: 14, hits: 14), durations: durations)
+        #expect(points.map { $0.latency?.requests } == [10, 4])
+        let first = try #require(points[0].latency), second = try #require(points[1].latency)
+        #expect(first.p99 > 0.0025 && first.p99 <= 0.005)
+        #expect(second.p50 > 0.025 && second.p50 <= 0.05)
+        // The next minute, a lookup the HTTP front did not time (plain DNS): no latency.
+        window.sample(ActivityCounts(lookups: 14, hits: 14), durations: durations, at: 120)
+        window.sample(ActivityCounts(lookups: 15, hits: 15), durations: durations, at: 180)
+        let hour = window.points(now: 180, totals: ActivityCounts(lookups: 15, hits: 15), durations: durations)
+        #expect(hour.map { $0.latency?.requests } == [10, 4, nil])
+    }
+}

@@ -176,7 +176,8 @@ import Testing
 
     @Test func theConsolePagesCarryAStrictContentSecurityPolicy() {
         let fixture = Self.fixture()
-        for path in ["/console", "/console/", "/console/console.js", "/console/console-pages.js", "/console/console.css"] {
+        let files = ["console.js", "console-tryit.js", "console-stats.js", "console-policy.js", "console-pages.js", "console.css"]
+        for path in ["/console", "/console/"] + files.map({ "/console/\($0)" }) {
             let exchange = Self.send(fixture, "GET", path)
             #expect(exchange.status == 200, "\(path)")
             let policy = exchange.header("Content-Security-Policy") ?? ""
@@ -191,7 +192,9 @@ import Testing
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let files: [(String, [UInt8])] = [
             ("index.html", ConsoleAssets.indexHTML), ("console.js", ConsoleAssets.consoleJS),
-            ("console-pages.js", ConsoleAssets.consolePagesJS), ("console.css", ConsoleAssets.consoleCSS),
+            ("console-tryit.js", ConsoleAssets.consoleTryItJS), ("console-stats.js", ConsoleAssets.consoleStatsJS),
+            ("console-policy.js", ConsoleAssets.consolePolicyJS), ("console-pages.js", ConsoleAssets.consolePagesJS),
+            ("console.css", ConsoleAssets.consoleCSS),
         ]
         for (name, bytes) in files {
             let onDisk = try Data(contentsOf: root.appendingPathComponent("console/\(name)"))

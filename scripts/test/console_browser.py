@@ -5,8 +5,12 @@ Run by Tests/IntegrationTests/ConsoleTests.swift against an httpdnsd whose opera
 serves the console and whose DNS servers are on loopback. In one browser session: a wrong token
 is refused, sign-in, an account created (after the server refused a bad value, its message
 shown), "try it" in the v1 and RFC 8484 formats, the lookup seen in the query log (live), the
-cache flushed, the chart drawn; then no error in the page's log beyond the refusals the run
-asked for. With --screenshots DIR it also saves PNGs of the main pages (docs/console.md).
+cache flushed, the charts drawn with the latency figures; a rule put in the policy (after a
+refused document), a save with a stale ETag refused (the policy changed through the API
+meanwhile) and the policy reloaded, a name explained, "try it" answered by the rule; client
+keys, the account edited and deleted, a phone-sized window; then no error in the page's log
+beyond the refusals the run asked for. With --screenshots DIR it also saves PNGs of the main
+pages (docs/console.md). Every wait polls the page; none sleeps.
 Prints one line a step; exits non-zero on the first failure.
 """
 import argparse
@@ -14,6 +18,7 @@ import json
 import os
 import sys
 import time
+import urllib.request
 
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
@@ -78,7 +83,40 @@ def step(message):
     print(f"ok: {message}", flush=True)
 
 
+def api(args, method, path, body=None, headers=None):
+    """A request of the admin (its token) straight to the API, beside the browser."""
+    request = urllib.request.Request(args.url.rstrip("/") + path, method=method, data=body,
+                                     headers={"Authorization": f"Bearer {args.token}", **(headers or {})})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.headers.get("ETag"), json.loads(response.read() or b"null")
+
+
+def canvas_colours(console, testid, colours):
+    """Polls until the canvas `testid` has more than 4 pixels of each (r, g, b); their counts."""
+    return console.wait.until(lambda d: d.execute_script("""
+        const canvas = document.querySelector(`[data-testid="${arguments[0]}"]`);
+        if (!canvas || canvas.width === 0) return false;
+        const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        const counts = arguments[1].map(() => 0);
+        for (let i = 0; i < data.length; i += 4) {
+          arguments[1].forEach(([r, g, b], k) => {
+            if (Math.abs(data[i] - r) < 8 && Math.abs(data[i + 1] - g) < 8 && Math.abs(data[i + 2] - b) < 8) counts[k]++;
+          });
+        }
+        return counts.every((n) => n > 4) ? counts : false;""", testid, colours), f"{testid} lacks a colour of {colours}")
+
+
 def run(console, args):
+    sign_in_and_create(console, args)
+    try_it_and_query_log(console, args)
+    cache_and_statistics(console, args)
+    policy_and_explain(console, args)
+    rule_answers_try_it(console, args)
+    keys_and_settings(console, args)
+    phone_delete_and_sign_out(console, args)
+
+
+def sign_in_and_create(console, args):
     d = console.driver
     d.get(console.base + "/console/")
     console.type("login-token", "not-the-token")
@@ -103,6 +141,9 @@ def run(console, args):
     console.wait.until(lambda _: d.current_url.endswith("#/account/shop/tryit"))
     step("account shop created")
 
+
+def try_it_and_query_log(console, args):
+    d = console.driver
     console.type("tryit-host", args.host)
     console.click("tryit-submit")
     result = console.text_of("tryit-result", "HTTP 200")
@@ -131,6 +172,9 @@ def run(console, args):
     step(f"the query log shows the lookups ({len(rows)} rows, live)")
     console.shot("querylog")
 
+
+def cache_and_statistics(console, args):
+    d = console.driver
     console.click("tab-cache")
     console.text_of("cache-table", args.host)
     console.shot("cache")
@@ -145,21 +189,85 @@ def run(console, args):
     caption = console.text_of("stats-caption", "lookups in the last hour")
     assert "0 lookups" not in caption, caption
     # The last hour's bars (#1f5fbf) and hit ratio (#157347), drawn from GET /stats/recent.
-    drawn = console.wait.until(lambda _: d.execute_script("""
-        const canvas = document.querySelector('[data-testid="stats-chart"]');
-        if (!canvas || canvas.width === 0) return false;
-        const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
-        let bar = 0, hit = 0;
-        for (let i = 0; i < data.length; i += 4) {
-          const [r, g, b] = [data[i], data[i + 1], data[i + 2]];
-          if (Math.abs(r - 31) < 8 && Math.abs(g - 95) < 8 && Math.abs(b - 191) < 8) bar++;
-          if (Math.abs(r - 21) < 8 && Math.abs(g - 115) < 8 && Math.abs(b - 71) < 8) hit++;
-        }
-        return bar > 50 && hit > 4 ? [bar, hit] : false;"""), "the chart shows no bar or hit ratio")
+    drawn = canvas_colours(console, "stats-chart", [[31, 95, 191], [21, 115, 71]])
+    assert drawn[0] > 50, drawn
     step(f"the chart is drawn: {caption.split(';')[-1].strip()} ({drawn[0]} bar pixels)")
     d.execute_script("arguments[0].scrollIntoView()", console.find("stats-chart"))
     console.shot("stats")
+    # The try-it lookups of this minute, timed: their percentiles in the caption and the chart
+    # (p50 #1f5fbf, p99 #b42318).
+    latency = console.text_of("latency-caption", "p99")
+    assert " ms" in latency and "requests" in latency and "No request timed" not in latency, latency
+    canvas_colours(console, "latency-chart", [[31, 95, 191], [180, 35, 24]])
+    step(f"the latency of the lookups is shown: {latency.split(' p50 (blue)')[0]}")
+    d.execute_script("arguments[0].scrollIntoView()", console.find("latency-chart"))
+    console.shot("latency")
 
+
+def policy_and_explain(console, args):
+    d = console.driver
+    console.click("tab-policy")
+    console.value_of("policy-document", "{}")
+    first_tag = console.text_of("policy-etag", '"')
+    bad = {"rules": [{"name": "canary", "hosts": [args.host], "answer": {}}]}
+    console.set_value("policy-document", json.dumps(bad, indent=2))
+    console.click("policy-save")
+    console.text_of("policy-status", "InvalidParameter")
+    step(f"a bad policy is refused with the server's message: {console.find('policy-status').text}")
+    rule = {"name": "canary", "hosts": [args.host], "when": {"params": {"appver": "2.*"}},
+            "answer": {"ipv4": [args.rule_address], "ttl": 60}, "extra": "canary"}
+    console.set_value("policy-document", json.dumps({"rules": [rule]}, indent=2))
+    console.click("policy-save")
+    console.text_of("policy-status", "Saved")
+    console.value_of("policy-document", args.rule_address)
+    console.wait.until(lambda _: d.find_element(*by_testid("policy-etag")).text not in ("", first_tag), "the ETag is the old one")
+    step("a rule was put in the policy; the new ETag is shown")
+
+    # Someone else changes the policy meanwhile: the page's copy is stale.
+    tag, document = api(args, "GET", "/v1/shop/policy")
+    document["hostOverrides"] = [{"hosts": [args.host], "ttl": 30}]
+    api(args, "PUT", "/v1/shop/policy", json.dumps(document).encode(), {"If-Match": tag})
+    mine = {"rules": [dict(rule, answer={"ipv4": [args.rule_address], "ttl": 120})]}
+    console.set_value("policy-document", json.dumps(mine, indent=2))
+    console.click("policy-save")
+    console.text_of("policy-status", "412")
+    assert '"ttl": 120' in console.find("policy-document").get_attribute("value"), "the refused text was not kept"
+    console.click("policy-reload")
+    console.value_of("policy-document", '"hostOverrides"')
+    step("a save with a stale ETag is refused (412) and Reload shows the other change")
+
+    console.type("explain-host", args.host)
+    console.set_value("explain-params", "appver=1.0")
+    console.click("explain-submit")
+    result = console.text_of("explain-result", "matches none")
+    assert "upstream" in result and "canary" in result, result
+    console.set_value("explain-params", "appver=2.1")
+    console.click("explain-submit")
+    result = console.text_of("explain-result", args.rule_address)
+    assert "matched" in result and "rule canary" in result and '"ttl":30' in result, result
+    step("explain: appver=1.0 fails the rule's condition, appver=2.1 is answered by it")
+    d.execute_script("arguments[0].scrollIntoView()", console.find("explain-result"))
+    console.shot("policy")
+
+
+def rule_answers_try_it(console, args):
+    d = console.driver
+    console.click("tab-tryit")
+    console.type("tryit-host", args.host)
+    console.set_value("tryit-params", "appver=2.1")
+    console.click("tryit-submit")
+    result = console.text_of("tryit-result", "source: rule")
+    assert "extra: canary" in result and args.rule_address in result and "sdns-appver=2.1" in result, result
+    Select(console.find("tryit-format")).select_by_value("emas")
+    console.click("tryit-submit")
+    console.wait.until(lambda _: "/shop/d?" in d.find_element(*by_testid("tryit-result")).text, "no EMAS answer")
+    result = console.text_of("tryit-result", "extra: canary")
+    assert args.rule_address in result, result
+    step("try it with sdns-appver=2.1: source rule and its extra (v1), the rule's answer over EMAS")
+
+
+def keys_and_settings(console, args):
+    d = console.driver
     console.click("tab-settings")
     console.value_of("account-config", '"maxCacheTTL": 3600')
     console.type("key-id", "app1")
@@ -184,6 +292,9 @@ def run(console, args):
     console.value_of("account-config", '"maxCacheTTL": 600')
     step("the key removed; the account edited")
 
+
+def phone_delete_and_sign_out(console, args):
+    d = console.driver
     d.get(console.base + "/console/#/accounts")
     console.text_of("account-list", "shop")
     step("a reloaded page keeps the session")
@@ -206,9 +317,12 @@ def run(console, args):
     console.find("login-token")
     step("signed out")
 
-    # Refusals this run caused on purpose: the wrong token and the bad account value.
+    # Refusals this run caused on purpose: the wrong token, the bad account value, the bad
+    # policy and the stale save.
     expected = ("/console/login - Failed to load resource: the server responded with a status of 401",
-                "/v1/accounts/shop - Failed to load resource: the server responded with a status of 400")
+                "/v1/accounts/shop - Failed to load resource: the server responded with a status of 400",
+                "/v1/shop/policy - Failed to load resource: the server responded with a status of 400",
+                "/v1/shop/policy - Failed to load resource: the server responded with a status of 412")
     errors = [e for e in d.get_log("browser")
               if e["level"] == "SEVERE" and not any(marker in e["message"] for marker in expected)]
     assert not errors, f"the page logged errors: {errors}"
@@ -223,6 +337,7 @@ def main():
     parser.add_argument("--localdns", required=True)
     parser.add_argument("--host", default="www.example.test")
     parser.add_argument("--address", default="127.0.0.11")
+    parser.add_argument("--rule-address", default="192.0.2.77")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     parser.add_argument("--screenshots")

@@ -7,6 +7,12 @@ enum ConsoleAssets {
     static let indexHTML: [UInt8] = Array((indexHTMLText).utf8)
     /// console/console.js
     static let consoleJS: [UInt8] = Array((consoleJSText).utf8)
+    /// console/console-tryit.js
+    static let consoleTryItJS: [UInt8] = Array((consoleTryItJSText).utf8)
+    /// console/console-stats.js
+    static let consoleStatsJS: [UInt8] = Array((consoleStatsJSText).utf8)
+    /// console/console-policy.js
+    static let consolePolicyJS: [UInt8] = Array((consolePolicyJSText).utf8)
     /// console/console-pages.js
     static let consolePagesJS: [UInt8] = Array((consolePagesJSText).utf8)
     /// console/console.css
@@ -24,6 +30,9 @@ private let indexHTMLText =
     <link rel="icon" href="data:,">
     <link rel="stylesheet" href="/console/console.css">
     <script src="/console/console.js" defer></script>
+    <script src="/console/console-tryit.js" defer></script>
+    <script src="/console/console-stats.js" defer></script>
+    <script src="/console/console-policy.js" defer></script>
     <script src="/console/console-pages.js" defer></script>
     </head>
     <body>
@@ -89,8 +98,8 @@ private let consoleJSText =
     }
 
     // Every request goes to this origin with the session cookie and the session's CSRF token.
-    async function api(method, path, body) {
-      const headers = { Accept: "application/json" };
+    async function api(method, path, body, extraHeaders) {
+      const headers = Object.assign({ Accept: "application/json" }, extraHeaders);
       if (session.csrf) headers["X-CSRF-Token"] = session.csrf;
       if (body !== undefined) headers["Content-Type"] = "application/json";
       const response = await fetch(path, { method, headers, body, credentials: "same-origin", cache: "no-store" });
@@ -111,6 +120,21 @@ private let consoleJSText =
     }
 
     function enc(text) { return encodeURIComponent(text); }
+
+    // `name=value` lines (`sdns-` before the name is optional) as `&sdns-NAME=VALUE` query
+    // arguments: the parameters an app sends for the account's rules (docs/rules.md).
+    function sdnsQuery(text) {
+      let query = "";
+      for (const raw of text.split("\n")) {
+        const line = raw.trim();
+        if (!line) continue;
+        const at = line.indexOf("=");
+        const name = at > 0 ? line.slice(0, at).trim().replace(/^sdns-/, "") : "";
+        if (!name) throw new Error(`"${line}" is not a name=value line`);
+        query += `&sdns-${enc(name)}=${enc(line.slice(at + 1).trim())}`;
+      }
+      return query;
+    }
 
     function every(ms, task) {
       const id = setInterval(task, ms);
@@ -303,27 +327,28 @@ private let consoleJSText =
 
     // ---- one account's pages ----
 
-    const accountTabs = [["stats", "Statistics"], ["cache", "Cache"], ["querylog", "Query log"], ["tryit", "Try it"], ["settings", "Settings"]];
+    const accountTabs = [
+      ["stats", "Statistics"], ["cache", "Cache"], ["querylog", "Query log"], ["tryit", "Try it"], ["policy", "Policy"], ["settings", "Settings"],
+    ];
 
     function accountView(id, tab) {
       const nav = h("nav", { class: "tabs", "aria-label": "Account" }, accountTabs.map(([name, label]) =>
         h("a", { href: `#/account/${enc(id)}/${name}`, "aria-current": name === tab ? "page" : false, testid: `tab-${name}`, text: label })));
       const container = h("div", {});
       show(h("h1", { text: `Account ${id}` }), nav, container);
-      const pages = { stats: statsView, cache: cacheView, querylog: queryLogView, tryit: tryItView, settings: settingsView };
+      const pages = { stats: statsView, cache: cacheView, querylog: queryLogView, tryit: tryItView, policy: policyView, settings: settingsView };
       (pages[tab] || statsView)(id, container);
     }
 
-    // The pages of one account, the chart and the router: console-pages.js.
+    // The pages of one account and the router: console-tryit.js, console-stats.js, console-policy.js,
+    // console-pages.js.
     """## + "\n"
 
-private let consolePagesJSText =
+private let consoleTryItJSText =
     ##"""
-    // httpdnsd console: the pages of one account (try it, cache, query log, statistics), the chart
-    // and the router. Uses the helpers of console.js.
+    // httpdnsd console: the "try it" page, which asks the account as a client would, in every
+    // wire format, and shows what answered. Uses the helpers of console.js.
     "use strict";
-
-    // ---- try it ----
 
     function base64url(bytes) {
       return btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
@@ -381,15 +406,36 @@ private let consolePagesJSText =
       return { rcode: rcodes[rcode] || rcode, answers };
     }
 
-    function tryItRequest(id, format, host, type, client) {
+    // The request of `format` for the form's values; `params` are `&sdns-NAME=VALUE` arguments, which
+    // v1, EMAS and DoH JSON carry (an RFC 8484 query has no arguments for them).
+    function tryItRequest(id, format, host, type, client, params) {
       const q = (name, value) => (value ? `&${name}=${enc(value)}` : "");
       const single = type === "AAAA" ? "AAAA" : "A";
       switch (format) {
-        case "emas": return `/${enc(id)}/d?host=${enc(host)}` + q("query", { A: "4", AAAA: "6", both: "4,6" }[type]) + q("ip", client);
-        case "json": return `/resolve?name=${enc(host)}&type=${single}&uid=${enc(id)}` + q("edns_client_subnet", client);
+        case "emas": return `/${enc(id)}/d?host=${enc(host)}` + q("query", { A: "4", AAAA: "6", both: "4,6" }[type]) + q("ip", client) + params;
+        case "json": return `/resolve?name=${enc(host)}&type=${single}&uid=${enc(id)}` + q("edns_client_subnet", client) + params;
         case "rfc8484": return `/v1/${enc(id)}/dns-query?dns=${base64url(dnsQuestion(host, single === "A" ? 1 : 28))}` + q("client_ip", client);
-        default: return `/v1/${enc(id)}/resolve?host=${enc(host)}&type=${type}` + q("client_ip", client);
+        default: return `/v1/${enc(id)}/resolve?host=${enc(host)}&type=${type}` + q("client_ip", client) + params;
       }
+    }
+
+    // The lines shown for an answer: its status, what answered (`source`, v1 only), a rule's
+    // `extra` (v1, EMAS), whether DNS64 made the AAAA records, then the answer itself.
+    async function tryItAnswer(response, lines) {
+      let body;
+      if ((response.headers.get("Content-Type") || "").startsWith("application/dns-message")) {
+        body = dnsAnswer(new Uint8Array(await response.arrayBuffer()));
+        lines.push(`rcode: ${body.rcode}`);
+      } else {
+        const text = await response.text();
+        try { body = JSON.parse(text); } catch (_) { body = text; }
+      }
+      const single = body && typeof body === "object" && !Array.isArray(body) ? body : {};
+      lines.push(`source: ${single.source || "(not in this format's answer: see the query log)"}`);
+      if (typeof single.extra === "string") lines.push(`extra: ${single.extra}`);
+      if (single.dns64) lines.push("dns64: true (the AAAA addresses are made from the name's A records)");
+      lines.push("", JSON.stringify(body, null, 2));
+      return lines.join("\n");
     }
 
     function tryItView(id, container) {
@@ -397,38 +443,313 @@ private let consolePagesJSText =
       const type = select("tryit-type", "tryit-type", ["A", "AAAA", "both", "auto"], "A");
       const client = h("input", { autocomplete: "off", testid: "tryit-client", placeholder: "optional, e.g. 192.0.2.1" });
       const format = select("tryit-format", "tryit-format", ["v1", "emas", "json", "rfc8484"], "v1");
+      const params = h("textarea", { class: "short", spellcheck: "false", testid: "tryit-params", placeholder: "appver=2.1" });
       const result = h("pre", { class: "result", testid: "tryit-result", "aria-live": "polite" });
       const form = h("form", {},
         h("div", { class: "row" }, field("Host", "tryit-host", host), field("Type", "tryit-type", type),
           field("Client address", "tryit-client", client), field("Wire format", "tryit-format", format)),
+        field("App parameters for the rules (name=value lines, sent as sdns-NAME; not over rfc8484)", "tryit-params", params),
         h("div", { class: "actions" }, h("button", { type: "submit", testid: "tryit-submit", text: "Resolve" })));
       container.append(h("section", { class: "card" }, h("h2", { text: "Try it" }),
         h("p", { class: "muted", text: "Asks this account as a client would (json and rfc8484 ask A unless AAAA is chosen)." }),
         form, result));
       form.addEventListener("submit", async (event) => {
         event.preventDefault();
+        let query;
+        try { query = sdnsQuery(params.value); } catch (error) { result.textContent = error.message; return; }
         result.textContent = "…";
-        const path = tryItRequest(id, format.value, host.value.trim(), type.value, client.value.trim());
+        const path = tryItRequest(id, format.value, host.value.trim(), type.value, client.value.trim(), query);
         const started = performance.now();
         const headers = { "X-CSRF-Token": session.csrf || "" };
         if (format.value === "rfc8484") headers.Accept = "application/dns-message";
         const response = await fetch(path, { headers, credentials: "same-origin", cache: "no-store" });
         const elapsed = Math.round(performance.now() - started);
-        const lines = [`GET ${path}`, `HTTP ${response.status} in ${elapsed} ms`];
-        let body;
-        if ((response.headers.get("Content-Type") || "").startsWith("application/dns-message")) {
-          body = dnsAnswer(new Uint8Array(await response.arrayBuffer()));
-          lines.push(`rcode: ${body.rcode}`);
-        } else {
-          const text = await response.text();
-          try { body = JSON.parse(text); } catch (_) { body = text; }
-        }
-        const source = body && !Array.isArray(body) && body.source;
-        lines.push(`source: ${source || "(not in this format's answer: see the query log)"}`, "", JSON.stringify(body, null, 2));
-        result.textContent = lines.join("\n");
+        result.textContent = await tryItAnswer(response, [`GET ${path}`, `HTTP ${response.status} in ${elapsed} ms`]);
       });
       host.focus();
     }
+    """## + "\n"
+
+private let consoleStatsJSText =
+    ##"""
+    // httpdnsd console: the statistics page (totals, the last hour: lookups, hit ratio, failures
+    // and request latency) and its charts. Uses the helpers of console.js.
+    "use strict";
+
+    function statsView(id, container) {
+      const tiles = h("div", { class: "tiles", testid: "stats-tiles" });
+      const error = h("p", { class: "error", role: "alert" });
+      const canvas = h("canvas", { testid: "stats-chart", role: "img", "aria-label": "Lookups per second, hit ratio and errors over the last hour" });
+      const caption = h("p", { class: "muted", testid: "stats-caption" });
+      const latencyCanvas = h("canvas", { testid: "latency-chart", role: "img", "aria-label": "Request latency p50, p95 and p99 over the last hour" });
+      const latencyCaption = h("p", { class: "muted", testid: "latency-caption" });
+      container.append(h("section", { class: "card" }, h("h2", { text: "Totals" }), tiles, error),
+        h("section", { class: "card" }, h("h2", { text: "Last hour" }), canvas, caption),
+        h("section", { class: "card" }, h("h2", { text: "Request latency" }), latencyCanvas, latencyCaption));
+      const tile = (label, value) => h("div", { class: "tile" }, h("span", { class: "muted", text: label }), h("b", { text: value }));
+
+      api("GET", `/v1/${enc(id)}/stats?limit=5000`).then((result) => {
+        if (!result.ok) { error.textContent = problem(result); return; }
+        const sum = (key) => result.json.reduce((total, record) => total + record[key], 0);
+        const hits = sum("cacheDnsNum"), upstream = sum("requestPDnsNum");
+        const errors = ["localErro", "timeoutErro", "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro"]
+          .reduce((total, key) => total + sum(key), 0);
+        tiles.replaceChildren(tile("Names", String(new Set(result.json.map((r) => r.domain)).size)),
+          tile("Cache answers", String(hits)), tile("Upstream queries", String(upstream)),
+          tile("Hit ratio", hits + upstream ? `${Math.round((100 * hits) / (hits + upstream))} %` : "–"),
+          tile("Stale answers", String(sum("staleNum"))), tile("Upstream errors", String(errors)));
+        if (result.headers.get("X-Next-Cursor")) tiles.append(h("p", { class: "muted", text: "(the first 5000 records)" }));
+      });
+
+      async function load() {
+        const result = await api("GET", `/v1/${enc(id)}/stats/recent`);
+        if (!result.ok) { caption.textContent = problem(result); return; }
+        const points = result.json.points;
+        const lookups = points.reduce((total, p) => total + p.lookups, 0);
+        caption.textContent = `Lookups per second (blue bars), cache hit ratio (green) and failures per second (red), a point a minute; ` +
+          `${lookups} lookups in the last hour (GET /v1/${id}/stats/recent).`;
+        latencyCaption.textContent = latencyText(points);
+        drawChart(canvas, points);
+        drawLatency(latencyCanvas, points);
+      }
+      drawChart(canvas, []);
+      drawLatency(latencyCanvas, []);
+      load();
+      every(10000, load);
+    }
+
+    function milliseconds(us) {
+      const ms = us / 1000;
+      return `${ms < 1 ? ms.toFixed(2) : ms < 10 ? ms.toFixed(1) : Math.round(ms)} ms`;
+    }
+
+    // The figures of the latest minute that timed a request, then what the chart shows.
+    function latencyText(points) {
+      const timed = points.filter((p) => p.latency);
+      const legend = "p50 (blue), p95 (orange) and p99 (red) of the lookup requests of each minute, on a log scale.";
+      if (!timed.length) return `No request timed in the last hour. ${legend}`;
+      const last = timed[timed.length - 1], l = last.latency;
+      const when = new Date(last.start * 1000).toTimeString().slice(0, 5);
+      return `Minute from ${when}: p50 ${milliseconds(l.p50Us)} · p95 ${milliseconds(l.p95Us)} · p99 ${milliseconds(l.p99Us)} ` +
+        `(${l.requests} requests). ${legend}`;
+    }
+
+    // A white canvas with the last hour along the bottom: the drawing context, the plot's edges and
+    // `x` (Unix seconds to pixels).
+    function chartFrame(canvas) {
+      const ratio = window.devicePixelRatio || 1;
+      const width = canvas.clientWidth || 600, height = canvas.clientHeight || 240;
+      canvas.width = width * ratio;
+      canvas.height = height * ratio;
+      const g = canvas.getContext("2d");
+      g.scale(ratio, ratio);
+      g.fillStyle = "#ffffff";
+      g.fillRect(0, 0, width, height);
+      const frame = { g, left: 52, right: width - 40, top: 12, bottom: height - 24 };
+      const start = Date.now() / 1000 - 3600;
+      frame.x = (t) => frame.left + ((Math.max(t, start) - start) / 3600) * (frame.right - frame.left);
+      g.strokeStyle = "#d5dae3";
+      g.fillStyle = "#5c6475";
+      g.font = "11px system-ui, sans-serif";
+      g.lineWidth = 1;
+      for (let m = 0; m <= 60; m += 15) g.fillText(m === 60 ? "now" : `-${60 - m}m`, frame.x(start + m * 60) - 10, height - 6);
+      return frame;
+    }
+
+    // A line through the points' values (null: a gap), with a dot at each.
+    function plotLine(frame, series, color, value) {
+      const g = frame.g;
+      g.strokeStyle = color; g.fillStyle = color; g.lineWidth = 2; g.beginPath();
+      let drawing = false;
+      for (const p of series) {
+        const v = value(p);
+        if (v === null) { drawing = false; continue; }
+        if (drawing) g.lineTo(frame.x(p.end), v); else g.moveTo(frame.x(p.end), v);
+        g.fillRect(frame.x(p.end) - 2, v - 2, 4, 4);
+        drawing = true;
+      }
+      g.stroke();
+    }
+
+    // The points of the last hour: lookups/s as bars on the left axis, failures/s as a red line on
+    // the same axis, the hit ratio (0-100 %) as a green line on the right.
+    function drawChart(canvas, points) {
+      const frame = chartFrame(canvas), g = frame.g, { left, right, top, bottom } = frame;
+      const series = points.filter((p) => p.seconds > 0).map((p) => ({
+        end: p.start + p.seconds, seconds: p.seconds, rate: p.lookups / p.seconds,
+        failures: (p.failures + p.upstreamErrors) / p.seconds, hit: p.lookups > 0 ? p.hits / p.lookups : null,
+      }));
+      const peak = Math.max(1, ...series.map((p) => Math.max(p.rate, p.failures)));
+      const y = (v) => bottom - v * (bottom - top);
+      for (let i = 0; i <= 4; i++) {
+        g.beginPath(); g.moveTo(left, y(i / 4)); g.lineTo(right, y(i / 4)); g.stroke();
+        g.fillText((peak * i / 4).toFixed(peak < 4 ? 1 : 0), 4, y(i / 4) + 4);
+        g.fillText(`${25 * i}%`, right + 6, y(i / 4) + 4);
+      }
+      g.fillStyle = "#1f5fbf";
+      for (const p of series) {
+        const from = frame.x(p.end - p.seconds), to = Math.max(frame.x(p.end), from + 3);
+        g.fillRect(from, y(p.rate / peak), to - from - 1, bottom - y(p.rate / peak));
+      }
+      plotLine(frame, series, "#157347", (p) => (p.hit === null ? null : y(p.hit)));
+      plotLine(frame, series, "#b42318", (p) => y(p.failures / peak));
+    }
+
+    // p50, p95 and p99 of each minute's lookup requests, microseconds on a log scale of whole
+    // decades (at least 10 µs to 10 ms), labelled in milliseconds.
+    function drawLatency(canvas, points) {
+      const frame = chartFrame(canvas), g = frame.g, { left, right, top, bottom } = frame;
+      const series = points.filter((p) => p.latency && p.seconds > 0).map((p) => Object.assign({ end: p.start + p.seconds }, p.latency));
+      const values = series.flatMap((p) => [p.p50Us, p.p99Us]).filter((v) => v > 0);
+      const low = Math.min(1, Math.floor(Math.log10(Math.min(...values, 1000))));
+      const high = Math.max(4, Math.ceil(Math.log10(Math.max(...values, 1))));
+      const y = (us) => bottom - ((Math.log10(Math.max(us, 10 ** low)) - low) / (high - low)) * (bottom - top);
+      for (let decade = low; decade <= high; decade++) {
+        g.beginPath(); g.moveTo(left, y(10 ** decade)); g.lineTo(right, y(10 ** decade)); g.stroke();
+        g.fillText(`${10 ** decade / 1000} ms`, 2, y(10 ** decade) + 4);
+      }
+      plotLine(frame, series, "#1f5fbf", (p) => y(p.p50Us));
+      plotLine(frame, series, "#b26b00", (p) => y(p.p95Us));
+      plotLine(frame, series, "#b42318", (p) => y(p.p99Us));
+    }
+    """## + "\n"
+
+private let consolePolicyJSText =
+    ##"""
+    // httpdnsd console: the policy page of one account: its policy document (docs/policy.md) edited
+    // as JSON and saved with the ETag it came with, and "explain" (what would answer a name for a
+    // client, and why). Uses the helpers of console.js.
+    "use strict";
+
+    const policyExample = `{
+      "rules": [
+        {"name": "canary", "hosts": ["api.example.com"], "when": {"params": {"appver": "2.*"}},
+         "answer": {"ipv4": ["192.0.2.10"], "ttl": 60}, "extra": "canary"}
+      ]
+    }`;
+
+    function policyView(id, container) {
+      container.append(policyEditor(id), explainPanel(id));
+    }
+
+    // GET keeps the document's ETag; PUT sends it in If-Match, so that a change someone else made
+    // meanwhile is not overwritten: the server answers 412 and the page offers to read it again.
+    function policyEditor(id) {
+      const path = `/v1/${enc(id)}/policy`;
+      const documentText = h("textarea", { spellcheck: "false", testid: "policy-document" });
+      const etag = h("code", { testid: "policy-etag" });
+      const status = h("p", { class: "notice", role: "status", testid: "policy-status" });
+      // Disabled until a document and its ETag are read: a PUT needs the tag.
+      const save = h("button", { type: "submit", testid: "policy-save", text: "Save", disabled: true });
+      const reload = h("button", { type: "button", class: "secondary", testid: "policy-reload", text: "Reload" });
+      let tag = null;
+
+      function say(text, isError) {
+        status.className = isError ? "error" : "notice";
+        status.setAttribute("role", isError ? "alert" : "status");
+        status.textContent = text;
+      }
+
+      function take(result) {
+        tag = result.headers.get("ETag");
+        etag.textContent = tag || "";
+        save.disabled = !tag;
+        documentText.value = JSON.stringify(result.json, null, 2) + "\n";
+      }
+
+      async function load() {
+        say("", false);
+        const result = await api("GET", path);
+        if (!result.ok) { say(problem(result), true); return; }
+        take(result);
+      }
+
+      const form = h("form", {},
+        field("Policy (JSON: domains, hostOverrides, dns64Prefix, rules)", "policy-document", documentText),
+        h("p", { class: "muted" }, "Version (ETag): ", etag),
+        h("div", { class: "actions" }, save, reload), status);
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        say("", false);
+        const result = await api("PUT", path, documentText.value, { "If-Match": tag });
+        if (result.status === 412) {
+          say("Someone else changed the policy since it was read (412 PreconditionFailed): nothing was saved. " +
+            "Reload to read theirs, then make your change again (Reload replaces the text above).", true);
+          reload.focus();
+          return;
+        }
+        if (!result.ok) { say(problem(result), true); return; }
+        take(result);
+        say("Saved.", false);
+      });
+      reload.addEventListener("click", () => load());
+      load();
+      return h("section", { class: "card" }, h("h2", { text: "Policy" }),
+        h("p", { class: "muted", text: "The account's domain list, per-name caching, DNS64 prefix and rules, as one document " +
+          "(docs/policy.md). A key left out goes back to its default." }),
+        form,
+        h("details", {}, h("summary", { text: "A rule, for example" }), h("pre", { class: "result", text: policyExample })));
+    }
+
+    // GET /policy/explain: the domain list's decision, each rule naming the host with why it held or
+    // failed, the host override in force, and what would answer.
+    function explainPanel(id) {
+      const host = h("input", { required: true, autocomplete: "off", testid: "explain-host", placeholder: "api.example.com" });
+      const client = h("input", { autocomplete: "off", testid: "explain-client", placeholder: "optional, e.g. 10.1.2.3" });
+      const params = h("textarea", { class: "short", spellcheck: "false", testid: "explain-params", placeholder: "appver=2.1" });
+      const result = h("div", { testid: "explain-result", "aria-live": "polite" });
+      const form = h("form", {},
+        h("div", { class: "row" }, field("Host", "explain-host", host), field("Client address", "explain-client", client)),
+        field("App parameters (name=value lines, sent as sdns-NAME)", "explain-params", params),
+        h("div", { class: "actions" }, h("button", { type: "submit", testid: "explain-submit", text: "Explain" })));
+      form.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        let query;
+        try { query = sdnsQuery(params.value); } catch (error) { result.replaceChildren(h("p", { class: "error", text: error.message })); return; }
+        const address = client.value.trim() ? `&client_ip=${enc(client.value.trim())}` : "";
+        const answer = await api("GET", `/v1/${enc(id)}/policy/explain?host=${enc(host.value.trim())}${address}${query}`);
+        if (!answer.ok) { result.replaceChildren(h("p", { class: "error", role: "alert", text: problem(answer) })); return; }
+        result.replaceChildren(...explanation(answer.json));
+      });
+      return h("section", { class: "card" }, h("h2", { text: "Explain" }),
+        h("p", { class: "muted", text: "What would answer a name for a client, and why, without resolving it." }), form, result);
+    }
+
+    function explanation(e) {
+      const params = Object.entries(e.params || {}).map(([name, value]) => `sdns-${name}=${value}`).join(", ");
+      const facts = [
+        ["Client", `${e.client_ip || "(the caller)"}${params ? `; ${params}` : ""}`],
+        ["Domain list", `${e.domains.mode}: ${e.domains.allowed ? "allowed" : "refused"}`],
+        ["Host override", e.hostOverride ? JSON.stringify(e.hostOverride) : "none"],
+      ];
+      if (e.geo) facts.splice(1, 0, ["Geo", JSON.stringify(e.geo)]);
+      const a = e.answer;
+      let answer = a.by;
+      if (a.by === "rule") {
+        answer = `rule ${a.rule}: ${a.ipv4.concat(a.ipv6).join(", ") || "(no address)"}, ttl ${a.ttl}`;
+        if (a.weights) answer += `, weights ${a.weights.join("/")}`;
+        if (a.extra !== undefined) answer += `, extra ${JSON.stringify(a.extra)}`;
+      } else if (a.reason) {
+        answer += ` (${a.reason})`;
+      }
+      facts.push(["Answer", answer]);
+      const list = h("dl", { class: "facts" }, facts.flatMap(([term, text]) => [h("dt", { text: term }), h("dd", { text })]));
+      const rows = (e.rules || []).map((rule) =>
+        h("tr", {}, h("td", { text: rule.name }), h("td", { text: rule.matched ? "matched" : "no" }), h("td", { text: rule.reason })));
+      const table = rows.length
+        ? h("div", { class: "table-wrap" }, h("table", { testid: "explain-rules" },
+          h("thead", {}, h("tr", {}, ["Rule", "Matched", "Why"].map((t) => h("th", { text: t })))), h("tbody", {}, rows)))
+        : h("p", { class: "muted", text: "No rule names this host." });
+      return [list, table];
+    }
+    """## + "\n"
+
+private let consolePagesJSText =
+    ##"""
+    // httpdnsd console: the cache and query log pages of one account, and the router. Uses the
+    // helpers of console.js; the other pages are in console-tryit.js, console-stats.js and
+    // console-policy.js.
+    "use strict";
 
     // ---- cache ----
 
@@ -599,95 +920,6 @@ private let consolePagesJSText =
       load(false);
     }
 
-    // ---- statistics ----
-
-    function statsView(id, container) {
-      const tiles = h("div", { class: "tiles", testid: "stats-tiles" });
-      const error = h("p", { class: "error", role: "alert" });
-      const canvas = h("canvas", { testid: "stats-chart", role: "img", "aria-label": "Lookups per second, hit ratio and errors over the last hour" });
-      const caption = h("p", { class: "muted", testid: "stats-caption" });
-      container.append(h("section", { class: "card" }, h("h2", { text: "Totals" }), tiles, error),
-        h("section", { class: "card" }, h("h2", { text: "Last hour" }), canvas, caption));
-      const tile = (label, value) => h("div", { class: "tile" }, h("span", { class: "muted", text: label }), h("b", { text: value }));
-
-      api("GET", `/v1/${enc(id)}/stats?limit=5000`).then((result) => {
-        if (!result.ok) { error.textContent = problem(result); return; }
-        const sum = (key) => result.json.reduce((total, record) => total + record[key], 0);
-        const hits = sum("cacheDnsNum"), upstream = sum("requestPDnsNum");
-        const errors = ["localErro", "timeoutErro", "noResponseErro", "noPermissionErro", "urlParameterErro", "urlPathErro"]
-          .reduce((total, key) => total + sum(key), 0);
-        tiles.replaceChildren(tile("Names", String(new Set(result.json.map((r) => r.domain)).size)),
-          tile("Cache answers", String(hits)), tile("Upstream queries", String(upstream)),
-          tile("Hit ratio", hits + upstream ? `${Math.round((100 * hits) / (hits + upstream))} %` : "–"),
-          tile("Stale answers", String(sum("staleNum"))), tile("Upstream errors", String(errors)));
-        if (result.headers.get("X-Next-Cursor")) tiles.append(h("p", { class: "muted", text: "(the first 5000 records)" }));
-      });
-
-      async function load() {
-        const result = await api("GET", `/v1/${enc(id)}/stats/recent`);
-        if (!result.ok) { caption.textContent = problem(result); return; }
-        const points = result.json.points;
-        const lookups = points.reduce((total, p) => total + p.lookups, 0);
-        caption.textContent = `Lookups per second (blue bars), cache hit ratio (green) and failures per second (red), a point a minute; ` +
-          `${lookups} lookups in the last hour (GET /v1/${id}/stats/recent).`;
-        drawChart(canvas, points);
-      }
-      drawChart(canvas, []);
-      load();
-      every(10000, load);
-    }
-
-    // The points of the last hour: lookups/s as bars on the left axis, failures/s as a red line on
-    // the same axis, the hit ratio (0-100 %) as a green line on the right.
-    function drawChart(canvas, points) {
-      const ratio = window.devicePixelRatio || 1;
-      const width = canvas.clientWidth || 600, height = canvas.clientHeight || 240;
-      canvas.width = width * ratio;
-      canvas.height = height * ratio;
-      const g = canvas.getContext("2d");
-      g.scale(ratio, ratio);
-      g.fillStyle = "#ffffff";
-      g.fillRect(0, 0, width, height);
-      const left = 44, right = width - 40, top = 12, bottom = height - 24;
-      const series = points.filter((p) => p.seconds > 0).map((p) => ({
-        end: p.start + p.seconds, seconds: p.seconds, rate: p.lookups / p.seconds,
-        failures: (p.failures + p.upstreamErrors) / p.seconds, hit: p.lookups > 0 ? p.hits / p.lookups : null,
-      }));
-      const now = Date.now() / 1000, start = now - 3600;
-      const peak = Math.max(1, ...series.map((p) => Math.max(p.rate, p.failures)));
-      const x = (t) => left + ((Math.max(t, start) - start) / 3600) * (right - left);
-      const y = (v) => bottom - v * (bottom - top);
-      g.strokeStyle = "#d5dae3";
-      g.fillStyle = "#5c6475";
-      g.font = "11px system-ui, sans-serif";
-      g.lineWidth = 1;
-      for (let i = 0; i <= 4; i++) {
-        g.beginPath(); g.moveTo(left, y(i / 4)); g.lineTo(right, y(i / 4)); g.stroke();
-        g.fillText((peak * i / 4).toFixed(peak < 4 ? 1 : 0), 4, y(i / 4) + 4);
-        g.fillText(`${25 * i}%`, right + 6, y(i / 4) + 4);
-      }
-      for (let m = 0; m <= 60; m += 15) g.fillText(m === 60 ? "now" : `-${60 - m}m`, x(start + m * 60) - 10, height - 6);
-      g.fillStyle = "#1f5fbf";
-      for (const p of series) {
-        const from = x(p.end - p.seconds), to = Math.max(x(p.end), from + 3);
-        g.fillRect(from, y(p.rate / peak), to - from - 1, bottom - y(p.rate / peak));
-      }
-      const line = (color, value) => {
-        g.strokeStyle = color; g.fillStyle = color; g.lineWidth = 2; g.beginPath();
-        let drawing = false;
-        for (const p of series) {
-          const v = value(p);
-          if (v === null) { drawing = false; continue; }
-          if (drawing) g.lineTo(x(p.end), y(v)); else g.moveTo(x(p.end), y(v));
-          g.fillRect(x(p.end) - 2, y(v) - 2, 4, 4);
-          drawing = true;
-        }
-        g.stroke();
-      };
-      line("#157347", (p) => p.hit);
-      line("#b42318", (p) => p.failures / peak);
-    }
-
     // ---- router ----
 
     function route() {
@@ -754,6 +986,7 @@ private let consoleCSSText =
       width: 100%; padding: 0.45rem 0.5rem; border: 1px solid var(--line); border-radius: 4px; background: #fff; color: var(--fg);
     }
     textarea { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: 0.85rem; min-height: 16rem; }
+    textarea.short { min-height: 4.5rem; }
     input[type="checkbox"] { width: auto; }
     button {
       padding: 0.45rem 0.9rem; border: 1px solid var(--accent); border-radius: 4px; background: var(--accent); color: #fff; cursor: pointer;
@@ -783,6 +1016,11 @@ private let consoleCSSText =
     pre.result {
       background: #0f1726; color: #e6edf7; padding: 0.8rem; border-radius: 4px; overflow-x: auto; white-space: pre-wrap; word-break: break-all;
     }
+    dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.3rem 1rem; margin: 0.8rem 0; }
+    dl.facts dt { font-weight: 600; }
+    dl.facts dd { margin: 0; word-break: break-word; }
+    details { margin-top: 0.8rem; }
+    summary { cursor: pointer; color: var(--accent); }
     .secret { font-family: ui-monospace, monospace; background: #fff7d6; border: 1px solid #e6c84c; padding: 0.6rem; word-break: break-all; }
     .tiles { display: grid; grid-template-columns: repeat(auto-fit, minmax(9rem, 1fr)); gap: 0.6rem; margin-bottom: 1rem; }
     .tile { background: var(--card); border: 1px solid var(--line); border-radius: 6px; padding: 0.6rem; }

@@ -27,11 +27,8 @@ struct ConsoleHandler: Sendable {
     /// `GET /console/` (and `/console`): the page.
     func page() -> HTTPResponse { asset(ConsoleAssets.indexHTML, "text/html; charset=utf-8") }
 
-    /// `GET /console/console.js`.
-    func script() -> HTTPResponse { asset(ConsoleAssets.consoleJS, "text/javascript; charset=utf-8") }
-
-    /// `GET /console/console-pages.js`.
-    func pagesScript() -> HTTPResponse { asset(ConsoleAssets.consolePagesJS, "text/javascript; charset=utf-8") }
+    /// `GET /console/console.js` and the other scripts (`ConsoleAssets`, one constant a file).
+    func script(_ bytes: [UInt8]) -> HTTPResponse { asset(bytes, "text/javascript; charset=utf-8") }
 
     /// `GET /console/console.css`.
     func style() -> HTTPResponse { asset(ConsoleAssets.consoleCSS, "text/css; charset=utf-8") }

@@ -87,11 +87,12 @@ struct StatsHandler: Sendable {
 
     /// `GET /v1/{account}/stats/recent`: the account's last hour (`RecentActivity`), a point a
     /// minute, oldest first, the last one the minute in progress: `start` (Unix seconds),
-    /// `seconds`, and the lookups, hits, misses, stale answers, failures and failed upstream
-    /// queries counted in it.
+    /// `seconds`, the lookups, hits, misses, stale answers, failures and failed upstream queries
+    /// counted in it, and the `latency` of its lookup requests when it timed any.
     func recent(_ engine: ResolverEngine) -> HTTPResponse {
-        let points = engine.metrics.recent.points(now: engine.now, totals: engine.metrics.activityTotals)
-        var writer = JSONWriter(capacity: 140 * points.count + 16)
+        let metrics = engine.metrics
+        let points = metrics.recent.points(now: engine.now, totals: metrics.activityTotals, durations: metrics.lookupDurations)
+        var writer = JSONWriter(capacity: 200 * points.count + 16)
         writer.raw(#"{"points":["#)
         for (index, point) in points.enumerated() {
             if index > 0 { writer.comma() }
@@ -105,9 +106,22 @@ struct StatsHandler: Sendable {
             writer.key("stale"); writer.number(counts.stale); writer.comma()
             writer.key("failures"); writer.number(counts.failures); writer.comma()
             writer.key("upstreamErrors"); writer.number(counts.upstreamErrors)
+            if let latency = point.latency { Self.write(latency, into: &writer) }
             writer.raw("}")
         }
         writer.raw("]}")
         return HTTPResponse.json(200, writer)
+    }
+
+    /// `,"latency":{"requests":N,"p50Us":..,"p95Us":..,"p99Us":..}`: microseconds, rounded.
+    private static func write(_ latency: LatencyPercentiles, into writer: inout JSONWriter) {
+        func micros(_ seconds: Double) -> Int { Int((seconds * 1_000_000).rounded()) }
+        writer.comma()
+        writer.key("latency"); writer.raw("{")
+        writer.key("requests"); writer.number(latency.requests); writer.comma()
+        writer.key("p50Us"); writer.number(micros(latency.p50)); writer.comma()
+        writer.key("p95Us"); writer.number(micros(latency.p95)); writer.comma()
+        writer.key("p99Us"); writer.number(micros(latency.p99))
+        writer.raw("}")
     }
 }

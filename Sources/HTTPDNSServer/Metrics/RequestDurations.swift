@@ -57,3 +57,20 @@ extension AnswerSource {
         return [.cache, .shared, .upstream, .stale, .localdns][rank]
     }
 }
+
+extension EngineMetrics {
+    /// The durations of the account's requests that looked a name up (every source but `none`:
+    /// not refusals, statistics, cache listings), summed over routes; nil while none was timed.
+    /// What the last hour's latency percentiles are taken from (`RecentActivity`): read once a
+    /// minute by the sampler and by `GET /v1/{account}/stats/recent`, never on the lookup path.
+    public var lookupDurations: HistogramCounts? {
+        guard requestDurations.hasSlotTable else { return nil }
+        let none = RequestDurations.sourceIndex(nil)
+        var total: HistogramCounts?
+        for slot in 0..<RequestDurations.slotCount() where slot % RequestDurations.sources.count != none {
+            guard let counts = requestDurations.counts(slot) else { continue }
+            if total == nil { total = counts } else { total!.add(counts) }
+        }
+        return total
+    }
+}

@@ -62,8 +62,19 @@ struct RouteTable: Sendable {
         // The web console (docs/console.md): its page and files, and its session; the rest it
         // asks of the admin and tenant APIs.
         Route("GET", "/console", .ops, .anyone) { handlers, _ in .response(handlers.console.page()) },
-        Route("GET", "/console/console.js", .ops, .anyone) { handlers, _ in .response(handlers.console.script()) },
-        Route("GET", "/console/console-pages.js", .ops, .anyone) { handlers, _ in .response(handlers.console.pagesScript()) },
+        Route("GET", "/console/console.js", .ops, .anyone) { handlers, _ in .response(handlers.console.script(ConsoleAssets.consoleJS)) },
+        Route("GET", "/console/console-tryit.js", .ops, .anyone) { handlers, _ in
+            .response(handlers.console.script(ConsoleAssets.consoleTryItJS))
+        },
+        Route("GET", "/console/console-stats.js", .ops, .anyone) { handlers, _ in
+            .response(handlers.console.script(ConsoleAssets.consoleStatsJS))
+        },
+        Route("GET", "/console/console-policy.js", .ops, .anyone) { handlers, _ in
+            .response(handlers.console.script(ConsoleAssets.consolePolicyJS))
+        },
+        Route("GET", "/console/console-pages.js", .ops, .anyone) { handlers, _ in
+            .response(handlers.console.script(ConsoleAssets.consolePagesJS))
+        },
         Route("GET", "/console/console.css", .ops, .anyone) { handlers, _ in .response(handlers.console.style()) },
         Route("GET", "/console/session", .ops, .anyone) { handlers, match in .response(handlers.console.session(match.request)) },
         Route("POST", "/console/login", .ops, .anyone) { handlers, match in .response(handlers.console.login(match.request)) },
