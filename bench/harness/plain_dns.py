@@ -12,6 +12,7 @@ import subprocess
 from .clients import dns_ask
 from .load import write_list
 from .processes import free_port
+from .procstat import cpu_seconds
 from .servers import HTTPDNSD
 from .settings import CONNECTIONS, DURATION, PLAINDNS, REPS, WRK_THREADS, log
 
@@ -101,21 +102,33 @@ def measure_plain_dns(work, processes, binary, stack, names, results):
 
 
 def hit_counters(server, account):
-    """The counters a hit run must move (hits) and must not (misses) of `account`."""
+    """The counters a hit run must move (hits) and must not (misses) of `account`, and the
+    server's CPU seconds (all threads)."""
     return {"hits": server.counter("httpdns_cache_hits_total", account),
-            "misses": server.counter("httpdns_cache_misses_total", account)}
+            "misses": server.counter("httpdns_cache_misses_total", account),
+            "cpu_s": cpu_seconds(server.process.pid)}
 
 
 def unbound_counters(stack):
     """The caching unbound's cache misses and queries (`num.query.tls` would need its extended
     statistics, which cost it time)."""
     stats = stack.cache_stats()
-    return {"cachemiss": stats.get("total.num.cachemiss", 0), "queries": stats.get("total.num.queries", 0)}
+    return {"cachemiss": stats.get("total.num.cachemiss", 0), "queries": stats.get("total.num.queries", 0),
+            "cpu_s": cpu_seconds(stack.cache.pid)}
 
 
 def check_text(number, ours, theirs, moved, moved_unbound):
-    """What the run checked, for the report: answers, NOERROR, and the counters that moved."""
+    """What the run checked, for the report: answers, NOERROR, the counters that moved, and each
+    server's CPU (/proc, all threads) per query answered over all its runs."""
     return (f"({number}) {ours['completed']:.0f} queries answered, {ours['noerror']:.0f} NOERROR; hit counter "
             f"+{moved.get('hits', 0):.0f}, miss counter +{moved.get('misses', 0):.0f}; ({number}u) "
             f"{theirs['completed']:.0f} answered, {theirs['noerror']:.0f} NOERROR, unbound cache misses "
-            f"+{moved_unbound.get('cachemiss', 0):.0f}")
+            f"+{moved_unbound.get('cachemiss', 0):.0f}; server CPU per query answered: httpdnsd "
+            f"{per_query(moved, ours)} µs, unbound {per_query(moved_unbound, theirs)} µs")
+
+
+def per_query(moved, side):
+    """CPU µs per completed query of a side's runs, as text ("—" without both figures)."""
+    if not moved.get("cpu_s") or not side["completed"]:
+        return "—"
+    return f"{moved['cpu_s'] * 1e6 / side['completed']:.1f}"

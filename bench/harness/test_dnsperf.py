@@ -1,9 +1,10 @@
 """Unit tests of the reading of dnsperf's summary (`plain_dns.parse_dnsperf`), which sections (14)
-and (15) share: the figures, the reconnections of a TCP or DoT run, and a summary without them."""
+and (15) share: the figures, the reconnections of a TCP or DoT run, and a summary without them;
+and of their check line (`check_text`): each server's CPU per query answered."""
 
 import unittest
 
-from .plain_dns import parse_dnsperf
+from .plain_dns import check_text, parse_dnsperf
 
 # dnsperf 2.10's summary of a DoT run, as it prints it: the second "Average Latency" is that of
 # the connections (their handshakes), not of the queries.
@@ -44,6 +45,17 @@ class DnsperfSummaryTests(unittest.TestCase):
     def test_a_run_without_a_summary_raises(self):
         with self.assertRaisesRegex(RuntimeError, "printed no qps"):
             parse_dnsperf("Error: socket error\n", "", "test")
+
+
+    def test_the_check_line_has_each_servers_cpu_per_query(self):
+        ours = {"completed": 400000, "noerror": 400000}
+        theirs = {"completed": 200000, "noerror": 200000}
+        text = check_text(15, ours, theirs, {"hits": 400000, "misses": 0, "cpu_s": 6.0},
+                          {"cachemiss": 0, "cpu_s": 5.0})
+        self.assertIn("hit counter +400000, miss counter +0", text)
+        self.assertIn("server CPU per query answered: httpdnsd 15.0 µs, unbound 25.0 µs", text)
+        self.assertIn("unbound 25.0", check_text(15, ours, theirs, {}, {"cpu_s": 5.0}))
+        self.assertIn("httpdnsd — µs", check_text(15, ours, theirs, {}, {"cpu_s": 5.0}))
 
 
 if __name__ == "__main__":
