@@ -25,6 +25,16 @@ def rate_ratio(results):
     return s["rps"] / c["rps"] if s and c and c["rps"] else None
 
 
+def paired_rate_ratio(results):
+    """(16) / (16c) requests/s of each repetition (its two runs are back to back), and their
+    median; None unless both were measured as often."""
+    s, c = results.get(f"s{POLICY}"), results.get(f"s{POLICY}c")
+    if not s or not c or len(s["reps"]) != len(c["reps"]):
+        return None
+    ratios = [a / b for a, b in zip(s["reps"], c["reps"]) if b]
+    return (statistics.median(ratios), ratios) if ratios else None
+
+
 def policy_section(add, results):
     """The section: both sides' figures, the two ratios, what was checked and how."""
     s, c = results.get(f"s{POLICY}"), results.get(f"s{POLICY}c")
@@ -53,6 +63,10 @@ def policy_section(add, results):
             + ", ".join(f"{a / b:.2f}" for a, b in zip(s["cpu_us"], c["cpu_us"]) if b) + ".")
     add(f"Requests/s, ({POLICY}) / ({POLICY}c) = **{rate:.3f}** (limit ≥ {1 / COST_LIMIT:.3f}, i.e. at most "
         f"{COST_LIMIT - 1:.0%} more time per hit: {'PASS' if rate >= 1 / COST_LIMIT else '**FAIL**'}).")
+    paired = paired_rate_ratio(results)
+    if paired:
+        add(f"Requests/s per repetition, (16) / (16c): {', '.join(f'{r:.2f}' for r in paired[1])}; their median "
+            f"{paired[0]:.3f}.")
     add("")
     add(f"Checked: ({POLICY}) {s['requests']:.0f} requests, non-2xx {s['non2xx']}, socket errors {s['errors']}; "
         f"hit counter +{s['moved'].get('hits', 0):.0f}, miss counter +{s['moved'].get('misses', 0):.0f}, rule "

@@ -1,9 +1,10 @@
 """Unit tests of section (16)'s report (no server): CPU per hit and requests/s with policy over
-without, each against the 10 % limit, and that a run without both sides writes nothing."""
+without, each against the 10 % limit, the per-repetition pairs of requests/s, and that a run
+without both sides writes nothing."""
 
 import unittest
 
-from .report_policy import cpu_ratio, policy_section, policy_targets, rate_ratio
+from .report_policy import cpu_ratio, paired_rate_ratio, policy_section, policy_targets, rate_ratio
 
 MACHINE = {"date": "2026-12-06 01:30 UTC", "commit": "abc1234", "cores": 2}
 
@@ -29,6 +30,18 @@ class PolicyReportTests(unittest.TestCase):
         self.assertIn("= **1.050** (limit ≤ 1.10: PASS); per repetition 1.10, 1.00, 1.05.", text)
         self.assertIn("(16) / (16c) = **0.950** (limit ≥ 0.909", text)
         self.assertEqual([(goal, ok) for _, goal, _, ok in rows], [("≤ 1.10", True), ("≥ 0.909", True)])
+
+    def test_requests_per_second_are_also_paired_by_repetition(self):
+        with_policy, without = side(95000, [10.0, 10.0, 10.0]), side(100000, [10.0, 10.0, 10.0])
+        with_policy["reps"], without["reps"] = [80000, 95000, 99000], [100000, 90000, 110000]
+        results = {"machine": MACHINE, "s16": with_policy, "s16c": without}
+        median, ratios = paired_rate_ratio(results)
+        self.assertAlmostEqual(median, 0.9)
+        self.assertEqual([round(r, 2) for r in ratios], [0.8, 1.06, 0.9])
+        self.assertIn("Requests/s per repetition, (16) / (16c): 0.80, 1.06, 0.90; their median 0.900.",
+                      rendered(results)[0])
+        without["reps"] = [100000]
+        self.assertIsNone(paired_rate_ratio(results))
 
     def test_more_than_ten_percent_fails(self):
         results = {"machine": MACHINE, "s16": side(85000, [11.5]), "s16c": side(100000, [10.0])}
