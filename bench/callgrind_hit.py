@@ -30,6 +30,10 @@ to compare the hits of such an account with everyone's.
 CALLGRIND_DOMAINS=N gives the account a domain list (`domains`, mode `listed`) of N allowed patterns
 (exact names and, every tenth, a `*.` wildcard; the name hit is listed exactly) and N/100 denied names,
 in any mode: run a mode with and without it for what the list's check costs a hit.
+CALLGRIND_RULES=N gives the account N `rules` (those of `make bench`'s section (16): each names an
+exact host and a `*.` wildcard below example.test, the hit name's own zone, none of them the hit name,
+with varied `when` conditions), in any mode and with CALLGRIND_DOMAINS or without: run a mode with and
+without it for what the rules' lookup costs a hit of a name no rule names.
 CALLGRIND_QUERYLOG=1 turns on the account's query log (`queryLog`, every lookup logged), in any
 mode: run a mode with and without it for what logging costs a hit (the writer's thread, which
 drains the queue into SQLite once a second, is counted apart).
@@ -52,6 +56,7 @@ if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
     print(__doc__.strip())
     sys.exit(0 if len(sys.argv) > 1 else 2)
 from harness.clients import sign_v1  # noqa: E402
+from harness.policy import rules  # noqa: E402
 
 binary = sys.argv[1]
 N = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
@@ -106,6 +111,8 @@ if int(os.environ.get("CALLGRIND_DOMAINS", "0") or 0) > 0:
     allow = [f"*.zone{i}.test" if i % 10 == 0 else f"host{i}.tenant{i % 500}.test" for i in range(1, count)]
     config["accounts"]["default"]["domains"] = {"mode": "listed", "allow": allow + ["www.example.test"],
                                                "deny": [f"ads{i}.example.test" for i in range(max(1, count // 100))]}
+if int(os.environ.get("CALLGRIND_RULES", "0") or 0) > 0:
+    config["accounts"]["default"]["rules"] = rules(int(os.environ["CALLGRIND_RULES"]), zone="example.test")
 if os.environ.get("CALLGRIND_QUERYLOG", "0") not in ("0", ""):
     config["accounts"]["default"]["queryLog"] = {"enabled": True}
 if os.environ.get("CALLGRIND_LIMITED", "0") not in ("0", ""):
@@ -185,4 +192,8 @@ for f in glob.glob(out + "*"):
         if line.startswith("summary:") or line.startswith("totals:"):
             total += int(line.split()[1]); threads.append(int(line.split()[1])); break
 print("instructions per thread during the hits (threads that ran):", sorted((t for t in threads if t), reverse=True))
-print(f"mode: {MODE}{' (ispEnable)' if config['accounts']['default'].get('ispEnable') else ''}  hits: {N}  instructions: {total}  per hit: {total / N:.0f}  (dump: {out}.*)")
+policy = "".join(f" ({len(config['accounts']['default'][key])} {key})" for key in ("rules",)
+                 if key in config["accounts"]["default"])
+if "domains" in config["accounts"]["default"]:
+    policy += f" ({len(config['accounts']['default']['domains']['allow'])} allowed domains)"
+print(f"mode: {MODE}{' (ispEnable)' if config['accounts']['default'].get('ispEnable') else ''}{policy}  hits: {N}  instructions: {total}  per hit: {total / N:.0f}  (dump: {out}.*)")

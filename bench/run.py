@@ -14,9 +14,10 @@ Environment overrides for quick runs (the defaults are a full run's):
   BENCH_SCALE=1000000    cached entries for section 6 (BENCH_SCALE_MID=100000 is the first stop)
   BENCH_SLOW_MS=500      added upstream delay in section 5
   BENCH_SLOW_INFLIGHT=200  misses kept in flight in section 5
-  BENCH_SECTIONS=1,2,3,4,5,6,7,8,9,10,11,12,13,14  which sections to run (1-3 run with any of 5-13, in one
-                         loop; 4 and 14 alone run without them); a run of some sections only writes its report
-                         to bench/out/RESULTS.md (bench/RESULTS.md records whole runs)
+  BENCH_SECTIONS=1,2,...,16  which sections to run (1-3 run with any of 5-13, in one loop; 4, 14 (plain DNS
+                         against unbound), 15 (DoT against unbound's DoT) and 16 (hits with 1000 rules and a
+                         domain list against none) alone run without them); a run of some sections only writes
+                         its report to bench/out/RESULTS.md (bench/RESULTS.md records whole runs)
   BENCH_REDIS_NAMES=2000 fresh names per miss measurement of section 13 (Redis)
   BENCH_MISS_PRELOAD=40000  never-asked names preloaded in each repetition of section 4 (0: none)
   BENCH_HTTPDNSD_BIN=... use this binary instead of building

@@ -9,6 +9,7 @@ import http.client
 import json
 import random
 import socket
+import ssl
 import struct
 import urllib.parse
 
@@ -53,6 +54,25 @@ def dns_ask(port, name, timeout=1.0):
         s.sendto(dns_wire(name, qid), ("127.0.0.1", port))
         data = s.recv(4096)
     _, flags, _, ancount, _, _ = struct.unpack("!HHHHHH", data[:12])
+    return flags & 0xF, ancount
+
+
+def dot_ask(port, name, cafile, timeout=5.0):
+    """Returns (rcode, answer count) of an A query over DNS over TLS (RFC 7858: the two-byte
+    length, then the message), the server's certificate verified against `cafile` as localhost."""
+    qid = random.randrange(65536)
+    query = dns_wire(name, qid)
+    context = ssl.create_default_context(cafile=cafile)
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as raw:
+        with context.wrap_socket(raw, server_hostname="localhost") as s:
+            s.sendall(struct.pack("!H", len(query)) + query)
+            data = b""
+            while len(data) < 2 or len(data) < 2 + struct.unpack("!H", data[:2])[0]:
+                chunk = s.recv(4096)
+                if not chunk:
+                    raise OSError("DoT connection closed before the answer")
+                data += chunk
+    _, flags, _, ancount, _, _ = struct.unpack("!HHHHHH", data[2:14])
     return flags & 0xF, ancount
 
 

@@ -17,17 +17,19 @@ from .clients import b64url_query
 from .hits import HitSections
 from .load import write_list
 from .misses import measure_misses
+from .dot import measure_dot
 from .plain_dns import measure_plain_dns
+from .policy import measure_policy
 from .processes import Processes
 from .redis_tier import RedisSection
 from .report import kept_section, machine, report
 from .scale import ScaleSection
 from .servers import HTTPDNSD, Stack, build
-from .settings import (ALL_SECTIONS, BENCH_DIR, CONNECTIONS, DURATION, LIMITED_KEYS, NAMES, PLAINDNS, PROFILE, REDIS, REPS,
-                       SCALE, SECTIONS, SIGNED, ZONE, log)
+from .settings import (ALL_SECTIONS, BENCH_DIR, CONNECTIONS, DOT, DURATION, LIMITED_KEYS, NAMES, PLAINDNS, POLICY,
+                       PROFILE, REDIS, REPS, SCALE, SECTIONS, SIGNED, ZONE, log)
 from .signed import SignedSection
 from .slow import SlowSection
-from .tls import TLSSection
+from .tls import TLSSection, make_certificate
 
 
 def start_main(processes, work, binary, dnss_upstream, slow_upstream, names):
@@ -76,7 +78,7 @@ def run(work, processes, results):
     binary, baseline_bin, swift = build(work)
     results["swift"] = subprocess.run([swift, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
 
-    stack = Stack(processes, work)
+    stack = Stack(processes, work, dot_certificate=make_certificate(work) if DOT in SECTIONS else None)
     stack.start()
     dnss_upstream = f"doh:http://127.0.0.1:{stack.dnss_port}/dns-query"
     slow_upstream = f"doh:http://127.0.0.1:{stack.slow_port}/dns-query"
@@ -89,6 +91,10 @@ def run(work, processes, results):
         measure_misses(work, main, stack, results)
     if PLAINDNS in SECTIONS:
         measure_plain_dns(work, processes, binary, stack, names, results)
+    if DOT in SECTIONS:
+        measure_dot(work, processes, binary, stack, names, results)
+    if POLICY in SECTIONS:
+        measure_policy(work, processes, binary, stack, names, results)
     if redis:
         redis.hits_check()
         redis.measure_misses(main)
@@ -151,7 +157,7 @@ def write_results(results, results_path, failed):
 
 def main():
     """The whole run: every child stopped at the end, also on failure or Ctrl-C; the report
-    written whenever (1), (4) or (14) was measured, with the failure at its end; exit 1 on failure (130
+    written whenever (1), (4) or one of (14)-(16) was measured, with the failure at its end; exit 1 on failure (130
     on Ctrl-C). A run of some sections only writes its report to bench/out/RESULTS.md unless
     BENCH_RESULTS says otherwise: bench/RESULTS.md records whole runs."""
     work = os.environ.get("BENCH_WORK") or tempfile.mkdtemp(prefix="httpdnsd-bench-")
@@ -169,7 +175,7 @@ def main():
         log(f"FAILED: {error!r} (logs in {work})")
     finally:
         processes.stop_all()
-    if "s1" in results or "s4" in results or f"s{PLAINDNS}" in results:
+    if any(f"s{number}" in results for number in (1, 4, PLAINDNS, DOT, POLICY)):
         write_results(results, results_path, failed)
     if failed:
         if isinstance(failed, KeyboardInterrupt):

@@ -13,6 +13,7 @@ from .procstat import arenas_text
 from .report_method import method
 from .report_misses import miss_section, miss_targets
 from .report_plaindns import plain_dns_section, plain_dns_targets
+from .report_policy import policy_section, policy_targets
 from .settings import (CONNECTION_MEMORY, CONNECTIONS, DOHJSON, DURATION, EMAS, FORMAT_NAMES, HISTOGRAMS, NAMES,
                        PRELOAD_BATCH, PRELOAD_CONCURRENCY, PRELOAD_PARALLEL, REDIS, REDIS_NAMES, REPO, REPS,
                        RFC8484, SCALE, SECTIONS, SIGNED, SLOW_INFLIGHT, SLOW_MS, WRK_THREADS)
@@ -76,6 +77,7 @@ def report(results):
     checks(add, results)
     miss_section(add, results)
     plain_dns_section(add, results)
+    policy_section(add, results)
     scale_table(add, results)
     targets(add, results)
     notes(add, results)
@@ -274,6 +276,7 @@ def targets(add, results):
         hit_ratios(add, target, results)
     miss_targets(add, target, results)
     plain_dns_targets(target, results)
+    policy_targets(target, results)
     redis_ratios(add, target, results)
     scale_ratios(add, target, results)
     add("")

@@ -52,9 +52,13 @@ class Stack:
     """unbound (authoritative for every name under bench.test), a caching unbound forwarding to
     it, dnss (RFC 8484) in front of the caching one, and the slow RFC 8484 proxy."""
 
-    def __init__(self, processes, work):
+    def __init__(self, processes, work, dot_certificate=None):
+        """`dot_certificate` (certificate, key): the caching unbound also serves DoT with it, on
+        `dot_port` (section (15))."""
         self.processes = processes
         self.work = work
+        self.dot_certificate = dot_certificate
+        self.dot_port = free_port() if dot_certificate else None
         self.auth_port = free_port()
         self.cache_port = free_port()
         self.cache_control_port = free_port()
@@ -72,8 +76,8 @@ class Stack:
         self.cache_config = unbound_config(
             self.work, "unbound-cache", self.cache_port,
             f'  local-zone: "{ZONE}." transparent\n'
-            "  msg-cache-size: 256m\n  rrset-cache-size: 512m\n"
-            f'forward-zone:\n  name: "{ZONE}."\n  forward-addr: 127.0.0.1@{self.auth_port}\n',
+            "  msg-cache-size: 256m\n  rrset-cache-size: 512m\n" + self.dot_settings()
+            + f'forward-zone:\n  name: "{ZONE}."\n  forward-addr: 127.0.0.1@{self.auth_port}\n',
             control_port=self.cache_control_port)
         self.auth = self.processes.start("unbound-auth", ["unbound", "-d", "-c", auth])
         self.cache = self.processes.start("unbound-cache", ["unbound", "-d", "-c", self.cache_config])
@@ -91,6 +95,17 @@ class Stack:
             os.path.join(self.work, "slow_doh"), "--port", str(self.slow_port),
             "--dns", f"127.0.0.1:{self.cache_port}"])
         wait_until(lambda: http_get(self.slow_port, "/_health")[0] == 200, 15, "slow-doh", self.slow)
+
+    def dot_settings(self):
+        """The caching unbound's DoT listener (none without a certificate): `tls-port` on its own
+        interface line, and room for as many TCP clients as the load opens (unbound's default,
+        10 a thread, would queue most of them)."""
+        if not self.dot_certificate:
+            return ""
+        cert, key = self.dot_certificate
+        return (f"  interface: 127.0.0.1@{self.dot_port}\n  tls-port: {self.dot_port}\n"
+                f'  tls-service-pem: "{cert}"\n  tls-service-key: "{key}"\n'
+                "  incoming-num-tcp: 1024\n")
 
     def set_slow_delay(self, ms):
         """Sets the delay the slow upstream adds before it asks the caching unbound."""

@@ -37,13 +37,16 @@ EMAS = 11  # the EMAS HTTPDNS hit section
 DOHJSON = 12  # the DoH JSON hit section
 REDIS = 13  # the Redis section: hits with Redis configured, shared-tier misses, 3 replicas
 PLAINDNS = 14  # plain-DNS cache hits (dnsListen) against unbound's own, with dnsperf (issue 26)
+DOT = 15  # DNS over TLS cache hits (dotListen) against unbound's own DoT, with dnsperf -m dot
+POLICY = 16  # hits of an account with 1000 rules and a 10000-name domain list against an account without
 REDIS_NAMES = env_int("BENCH_REDIS_NAMES", 2000)
 MISS_PRELOAD = env_int("BENCH_MISS_PRELOAD", 40000)  # never-asked names preloaded per repetition of (4)
-ALL_SECTIONS = set(range(1, 15))
+ALL_SECTIONS = set(range(1, 17))
 SECTIONS = {int(s) for s in os.environ.get("BENCH_SECTIONS", "").split(",") if s.strip()} or set(ALL_SECTIONS)
-# Every section but (4) and (14) is a ratio to (1) and runs with (1)-(3); (4) alone (BENCH_SECTIONS=4)
+# Every section but (4) and (14)-(16) is a ratio to (1) and runs with (1)-(3); (4) alone (BENCH_SECTIONS=4)
 # runs without the hit loop: the misses, their CPU per thread and the preload, in a few minutes;
-# (14) alone the plain-DNS hits against unbound's, in a few minutes too.
+# (14) and (15) alone the plain-DNS and DoT hits against unbound's, (16) alone the hits with and
+# without policy, in a few minutes too.
 if SECTIONS & {1, 2, 3, 5, 6, 7, 8, SIGNED, RFC8484, EMAS, DOHJSON, REDIS}:
     SECTIONS |= {1}  # every ratio is to (1)
 if 1 in SECTIONS:

@@ -1,5 +1,6 @@
-"""Unit tests of section (14)'s report (no server): the ratio against unbound, its PASS or FAIL,
-and that a run without both sides writes no section and no target row."""
+"""Unit tests of the report of sections (14) and (15) (no server): the ratio against unbound, its
+PASS or FAIL against each section's goal, and that a run without both sides writes no section and
+no target row."""
 
 import unittest
 
@@ -38,6 +39,33 @@ class PlainDNSReportTests(unittest.TestCase):
     def test_without_both_sides_nothing_is_written(self):
         self.assertEqual(rendered({"machine": MACHINE}), ("", []))
         self.assertEqual(rendered({"machine": MACHINE, "s14": side(1, [1])})[0], "")
+
+
+    def test_dot_has_its_own_section_and_goal(self):
+        results = {"machine": MACHINE, "s15": side(46000, [46000, 47000]), "s15u": side(50000, [50000, 50000])}
+        self.assertAlmostEqual(ratio(results, 15), 0.92)
+        self.assertIsNone(ratio(results))
+        text, rows = rendered(results)
+        self.assertIn("## DNS over TLS cache hits", text)
+        self.assertNotIn("## Plain DNS", text)
+        self.assertIn("| 15u | unbound's own DoT cache hits", text)
+        self.assertIn("(15) / (15u) = **0.920** (target ≥ 0.9: PASS)", text)
+        self.assertEqual(len(rows), 1)
+        self.assertIn("(15) / (15u)", rows[0][0])
+        self.assertEqual(rows[0][1:], (0.92, True))
+
+    def test_dot_below_nine_tenths_fails(self):
+        results = {"machine": MACHINE, "s15": side(44000, [44000]), "s15u": side(50000, [50000])}
+        text, rows = rendered(results)
+        self.assertIn("= **0.880** (target ≥ 0.9: **FAIL**)", text)
+        self.assertFalse(rows[0][2])
+
+    def test_both_sections_write_both_rows(self):
+        results = {"machine": MACHINE, "s14": side(60000, [60000]), "s14u": side(60000, [60000]),
+                   "s15": side(45000, [45000]), "s15u": side(50000, [50000])}
+        text, rows = rendered(results)
+        self.assertLess(text.index("## Plain DNS"), text.index("## DNS over TLS"))
+        self.assertEqual([ok for _, _, ok in rows], [True, True])
 
 
 if __name__ == "__main__":

@@ -12,6 +12,20 @@ from .servers import HTTPDNSD
 from .settings import CONNECTION_MEMORY, log
 
 
+def make_certificate(work):
+    """The run's certificate (self-signed, ECDSA P-256, for localhost and 127.0.0.1), made by
+    openssl into WORK/tls once; returns (certificate, key) paths. (7) and (15) serve it."""
+    directory = os.path.join(work, "tls")
+    cert, key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
+    if not os.path.exists(cert):
+        os.makedirs(directory, exist_ok=True)
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=localhost",
+                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
+                       check=True, capture_output=True)
+    return cert, key
+
+
 class TLSSection:
     """(7): the hits of (1) over HTTPS (TLS 1.2/1.3, keep-alive: one handshake per connection), on
     an httpdnsd of its own with the same names, against (7b), the baseline over HTTPS with the same
@@ -20,13 +34,7 @@ class TLSSection:
     def __init__(self, work, processes, binary, baseline_bin, upstream, names, body_file):
         """Makes the certificate, starts and warms the TLS instance and starts the TLS baseline."""
         self.processes = processes
-        directory = os.path.join(work, "tls")
-        os.makedirs(directory, exist_ok=True)
-        self.cert, self.key = os.path.join(directory, "cert.pem"), os.path.join(directory, "key.pem")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-                        "-keyout", self.key, "-out", self.cert, "-days", "2", "-subj", "/CN=localhost",
-                        "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1"],
-                       check=True, capture_output=True)
+        self.cert, self.key = make_certificate(work)
         self.tls_port = free_port()
         self.httpdnsd = HTTPDNSD(processes, work, binary, "httpdnsd-tls", {"bench": upstream},
                                  cache_limit=max(2 * len(names), 100_000),
