@@ -136,8 +136,8 @@ import Testing
         #expect(Glob.matches("exact", "exact"))
     }
 
-    /// 2 000 answers of weights 3:1 put the first address first about three times in four, with a
-    /// seeded source, and every answer holds every address once.
+    /// 2 000 answers of weights 6:3:1 put each address first in proportion to its weight (within
+    /// 3 points), with a seeded source, and every answer holds every address once.
     @Test func weightsOrderAddressesInProportion() throws {
         var answer = AnswerRule.Answer()
         answer.ipv4 = ["192.0.2.1", "192.0.2.2", "192.0.2.3"].map { IPAddress($0)! }
