@@ -305,8 +305,18 @@ def phone_delete_and_sign_out(console, args):
     console.text_of("account-list", "shop")
     width = d.execute_script("return document.documentElement.scrollWidth")
     assert width <= 400, f"the page is {width} px wide on a 390 px screen"
-    step("readable on a phone-sized screen (no horizontal scroll of the page)")
     console.shot("phone")
+    # Every page of an account too, the widest (the policy's document and explain table) included.
+    for tab, testid in (("stats", "latency-caption"), ("cache", "cache-flush"), ("querylog", "querylog-table"),
+                        ("tryit", "tryit-host"), ("policy", "policy-document"), ("settings", "key-add")):
+        d.get(f"{console.base}/console/#/account/shop/{tab}")
+        console.find(testid)
+        width = d.execute_script("return document.documentElement.scrollWidth")
+        assert width <= 400, f"the {tab} page is {width} px wide on a 390 px screen"
+    step("readable on a phone-sized screen (no horizontal scroll of any page)")
+
+    console.click("nav-accounts")
+    console.text_of("account-list", "shop")
 
     console.click("account-delete-shop")
     console.click("confirm-delete")
