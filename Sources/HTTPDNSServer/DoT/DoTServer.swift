@@ -71,14 +71,9 @@ public final class DoTServer: Sendable {
     public func start() throws(DoTServerError) -> UInt16 {
         let socket: (fd: Int32, port: UInt16)
         do throws(PlainDNSServerError) {
-            socket = try PlainDNSSocketAddress.bound(host: options.host, port: options.port, type: SOCK_STREAM)
+            socket = try PlainDNSSocketAddress.listening(host: options.host, port: options.port, backlog: 511)
         } catch {
             throw DoTServerError(error.description)
-        }
-        guard listen(socket.fd, 511) == 0 else {
-            let error = DoTServerError("listen on \(options.host):\(socket.port) failed: \(String(cString: strerror(errno)))")
-            close(socket.fd)
-            throw error
         }
         started.withLock { $0 = true }
         let listening = socket.fd

@@ -57,18 +57,12 @@ public final class PlainDNSServer: Sendable {
     /// Binds the TCP and the UDP socket (the UDP one to the port TCP got when `port` is 0) and
     /// starts the loop thread. Returns the port.
     public func start() throws(PlainDNSServerError) -> UInt16 {
-        let tcp = try PlainDNSSocketAddress.bound(host: options.host, port: options.port, type: SOCK_STREAM)
+        let tcp = try PlainDNSSocketAddress.listening(host: options.host, port: options.port, backlog: 128)
         let udp: (fd: Int32, port: UInt16)
         do throws(PlainDNSServerError) {
             udp = try PlainDNSSocketAddress.bound(host: options.host, port: tcp.port, type: SOCK_DGRAM)
         } catch {
             close(tcp.fd)
-            throw error
-        }
-        guard listen(tcp.fd, 128) == 0 else {
-            let error = PlainDNSServerError("listen on \(options.host):\(tcp.port)/tcp failed: \(String(cString: strerror(errno)))")
-            close(tcp.fd)
-            close(udp.fd)
             throw error
         }
         started.withLock { $0 = true }

@@ -16,6 +16,18 @@ struct PlainDNSSocketAddress: @unchecked Sendable {
         withUnsafePointer(to: storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { PeerAddress($0) } }
     }
 
+    /// A TCP socket bound as `bound` does and listening with `backlog`: what the plain DNS and
+    /// DoT listeners accept their connections on. Returns it and the port it got.
+    static func listening(host: String, port: UInt16, backlog: Int32) throws(PlainDNSServerError) -> (fd: Int32, port: UInt16) {
+        let socket = try bound(host: host, port: port, type: SOCK_STREAM)
+        guard listen(socket.fd, backlog) == 0 else {
+            let error = PlainDNSServerError("listen on \(host):\(socket.port)/tcp failed: \(String(cString: strerror(errno)))")
+            close(socket.fd)
+            throw error
+        }
+        return socket
+    }
+
     /// A socket of `type` (`SOCK_STREAM`, `SOCK_DGRAM`), non-blocking, bound to `host`:`port`
     /// (an IPv4 or IPv6 address; `SO_REUSEADDR` for TCP so that a restart rebinds at once).
     /// Returns it and the port it got.
