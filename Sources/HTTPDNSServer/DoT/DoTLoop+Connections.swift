@@ -11,19 +11,7 @@ extension DoTLoop {
     /// client, or over `connectionLimit` when no other client holds two more to shed one of, is
     /// closed at once (counted).
     func accept() {
-        while true {
-            var from = PlainDNSSocketAddress()
-            from.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &from.storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listening, $0, &from.length) }
-            }
-            if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
-            // Glibc's module has no accept4: the flags are set after.
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        while let (fd, from) = PlainDNSSocketAddress.accept(listening) {
             guard let peer = from.peer, admit(peer) else {
                 close(fd)
                 continue

@@ -11,21 +11,7 @@ import HTTPDNSLoop
 extension PlainDNSLoop {
     /// Accepts every waiting connection; one beyond the limit is closed at once.
     func accept() {
-        while true {
-            var from = PlainDNSSocketAddress()
-            from.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let fd = withUnsafeMutablePointer(to: &from.storage) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    Glibc.accept(sockets.tcp, $0, &from.length)
-                }
-            }
-            if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
-                return
-            }
-            // Glibc's module has no accept4: the flags are set after.
-            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        while let (fd, from) = PlainDNSSocketAddress.accept(sockets.tcp) {
             guard connections.count < server.options.tcpConnectionLimit, let peer = from.peer else {
                 server.metrics.connectionsRefused.increment()
                 close(fd)

@@ -16,6 +16,31 @@ struct PlainDNSSocketAddress: @unchecked Sendable {
         withUnsafePointer(to: storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { PeerAddress($0) } }
     }
 
+    /// The next connection waiting on `listening`, made non-blocking and close-on-exec, with its
+    /// peer's address; nil when none is waiting (or accept fails otherwise, e.g. out of
+    /// descriptors: the listener is tried again on its next readiness). A connection whose
+    /// flags cannot be set is closed and the next one taken.
+    static func accept(_ listening: Int32) -> (fd: Int32, from: PlainDNSSocketAddress)? {
+        while true {
+            var from = PlainDNSSocketAddress()
+            from.length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let fd = withUnsafeMutablePointer(to: &from.storage) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.accept(listening, $0, &from.length) }
+            }
+            if fd < 0 {
+                if errno == EINTR || errno == ECONNABORTED { continue }
+                return nil
+            }
+            // Glibc's module has no accept4: the flags are set after.
+            let flags = fcntl(fd, F_GETFL)
+            guard flags >= 0, fcntl(fd, F_SETFL, flags | O_NONBLOCK) == 0, fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 else {
+                close(fd)
+                continue
+            }
+            return (fd, from)
+        }
+    }
+
     /// A TCP socket bound as `bound` does and listening with `backlog`: what the plain DNS and
     /// DoT listeners accept their connections on. Returns it and the port it got.
     static func listening(host: String, port: UInt16, backlog: Int32) throws(PlainDNSServerError) -> (fd: Int32, port: UInt16) {
