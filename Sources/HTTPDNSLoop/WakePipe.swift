@@ -51,15 +51,18 @@ package final class WakePipe: Sendable {
         }
     }
 
-    /// Empties the pipe after a wake-up (until EAGAIN: nothing left).
+    /// Empties the pipe after a wake-up. A read that returns less than it asked for has emptied
+    /// it (a byte written meanwhile is a new wake-up, which the next wait reports), so one read is
+    /// the usual cost; a buffer on the stack, not the heap.
     package func drain() {
-        var buffer = [UInt8](repeating: 0, count: 64)
-        do throws(LoopCall.Failure) {
-            while try LoopCall.system("read(wake pipe)", { read(readDescriptor, &buffer, buffer.count) }) > 0 {}
-        } catch  where error.errorNumber == EAGAIN {
-            // Empty.
-        } catch {
-            services.report(error)
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 64) { buffer in
+            do throws(LoopCall.Failure) {
+                while try LoopCall.system("read(wake pipe)", { read(readDescriptor, buffer.baseAddress, buffer.count) }) == buffer.count {}
+            } catch  where error.errorNumber == EAGAIN {
+                // Empty.
+            } catch {
+                services.report(error)
+            }
         }
     }
 }
