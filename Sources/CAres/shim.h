@@ -10,10 +10,6 @@
 #include <ares_dns.h>
 #include <poll.h>
 
-/// The 16 bytes of an ares_addr6ttl address (a union Swift sees awkwardly).
-static inline void chttpdns_ares_addr6_bytes(const struct ares_addr6ttl *t, unsigned char out[16]) {
-    memcpy(out, &t->ip6addr, 16);
-}
 /// ARES_GETSOCK_READABLE / ARES_GETSOCK_WRITABLE are function-like macros.
 static inline int chttpdns_ares_sock_readable(int bits, int num) { return ARES_GETSOCK_READABLE(bits, num) ? 1 : 0; }
 static inline int chttpdns_ares_sock_writable(int bits, int num) { return ARES_GETSOCK_WRITABLE(bits, num) ? 1 : 0; }

@@ -4,7 +4,7 @@ import Testing
 
 @testable import HTTPDNSUpstream
 
-/// DNS reply parsing (c-ares for addresses, header RCODE, SOA walk for negative TTLs).
+/// DNS reply parsing (the answer walk for addresses, header RCODE, SOA walk for negative TTLs).
 struct DNSReplyParserTests {
     @Test func aRecordsGiveAddressesAndMinimumTTL() throws {
         var message = DNSTestMessage()

@@ -36,7 +36,9 @@
                 for family in [RecordFamily.a, .aaaa] { _ = DoHJSONParser.parse(Array(bytes), family: family) }
             case .emasJSON:
                 for family in [RecordFamily.a, .aaaa] { _ = HTTPDNSAPIParser.parse(Array(bytes), family: family) }
-            case .dnsReply: _ = try? DNSReplySummary.parse(Array(bytes))
+            case .dnsReply:
+                _ = try? DNSReplySummary.parse(Array(bytes))
+                for family in [RecordFamily.a, .aaaa] { Self.upstreamReply(Array(bytes), family: family) }
             case .dnsQuery: _ = try? DNSQueryMessage.parse(Array(bytes))
             case .configJSON:
                 if let object = try? parseJSONObject(Data(bytes), key: "config") { _ = try? ServiceConfig(json: object) }
@@ -45,6 +47,16 @@
                     _ = try? AccountConfig(json: object, path: "", allowingRedacted: true)
                 }
             case .storeRow: Self.storeRow(bytes)
+            }
+        }
+
+        /// An upstream's reply as the RFC 8484 client reads it: an answer keeps at most
+        /// `maximumAddresses` addresses, each the text of an address of the asked family.
+        private static func upstreamReply(_ bytes: [UInt8], family: RecordFamily) {
+            guard case .success(let answer) = DNSReplyParser.parse(bytes, family: family) else { return }
+            check(answer.addresses.count <= DNSReplyParser.maximumAddresses, "\(answer.addresses.count) addresses")
+            for address in answer.addresses {
+                check(IPAddress(address)?.family == family, "'\(address)' is not an address of \(family)")
             }
         }
 
