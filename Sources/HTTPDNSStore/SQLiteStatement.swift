@@ -16,9 +16,20 @@ final class SQLiteStatement {
 
     deinit { finalize() }
 
-    /// `sqlite3_bind_text` (copied by SQLite).
+    /// `sqlite3_bind_text` (copied by SQLite) of the string's own UTF-8 bytes with their length:
+    /// passing a Swift string as `const char *` would first copy it into a new NUL-terminated
+    /// array, an allocation per bound text on the store's thread.
     func bind(_ value: String, at index: Int32) throws(StoreError) {
-        try check(sqlite3_bind_text(handle, index, value, -1, chttpdns_sqlite_transient()), "binding parameter \(index)")
+        var value = value
+        let result = value.withUTF8 { bytes in
+            // An empty string may have no storage: bind "" rather than a NULL pointer (NULL).
+            bytes.baseAddress.map { start in
+                let text = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
+                return sqlite3_bind_text(handle, index, text, Int32(bytes.count), chttpdns_sqlite_transient())
+            }
+                ?? sqlite3_bind_text(handle, index, "", 0, chttpdns_sqlite_transient())
+        }
+        try check(result, "binding parameter \(index)")
     }
 
     /// `sqlite3_bind_text`, or `sqlite3_bind_null` for nil.
