@@ -8,11 +8,12 @@ asking dnss (`doh`, the default) or a DoH JSON responder of this script (`json`;
 answer per name, for the JSON parser's share). It warms the path with 200 misses, zeroes the
 counters, sends N (default 2000) requests for names never asked before, on CONCURRENCY
 (default 1) keep-alive connections, dumps, and prints the instructions of the whole process
-divided by N, and each thread's share (user space: libmicrohttpd, the engine, libcurl, the
-store's writer, malloc; not the kernel, and not the upstream's own cost).
+divided by N, and each thread's share (user space: libmicrohttpd, the engine, the upstream
+client, the store's writer, malloc; not the kernel, and not the upstream's own cost).
 
-Each thread is counted apart (`--separate-threads=yes`) and named by the library its hottest
-calls are in (`http` libmicrohttpd, `curl` libcurl, `store` SQLite, `other`); for a function
+Each thread is counted apart (`--separate-threads=yes`) and named by what it runs: `upstream`
+the upstream loop (`httpdnsd-curl`: libcurl or the HTTP/1.1 client), else by the library its
+hottest calls are in (`http` libmicrohttpd, `store` SQLite, `other`); for a function
 profile run `callgrind_annotate --inclusive=yes` on the largest dump it names.
 Deterministic to about 1 % with CONCURRENCY 1 (more connections batch hand-offs, so the figure
 depends on timing); it compares two builds on one machine, not machines.
@@ -146,10 +147,14 @@ def send_misses(port, names):
 
 
 def thread_role(path):
-    """The library whose functions dominate a per-thread dump's self cost."""
-    counts = {"http": 0, "curl": 0, "store": 0}
+    """What a per-thread dump's thread does: `upstream` for the upstream loop (it runs
+    `CurlLoopWorker.run`, whether its transfers go through libcurl or the HTTP/1.1 client),
+    else the library whose functions dominate its self cost."""
+    counts = {"http": 0, "store": 0}
     current = ""
     for line in open(path, errors="replace"):
+        if line.startswith("fn=") and "CurlLoopWorker" in line:
+            return "upstream"
         if line.startswith("ob="):
             current = line
         elif line[:1].isdigit() and current:
@@ -157,8 +162,6 @@ def thread_role(path):
             if len(cost) > 1 and cost[1].isdigit():
                 if "libmicrohttpd" in current:
                     counts["http"] += int(cost[1])
-                elif "libcurl" in current:
-                    counts["curl"] += int(cost[1])
                 elif "libsqlite3" in current:
                     counts["store"] += int(cost[1])
     role = max(counts, key=counts.get)
@@ -209,7 +212,7 @@ def report(out, work):
                     shares.append((cost, thread_role(path), os.path.basename(path)))
                 break
     for cost, role, name in sorted(shares, reverse=True):
-        print(f"  {role:6} {cost / N:10.0f} per miss  ({name})")
+        print(f"  {role:8} {cost / N:10.0f} per miss  ({name})")
     kept = f" (dumps kept in {work})" if os.environ.get("CALLGRIND_KEEP", "0") not in ("0", "") else " (CALLGRIND_KEEP=1 keeps the dumps)"
     print(f"upstream: {UPSTREAM}  connections: {CONCURRENCY}  misses: {N}  instructions: {total}  per miss: {total / N:.0f}{kept}")
 
