@@ -61,6 +61,44 @@ import Testing
             }
         }
     }
+
+    /// An answer of both families says the least cached source of the two, the smaller TTLs,
+    /// stale when either is, and `nodata` only when neither family has an address.
+    @Test func bothFamiliesCombineIntoOneAnswer() {
+        let host = HostName("www.example.test")!
+        func render(_ a: ResolvedAnswer, _ aaaa: ResolvedAnswer?) -> String {
+            var families: [(RecordFamily, FamilyOutcome)] = [(.a, .success(a))]
+            if let aaaa {
+                families.append((.aaaa, .success(aaaa)))
+            } else {
+                families.append((.aaaa, .failure(ResolveFailure(timedOut: true, message: "timed out"))))
+            }
+            let response = AnswerRendering.response([HostResult(host: host, families: families)], batch: false, short: false)
+            return String(decoding: response.body, as: UTF8.self)
+        }
+        let cached = ResolvedAnswer(addresses: ["192.0.2.1"], ttl: 30, originTTL: 60, source: .cache)
+        let fresh = ResolvedAnswer(addresses: ["2001:db8::1"], ttl: 50, originTTL: 50, source: .upstream)
+        let stale = ResolvedAnswer(addresses: ["2001:db8::2"], ttl: 0, originTTL: 40, source: .stale, stale: true)
+        let empty = ResolvedAnswer(addresses: [], ttl: 10, originTTL: 10, source: .upstream)
+        #expect(
+            render(cached, fresh)
+                == #"{"host":"www.example.test","ips":["192.0.2.1"],"ipsv6":["2001:db8::1"],"ttl":30,"origin_ttl":50,"source":"upstream","stale":false}"#
+        )
+        #expect(
+            render(cached, stale)
+                == #"{"host":"www.example.test","ips":["192.0.2.1"],"ipsv6":["2001:db8::2"],"ttl":0,"origin_ttl":40,"source":"stale","stale":true}"#
+        )
+        #expect(
+            render(empty, empty)
+                == #"{"host":"www.example.test","ips":[],"ipsv6":[],"ttl":10,"origin_ttl":10,"source":"upstream","stale":false,"nodata":true}"#
+        )
+        // A family that failed is left out: the other answers alone.
+        #expect(
+            render(cached, nil)
+                == #"{"host":"www.example.test","ips":["192.0.2.1"],"ipsv6":[],"ttl":30,"origin_ttl":60,"source":"cache","stale":false}"#
+        )
+        #expect(render(empty, fresh).contains(#""source":"upstream","stale":false}"#))
+    }
 }
 
 @Suite struct JSONWriterAddressTests {

@@ -51,26 +51,28 @@ enum AnswerRendering {
     /// `"nxdomain":true` for a name that does not exist. With several families, `ttl` and
     /// `origin_ttl` are the smallest, `source` the least cached (stale > localdns > upstream > cache).
     static func writeAnswer(_ result: HostResult, to writer: inout JSONWriter) {
-        let answers = result.answers
-        writeHostAndAddresses(result.host, answers, to: &writer)
-        writeLifetime(
-            ttl: answers.map(\.1.ttl).min() ?? 0, originTTL: answers.map(\.1.originTTL).min() ?? 0,
-            source: combinedSource(answers.map(\.1.source)), stale: answers.contains { $0.1.stale },
-            nxdomain: answers.contains { $0.1.nxdomain }, nodata: isNoData(answers.map(\.1)),
-            dns64: answers.contains { $0.1.synthesized }, extra: result.extra, to: &writer)
-    }
-
-    /// `{"host":..,"ips":[..],"ipsv6":[..]` from the answers of each family: the opening every
-    /// answer format with these keys shares (v1, EMAS).
-    static func writeHostAndAddresses<Sink: JSONSink>(
-        _ host: HostName, _ answers: [(RecordFamily, ResolvedAnswer)], to sink: inout Sink
-    ) {
-        var name = host.value
-        name.withUTF8 { name in
-            writeHostAndAddresses(
-                host: name, ipv4: answers.first { $0.0 == .a }?.1.addressList,
-                ipv6: answers.first { $0.0 == .aaaa }?.1.addressList, to: &sink)
+        // One pass over the families: no array per combined field on the general path.
+        var ipv4: AddressList?, ipv6: AddressList?
+        var ttl: UInt32?, originTTL: UInt32?, sources = SourceRank()
+        var stale = false, nxdomain = false, dns64 = false, answered = false, allEmpty = true
+        for (family, outcome) in result.families {
+            guard case .success(let answer) = outcome else { continue }
+            answered = true
+            if family == .a, ipv4 == nil { ipv4 = answer.addressList }
+            if family == .aaaa, ipv6 == nil { ipv6 = answer.addressList }
+            ttl = min(ttl ?? answer.ttl, answer.ttl)
+            originTTL = min(originTTL ?? answer.originTTL, answer.originTTL)
+            sources.add(answer.source)
+            stale = stale || answer.stale
+            nxdomain = nxdomain || answer.nxdomain
+            dns64 = dns64 || answer.synthesized
+            allEmpty = allEmpty && answer.addressList.isEmpty && !answer.nxdomain
         }
+        var name = result.host.value
+        name.withUTF8 { writeHostAndAddresses(host: $0, ipv4: ipv4, ipv6: ipv6, to: &writer) }
+        writeLifetime(
+            ttl: ttl ?? 0, originTTL: originTTL ?? 0, source: sources.combined, stale: stale, nxdomain: nxdomain,
+            nodata: answered && allEmpty, dns64: dns64, extra: result.extra, to: &writer)
     }
 
     /// `{"host":"H","ips":[..],"ipsv6":[..]`; a nil list is `[]`. `host` is a valid name, which
@@ -178,9 +180,34 @@ enum AnswerRendering {
         return list.strings.reduce(2) { $0 + ByteCursor.maximumString($1.utf8.count) + 1 }
     }
 
-    static func combinedSource(_ sources: [AnswerSource]) -> AnswerSource {
-        for candidate in [AnswerSource.stale, .localdns, .upstream, .shared, .rule] where sources.contains(candidate) { return candidate }
-        return .cache
+    /// The least cached of the sources added (stale > localdns > upstream > shared > rule >
+    /// cache): what an answer of several families says it came from.
+    struct SourceRank {
+        private var best = 5
+
+        mutating func add(_ source: AnswerSource) { best = min(best, Self.rank(source)) }
+
+        var combined: AnswerSource {
+            switch best {
+            case 0: .stale
+            case 1: .localdns
+            case 2: .upstream
+            case 3: .shared
+            case 4: .rule
+            default: .cache
+            }
+        }
+
+        private static func rank(_ source: AnswerSource) -> Int {
+            switch source {
+            case .stale: 0
+            case .localdns: 1
+            case .upstream: 2
+            case .shared: 3
+            case .rule: 4
+            case .cache: 5
+            }
+        }
     }
 
     /// The answer for one host and one family from the cache (the route's hit reader,
