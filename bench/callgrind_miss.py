@@ -12,7 +12,7 @@ divided by N, and each thread's share (user space: libmicrohttpd, the engine, li
 store's writer, malloc; not the kernel, and not the upstream's own cost).
 
 Each thread is counted apart (`--separate-threads=yes`) and named by the library its hottest
-calls are in (`http` libmicrohttpd, `curl` libcurl, `store` SQLite, `other`); for a function
+calls are in (`http` libmicrohttpd, `curl` libcurl or the upstream loop thread, `store` SQLite, `other`); for a function
 profile run `callgrind_annotate --inclusive=yes` on the largest dump it names.
 Deterministic to about 1 % with CONCURRENCY 1 (more connections batch hand-offs, so the figure
 depends on timing); it compares two builds on one machine, not machines.
@@ -146,10 +146,13 @@ def send_misses(port, names):
 
 
 def thread_role(path):
-    """The library whose functions dominate a per-thread dump's self cost."""
+    """The library whose functions dominate a per-thread dump's self cost; `curl` for the upstream
+    loop thread (CurlLoopWorker) even when its own HTTP/1.1 client, not libcurl, ran the misses."""
     counts = {"http": 0, "curl": 0, "store": 0}
     current = ""
     for line in open(path, errors="replace"):
+        if line.startswith("fn=") and "CurlLoopWorker" in line:
+            return "curl"
         if line.startswith("ob="):
             current = line
         elif line[:1].isdigit() and current:

@@ -14,7 +14,8 @@ import HTTPDNSLoop
 /// ``CurlEventLoop/perform(_:completion:)``.
 final class HTTP1Client {
     private let table: HTTP1SocketTable
-    private var pools: [HTTP1Origin: HTTP1Pool] = [:]
+    /// One pool per origin, in the order of first use.
+    private var pools: [HTTP1Pool] = []
     private var deadlines = HTTP1DeadlineHeap()
     /// Where every connection reads into; what is read goes straight to its parser.
     private let scratch: UnsafeMutableRawBufferPointer
@@ -35,20 +36,24 @@ final class HTTP1Client {
     /// Takes `pending` when its URL is one this client serves (false: curl's); `now` is the
     /// monotonic time in milliseconds its timeout counts from.
     func start(_ pending: PendingTransfer, now: Int64) -> Bool {
-        guard let (origin, target) = HTTP1Origin.parse(pending.request.url) else { return false }
-        let pool = pools[origin] ?? makePool(origin)
+        var url = pending.request.url
+        let found = url.withUTF8 { bytes -> (HTTP1Pool, Int)? in
+            guard let target = HTTP1Origin.locate(bytes) else { return nil }
+            let authority = UnsafeBufferPointer(rebasing: bytes[7..<target])
+            // A few origins at most: comparing bytes beats hashing them.
+            if let pool = pools.first(where: { $0.origin.matches(authority) }) { return (pool, target) }
+            guard let origin = HTTP1Origin(authority: authority) else { return nil }
+            let pool = HTTP1Pool(origin: origin, table: table, maxConnections: maxConnectionsPerHost, maxIdle: maxIdlePerHost)
+            pools.append(pool)
+            return (pool, target)
+        }
+        guard let (pool, target) = found else { return false }
         let transfer = HTTP1Transfer(
             request: pending.request, target: target, deadline: now + Int64(max(1, pending.request.timeoutMilliseconds)),
             completion: pending.completion)
         deadlines.insert(transfer)
         pool.submit(transfer)
         return true
-    }
-
-    private func makePool(_ origin: HTTP1Origin) -> HTTP1Pool {
-        let pool = HTTP1Pool(origin: origin, table: table, maxConnections: maxConnectionsPerHost, maxIdle: maxIdlePerHost)
-        pools[origin] = pool
-        return pool
     }
 
     /// Handles `ready` when its descriptor is one of this client's connections (false: curl's).
@@ -85,7 +90,7 @@ final class HTTP1Client {
             connection.close()
             transfer?.finish(.failure(error))
         }
-        for pool in pools.values { pool.failWaiting(error) }
+        for pool in pools { pool.failWaiting(error) }
         pools.removeAll()
         deadlines.removeAll()
     }

@@ -83,7 +83,7 @@ final class HTTP1Connection {
     }
 
     /// Serialises `transfer`'s request and sends what the socket takes now.
-    func begin(_ transfer: HTTP1Transfer, authority: String) -> Outcome {
+    func begin(_ transfer: HTTP1Transfer, authority: [UInt8]) -> Outcome {
         self.transfer = transfer
         HTTP1RequestWriter.write(transfer.request, target: transfer.target, authority: authority, into: &request)
         written = 0

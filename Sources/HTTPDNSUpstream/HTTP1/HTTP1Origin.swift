@@ -3,62 +3,82 @@
 #endif
 
 /// Where a plain-http upstream whose host is an address literal listens: the socket address to
-/// connect to and the `Host` header value. ``parse(_:)`` accepts only `http://` URLs with an
-/// IPv4 or bracketed IPv6 literal (optional port, default 80) and nothing curl would have to
-/// rewrite (user info, a fragment, a zone ID, spaces or control characters); every other URL is
-/// left to libcurl.
+/// connect to and the `Host` header value. Only `http://` URLs with an IPv4 or bracketed IPv6
+/// literal (optional port, default 80) and nothing curl would have to rewrite (user info, a
+/// fragment, a zone ID, spaces or control characters) have one; every other URL is left to
+/// libcurl.
 ///
-/// Two origins are equal when their authorities (`host[:port]` as written) are: that is the pool key.
-struct HTTP1Origin: Hashable {
-    /// `host[:port]` as written in the URL: the `Host` header value.
-    let authority: String
+/// Parsing runs on a URL's UTF-8 bytes: ``locate(_:)`` finds the authority (cheap, every
+/// request), ``init(authority:)`` reads the address (once per origin, when its pool is made).
+struct HTTP1Origin {
+    /// `host[:port]` as written in the URL: the `Host` header value, and what tells origins apart.
+    let authority: [UInt8]
     /// `sockaddr_in` or `sockaddr_in6`, in a `sockaddr_storage`.
     let address: sockaddr_storage
     let addressLength: socklen_t
 
-    static func == (left: HTTP1Origin, right: HTTP1Origin) -> Bool { left.authority == right.authority }
+    private static let scheme: StaticString = "http://"
 
-    func hash(into hasher: inout Hasher) { hasher.combine(authority) }
-
-    /// The origin of `url` and where its request target (path and query) starts in `url.utf8`;
-    /// nil when `url` is not an `http://` URL with an address literal this client handles.
-    static func parse(_ url: String) -> (origin: HTTP1Origin, target: String.Index)? {
-        let utf8 = url.utf8
-        guard utf8.starts(with: "http://".utf8) else { return nil }
-        let start = utf8.index(utf8.startIndex, offsetBy: 7)
-        var end = start
-        while end < utf8.endIndex, utf8[end] != UInt8(ascii: "/"), utf8[end] != UInt8(ascii: "?") { end = utf8.index(after: end) }
-        for byte in utf8[end...] where byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") { return nil }
-        guard let origin = HTTP1Origin(authority: Substring(url[start..<end])) else { return nil }
-        return (origin, end)
+    /// The offset in `url` where the authority ends and the request target (path and query)
+    /// starts; nil when `url` is not `http://` or has bytes in its target curl would rewrite. The
+    /// authority, from offset 7, is not checked here.
+    static func locate(_ url: UnsafeBufferPointer<UInt8>) -> Int? {
+        let prefix = UnsafeBufferPointer(start: scheme.utf8Start, count: scheme.utf8CodeUnitCount)
+        guard url.count > prefix.count, url.starts(with: prefix) else { return nil }
+        var end = prefix.count
+        while end < url.count, url[end] != UInt8(ascii: "/"), url[end] != UInt8(ascii: "?") { end += 1 }
+        var index = end
+        while index < url.count {
+            let byte = url[index]
+            if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") { return nil }
+            index += 1
+        }
+        return end
     }
 
-    /// `a.b.c.d[:port]` or `[v6][:port]`.
-    private init?(authority: Substring) {
-        var host = authority
+    /// The origin of `url` and the offset of its request target in its UTF-8; nil when `url` is
+    /// not one this client serves. (The client itself locates first and parses once per origin.)
+    static func parse(_ url: String) -> (origin: HTTP1Origin, target: Int)? {
+        var url = url
+        return url.withUTF8 { bytes in
+            guard let target = locate(bytes), let origin = HTTP1Origin(authority: UnsafeBufferPointer(rebasing: bytes[7..<target])) else {
+                return nil
+            }
+            return (origin, target)
+        }
+    }
+
+    /// Whether `authority` is this origin's.
+    func matches(_ authority: UnsafeBufferPointer<UInt8>) -> Bool {
+        self.authority.withUnsafeBufferPointer { $0.elementsEqual(authority) }
+    }
+
+    /// The origin of `a.b.c.d[:port]` or `[v6][:port]`; nil for anything else (a host name).
+    init?(authority: UnsafeBufferPointer<UInt8>) {
+        guard let first = authority.first, first == UInt8(ascii: "[") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9"))
+        else { return nil }
+        let text = String(decoding: authority, as: UTF8.self)
+        var host = Substring(text)
         var portText: Substring?
-        if authority.first == "[" {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = authority[authority.index(after: authority.startIndex)..<close]
-            let rest = authority[authority.index(after: close)...]
+        if first == UInt8(ascii: "[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
             if !rest.isEmpty {
                 guard rest.first == ":" else { return nil }
                 portText = rest.dropFirst()
             }
-        } else if let colon = authority.firstIndex(of: ":") {
-            host = authority[..<colon]
-            portText = authority[authority.index(after: colon)...]
+        } else if let colon = text.firstIndex(of: ":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
         }
         guard let port = Self.port(portText) else { return nil }
         var storage = sockaddr_storage()
-        let length: socklen_t?
-        if authority.first == "[" {
-            length = Self.fill(&storage, v6: String(host), port: port)
-        } else {
-            length = Self.fill(&storage, v4: String(host), port: port)
-        }
+        let length =
+            first == UInt8(ascii: "[")
+            ? Self.fill(&storage, v6: String(host), port: port) : Self.fill(&storage, v4: String(host), port: port)
         guard let length else { return nil }
-        self.authority = String(authority)
+        self.authority = Array(authority)
         address = storage
         addressLength = length
     }

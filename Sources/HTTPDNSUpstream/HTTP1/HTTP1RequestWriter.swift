@@ -1,33 +1,45 @@
 /// Serialises an ``UpstreamHTTPRequest`` as HTTP/1.1 bytes into a buffer that a connection
 /// reuses from request to request: `METHOD target HTTP/1.1`, `Host`, the request's own headers in
-/// order, `Content-Length` for a POST, the empty line and the body. Bytes are appended from the
-/// strings' UTF-8 views; no string is built per request.
+/// order, `Content-Length` for a POST, the empty line and the body. Every piece is copied from
+/// its string's UTF-8 storage; no string is built per request.
 enum HTTP1RequestWriter {
-    static func write(_ request: UpstreamHTTPRequest, target: String.Index, authority: String, into buffer: inout [UInt8]) {
+    /// - Parameter target: the offset of the request target (path and query) in `request.url`'s UTF-8.
+    static func write(_ request: UpstreamHTTPRequest, target: Int, authority: [UInt8], into buffer: inout [UInt8]) {
         buffer.removeAll(keepingCapacity: true)
         switch request.method {
-        case .get: buffer.append(contentsOf: "GET ".utf8)
-        case .post: buffer.append(contentsOf: "POST ".utf8)
+        case .get: append("GET ", to: &buffer)
+        case .post: append("POST ", to: &buffer)
         }
-        let path = request.url.utf8[target...]
-        if path.first != UInt8(ascii: "/") { buffer.append(UInt8(ascii: "/")) }
-        buffer.append(contentsOf: path)
-        buffer.append(contentsOf: " HTTP/1.1\r\nHost: ".utf8)
-        buffer.append(contentsOf: authority.utf8)
-        buffer.append(contentsOf: "\r\n".utf8)
+        var url = request.url
+        url.withUTF8 { bytes in
+            if target >= bytes.count || bytes[target] != UInt8(ascii: "/") { buffer.append(UInt8(ascii: "/")) }
+            if target < bytes.count { buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[target...])) }
+        }
+        append(" HTTP/1.1\r\nHost: ", to: &buffer)
+        buffer.append(contentsOf: authority)
+        append("\r\n", to: &buffer)
         for header in request.headers {
-            buffer.append(contentsOf: header.name.utf8)
-            buffer.append(contentsOf: ": ".utf8)
-            buffer.append(contentsOf: header.value.utf8)
-            buffer.append(contentsOf: "\r\n".utf8)
+            append(header.name, to: &buffer)
+            append(": ", to: &buffer)
+            append(header.value, to: &buffer)
+            append("\r\n", to: &buffer)
         }
         if request.method == .post {
-            buffer.append(contentsOf: "Content-Length: ".utf8)
+            append("Content-Length: ", to: &buffer)
             appendDecimal(request.body.count, to: &buffer)
-            buffer.append(contentsOf: "\r\n".utf8)
+            append("\r\n", to: &buffer)
         }
-        buffer.append(contentsOf: "\r\n".utf8)
+        append("\r\n", to: &buffer)
         if request.method == .post { buffer.append(contentsOf: request.body) }
+    }
+
+    private static func append(_ text: StaticString, to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    private static func append(_ text: String, to buffer: inout [UInt8]) {
+        var text = text
+        text.withUTF8 { buffer.append(contentsOf: $0) }
     }
 
     /// `value` (not negative) in decimal digits.

@@ -1,7 +1,7 @@
 extension HTTP1ResponseParser.HeadFields {
     /// Takes what framing and connection fields say from one `Name: value` line (its line ending
     /// stripped: `count` bytes); every other field is only kept in the header block.
-    mutating func read(_ line: [UInt8], count: Int) throws(HTTP1ResponseParser.Failure) {
+    mutating func read(_ line: UnsafeRawBufferPointer, count: Int) throws(HTTP1ResponseParser.Failure) {
         guard let colon = line[0..<count].firstIndex(of: UInt8(ascii: ":")), colon > 0 else { throw .badHeaderLine }
         for index in 0..<colon where !Self.isTokenByte(line[index]) {
             // Whitespace before the colon or a folded line (RFC 9112 section 5.1 and 5.2).
@@ -11,8 +11,8 @@ extension HTTP1ResponseParser.HeadFields {
         var end = count
         while first < end && (line[first] == UInt8(ascii: " ") || line[first] == UInt8(ascii: "\t")) { first += 1 }
         while end > first && (line[end - 1] == UInt8(ascii: " ") || line[end - 1] == UInt8(ascii: "\t")) { end -= 1 }
-        let name = line[0..<colon]
-        let value = line[first..<end]
+        let name = UnsafeRawBufferPointer(rebasing: line[0..<colon])
+        let value = UnsafeRawBufferPointer(rebasing: line[first..<end])
         if Self.equalsIgnoringCase(name, "content-length") {
             try readContentLength(value)
         } else if Self.equalsIgnoringCase(name, "transfer-encoding") {
@@ -31,7 +31,7 @@ extension HTTP1ResponseParser.HeadFields {
     }
 
     /// Digits only; a repeated field must repeat the same length (RFC 9110 section 8.6).
-    private mutating func readContentLength(_ value: ArraySlice<UInt8>) throws(HTTP1ResponseParser.Failure) {
+    private mutating func readContentLength(_ value: UnsafeRawBufferPointer) throws(HTTP1ResponseParser.Failure) {
         guard !value.isEmpty, value.count <= 18 else { throw .badContentLength }
         var length = 0
         for byte in value {
@@ -43,17 +43,18 @@ extension HTTP1ResponseParser.HeadFields {
     }
 
     /// The comma-separated elements of a list value, without the whitespace around them.
-    private static func tokens(_ value: ArraySlice<UInt8>) -> [ArraySlice<UInt8>] {
+    private static func tokens(_ value: UnsafeRawBufferPointer) -> [UnsafeRawBufferPointer] {
         value.split(separator: UInt8(ascii: ",")).map { element in
-            var slice = element
-            while let first = slice.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { slice = slice.dropFirst() }
-            while let last = slice.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { slice = slice.dropLast() }
-            return slice
+            var first = element.startIndex
+            var end = element.endIndex
+            while first < end && (value[first] == UInt8(ascii: " ") || value[first] == UInt8(ascii: "\t")) { first += 1 }
+            while end > first && (value[end - 1] == UInt8(ascii: " ") || value[end - 1] == UInt8(ascii: "\t")) { end -= 1 }
+            return UnsafeRawBufferPointer(rebasing: value[first..<end])
         }
     }
 
     /// ASCII case-insensitive comparison with a lowercase literal.
-    private static func equalsIgnoringCase(_ bytes: ArraySlice<UInt8>, _ lowercase: StaticString) -> Bool {
+    private static func equalsIgnoringCase(_ bytes: UnsafeRawBufferPointer, _ lowercase: StaticString) -> Bool {
         guard bytes.count == lowercase.utf8CodeUnitCount else { return false }
         let wanted = lowercase.utf8Start
         var offset = 0
@@ -70,8 +71,12 @@ extension HTTP1ResponseParser.HeadFields {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+            UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+            UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
+            true
         default:
-            "!#$%&'*+-.^_`|~".utf8.contains(byte)
+            false
         }
     }
 }

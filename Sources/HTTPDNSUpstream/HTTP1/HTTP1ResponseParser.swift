@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Reads one HTTP/1.x response from bytes that arrive in pieces split anywhere: the status line,
 /// the header fields (interim 1xx responses skipped), and the body framed by `Content-Length`, by
 /// chunked transfer coding (extensions and trailers allowed) or by the end of the connection.
@@ -40,7 +44,7 @@ struct HTTP1ResponseParser {
     private(set) var state = State.statusLine
     /// Whether any byte of this response arrived.
     private(set) var receivedAny = false
-    /// The line being assembled (a status, header, chunk-size or trailer line), ending included.
+    /// A line split between reads (a status, header, chunk-size or trailer line), gathered.
     private var line: [UInt8] = []
     private var head = HeadFields()
 
@@ -108,9 +112,7 @@ struct HTTP1ResponseParser {
                 body.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[index...]))
                 index += count
             case .statusLine, .headers, .chunkSize, .chunkDataEnd, .trailers:
-                guard try takeLine(input, &index) else { return index }
-                try lineComplete()
-                line.removeAll(keepingCapacity: true)
+                try takeLine(input, &index)
             }
         }
         return index
@@ -126,47 +128,61 @@ struct HTTP1ResponseParser {
         }
     }
 
-    /// Appends input up to and including the next LF to `line`; true when the line is whole.
-    private mutating func takeLine(_ input: UnsafeRawBufferPointer, _ index: inout Int) throws(Failure) -> Bool {
-        var end = index
-        while end < input.count && input[end] != UInt8(ascii: "\n") { end += 1 }
-        let found = end < input.count
-        if found { end += 1 }
+    /// Takes input up to and including the next LF as a line: handled at once when it lies whole
+    /// in `input` (the usual case: no copy), else gathered in `line` first.
+    private mutating func takeLine(_ input: UnsafeRawBufferPointer, _ index: inout Int) throws(Failure) {
+        let start = input.baseAddress! + index
+        let rest = input.count - index
+        let newline = memchr(start, Int32(UInt8(ascii: "\n")), rest)
+        let length = newline.map { UnsafeRawPointer($0) - start + 1 } ?? rest
         let isChunkLine = state == .chunkSize || state == .chunkDataEnd
         let limit = isChunkLine ? 4096 : maximumHeaderSize - headerBlock.count
-        guard line.count + (end - index) <= limit else { throw isChunkLine ? .badChunk : .headerTooLarge }
-        line.append(contentsOf: UnsafeRawBufferPointer(rebasing: input[index..<end]))
-        index = end
-        return found
+        guard line.count + length <= limit else { throw isChunkLine ? .badChunk : .headerTooLarge }
+        let piece = UnsafeRawBufferPointer(start: start, count: length)
+        index += length
+        guard newline != nil else {
+            line.append(contentsOf: piece)
+            return
+        }
+        guard !line.isEmpty else {
+            try lineComplete(piece)
+            return
+        }
+        line.append(contentsOf: piece)
+        var whole: [UInt8] = []
+        swap(&whole, &line)
+        defer {
+            whole.removeAll(keepingCapacity: true)
+            swap(&whole, &line)
+        }
+        let outcome = whole.withUnsafeBytes { raw in Result { () throws(Failure) in try lineComplete(raw) } }
+        try outcome.get()
     }
 
     /// The length of `line` without its line ending (LF or CRLF).
-    private var contentLength: Int {
+    private func lengthWithoutEnding(_ line: UnsafeRawBufferPointer) -> Int {
         var end = line.count
         if end > 0 && line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
         if end > 0 && line[end - 1] == UInt8(ascii: "\r") { end -= 1 }
         return end
     }
 
-    private mutating func lineComplete() throws(Failure) {
+    private mutating func lineComplete(_ line: UnsafeRawBufferPointer) throws(Failure) {
+        let length = lengthWithoutEnding(line)
         switch state {
         case .statusLine:
-            try statusLine()
+            try statusLine(line, length: length)
         case .headers:
-            if contentLength == 0 {
-                headerBlock.append(contentsOf: line)
-                try headEnded()
-            } else {
-                try head.read(line, count: contentLength)
-                headerBlock.append(contentsOf: line)
-            }
+            if length != 0 { try head.read(line, count: length) }
+            headerBlock.append(contentsOf: line)
+            if length == 0 { try headEnded() }
         case .chunkSize:
-            try chunkSizeLine()
+            try chunkSizeLine(line, length: length)
         case .chunkDataEnd:
-            guard contentLength == 0 else { throw .badChunk }
+            guard length == 0 else { throw .badChunk }
             state = .chunkSize
         case .trailers:
-            if contentLength == 0 {
+            if length == 0 {
                 state = .done
             } else {
                 guard line.firstIndex(of: UInt8(ascii: ":")) != nil else { throw .badHeaderLine }
@@ -178,10 +194,9 @@ struct HTTP1ResponseParser {
     }
 
     /// `HTTP/1.x NNN reason`: a new head starts (after a 1xx, the final response's).
-    private mutating func statusLine() throws(Failure) {
-        let length = contentLength
-        let prefix: [UInt8] = [72, 84, 84, 80, 47, 49, 46]  // "HTTP/1."
-        guard length >= 12, line.starts(with: prefix), isDigit(line[7]), line[8] == UInt8(ascii: " ") else {
+    private mutating func statusLine(_ line: UnsafeRawBufferPointer, length: Int) throws(Failure) {
+        let prefix: StaticString = "HTTP/1."
+        guard length >= 12, memcmp(line.baseAddress!, prefix.utf8Start, 7) == 0, isDigit(line[7]), line[8] == UInt8(ascii: " ") else {
             throw .badStatusLine
         }
         var code = 0
@@ -195,6 +210,7 @@ struct HTTP1ResponseParser {
         status = code
         head = HeadFields(isHTTP10: line[7] == UInt8(ascii: "0"))
         headerBlock.removeAll(keepingCapacity: true)
+        headerBlock.reserveCapacity(512)
         state = .headers
     }
 
@@ -224,8 +240,7 @@ struct HTTP1ResponseParser {
     private var bodyless: Bool { status == 204 || status == 304 }
 
     /// `hex-size [; extensions]`: the next chunk, or the last one (size 0) before the trailers.
-    private mutating func chunkSizeLine() throws(Failure) {
-        let length = contentLength
+    private mutating func chunkSizeLine(_ line: UnsafeRawBufferPointer, length: Int) throws(Failure) {
         var size = 0
         var index = 0
         while index < length, let digit = hexValue(line[index]) {

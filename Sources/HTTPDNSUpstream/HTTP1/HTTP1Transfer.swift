@@ -4,8 +4,8 @@ import HTTPDNSCore
 /// the loop thread.
 final class HTTP1Transfer {
     let request: UpstreamHTTPRequest
-    /// Where the request target starts in `request.url.utf8`.
-    let target: String.Index
+    /// Where the request target starts in `request.url`'s UTF-8.
+    let target: Int
     /// Monotonic milliseconds after which the transfer ends with `.timeout`.
     let deadline: Int64
     /// The connection carrying it; nil while it waits for one.
@@ -15,7 +15,7 @@ final class HTTP1Transfer {
     private var completion: (@Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void)?
 
     init(
-        request: UpstreamHTTPRequest, target: String.Index, deadline: Int64,
+        request: UpstreamHTTPRequest, target: Int, deadline: Int64,
         completion: @escaping @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void
     ) {
         self.request = request
