@@ -1,3 +1,4 @@
+import HTTPDNSCore
 import Testing
 
 @testable import HTTPDNSUpstream
@@ -196,5 +197,38 @@ import Testing
         let (plain, start) = try #require(HTTP1Origin.parse(get.url))
         HTTP1RequestWriter.write(get, target: start, authority: plain.authority, into: &buffer)
         #expect(buffer == Array("GET / HTTP/1.1\r\nHost: 10.0.0.1\r\n\r\n".utf8))
+    }
+}
+
+/// The HTTP/1.1 client's deadline order.
+@Suite struct HTTP1DeadlineHeapTests {
+    private func transfer(_ deadline: Int64) -> HTTP1Transfer {
+        HTTP1Transfer(request: UpstreamHTTPRequest(url: "http://127.0.0.1/", timeoutMilliseconds: 1), target: 16, deadline: deadline) { _ in
+        }
+    }
+
+    @Test func expiredTransfersComeOutEarliestFirstAndFinishedOnesNever() {
+        var heap = HTTP1DeadlineHeap()
+        let transfers = [50, 10, 40, 20, 30].map { transfer(Int64($0)) }
+        for item in transfers { heap.insert(item) }
+        transfers[3].finish(.failure(UpstreamError(.transport, "done")))  // deadline 20
+        #expect(heap.popExpired(now: 5) == nil)
+        var order: [Int64] = []
+        while let next = heap.popExpired(now: 45) { order.append(next.deadline) }
+        #expect(order == [10, 30, 40])
+        #expect(heap.earliest == 50)
+    }
+
+    @Test func transfersFinishedLongBeforeTheirDeadlineAreSweptOut() {
+        var heap = HTTP1DeadlineHeap()
+        heap.insert(transfer(1))
+        for index in 0..<5000 {
+            // A long timeout, finished at once: only a sweep removes it (the top stays unfinished).
+            let quick = transfer(1_000_000 + Int64(index))
+            heap.insert(quick)
+            quick.finish(.failure(UpstreamError(.transport, "done")))
+        }
+        #expect(heap.count < 2100)
+        #expect(heap.earliest == 1)
     }
 }

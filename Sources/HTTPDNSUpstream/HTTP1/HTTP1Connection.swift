@@ -101,6 +101,9 @@ final class HTTP1Connection {
     func handle(_ ready: EpollSet.Readiness, scratch: UnsafeMutableRawBufferPointer) -> Outcome {
         switch state {
         case .connecting:
+            // Only writability or an error ends a connect (a readiness left over from a closed
+            // socket that had the same number says nothing).
+            guard ready.writable || ready.failed else { return .pending }
             if let failure = connectError() { return .failed(HTTP1Failure.connect(failure), stale: false) }
             state = .writing
             return writeRequest()
