@@ -86,6 +86,50 @@ private func answer(_ result: Result<UpstreamHTTPResponse, UpstreamError>) throw
         }
     }
 
+    @Test func aConnectionTheServerClosesIsNotReused() async throws {
+        try await ScriptedHTTP1Server.with(mode: "close") { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            var last = 0
+            for index in 0..<5 {
+                let reply = try answer(await get(loop, server.baseURL + "/c?n=\(index)"))
+                #expect(reply.accept == "---", "the request went through libcurl")
+                #expect(reply.connections == last + 1 || index == 0, "request \(index) did not get a connection of its own")
+                last = reply.connections
+            }
+        }
+    }
+
+    @Test func aRequestWaitingForAConnectionTimesOutAtItsOwnTimeout() async throws {
+        try await ScriptedHTTP1Server.with(mode: "stall") { server in
+            // One connection: the second request waits in line behind the first, which never ends
+            // before its own (longer) timeout.
+            let loop = CurlEventLoop(maxConnectionsPerHost: 1)
+            defer { loop.shutdown() }
+            let base = server.baseURL
+            async let first = get(loop, base + "/first", timeout: 5000)
+            try await Task.sleep(for: .milliseconds(100))
+            let started = MonotonicTime.now()
+            let (second, completedAt) = await withCheckedContinuation { continuation in
+                loop.perform(UpstreamHTTPRequest(url: base + "/second", timeoutMilliseconds: 300)) {
+                    continuation.resume(returning: ($0, MonotonicTime.now()))
+                }
+            }
+            let elapsed = completedAt - started
+            guard case .failure(let error) = second else {
+                Issue.record("expected a timeout, got \(second)")
+                return
+            }
+            #expect(error.code == .timeout)
+            #expect(elapsed >= 0.25 && elapsed < 4, "the waiting request ended after \(elapsed) s, not at its 300 ms timeout")
+            guard case .failure(let firstError) = await first else {
+                Issue.record("the stalled request succeeded")
+                return
+            }
+            #expect(firstError.code == .timeout)
+        }
+    }
+
     @Test func aRefusedIPv6PortIsTransport() async throws {
         let port = try LoopbackDNSServers.freePort()
         let loop = CurlEventLoop()

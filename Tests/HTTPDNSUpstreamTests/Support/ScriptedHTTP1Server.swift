@@ -16,6 +16,7 @@ import Foundation
 /// - `closeidle`: answers the first request of each connection, then closes the connection when
 ///   the next request arrives, without answering it and without having said `Connection: close`
 ///   (a server closing an idle keep-alive connection just as the client reuses it).
+/// - `close`: answers each request with `Connection: close` and closes the connection.
 /// - `stall`: sends the head and half the body of each answer, then nothing.
 final class ScriptedHTTP1Server {
     let port: UInt16
@@ -72,6 +73,9 @@ final class ScriptedHTTP1Server {
                 if MODE == "stall":
                     conn.sendall(head + b"Content-Length: %d\r\n\r\n" % (2 * len(body)) + body)
                     time.sleep(3600)
+                elif MODE == "close":
+                    conn.sendall(head + b"Connection: close\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+                    break
                 elif path.startswith("/chunked"):
                     conn.sendall(head + b"Transfer-Encoding: chunked\r\n\r\n%x;ext=1\r\n%s\r\n0\r\nX-Trailer: t\r\n\r\n" % (len(body), body))
                 else:
