@@ -16,6 +16,10 @@ import HTTPDNSLoop
 /// are ready, not the transfers that exist: `curl_multi_poll`/`curl_multi_perform` poll and walk
 /// every transfer on every wake-up, which with 200 misses waiting on a slow upstream takes about
 /// a third of the process's time spent on misses.
+///
+/// Transfers to a plain `http://` URL whose host is an address literal go to ``HTTP1Client``
+/// instead, whose sockets are in the same epoll set: a ready descriptor is the client's when its
+/// socket table has it, else curl's.
 final class CurlLoopWorker {
     /// A transfer that ended: its handle (nil if it never started), its completion, its result.
     private typealias Completed = (

@@ -41,6 +41,4 @@ enum HTTP1Failure {
             UpstreamError(.transport, "HTTP/1.1 response is malformed (\(failure))", underlying: 8)
         }
     }
-
-    static let shutdown = UpstreamError(.transport, "the curl event loop is shut down")
 }
