@@ -9,7 +9,9 @@ import Synchronization
 #endif
 
 /// One thread driving one curl multi handle: every upstream HTTP request of the process goes
-/// through it, so connections, TLS sessions and HTTP/2 streams are shared.
+/// through it, so connections, TLS sessions and HTTP/2 streams are shared. Requests to a plain
+/// `http://` URL whose host is an address literal skip libcurl: the same thread runs them through
+/// ``HTTP1Client``, httpdnsd's own HTTP/1.1 keep-alive client, in the same epoll set.
 ///
 /// ``perform(_:completion:)`` may be called from any thread and never blocks: the request is
 /// queued under a lock and the loop is woken through a pipe. Completions run on the loop
@@ -19,13 +21,14 @@ public final class CurlEventLoop: Sendable {
 
     /// Starts the loop thread.
     /// - Parameters:
-    ///   - maxConnectionsPerHost: `CURLMOPT_MAX_HOST_CONNECTIONS` (excess transfers queue in curl,
-    ///     and their queueing counts against their timeout). An HTTP/1.1 upstream needs one
+    ///   - maxConnectionsPerHost: `CURLMOPT_MAX_HOST_CONNECTIONS`, and the HTTP/1.1 client's limit
+    ///     per origin (excess transfers queue, and their queueing counts against their timeout). An HTTP/1.1 upstream needs one
     ///     connection per query in flight: with 16, a 500 ms upstream caps misses at 32/s.
     ///     HTTP/2 upstreams multiplex many queries over one connection.
     ///   - maxTotalConnections: `CURLMOPT_MAX_TOTAL_CONNECTIONS`.
     ///   - maxCachedConnections: `CURLMOPT_MAXCONNECTS`, idle connections kept for reuse (each keeps
-    ///     curl's buffers, so connections beyond it are closed after a burst rather than kept).
+    ///     curl's buffers, so connections beyond it are closed after a burst rather than kept); the
+    ///     HTTP/1.1 client keeps at most as many idle per origin.
     public init(maxConnectionsPerHost: Int = 256, maxTotalConnections: Int = 1024, maxCachedConnections: Int = 256) {
         CurlGlobal.ensureInitialised()
         guard let multi = curl_multi_init() else {
@@ -49,7 +52,7 @@ public final class CurlEventLoop: Sendable {
         } catch {
             fatalError("curl event loop: \(error)")
         }
-        let shared = CurlLoopShared(multi: multi)
+        let shared = CurlLoopShared(multi: multi, maxConnectionsPerHost: maxConnectionsPerHost, maxCachedConnections: maxCachedConnections)
         self.shared = shared
         shared.queue.startThread(named: "httpdnsd-curl") { CurlLoopWorker(shared: shared).run() }
     }
@@ -60,7 +63,8 @@ public final class CurlEventLoop: Sendable {
 
     /// Queues `request`; `completion` is called exactly once on the loop thread with the response
     /// (any HTTP status) or an error: `.timeout` for CURLE_OPERATION_TIMEDOUT, `.transport` (curl
-    /// code in `underlying`) for other failures and after ``shutdown()``.
+    /// code in `underlying`; the HTTP/1.1 client gives the code curl would) for other failures and
+    /// after ``shutdown()``.
     public func perform(
         _ request: UpstreamHTTPRequest, completion: @escaping @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void
     ) {
@@ -89,8 +93,13 @@ final class CurlLoopShared: @unchecked Sendable {
     /// The `CURLM *`, used on the loop thread only.
     let multi: UnsafeMutableRawPointer
     let queue = LoopQueue<PendingTransfer>(services: .service)
+    /// The same limits for the HTTP/1.1 client's connections to one origin.
+    let maxConnectionsPerHost: Int
+    let maxCachedConnections: Int
 
-    init(multi: UnsafeMutableRawPointer) {
+    init(multi: UnsafeMutableRawPointer, maxConnectionsPerHost: Int, maxCachedConnections: Int) {
         self.multi = multi
+        self.maxConnectionsPerHost = maxConnectionsPerHost
+        self.maxCachedConnections = maxCachedConnections
     }
 }

@@ -16,6 +16,10 @@ import HTTPDNSLoop
 /// are ready, not the transfers that exist: `curl_multi_poll`/`curl_multi_perform` poll and walk
 /// every transfer on every wake-up, which with 200 misses waiting on a slow upstream takes about
 /// a third of the process's time spent on misses.
+///
+/// Transfers to a plain `http://` URL whose host is an address literal go to ``HTTP1Client``
+/// instead, whose sockets are in the same epoll set: a ready descriptor is the client's when its
+/// socket table has it, else curl's.
 final class CurlLoopWorker {
     /// A transfer that ended: its handle (nil if it never started), its completion, its result.
     private typealias Completed = (
@@ -30,6 +34,8 @@ final class CurlLoopWorker {
     private var idle: [EasyHandle] = []
     private let maximumIdle = 64
     private let sockets: EpollSet
+    /// Runs the requests to plain-http address-literal upstreams, over the same epoll set.
+    private let http1: HTTP1Client
     /// When curl wants `CURL_SOCKET_TIMEOUT` next (monotonic milliseconds), nil for never.
     private var timerDeadline: Int64?
 
@@ -38,6 +44,8 @@ final class CurlLoopWorker {
     init(shared: CurlLoopShared) {
         self.shared = shared
         sockets = EpollSet(wake: shared.queue.wake, name: "curl")
+        http1 = HTTP1Client(
+            sockets: sockets, maxConnectionsPerHost: shared.maxConnectionsPerHost, maxIdlePerHost: shared.maxCachedConnections)
     }
 
     /// Runs until `shutdown()`; then fails what is left and cleans the multi handle up.
@@ -63,7 +71,8 @@ final class CurlLoopWorker {
                 return
             }
             var failed: [Completed] = []
-            for transfer in batch {
+            let now = batch.isEmpty ? 0 : Self.nowMilliseconds()
+            for transfer in batch where !http1.start(transfer, now: now) {
                 if let failure = start(transfer) { failed.append((nil, transfer.completion, .failure(failure))) }
             }
             complete(failed)
@@ -74,10 +83,10 @@ final class CurlLoopWorker {
                 collectFinished()
                 continue
             }
-            let wait = timerDeadline.map { Int32(clamping: max(0, $0 - Self.nowMilliseconds())) }.map { min($0, 1000) } ?? 1000
             // A broken epoll set (EBADF, EINVAL) is reported by `wait`; curl's own timeouts still
-            // end the transfers through the timer.
-            woken = sockets.wait(milliseconds: wait) { ready in
+            // end the transfers through the timer, the HTTP/1.1 client's through its deadlines.
+            woken = sockets.wait(milliseconds: waitMilliseconds()) { ready in
+                guard !http1.handle(ready) else { return }
                 var mask: Int32 = 0
                 if ready.readable { mask |= CURL_CSELECT_IN }
                 if ready.writable { mask |= CURL_CSELECT_OUT }
@@ -86,7 +95,24 @@ final class CurlLoopWorker {
             }
             if woken { shared.queue.wake.drain() }
             collectFinished()
+            if let deadline = http1.nextDeadline(), deadline <= Self.nowMilliseconds() {
+                http1.expire(now: Self.nowMilliseconds())
+            }
         }
+    }
+
+    /// How long `epoll_wait` may wait: until curl's timer or the HTTP/1.1 client's earliest
+    /// deadline, whichever is first, and at most a second.
+    private func waitMilliseconds() -> Int32 {
+        let deadline: Int64?
+        switch (timerDeadline, http1.nextDeadline()) {
+        case (let curl?, let http1?): deadline = min(curl, http1)
+        case (let curl?, nil): deadline = curl
+        case (nil, let http1?): deadline = http1
+        case (nil, nil): deadline = nil
+        }
+        guard let deadline else { return 1000 }
+        return Int32(clamping: min(1000, max(0, deadline - Self.nowMilliseconds())))
     }
 
     /// `curl_multi_socket_action` for a ready socket or the timer. A refusal (only curl's own
@@ -145,6 +171,7 @@ final class CurlLoopWorker {
         let leftover = shared.queue.close()
         let error = UpstreamError(.transport, "the curl event loop is shut down")
         for transfer in batch + leftover { transfer.completion(.failure(error)) }
+        http1.shutdown(error)
         for (_, easy) in active {
             _ = remove(easy.handle)
             easy.completion?(.failure(error))

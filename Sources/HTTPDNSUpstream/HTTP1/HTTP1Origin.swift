@@ -1,0 +1,118 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Where a plain-http upstream whose host is an address literal listens: the socket address to
+/// connect to and the `Host` header value. Only `http://` URLs with an IPv4 or bracketed IPv6
+/// literal (optional port, default 80) and nothing curl would have to rewrite (user info, a
+/// fragment, a zone ID, spaces or control characters) have one; every other URL is left to
+/// libcurl.
+///
+/// Parsing runs on a URL's UTF-8 bytes: ``locate(_:)`` finds the authority (cheap, every
+/// request), ``init(authority:)`` reads the address (once per origin, when its pool is made).
+struct HTTP1Origin {
+    /// `host[:port]` as written in the URL: the `Host` header value, and what tells origins apart.
+    let authority: [UInt8]
+    /// `sockaddr_in` or `sockaddr_in6`, in a `sockaddr_storage`.
+    let address: sockaddr_storage
+    let addressLength: socklen_t
+
+    private static let scheme: StaticString = "http://"
+
+    /// The offset in `url` where the authority ends and the request target (path and query)
+    /// starts; nil when `url` is not `http://` or has bytes in its target curl would rewrite. The
+    /// authority, from offset 7, is not checked here.
+    static func locate(_ url: UnsafeBufferPointer<UInt8>) -> Int? {
+        let prefix = UnsafeBufferPointer(start: scheme.utf8Start, count: scheme.utf8CodeUnitCount)
+        guard url.count > prefix.count, url.starts(with: prefix) else { return nil }
+        var end = prefix.count
+        while end < url.count, url[end] != UInt8(ascii: "/"), url[end] != UInt8(ascii: "?") { end += 1 }
+        var index = end
+        while index < url.count {
+            let byte = url[index]
+            if byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") { return nil }
+            index += 1
+        }
+        return end
+    }
+
+    /// The origin of `url` and the offset of its request target in its UTF-8; nil when `url` is
+    /// not one this client serves. (The client itself locates first and parses once per origin.)
+    static func parse(_ url: String) -> (origin: HTTP1Origin, target: Int)? {
+        var url = url
+        return url.withUTF8 { bytes in
+            guard let target = locate(bytes), let origin = HTTP1Origin(authority: UnsafeBufferPointer(rebasing: bytes[7..<target])) else {
+                return nil
+            }
+            return (origin, target)
+        }
+    }
+
+    /// Whether `authority` is this origin's.
+    func matches(_ authority: UnsafeBufferPointer<UInt8>) -> Bool {
+        self.authority.withUnsafeBufferPointer { $0.elementsEqual(authority) }
+    }
+
+    /// The origin of `a.b.c.d[:port]` or `[v6][:port]`; nil for anything else (a host name).
+    init?(authority: UnsafeBufferPointer<UInt8>) {
+        guard let first = authority.first, first == UInt8(ascii: "[") || (first >= UInt8(ascii: "0") && first <= UInt8(ascii: "9"))
+        else { return nil }
+        let text = String(decoding: authority, as: UTF8.self)
+        var host = Substring(text)
+        var portText: Substring?
+        if first == UInt8(ascii: "[") {
+            guard let close = text.firstIndex(of: "]") else { return nil }
+            host = text[text.index(after: text.startIndex)..<close]
+            let rest = text[text.index(after: close)...]
+            if !rest.isEmpty {
+                guard rest.first == ":" else { return nil }
+                portText = rest.dropFirst()
+            }
+        } else if let colon = text.firstIndex(of: ":") {
+            host = text[..<colon]
+            portText = text[text.index(after: colon)...]
+        }
+        guard let port = Self.port(portText) else { return nil }
+        var storage = sockaddr_storage()
+        let length =
+            first == UInt8(ascii: "[")
+            ? Self.fill(&storage, v6: String(host), port: port) : Self.fill(&storage, v4: String(host), port: port)
+        guard let length else { return nil }
+        self.authority = Array(authority)
+        address = storage
+        addressLength = length
+    }
+
+    /// No port means 80; otherwise 1 to 65535 in decimal digits.
+    private static func port(_ text: Substring?) -> UInt16? {
+        guard let text else { return 80 }
+        guard !text.isEmpty, text.utf8.count <= 5, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            let value = Int(text), value > 0, value <= 65535
+        else { return nil }
+        return UInt16(value)
+    }
+
+    /// `inet_pton(AF_INET)`: dotted quad only.
+    private static func fill(_ storage: inout sockaddr_storage, v4 host: String, port: UInt16) -> socklen_t? {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+        withUnsafeMutableBytes(of: &storage) { raw in
+            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
+        }
+        return socklen_t(MemoryLayout<sockaddr_in>.size)
+    }
+
+    /// `inet_pton(AF_INET6)`: no zone ID (`%25eth0` is left to curl).
+    private static func fill(_ storage: inout sockaddr_storage, v6 host: String, port: UInt16) -> socklen_t? {
+        var address = sockaddr_in6()
+        address.sin6_family = sa_family_t(AF_INET6)
+        address.sin6_port = port.bigEndian
+        guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { return nil }
+        withUnsafeMutableBytes(of: &storage) { raw in
+            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
+        }
+        return socklen_t(MemoryLayout<sockaddr_in6>.size)
+    }
+}
