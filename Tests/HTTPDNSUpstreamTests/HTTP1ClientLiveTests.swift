@@ -86,6 +86,23 @@ private func answer(_ result: Result<UpstreamHTTPResponse, UpstreamError>) throw
         }
     }
 
+    /// A server that answers before it has read the request (its body still being written, the
+    /// socket full) has its answer read at once: the transfer ends with it, neither spinning on
+    /// the readable socket nor waiting for its timeout.
+    @Test func anAnswerThatComesBeforeTheRequestIsWrittenEndsTheTransfer() async throws {
+        try await ScriptedHTTP1Server.with(mode: "early") { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)
+            let request = UpstreamHTTPRequest(url: server.baseURL + "/upload", method: .post, body: body, timeoutMilliseconds: 10_000)
+            let started = MonotonicTime.now()
+            let result = await awaitResult { loop.perform(request, completion: $0) }
+            let elapsed = MonotonicTime.now() - started
+            #expect((try? result.get())?.status == 413, "\(result)")
+            #expect(elapsed < 5, "the transfer ended after \(elapsed) s")
+        }
+    }
+
     @Test func aConnectionTheServerClosesIsNotReused() async throws {
         try await ScriptedHTTP1Server.with(mode: "close") { server in
             let loop = CurlEventLoop()

@@ -108,9 +108,15 @@ final class HTTP1Connection {
             state = .writing
             return writeRequest()
         case .writing:
-            return writeRequest()
+            // A server may answer (or close) before it has read the whole request: what came is
+            // read now, or the readiness, level-triggered, would come straight back and spin.
+            if ready.readable || ready.failed {
+                let early = readResponse(scratch, requestSent: false)
+                guard case .pending = early else { return early }
+            }
+            return ready.writable ? writeRequest() : .pending
         case .reading:
-            return readResponse(scratch)
+            return readResponse(scratch, requestSent: true)
         case .idle:
             return readWhileIdle(scratch)
         case .closed:
@@ -175,7 +181,9 @@ final class HTTP1Connection {
         return .pending
     }
 
-    private func readResponse(_ scratch: UnsafeMutableRawBufferPointer) -> Outcome {
+    /// Reads what the socket has into the parser. `requestSent`: the whole request went out (a
+    /// response that comes before that ends the connection's use).
+    private func readResponse(_ scratch: UnsafeMutableRawBufferPointer, requestSent: Bool) -> Outcome {
         let count: Int
         do throws(LoopCall.Failure) {
             count = try LoopCall.system("recv") { recv(fd, scratch.baseAddress, scratch.count, 0) }
@@ -202,7 +210,7 @@ final class HTTP1Connection {
         }
         guard parser.isComplete else { return .pending }
         // Bytes after the response answer no request: the connection is not trusted again.
-        return complete(reusable: parser.keepAlive && used == count)
+        return complete(reusable: requestSent && parser.keepAlive && used == count)
     }
 
     private func complete(reusable: Bool) -> Outcome {

@@ -18,6 +18,8 @@ import Foundation
 ///   (a server closing an idle keep-alive connection just as the client reuses it).
 /// - `close`: answers each request with `Connection: close` and closes the connection.
 /// - `stall`: sends the head and half the body of each answer, then nothing.
+/// - `early`: reads a request's head only, answers 413 at once and reads nothing more (a client
+///   still writing a large body then has a response to read while its writes block).
 final class ScriptedHTTP1Server {
     let port: UInt16
     let host: String
@@ -56,6 +58,14 @@ final class ScriptedHTTP1Server {
 
         def serve(conn):
             buf, served = b"", 0
+            if MODE == "early":
+                while b"\r\n\r\n" not in buf:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                conn.sendall(b"HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+                time.sleep(3600)
             while True:
                 request, buf = read_request(conn, buf)
                 if request is None or (MODE == "closeidle" and served == 1):
