@@ -53,7 +53,7 @@ final class HTTP1Connection {
 
     /// `socket(SOCK_NONBLOCK | SOCK_CLOEXEC)`, `TCP_NODELAY` and a non-blocking `connect` to `origin`.
     init(to origin: HTTP1Origin, pool: HTTP1Pool, sockets: EpollSet) throws(LoopCall.Failure) {
-        let family = Int32(origin.address.ss_family)
+        let family = origin.address.family
         let type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         let fd = try LoopCall.system("socket") { socket(family, type, 0) }
         var connected = false
@@ -62,12 +62,8 @@ final class HTTP1Connection {
             try LoopCall.system("setsockopt(TCP_NODELAY)") {
                 setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
             }
-            var address = origin.address
-            let length = origin.addressLength
             do throws(LoopCall.Failure) {
-                try LoopCall.system("connect") {
-                    withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, length) } }
-                }
+                try LoopCall.system("connect") { origin.address.withSockaddr { connect(fd, $0, $1) } }
                 connected = true
             } catch  where error.errorNumber == EINPROGRESS {
                 // Completes when the socket turns writable.

@@ -1,3 +1,5 @@
+import HTTPDNSCore
+
 #if canImport(Glibc)
     import Glibc
 #endif
@@ -13,9 +15,8 @@
 struct HTTP1Origin {
     /// `host[:port]` as written in the URL: the `Host` header value, and what tells origins apart.
     let authority: [UInt8]
-    /// `sockaddr_in` or `sockaddr_in6`, in a `sockaddr_storage`.
-    let address: sockaddr_storage
-    let addressLength: socklen_t
+    /// The address and port to connect to.
+    let address: SocketAddress
 
     private static let scheme: StaticString = "http://"
 
@@ -72,15 +73,12 @@ struct HTTP1Origin {
             host = text[..<colon]
             portText = text[text.index(after: colon)...]
         }
-        guard let port = Self.port(portText) else { return nil }
-        var storage = sockaddr_storage()
-        let length =
-            first == UInt8(ascii: "[")
-            ? Self.fill(&storage, v6: String(host), port: port) : Self.fill(&storage, v4: String(host), port: port)
-        guard let length else { return nil }
+        // A bracketed host is IPv6, a bare one IPv4: the literal must be of its form's family.
+        guard let port = Self.port(portText), let address = SocketAddress(String(host), port: port),
+            address.family == (first == UInt8(ascii: "[") ? AF_INET6 : AF_INET)
+        else { return nil }
         self.authority = Array(authority)
-        address = storage
-        addressLength = length
+        self.address = address
     }
 
     /// No port means 80; otherwise 1 to 65535 in decimal digits.
@@ -90,29 +88,5 @@ struct HTTP1Origin {
             let value = Int(text), value > 0, value <= 65535
         else { return nil }
         return UInt16(value)
-    }
-
-    /// `inet_pton(AF_INET)`: dotted quad only.
-    private static func fill(_ storage: inout sockaddr_storage, v4 host: String, port: UInt16) -> socklen_t? {
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = port.bigEndian
-        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
-        withUnsafeMutableBytes(of: &storage) { raw in
-            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
-        }
-        return socklen_t(MemoryLayout<sockaddr_in>.size)
-    }
-
-    /// `inet_pton(AF_INET6)`: no zone ID (`%25eth0` is left to curl).
-    private static func fill(_ storage: inout sockaddr_storage, v6 host: String, port: UInt16) -> socklen_t? {
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = port.bigEndian
-        guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { return nil }
-        withUnsafeMutableBytes(of: &storage) { raw in
-            withUnsafeBytes(of: address) { raw.copyMemory(from: $0) }
-        }
-        return socklen_t(MemoryLayout<sockaddr_in6>.size)
     }
 }
