@@ -24,6 +24,7 @@
         case configJSON = "config-json"
         case accountJSON = "account-json"
         case storeRow = "store-row"
+        case http1Response = "http1-response"
 
         /// Feeds `bytes` to the parser. A crash, a trap or a failed invariant (`check`) is a finding;
         /// a refusal (a thrown or returned error) is the expected answer to most inputs.
@@ -47,7 +48,28 @@
                     _ = try? AccountConfig(json: object, path: "", allowingRedacted: true)
                 }
             case .storeRow: Self.storeRow(bytes)
+            case .http1Response: Self.http1Response(bytes)
             }
+        }
+
+        /// An upstream's HTTP/1.1 answer as the upstream loop's client reads it, in two pieces
+        /// (split where the first byte says, as reads may split it), then the end of the
+        /// connection: what the parser keeps stays within its limits, and it never claims more
+        /// bytes than it was given.
+        private static func http1Response(_ bytes: UnsafeRawBufferPointer) {
+            var parser = HTTP1ResponseParser(maximumHeaderSize: 1024, maximumBodySize: 4096)
+            let split = bytes.isEmpty ? 0 : Int(bytes[0]) % (bytes.count + 1)
+            do throws(HTTP1ResponseParser.Failure) {
+                for piece in [bytes[0..<split], bytes[split...]] where !piece.isEmpty && !parser.isComplete {
+                    let used = try parser.consume(UnsafeRawBufferPointer(rebasing: piece))
+                    check(used <= piece.count, "consumed \(used) of \(piece.count) bytes")
+                }
+                if !parser.isComplete { try parser.finishAtEOF() }
+            } catch {
+                return
+            }
+            check(parser.headerBlock.count <= 1024, "a header block of \(parser.headerBlock.count) bytes")
+            check(parser.body.count <= 4096, "a body of \(parser.body.count) bytes")
         }
 
         /// An upstream's reply as the RFC 8484 client reads it: an answer keeps at most
