@@ -1,8 +1,9 @@
 import CHiredis
 
-/// hiredis' side of the worker: the `ev` hooks that say which socket events it wants, the reply
-/// callbacks, and the binary-safe command call. hiredis calls them on the loop thread, from inside
-/// its own calls (`redisAsyncHandleRead`, `redisAsyncFree`, ...).
+/// hiredis' side of the worker: the `ev` hooks that say which socket events it wants (applied to
+/// the epoll set before the loop next waits), the reply callbacks, and the binary-safe command
+/// call. hiredis calls them on the loop thread, from inside its own calls (`redisAsyncHandleRead`,
+/// `redisAsyncFree`, ...).
 extension RedisLoopWorker {
     private static func worker(_ data: UnsafeMutableRawPointer?) -> RedisLoopWorker? {
         data.map { Unmanaged<RedisLoopWorker>.fromOpaque($0).takeUnretainedValue() }
@@ -15,25 +16,21 @@ extension RedisLoopWorker {
     static let addRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let worker = worker(data) else { return }
         worker.wantRead = true
-        worker.updateWatch()
     }
 
     static let delRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let worker = worker(data) else { return }
         worker.wantRead = false
-        worker.updateWatch()
     }
 
     static let addWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let worker = worker(data) else { return }
         worker.wantWrite = true
-        worker.updateWatch()
     }
 
     static let delWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let worker = worker(data) else { return }
         worker.wantWrite = false
-        worker.updateWatch()
     }
 
     static let cleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
