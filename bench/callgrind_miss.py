@@ -11,6 +11,10 @@ counters, sends N (default 2000) requests for names never asked before, on CONCU
 divided by N, and each thread's share (user space: libmicrohttpd, the engine, libcurl, the
 store's writer, malloc; not the kernel, and not the upstream's own cost).
 
+CALLGRIND_REDIS=1 starts a redis-server on loopback and sets `redis` to it: every miss then
+also asks the shared answer tier (docs/redis.md), whose thread (`redis-answers`, counted as
+`other`) and extra work in the others are in the figure; redis-server's own cost is not.
+
 Each thread is counted apart (`--separate-threads=yes`) and named by the library its hottest
 calls are in (`http` libmicrohttpd, `curl` libcurl, `store` SQLite, `other`); for a function
 profile run `callgrind_annotate --inclusive=yes` on the largest dump it names.
@@ -127,6 +131,22 @@ remote-control:
     return f"doh:http://127.0.0.1:{dnss_port}/dns-query"
 
 
+def start_redis(work, processes):
+    """A redis-server on loopback for CALLGRIND_REDIS=1; returns its URL."""
+    port = free_port()
+    processes.append(subprocess.Popen(
+        [shutil.which("redis-server") or "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+         "--appendonly", "no", "--dir", work, "--protected-mode", "no"],
+        stdout=open(os.path.join(work, "redis.log"), "w"), stderr=subprocess.STDOUT))
+
+    def answers():
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    wait_until(answers, 15, "redis-server")
+    return f"redis://127.0.0.1:{port}"
+
+
 def send_misses(port, names):
     """Each name once, on CONCURRENCY keep-alive connections; every answer must be a miss."""
     def worker(chunk):
@@ -173,6 +193,8 @@ def main():
         port = free_port()
         config = {"listen": f"127.0.0.1:{port}", "db": os.path.join(work, "db.sqlite"),
                   "accounts": {"default": {"upstreams": [upstream], "localDNSFallback": False}}}
+        if os.environ.get("CALLGRIND_REDIS", "0") not in ("0", ""):
+            config["redis"] = start_redis(work, processes)
         with open(os.path.join(work, "config.json"), "w") as f:
             json.dump(config, f)
         out = os.path.join(work, "callgrind.out")
@@ -211,7 +233,8 @@ def report(out, work):
     for cost, role, name in sorted(shares, reverse=True):
         print(f"  {role:6} {cost / N:10.0f} per miss  ({name})")
     kept = f" (dumps kept in {work})" if os.environ.get("CALLGRIND_KEEP", "0") not in ("0", "") else " (CALLGRIND_KEEP=1 keeps the dumps)"
-    print(f"upstream: {UPSTREAM}  connections: {CONCURRENCY}  misses: {N}  instructions: {total}  per miss: {total / N:.0f}{kept}")
+    redis = "  redis: on" if os.environ.get("CALLGRIND_REDIS", "0") not in ("0", "") else ""
+    print(f"upstream: {UPSTREAM}{redis}  connections: {CONCURRENCY}  misses: {N}  instructions: {total}  per miss: {total / N:.0f}{kept}")
 
 
 if __name__ == "__main__":
