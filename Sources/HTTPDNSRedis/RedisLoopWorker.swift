@@ -141,6 +141,7 @@ final class RedisLoopWorker {
         // Answered commands leave too, so that their deadlines wake nobody.
         while let front = deadlines.first, front.isCompleted || front.queuedAt &+ timeout <= now {
             deadlines.removeFirst()
+            guard !front.isCompleted else { continue }  // answered: no error text to build
             fail(front, RedisError(.timeout, "no reply from Redis (\(purpose)) within \(options.timeoutMilliseconds) ms"))
         }
         switch phase {
@@ -430,8 +431,7 @@ final class RedisLoopWorker {
         if ready.readable || ready.failed, let context, !dropping { redisAsyncHandleRead(context) }
     }
 
-    /// Writes the commands just queued at once, not after an `epoll_wait` for writability (the
-    /// socket nearly always has room; what does not fit waits for the write event).
+    /// Writes the commands just queued now, not after an `epoll_wait` for writability.
     private func flush() {
         guard wantWrite, case .ready = phase, let context, !dropping else { return }
         redisAsyncHandleWrite(context)
