@@ -13,7 +13,8 @@ store's writer, malloc; not the kernel, and not the upstream's own cost).
 
 CALLGRIND_REDIS=1 starts a redis-server on loopback and sets `redis` to it: every miss then
 also asks the shared answer tier (docs/redis.md), whose thread (`redis-answers`, counted as
-`other`) and extra work in the others are in the figure; redis-server's own cost is not.
+`other`) and extra work in the others are in the figure. CALLGRIND_REDIS=server also runs
+redis-server under callgrind and prints its own instructions per miss apart (not in the total).
 
 Each thread is counted apart (`--separate-threads=yes`) and named by the library its hottest
 calls are in (`http` libmicrohttpd, `curl` libcurl, `store` SQLite, `other`); for a function
@@ -132,10 +133,13 @@ remote-control:
 
 
 def start_redis(work, processes):
-    """A redis-server on loopback for CALLGRIND_REDIS=1; returns its URL."""
+    """A redis-server on loopback for CALLGRIND_REDIS (under callgrind for `server`); returns its
+    URL and its process."""
     port = free_port()
+    wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={os.path.join(work, 'redis.callgrind')}"] \
+        if os.environ.get("CALLGRIND_REDIS") == "server" else []
     processes.append(subprocess.Popen(
-        [shutil.which("redis-server") or "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+        wrapper + [shutil.which("redis-server") or "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
          "--appendonly", "no", "--dir", work, "--protected-mode", "no"],
         stdout=open(os.path.join(work, "redis.log"), "w"), stderr=subprocess.STDOUT))
 
@@ -143,8 +147,8 @@ def start_redis(work, processes):
         with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
             sock.sendall(b"PING\r\n")
             return sock.recv(16).startswith(b"+PONG")
-    wait_until(answers, 15, "redis-server")
-    return f"redis://127.0.0.1:{port}"
+    wait_until(answers, 60, "redis-server")
+    return f"redis://127.0.0.1:{port}", processes[-1]
 
 
 def send_misses(port, names):
@@ -193,8 +197,10 @@ def main():
         port = free_port()
         config = {"listen": f"127.0.0.1:{port}", "db": os.path.join(work, "db.sqlite"),
                   "accounts": {"default": {"upstreams": [upstream], "localDNSFallback": False}}}
+        redis = None
         if os.environ.get("CALLGRIND_REDIS", "0") not in ("0", ""):
-            config["redis"] = start_redis(work, processes)
+            config["redis"], redis = start_redis(work, processes)
+        counted = [proc_ for proc_ in (redis,) if proc_ and os.environ.get("CALLGRIND_REDIS") == "server"]
         with open(os.path.join(work, "config.json"), "w") as f:
             json.dump(config, f)
         out = os.path.join(work, "callgrind.out")
@@ -205,16 +211,30 @@ def main():
         processes.append(proc)
         wait_until(lambda: http_status(port, "/readyz", timeout=30) == 200, 120, "httpdnsd")
         send_misses(port, [f"warm{i}.{ZONE}" for i in range(WARM)])
-        subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+        for target in [proc] + counted:
+            subprocess.run(["callgrind_control", "-z", str(target.pid)], check=True, stdout=subprocess.DEVNULL)
         send_misses(port, [f"m{i}.{ZONE}" for i in range(N)])
-        subprocess.run(["callgrind_control", "-d", "misses", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+        for target in [proc] + counted:
+            subprocess.run(["callgrind_control", "-d", "misses", str(target.pid)], check=True, stdout=subprocess.DEVNULL)
         report(out, work)
+        if counted:
+            redis_total = sum(dump_total(path) for path in glob.glob(os.path.join(work, "redis.callgrind*"))
+                              if "misses" in open(path, errors="replace").read(4000))
+            print(f"redis-server: {redis_total / N:.0f} instructions per miss (not in the total above)")
     finally:
         for process in reversed(processes):
             process.terminate()
             process.wait()
         if os.environ.get("CALLGRIND_KEEP", "0") in ("0", ""):
             shutil.rmtree(work, ignore_errors=True)
+
+
+def dump_total(path):
+    """The instructions of one callgrind dump (its `summary:` or `totals:` line)."""
+    for line in open(path, errors="replace"):
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    return 0
 
 
 def report(out, work):
