@@ -11,6 +11,11 @@ counters, sends N (default 2000) requests for names never asked before, on CONCU
 divided by N, and each thread's share (user space: libmicrohttpd, the engine, the upstream
 client, the store's writer, malloc; not the kernel, and not the upstream's own cost).
 
+CALLGRIND_REDIS=1 starts a redis-server on loopback and sets `redis` to it: every miss then
+also asks the shared answer tier (docs/redis.md), whose thread (`redis-answers`, counted as
+`other`) and extra work in the others are in the figure. CALLGRIND_REDIS=server also runs
+redis-server under callgrind and prints its own instructions per miss apart (not in the total).
+
 Each thread is counted apart (`--separate-threads=yes`) and named by what it runs: `upstream`
 the upstream loop (`httpdnsd-curl`: libcurl or the HTTP/1.1 client), else by the library its
 hottest calls are in (`http` libmicrohttpd, `store` SQLite, `other`); for a function
@@ -128,6 +133,25 @@ remote-control:
     return f"doh:http://127.0.0.1:{dnss_port}/dns-query"
 
 
+def start_redis(work, processes):
+    """A redis-server on loopback for CALLGRIND_REDIS (under callgrind for `server`); returns its
+    URL and its process."""
+    port = free_port()
+    wrapper = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={os.path.join(work, 'redis.callgrind')}"] \
+        if os.environ.get("CALLGRIND_REDIS") == "server" else []
+    processes.append(subprocess.Popen(
+        wrapper + [shutil.which("redis-server") or "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", str(port), "--save", "",
+         "--appendonly", "no", "--dir", work, "--protected-mode", "no"],
+        stdout=open(os.path.join(work, "redis.log"), "w"), stderr=subprocess.STDOUT))
+
+    def answers():
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+            sock.sendall(b"PING\r\n")
+            return sock.recv(16).startswith(b"+PONG")
+    wait_until(answers, 60, "redis-server")
+    return f"redis://127.0.0.1:{port}", processes[-1]
+
+
 def send_misses(port, names):
     """Each name once, on CONCURRENCY keep-alive connections; every answer must be a miss."""
     def worker(chunk):
@@ -176,6 +200,10 @@ def main():
         port = free_port()
         config = {"listen": f"127.0.0.1:{port}", "db": os.path.join(work, "db.sqlite"),
                   "accounts": {"default": {"upstreams": [upstream], "localDNSFallback": False}}}
+        redis = None
+        if os.environ.get("CALLGRIND_REDIS", "0") not in ("0", ""):
+            config["redis"], redis = start_redis(work, processes)
+        counted = [proc_ for proc_ in (redis,) if proc_ and os.environ.get("CALLGRIND_REDIS") == "server"]
         with open(os.path.join(work, "config.json"), "w") as f:
             json.dump(config, f)
         out = os.path.join(work, "callgrind.out")
@@ -186,16 +214,30 @@ def main():
         processes.append(proc)
         wait_until(lambda: http_status(port, "/readyz", timeout=30) == 200, 120, "httpdnsd")
         send_misses(port, [f"warm{i}.{ZONE}" for i in range(WARM)])
-        subprocess.run(["callgrind_control", "-z", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+        for target in [proc] + counted:
+            subprocess.run(["callgrind_control", "-z", str(target.pid)], check=True, stdout=subprocess.DEVNULL)
         send_misses(port, [f"m{i}.{ZONE}" for i in range(N)])
-        subprocess.run(["callgrind_control", "-d", "misses", str(proc.pid)], check=True, stdout=subprocess.DEVNULL)
+        for target in [proc] + counted:
+            subprocess.run(["callgrind_control", "-d", "misses", str(target.pid)], check=True, stdout=subprocess.DEVNULL)
         report(out, work)
+        if counted:
+            redis_total = sum(dump_total(path) for path in glob.glob(os.path.join(work, "redis.callgrind*"))
+                              if "misses" in open(path, errors="replace").read(4000))
+            print(f"redis-server: {redis_total / N:.0f} instructions per miss (not in the total above)")
     finally:
         for process in reversed(processes):
             process.terminate()
             process.wait()
         if os.environ.get("CALLGRIND_KEEP", "0") in ("0", ""):
             shutil.rmtree(work, ignore_errors=True)
+
+
+def dump_total(path):
+    """The instructions of one callgrind dump (its `summary:` or `totals:` line)."""
+    for line in open(path, errors="replace"):
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    return 0
 
 
 def report(out, work):
@@ -214,7 +256,8 @@ def report(out, work):
     for cost, role, name in sorted(shares, reverse=True):
         print(f"  {role:8} {cost / N:10.0f} per miss  ({name})")
     kept = f" (dumps kept in {work})" if os.environ.get("CALLGRIND_KEEP", "0") not in ("0", "") else " (CALLGRIND_KEEP=1 keeps the dumps)"
-    print(f"upstream: {UPSTREAM}  connections: {CONCURRENCY}  misses: {N}  instructions: {total}  per miss: {total / N:.0f}{kept}")
+    redis = "  redis: on" if os.environ.get("CALLGRIND_REDIS", "0") not in ("0", "") else ""
+    print(f"upstream: {UPSTREAM}{redis}  connections: {CONCURRENCY}  misses: {N}  instructions: {total}  per miss: {total / N:.0f}{kept}")
 
 
 if __name__ == "__main__":

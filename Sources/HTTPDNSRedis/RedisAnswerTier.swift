@@ -7,8 +7,10 @@ import HTTPDNSCore
 /// window; a lock `...:lock` (`SET NX PX`) held by the one replica resolving a name upstream
 /// while the others poll for its answer.
 ///
-/// Every Redis command is bounded by `redisTimeout`; any failure is a miss without the lock,
-/// so the engine goes to its upstreams as it would without Redis.
+/// A miss resolved upstream costs Redis two commands, both scripts called by SHA-1 (`EVALSHA`):
+/// the lookup, which takes the lock, and the store-and-release. Every Redis command is bounded
+/// by `redisTimeout`; any failure is a miss without the lock, so the engine goes to its
+/// upstreams as it would without Redis.
 public final class RedisAnswerTier: SharedAnswerTier {
     private let connection: RedisConnection
     private let keys: RedisKeys
@@ -16,6 +18,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
     private let clock: any WallClock
     /// This process's lock token (host, pid, random): only the holder releases a lock.
     public let replicaID: String
+    private let token: [UInt8]
     /// Longest a replica waits for another's answer, whatever the account's timeout.
     private let maximumWait: Double
     /// Between two looks at a lock holder's answer.
@@ -23,17 +26,28 @@ public final class RedisAnswerTier: SharedAnswerTier {
 
     /// One `GET`, or `SET NX PX` of the lock when there is no answer: one round trip for a miss.
     /// Returns the answer (bulk), 1 (the lock is ours) or 0 (another replica holds it).
-    static let lookupScript = """
+    static let lookupScript = RedisScript(
+        """
         local v = redis.call('GET', KEYS[1])
         if v then return v end
         if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
         return 0
-        """
+        """)
     /// Deletes the lock only when this replica holds it.
-    static let releaseScript = """
+    static let releaseScript = RedisScript(
+        """
         if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
         return 0
+        """)
+    /// The lock holder's write-back in one round trip: `SET answer PX`, then the release (the
+    /// lock deleted only if it still holds this replica's token: it may have expired and been
+    /// taken by another replica meanwhile).
+    static let storeAndReleaseScript = RedisScript(
         """
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        if redis.call('GET', KEYS[2]) == ARGV[3] then return redis.call('DEL', KEYS[2]) end
+        return 0
+        """)
 
     public init(client: RedisClient, clock: any WallClock = SystemClock(), maximumWait: Double = 1, pollInterval: Double = 0.01) {
         connection = client.connection("answers")
@@ -43,6 +57,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
         self.maximumWait = maximumWait
         self.pollInterval = pollInterval
         replicaID = "\(ProcessInfo.processInfo.hostName):\(getpid()):\(UInt32.random(in: 0...UInt32.max))"
+        token = Array(replicaID.utf8)
     }
 
     public func lookup(
@@ -53,7 +68,9 @@ public final class RedisAnswerTier: SharedAnswerTier {
         let wait = min(maximumWait, Double(max(0, waitMilliseconds)) / 1000)
         let lockMilliseconds = String(Int(wait * 2000) + 500)
         let metrics = metrics
-        connection.command(["EVAL", Self.lookupScript, "2", answerKey, lockKey, replicaID, lockMilliseconds]) { [self] result in
+        connection.evaluate(
+            Self.lookupScript, keys: [Array(answerKey.utf8), Array(lockKey.utf8)], arguments: [token, Array(lockMilliseconds.utf8)]
+        ) { [self] result in
             switch result {
             case .success(.bulk(let bytes)):
                 if let entry = fresh(bytes) {
@@ -78,23 +95,27 @@ public final class RedisAnswerTier: SharedAnswerTier {
         }
     }
 
+    /// One command: the answer `SET ... PX`, or, when this replica holds the lock, the
+    /// store-and-release script, which also deletes the lock if it is still ours.
     public func store(account: String, key: CacheKey, entry: CacheEntry, keepSeconds: Double, holdsLock: Bool) {
         let answerKey = keys.answer(account: account, key: key)
-        let milliseconds = max(1, Int(min(keepSeconds, 31_536_000 * 2) * 1000))
+        let milliseconds = Array(String(max(1, Int(min(keepSeconds, 31_536_000 * 2) * 1000))).utf8)
+        let value = SharedAnswerCodec.encode(entry)
         // Errors are counted by the connection's metrics; nobody waits for these.
-        connection.command([
-            Array("SET".utf8), Array(answerKey.utf8), SharedAnswerCodec.encode(entry), Array("PX".utf8), Array(String(milliseconds).utf8),
-        ]) { _ in }
+        if holdsLock {
+            connection.evaluate(
+                Self.storeAndReleaseScript, keys: [Array(answerKey.utf8), Array((answerKey + ":lock").utf8)],
+                arguments: [value, milliseconds, token]
+            ) { _ in }
+        } else {
+            connection.command([Array("SET".utf8), Array(answerKey.utf8), value, Array("PX".utf8), milliseconds]) { _ in }
+        }
         metrics.recordAnswer("stored")
-        if holdsLock { release(lockKey: answerKey + ":lock") }
     }
 
     public func release(account: String, key: CacheKey) {
-        release(lockKey: keys.answerLock(account: account, key: key))
-    }
-
-    private func release(lockKey: String) {
-        connection.command(["EVAL", Self.releaseScript, "1", lockKey, replicaID]) { _ in }
+        let lockKey = keys.answerLock(account: account, key: key)
+        connection.evaluate(Self.releaseScript, keys: [Array(lockKey.utf8)], arguments: [token]) { _ in }
     }
 
     /// The entry in `bytes` if it decodes and has not expired.

@@ -3,10 +3,13 @@ import CHiredis
 /// The one place hiredis results are checked: a `REDIS_ERR` from an async call, a context that
 /// came back with `err` set, becomes a `RedisError` naming the call and hiredis' `errstr`.
 enum RedisCall {
-    /// Checks the result of `redisAsyncCommandArgv` and friends (`REDIS_OK` or `REDIS_ERR`).
-    static func check(_ result: Int32, _ call: String, context: UnsafeMutablePointer<redisAsyncContext>?) throws(RedisError) {
+    /// Checks the result of `redisAsyncFormattedCommand` and friends (`REDIS_OK` or `REDIS_ERR`).
+    /// `call` names the call in the error; it is built only on a failure (this runs per command).
+    static func check(
+        _ result: Int32, _ call: @autoclosure () -> String, context: UnsafeMutablePointer<redisAsyncContext>?
+    ) throws(RedisError) {
         guard result != REDIS_OK else { return }
-        throw RedisError(.client, "\(call) failed: \(contextError(context) ?? "REDIS_ERR")")
+        throw RedisError(.client, "\(call()) failed: \(contextError(context) ?? "REDIS_ERR")")
     }
 
     /// Checks a context `redisAsyncConnect` returned: nil (out of memory) or `err` set.

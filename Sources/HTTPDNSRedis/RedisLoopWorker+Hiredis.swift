@@ -1,8 +1,9 @@
 import CHiredis
 
-/// hiredis' side of the worker: the `ev` hooks that say which socket events it wants, the reply
-/// callbacks, and the binary-safe command call. hiredis calls them on the loop thread, from inside
-/// its own calls (`redisAsyncHandleRead`, `redisAsyncFree`, ...).
+/// hiredis' side of the worker: the `ev` hooks that say which socket events it wants (applied to
+/// the epoll set before the loop next waits), the reply callbacks, and the binary-safe command
+/// call. hiredis calls them on the loop thread, from inside its own calls (`redisAsyncHandleRead`,
+/// `redisAsyncFree`, ...).
 extension RedisLoopWorker {
     private static func worker(_ data: UnsafeMutableRawPointer?) -> RedisLoopWorker? {
         data.map { Unmanaged<RedisLoopWorker>.fromOpaque($0).takeUnretainedValue() }
@@ -15,25 +16,21 @@ extension RedisLoopWorker {
     static let addRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let worker = worker(data) else { return }
         worker.wantRead = true
-        worker.updateWatch()
     }
 
     static let delRead: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let worker = worker(data) else { return }
         worker.wantRead = false
-        worker.updateWatch()
     }
 
     static let addWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let worker = worker(data) else { return }
         worker.wantWrite = true
-        worker.updateWatch()
     }
 
     static let delWrite: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
         guard let worker = worker(data) else { return }
         worker.wantWrite = false
-        worker.updateWatch()
     }
 
     static let cleanup: @convention(c) (UnsafeMutableRawPointer?) -> Void = { data in
@@ -70,31 +67,18 @@ extension RedisLoopWorker {
             worker.message(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
         }
 
-    /// `redisAsyncCommandArgv` with binary-safe arguments (hiredis copies them before returning).
+    /// `redisAsyncFormattedCommand` with the arguments in RESP (``RESPCommand``; hiredis copies
+    /// them before returning).
     static func issue(
         _ context: UnsafeMutablePointer<redisAsyncContext>, _ arguments: [[UInt8]],
         callback: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void,
         privateData: UnsafeMutableRawPointer?
     ) throws(RedisError) {
-        var joined: [UInt8] = []
-        var offsets: [Int] = []
-        var lengths: [Int] = []
-        for argument in arguments {
-            offsets.append(joined.count)
-            lengths.append(argument.count)
-            joined += argument
-        }
-        joined.append(0)  // never an empty buffer
-        let result = joined.withUnsafeBufferPointer { bytes -> Int32 in
-            let base = UnsafeRawPointer(bytes.baseAddress!)
-            var pointers: [UnsafePointer<CChar>?] = offsets.map { (base + $0).assumingMemoryBound(to: CChar.self) }
-            return pointers.withUnsafeMutableBufferPointer { argv in
-                lengths.withUnsafeBufferPointer { argvlen in
-                    redisAsyncCommandArgv(context, callback, privateData, Int32(arguments.count), argv.baseAddress, argvlen.baseAddress)
-                }
-            }
+        let wire = RESPCommand.encode(arguments)
+        let result = wire.withUnsafeBytes { bytes in
+            redisAsyncFormattedCommand(context, callback, privateData, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
         }
         try RedisCall.check(
-            result, "redisAsyncCommandArgv(\(arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""))", context: context)
+            result, "redisAsyncFormattedCommand(\(arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""))", context: context)
     }
 }

@@ -30,8 +30,10 @@ final class RedisLoopWorker {
     private var purpose: String { options.purpose }
 
     private var context: UnsafeMutablePointer<redisAsyncContext>?
-    /// The context's socket while it is watched.
+    /// The context's socket while it is watched, and the events the epoll set watches on it.
     private var watchedFD: Int32 = -1
+    private var watching = (read: false, write: false)
+    /// The events hiredis wants watched (its `ev` hooks set them; `syncWatch` applies them).
     var wantRead = false
     var wantWrite = false
     /// Set when the context was asked to go (`redisAsyncFree` inside a callback is deferred):
@@ -85,7 +87,9 @@ final class RedisLoopWorker {
                 return
             }
             for work in batch { accept(work) }
+            flush()
             let wait = tick()
+            syncWatch()
             woken = sockets.wait(milliseconds: wait) { ready in handle(ready) }
             if woken { shared.queue.wake.drain() }
         }
@@ -137,6 +141,7 @@ final class RedisLoopWorker {
         // Answered commands leave too, so that their deadlines wake nobody.
         while let front = deadlines.first, front.isCompleted || front.queuedAt &+ timeout <= now {
             deadlines.removeFirst()
+            guard !front.isCompleted else { continue }  // answered: no error text to build
             fail(front, RedisError(.timeout, "no reply from Redis (\(purpose)) within \(options.timeoutMilliseconds) ms"))
         }
         switch phase {
@@ -301,6 +306,7 @@ final class RedisLoopWorker {
         let reason = dropReason ?? RedisCall.contextError(context) ?? "connection closed"
         if watchedFD >= 0 { sockets.watch(watchedFD, readable: false, writable: false) }
         watchedFD = -1
+        watching = (false, false)
         wantRead = false
         wantWrite = false
         context = nil
@@ -425,12 +431,20 @@ final class RedisLoopWorker {
         if ready.readable || ready.failed, let context, !dropping { redisAsyncHandleRead(context) }
     }
 
-    /// Brings the epoll set in line with what hiredis wants watched.
-    func updateWatch() {
+    /// Writes the commands just queued now, not after an `epoll_wait` for writability.
+    private func flush() {
+        guard wantWrite, case .ready = phase, let context, !dropping else { return }
+        redisAsyncHandleWrite(context)
+    }
+
+    /// Brings the epoll set in line with what hiredis wants watched, before each wait and only
+    /// if that changed (hiredis asks for the write event with every command: no `epoll_ctl` each).
+    private func syncWatch() {
         guard let context else { return }
         let fd = chttpdns_redis_async_fd(context)
-        guard fd >= 0 else { return }
+        guard fd >= 0, fd != watchedFD || watching != (wantRead, wantWrite) else { return }
         watchedFD = fd
+        watching = (wantRead, wantWrite)
         sockets.watch(fd, readable: wantRead, writable: wantWrite)
     }
 }

@@ -30,8 +30,8 @@ class RedisSection:
     by repetition): (13) / (13c) is the figure that counts. (1)'s instance differs in more than Redis
     (more accounts, another cache limit, measured earlier in the repetition). (13u)/(13s) misses
     on replica B: names never seen anywhere (Redis is asked, misses, this replica takes the lock
-    and asks the upstream) against names replica A resolved first (a shared hit), and (13n) the
-    same kind of miss on (1)'s instance without Redis.
+    and asks the upstream; wrk at saturation) against names replica A resolved first (a shared
+    hit, Python clients), and (13n) the same kind of miss as (13u) on the control without Redis.
     (13r) upstream queries per unique name with 3 replicas each asked every name at once, with
     the shared tier and without it."""
 
@@ -161,17 +161,53 @@ class RedisSection:
                 "reps": [round(len(names) / elapsed)], "sources": sources}
 
     def measure_misses(self, main):
-        """(13u), (13s) and (13n), each repetition with names of its own."""
+        """(13u) and (13n) at saturation, back to back in alternating order: wrk with `distinct.lua`
+        (every request a name never asked) on replica b and on the control, replica a's
+        configuration without `redis` (like with like; (1)'s instance has more accounts and
+        another cache limit). Python clients, GIL-bound, would cap both alike and hide the
+        server's cost. Before them, a few fresh names through the Python clients check that both
+        answer such names from the upstream. (13s) asks names replica a preloaded just before,
+        from the Python clients (a list of names, which `distinct.lua` does not take), and is
+        compared with (13up), as many never-asked names on b from the same clients."""
         a, b = self.replicas[0], self.replicas[1]
-        self.misses = {"u": [], "s": [], "n": []}
+        self.misses = {"u": [], "s": [], "n": [], "up": []}
         for rep in range(REPS):
             tag = f"r{rep}x{random.randrange(10**6)}"
             log(f"({REDIS}) misses, repetition {rep + 1}/{REPS}")
-            self.misses["u"].append(self.get_all(b.port, self.fresh_names(tag + "u", REDIS_NAMES)))
+            runs = [("u", b, f"({REDIS}u) misses on replica b, Redis configured"),
+                    ("n", self.control, f"({REDIS}n) misses on the control, without Redis")]
+            for key, instance, label in (runs if rep % 2 == 0 else runs[::-1]):
+                # On b, as many names as (13s) asks: the Python figure (13s) is compared with.
+                count = REDIS_NAMES if key == "u" else 64
+                checked = self.get_all(instance.port, self.fresh_names(f"{tag}c{key}", count))
+                if checked["sources"] != {"upstream": count}:
+                    raise RuntimeError(f"{label}: fresh names answered from {checked['sources']}, not the upstream")
+                if key == "u":
+                    self.misses["up"].append(checked)
+                self.misses[key].append(self.wrk_misses(instance, f"{tag}{key}", label))
+                self.misses[key][-1]["sources"] = checked["sources"]
             shared = self.fresh_names(tag + "s", REDIS_NAMES)
             a.preload("bench", shared)
             self.misses["s"].append(self.get_all(b.port, shared))
-            self.misses["n"].append(self.get_all(main.port, self.fresh_names(tag + "n", REDIS_NAMES)))
+
+    def wrk_misses(self, instance, tag, label):
+        """One wrk run of never-asked names on `instance`, with its CPU and redis-server's per
+        request (`/proc/PID/stat`) and the miss counter, which must grow by the requests."""
+        env = {"BENCH_MODE": "resolve", "BENCH_TAG": tag, "BENCH_PREFIX": "/v1/bench/resolve?host=", "BENCH_ZONE": ZONE}
+        pids = {"server": instance.process.pid, "redis": self.redis.pid}
+        ticks = {k: stat_ticks(f"/proc/{pid}/stat")[1] for k, pid in pids.items()}
+        misses = instance.counter("httpdns_cache_misses_total", "bench")
+        run = wrk(instance.port, "distinct.lua", env, label=label)
+        per = os.sysconf("SC_CLK_TCK") * max(1, run["requests"]) / 1e6
+        for key, pid in pids.items():
+            run[f"{key}_cpu_us"] = (stat_ticks(f"/proc/{pid}/stat")[1] - ticks[key]) / per
+        run["misses"] = instance.counter("httpdns_cache_misses_total", "bench") - misses
+        if run["non2xx"] or run["errors"] or run["misses"] < run["requests"]:
+            raise RuntimeError(f"{label}: {run['non2xx']} non-2xx, {run['errors']} socket errors, "
+                               f"miss counter +{run['misses']:.0f} for {run['requests']} requests")
+        log(f"  {label}: server CPU {run['server_cpu_us']:.1f} µs per miss, redis-server {run['redis_cpu_us']:.1f} µs")
+        return {"rps": run["rps"], "p50_ms": run["p50_us"] / 1000, "p99_ms": run["p99_us"] / 1000,
+                "reps": [round(run["rps"])], "cpu_us": run["server_cpu_us"], "redis_cpu_us": run["redis_cpu_us"]}
 
     def upstream_requests(self, instance):
         """The upstream requests `instance` has sent so far, every account."""
@@ -206,12 +242,14 @@ class RedisSection:
         results[f"s{REDIS}_splits"] = self.splits
         results[f"s{REDIS}_cpu"] = {"a": [r["cpu_us"] for r in self.hits], "c": [r["cpu_us"] for r in self.control_hits]}
         results[f"s{REDIS}_check"] = self.check
-        for key in ("u", "s", "n"):
+        for key in ("u", "s", "n", "up"):
             runs = self.misses[key]
             results[f"s{REDIS}{key}"] = {
                 "rps": statistics.median(r["rps"] for r in runs), "p50_ms": statistics.median(r["p50_ms"] for r in runs),
                 "p99_ms": statistics.median(r["p99_ms"] for r in runs), "reps": [r["reps"][0] for r in runs],
                 "sources": runs[-1]["sources"]}
+        results[f"s{REDIS}_misscpu"] = {key: {"server": [r["cpu_us"] for r in self.misses[key]],
+                                              "redis": [r["redis_cpu_us"] for r in self.misses[key]]} for key in ("u", "n")}
         results[f"s{REDIS}r"] = {"on": self.per_name_on, "off": self.per_name_off, "names": self.replica_names}
         answers = metrics(self.replicas[1].ops_port)
         results[f"s{REDIS}_tier"] = {k: v for k, v in answers.items() if k.startswith("httpdns_redis_shared_answers_total")}

@@ -150,10 +150,12 @@ def measurements(add, results):
     row(5, f"httpdnsd cache hits while {SLOW_INFLIGHT} misses wait on a +{SLOW_MS} ms upstream", s5)
     row("5m", f"  the {SLOW_INFLIGHT} concurrent slow misses themselves", results.get("s5_misses"))
     row("5q", "  the same hits on the same account just before each (5), without misses", results.get("s5_quiet"))
-    for key, what in (("u", "local miss, then Redis misses too, then the upstream (replica b, names never asked)"),
-                      ("s", "local miss, then a shared hit in Redis (replica b, names replica a resolved first)"),
-                      ("n", "local miss, then the upstream, without Redis ((1)'s instance, names never asked)")):
-        row(f"{REDIS}{key}", f"{what}; {REDIS_NAMES} names, 16 Python keep-alive clients", results.get(f"s{REDIS}{key}"))
+    python = f"{REDIS_NAMES} names, 16 Python keep-alive clients"
+    for key, what in (("u", "local miss, then Redis misses too, then the upstream (replica b, names never asked); wrk, distinct.lua"),
+                      ("n", "local miss, then the upstream, without Redis (the control, names never asked); wrk, distinct.lua"),
+                      ("up", f"as ({REDIS}u), {python}"),
+                      ("s", f"local miss, then a shared hit in Redis (replica b, names replica a resolved first); {python}")):
+        row(f"{REDIS}{key}", what, results.get(f"s{REDIS}{key}"))
     row(7, "httpdnsd cache hits as (1), over HTTPS (TLS 1.3, keep-alive), an instance of its own", results.get("s7"))
     row("7b", "baseline over HTTPS, same certificate and TLS settings", results.get("s7b"))
     if s6:
@@ -173,7 +175,7 @@ def checks(add, results):
     for key, label in (("s1", "(1)"), (f"s{SIGNED}", f"({SIGNED})"), ("s3", "(3)"), ("s4", "(4)")):
         if results.get(key) and results[key].get("check"):
             add(f"- {label} {results[key]['check']}")
-    for key in ("u", "s", "n"):
+    for key in ("u", "s", "n", "up"):
         if results.get(f"s{REDIS}{key}"):
             add(f"- ({REDIS}{key}) sources answered in the last repetition: {results[f's{REDIS}{key}']['sources']}")
     check = results.get(f"s{REDIS}_check")
@@ -353,14 +355,23 @@ def redis_ratios(add, target, results):
             add(f"| ({REDIS}c) / (1), the control against (1)'s instance, neither with Redis | — | "
                 f"{s_control['rps'] / s1['rps']:.3f} | — |")
     shared, upstream = results.get(f"s{REDIS}s"), results.get(f"s{REDIS}u")
-    if shared and upstream:
-        add(f"| local miss then shared hit / local miss then upstream, ({REDIS}s) / ({REDIS}u), requests/s (issue 15) | — | "
-            f"{shared['rps'] / upstream['rps']:.2f} (p50 {shared['p50_ms']:.2f} ms against {upstream['p50_ms']:.2f} ms) | — |")
+    # (13s) comes from Python clients: compared with (13up), never-asked names from the same clients.
+    python_upstream = results.get(f"s{REDIS}up")
+    if shared and python_upstream:
+        add(f"| local miss then shared hit / local miss then upstream, ({REDIS}s) / ({REDIS}up), Python clients, requests/s "
+            f"(issue 15) | — | {shared['rps'] / python_upstream['rps']:.2f} (p50 {shared['p50_ms']:.2f} ms against "
+            f"{python_upstream['p50_ms']:.2f} ms) | — |")
     if results.get(f"s{REDIS}n") and upstream:
         plain = results[f"s{REDIS}n"]
         ratio = upstream["rps"] / plain["rps"]
         target(f"misses/s with Redis / without, ({REDIS}u) / ({REDIS}n) (issue 24)", "≥ 0.9", ratio, ratio >= 0.9,
                f"{ratio:.3f} (p50 {upstream['p50_ms']:.2f} ms against {plain['p50_ms']:.2f} ms)")
+    miss_cpu = results.get(f"s{REDIS}_misscpu")
+    if miss_cpu:
+        u, n = miss_cpu["u"], miss_cpu["n"]
+        add(f"| CPU per miss with Redis / without, ({REDIS}u) / ({REDIS}n), µs, medians | — | "
+            f"httpdnsd {statistics.median(u['server']):.1f} against {statistics.median(n['server']):.1f}; "
+            f"redis-server {statistics.median(u['redis']):.1f} per miss of ({REDIS}u) | — |")
     per_name = results.get(f"s{REDIS}r")
     if per_name:
         add(f"| upstream queries per unique name, 3 replicas each asked it at once, shared tier on / off (issue 15) | — | "

@@ -1,9 +1,9 @@
 """The "How it is measured" section of RESULTS.md: what each figure's numbers mean, with the
 settings of the run filled in."""
 
-from .settings import (CONNECTION_MEMORY, DOHJSON, DURATION, EMAS, LIMITED_KEYS, MISS_PRELOAD, NAMES, PRELOAD_BATCH, REDIS,
-                       REDIS_NAMES, RFC8484, SCALE, SCALE_MID, SIGNED, SIGNED_MAX_AGE, SLOW_INFLIGHT, SLOW_MS, TTL,
-                       ZONE)
+from .settings import (CONNECTION_MEMORY, CONNECTIONS, DOHJSON, DURATION, EMAS, LIMITED_KEYS, MISS_PRELOAD, NAMES,
+                       PRELOAD_BATCH, REDIS, REDIS_NAMES, RFC8484, SCALE, SCALE_MID, SIGNED, SIGNED_MAX_AGE, SLOW_INFLIGHT,
+                       SLOW_MS, TTL, ZONE)
 
 
 def method(add):
@@ -66,11 +66,14 @@ def other_items():
   accounts, a larger cache limit) and by when in the repetition it runs. For each of the two runs the
   server's CPU (all threads, `/proc/PID/stat`) per request is read too: the split of wrk's connections
   between libmicrohttpd's workers caps a run's requests/s at random, not its CPU per request.
-  ({REDIS}u), ({REDIS}s) and ({REDIS}n) ask {REDIS_NAMES} names once each from 16 Python keep-alive clients (the
-  client's own cost is in every figure alike; read the ratios): ({REDIS}u) names nobody asked, on replica b
-  (Redis is asked and misses, b takes the name's lock, asks the upstream, stores the answer);
-  ({REDIS}s) names replica a preloaded just before, on replica b (a shared hit, cached on b from then
-  on); ({REDIS}n) names nobody asked, on (1)'s instance, which has no Redis. ({REDIS}r) sends each of
+  ({REDIS}u) and ({REDIS}n) are wrk runs at saturation ({CONNECTIONS} connections, {DURATION} s), every request a name
+  nobody asked (`distinct.lua`), back to back in alternating order: ({REDIS}u) on replica b (Redis is asked and
+  misses, b takes the name's lock, asks the upstream, stores the answer and releases the lock), ({REDIS}n) on the
+  control, which has no Redis; before each, 64 fresh names from Python clients check that the instance answers
+  them from the upstream, and the miss counter must grow by wrk's requests. The server's and redis-server's CPU
+  (`/proc/PID/stat`) per miss are read around each run. ({REDIS}s) asks {REDIS_NAMES} names replica a preloaded
+  just before, once each from 16 Python keep-alive clients, on replica b (a shared hit, cached on b from then
+  on), against ({REDIS}up), as many never-asked names on b from the same clients (also the check of (13u)). ({REDIS}r) sends each of
   a few hundred fresh names to the three replicas at once and counts their upstream requests
   (`httpdns_upstream_requests_total`), then the same against (1)'s instance and two more without Redis.
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition

@@ -1,0 +1,18 @@
+import Testing
+
+@testable import HTTPDNSRedis
+
+/// Commands go to hiredis already in RESP: the bytes must be exactly the protocol's.
+struct RESPCommandTests {
+    @Test func aCommandIsAnArrayOfBulkStrings() {
+        let wire = RESPCommand.encode([Array("SET".utf8), Array("k".utf8), Array("0123456789".utf8), []])
+        #expect(String(decoding: wire, as: UTF8.self) == "*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\n0123456789\r\n$0\r\n\r\n")
+    }
+
+    @Test func argumentsAreBinarySafe() {
+        let binary: [UInt8] = [0, 13, 10, 255] + [UInt8](repeating: 42, count: 996)
+        let wire = RESPCommand.encode([Array("SET".utf8), binary])
+        let expected = Array("*2\r\n$3\r\nSET\r\n$1000\r\n".utf8) + binary + Array("\r\n".utf8)
+        #expect(wire == expected)
+    }
+}
