@@ -70,21 +70,38 @@ struct DNSAnswerWalk {
 
         func u16(_ offset: Int) -> UInt16 { UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1]) }
 
+        /// What a name holds at `position`: a label (where its bytes start and how many), the
+        /// name's end, or a pointer to where the rest of it is. Every check of a name's bytes is here.
+        private enum Piece {
+            case label(start: Int, count: Int)
+            case end
+            case pointer(to: Int)
+        }
+
+        private func piece(at position: Int) throws(Malformed) -> Piece {
+            guard position < bytes.count else { throw Malformed(message: "name runs past the message") }
+            let length = Int(bytes[position])
+            switch length & 0xC0 {
+            case 0xC0:
+                guard position + 1 < bytes.count else { throw Malformed(message: "pointer cut short") }
+                return .pointer(to: (length & 0x3F) << 8 | Int(bytes[position + 1]))
+            case 0:
+                if length == 0 { return .end }
+                guard position + 1 + length <= bytes.count else { throw Malformed(message: "label runs past the message") }
+                return .label(start: position + 1, count: length)
+            default:
+                throw Malformed(message: "label type \(length >> 6) in a name")
+            }
+        }
+
         /// The offset just past the name at `offset` (a pointer ends it in two bytes).
         func skipName(at offset: Int) throws(Malformed) -> Int {
             var position = offset
             while true {
-                guard position < bytes.count else { throw Malformed(message: "name runs past the message") }
-                let length = Int(bytes[position])
-                switch length & 0xC0 {
-                case 0xC0:
-                    guard position + 1 < bytes.count else { throw Malformed(message: "pointer cut short") }
-                    return position + 2
-                case 0:
-                    if length == 0 { return position + 1 }
-                    position += 1 + length
-                default:
-                    throw Malformed(message: "label type \(length >> 6) in a name")
+                switch try piece(at: position) {
+                case .label(let start, let count): position = start + count
+                case .end: return position + 1
+                case .pointer: return position + 2
                 }
             }
         }
@@ -94,19 +111,13 @@ struct DNSAnswerWalk {
         private func label(at offset: Int, hops: inout Int) throws(Malformed) -> (start: Int, count: Int) {
             var position = offset
             while true {
-                guard position < bytes.count else { throw Malformed(message: "name runs past the message") }
-                let length = Int(bytes[position])
-                switch length & 0xC0 {
-                case 0xC0:
-                    guard position + 1 < bytes.count else { throw Malformed(message: "pointer cut short") }
+                switch try piece(at: position) {
+                case .label(let start, let count): return (start, count)
+                case .end: return (position + 1, 0)
+                case .pointer(let target):
                     hops += 1
                     guard hops <= Self.maximumHops else { throw Malformed(message: "name pointers loop") }
-                    position = (length & 0x3F) << 8 | Int(bytes[position + 1])
-                case 0:
-                    guard position + 1 + length <= bytes.count else { throw Malformed(message: "label runs past the message") }
-                    return (position + 1, length)
-                default:
-                    throw Malformed(message: "label type \(length >> 6) in a name")
+                    position = target
                 }
             }
         }
