@@ -22,14 +22,7 @@ enum RESPCommand {
     /// `<marker><count>\r\n`.
     private static func header(_ marker: UInt8, _ count: Int, into wire: inout [UInt8]) {
         wire.append(marker)
-        var divisor = 1
-        while divisor <= count / 10 { divisor *= 10 }
-        var rest = count
-        while divisor > 0 {
-            wire.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
-        }
+        wire.appendDecimal(count)
         wire.append(UInt8(ascii: "\r"))
         wire.append(UInt8(ascii: "\n"))
     }

@@ -26,7 +26,7 @@ enum HTTP1RequestWriter {
         }
         if request.method == .post {
             append("Content-Length: ", to: &buffer)
-            appendDecimal(request.body.count, to: &buffer)
+            buffer.appendDecimal(request.body.count)
             append("\r\n", to: &buffer)
         }
         append("\r\n", to: &buffer)
@@ -40,17 +40,5 @@ enum HTTP1RequestWriter {
     private static func append(_ text: String, to buffer: inout [UInt8]) {
         var text = text
         text.withUTF8 { buffer.append(contentsOf: $0) }
-    }
-
-    /// `value` (not negative) in decimal digits.
-    private static func appendDecimal(_ value: Int, to buffer: inout [UInt8]) {
-        var divisor = 1
-        while divisor <= value / 10 { divisor *= 10 }
-        var rest = value
-        while divisor > 0 {
-            buffer.append(UInt8(ascii: "0") + UInt8(rest / divisor))
-            rest %= divisor
-            divisor /= 10
-        }
     }
 }
