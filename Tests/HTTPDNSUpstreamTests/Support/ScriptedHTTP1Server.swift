@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSCore
 
 #if canImport(Glibc)
     import Glibc
@@ -139,17 +140,11 @@ final class ScriptedHTTP1Server {
 
     /// Whether a TCP connect to `host`:`port` succeeds (IPv4 or IPv6 loopback).
     private static func canConnect(host: String, port: UInt16) -> Bool {
-        if !host.contains(":") { return LoopbackDNSServers.canConnect(port: port) }
-        let fd = socket(AF_INET6, Int32(SOCK_STREAM.rawValue), 0)
+        guard let address = SocketAddress(host, port: port) else { return false }
+        let fd = socket(address.family, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        var address = sockaddr_in6()
-        address.sin6_family = sa_family_t(AF_INET6)
-        address.sin6_port = port.bigEndian
-        guard inet_pton(AF_INET6, host, &address.sin6_addr) == 1 else { return false }
-        return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in6>.size)) }
-        } == 0
+        return address.withSockaddr { connect(fd, $0, $1) } == 0
     }
 
     func stop() {
