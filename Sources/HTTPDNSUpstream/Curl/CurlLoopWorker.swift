@@ -95,8 +95,9 @@ final class CurlLoopWorker {
             }
             if woken { shared.queue.wake.drain() }
             collectFinished()
-            if let deadline = http1.nextDeadline(), deadline <= Self.nowMilliseconds() {
-                http1.expire(now: Self.nowMilliseconds())
+            if let deadline = http1.nextDeadline() {
+                let now = Self.nowMilliseconds()
+                if deadline <= now { http1.expire(now: now) }
             }
         }
     }
