@@ -36,6 +36,12 @@ static inline int chttpdns_mhd_connection_fd(struct MHD_Connection *c) {
     return info ? info->connect_fd : -1;
 }
 
+/// The daemon a connection belongs to, or NULL.
+static inline struct MHD_Daemon *chttpdns_mhd_connection_daemon(struct MHD_Connection *c) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_DAEMON);
+    return info ? info->daemon : NULL;
+}
+
 /// MHD_OPTION_NOTIFY_CONNECTION takes a function pointer through an intptr_t field.
 static inline struct MHD_OptionItem chttpdns_mhd_option_notify_connection(MHD_NotifyConnectionCallback cb, void *cls) {
     struct MHD_OptionItem item = { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)cb, cls };
@@ -108,6 +114,27 @@ static inline size_t chttpdns_mhd_request_head_size(struct MHD_Connection *c) {
 static inline uint16_t chttpdns_mhd_bound_port(struct MHD_Daemon *d) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
+}
+
+/// The daemon's listening socket, or -1 (none, or quiesced).
+static inline int chttpdns_mhd_listen_fd(struct MHD_Daemon *d) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_LISTEN_FD);
+    return info ? info->listen_fd : -1;
+}
+
+/// The daemon's own epoll descriptor (a daemon started with MHD_USE_EPOLL), or -1. In external
+/// polling mode it is readable whenever the daemon has work: the caller's loop watches it and
+/// then calls MHD_run.
+static inline int chttpdns_mhd_epoll_fd(struct MHD_Daemon *d) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_EPOLL_FD);
+    return info ? info->epoll_fd : -1;
+}
+
+/// MHD_get_timeout: the milliseconds until MHD_run must be called again, or -1 for no limit.
+static inline long long chttpdns_mhd_timeout(struct MHD_Daemon *d) {
+    MHD_UNSIGNED_LONG_LONG timeout = 0;
+    if (MHD_get_timeout(d, &timeout) != MHD_YES) return -1;
+    return timeout > (MHD_UNSIGNED_LONG_LONG)0x7fffffff ? 0x7fffffff : (long long)timeout;
 }
 
 /// MHD_OPTION_NOTIFY_COMPLETED takes a function pointer through an intptr_t field.

@@ -71,7 +71,10 @@ extension ServiceConfig {
             config.adminTokenFile = value
             config.adminTokenFileKey = name
         },
-        Setting(key: "threads", env: "HTTPDNS_THREADS", flag: "--threads", help: "HTTP worker threads (default 0 = one per core)") {
+        Setting(
+            key: "threads", env: "HTTPDNS_THREADS", flag: "--threads",
+            help: "HTTP threads, each with its own upstream connections (default 0 = one per core)"
+        ) {
             config, value, name throws(ConfigError) in
             config.threads = try parseInt(value, key: name, range: 0...256)
         },

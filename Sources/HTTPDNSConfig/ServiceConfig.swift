@@ -8,7 +8,7 @@ public struct ServiceConfig: Sendable, Equatable {
     public var listenPort: UInt16 = 8080
     public var databasePath = "./httpdnsd.sqlite"
     public var adminToken: String?
-    /// HTTP worker threads; 0 means one per core.
+    /// HTTP threads (each serves its connections and makes its misses' upstream requests); 0 means one per core.
     public var threads = 0
     public var connectionLimit = 4096
     /// Open connections per client address (trusted proxies exempt); 0 means no limit.

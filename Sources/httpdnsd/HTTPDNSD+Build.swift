@@ -121,7 +121,7 @@ extension HTTPDNSD {
         service.setStoreHealth { store.health }
         let (queryLog, dnstap) = openQueryLog(config, service: service)
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
-        let servers = makeServers(config, main: main, service: service, certificates: certificates)
+        let servers = makeServers(config, main: main, service: service, certificates: certificates, wiring: wiring)
         // One set of DNS query counters for both DNS listeners (each under its own protocol).
         let dnsMetrics = PlainDNSMetrics()
         if config.dnsListen != nil || config.dotListen != nil { service.addMetricsSource { dnsMetrics.emit(into: &$0) } }
@@ -274,16 +274,18 @@ extension HTTPDNSD {
     /// The listeners (main; plain and ops when configured), not started, and their connection
     /// metrics on the service.
     static func makeServers(
-        _ config: ServiceConfig, main: ListenAddress, service: HTTPDNSService, certificates: TLSCertificateStore?
+        _ config: ServiceConfig, main: ListenAddress, service: HTTPDNSService, certificates: TLSCertificateStore?,
+        wiring: UpstreamWiring
     ) -> [(name: String, server: HTTPServer)] {
-        let server = HTTPServer(
-            options: serverOptions(config, main, .main, tls: certificates),
-            fastHandler: service.fastResponse, handler: service.handle)
+        var mainOptions = serverOptions(config, main, .main, tls: certificates)
+        wiring.carryUpstreamClient(&mainOptions)
+        let server = HTTPServer(options: mainOptions, fastHandler: service.fastResponse, handler: service.handle)
         service.attach(server.metrics)
         var servers: [(name: String, server: HTTPServer)] = [("main", server)]
         if let plain = config.listenPlain {
-            let plainServer = HTTPServer(
-                options: serverOptions(config, plain, .main, tls: nil), fastHandler: service.fastResponse, handler: service.handle)
+            var plainOptions = serverOptions(config, plain, .main, tls: nil)
+            wiring.carryUpstreamClient(&plainOptions)
+            let plainServer = HTTPServer(options: plainOptions, fastHandler: service.fastResponse, handler: service.handle)
             servers.append(("plain", plainServer))
         }
         if let ops = config.opsListen {

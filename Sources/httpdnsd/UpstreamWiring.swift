@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSServer
 import HTTPDNSUpstream
 import Synchronization
 
@@ -19,6 +20,13 @@ final class UpstreamWiring: Sendable {
     /// The adapter for one `upstreams` entry of an account, on the shared curl loop.
     func upstream(_ spec: UpstreamSpec, accountID: String, config: AccountConfig) -> any UpstreamResolver {
         UpstreamFactory.make(spec, accountID: accountID, config: config, loop: loop)
+    }
+
+    /// Lets the HTTP front's threads carry this loop's HTTP/1.1 client (see
+    /// `CurlEventLoop.localClient(on:)`): a miss's upstream exchange runs on the thread that read
+    /// the request.
+    func carryUpstreamClient(_ options: inout HTTPServerOptions) {
+        options.loopGuest = { [loop] sockets in loop.localClient(on: sockets) }
     }
 
     private func systemResolver(_ servers: [String]) -> SystemResolver {

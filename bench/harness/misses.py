@@ -14,10 +14,12 @@ from .load import summarize, wrk, write_list
 from .procstat import cpu_by_group, thread_ticks
 from .settings import CONNECTIONS, DURATION, MISS_PRELOAD, REPS, WRK_THREADS, ZONE, log
 
-# httpdnsd's threads as the report groups them: the libcurl loop that asks the upstream (it names
-# itself), libmicrohttpd's HTTP threads (which it names `MHD-...`); every other thread counts
-# under its own name.
-HTTPDNSD_GROUPS = [("curl loop", lambda name: name == "httpdnsd-curl"), ("HTTP", lambda name: name.startswith("MHD-"))]
+# httpdnsd's threads as the report groups them: the curl loop (libcurl's transfers, and the
+# HTTP/1.1 requests of threads that carry no client of their own), the HTTP threads (each runs a
+# libmicrohttpd daemon and the HTTP/1.1 client of its misses: `httpdnsd-http`; `MHD-...` for a
+# build still on libmicrohttpd's own thread pool); every other thread counts under its own name.
+HTTPDNSD_GROUPS = [("curl loop", lambda name: name == "httpdnsd-curl"),
+                   ("HTTP", lambda name: name == "httpdnsd-http" or name.startswith("MHD-"))]
 # dnss is one Go process whose threads all carry its name: counted whole.
 WHOLE = [("all threads", lambda name: True)]
 

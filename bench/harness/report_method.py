@@ -82,7 +82,8 @@ def other_items():
   (4d) dnsperf against the caching unbound (UDP). Around each wrk run of (4) and (4u), every thread's
   `utime` + `stime` is read from `/proc/PID/task/TID/stat` (clock ticks, so ±1 tick per thread) of httpdnsd
   and dnss, and grouped by the thread's name (`comm`): httpdnsd's curl loop (`httpdnsd-curl`), its
-  HTTP threads (`MHD-*`), every other thread (the time of threads that exited meanwhile is the
+  HTTP threads (`httpdnsd-http`, which also run the upstream exchange of their misses; `MHD-*` in
+  builds on libmicrohttpd's thread pool), every other thread (the time of threads that exited meanwhile is the
   process's total less its threads'); dnss counted whole. Divided by the requests wrk completed,
   that is CPU µs per miss; wrk itself and unbound are not counted. (4p) after each (4u),
   `POST /v1/bench/preload` of {MISS_PRELOAD:,} never-asked names in batches of {PRELOAD_BATCH} (as (6) fills),

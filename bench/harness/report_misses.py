@@ -56,7 +56,7 @@ def miss_section(add, results):
     add("| process, threads | CPU µs per miss (median) | share of httpdnsd | per repetition (µs) |")
     add("|---|---|---|---|")
     for label, what in (("curl loop", "httpdnsd, the curl loop thread (`httpdnsd-curl`)"),
-                        ("HTTP", "httpdnsd, the HTTP threads (libmicrohttpd's `MHD-*`)"),
+                        ("HTTP", "httpdnsd, the HTTP threads (`httpdnsd-http`, with their upstream client)"),
                         ("others", "httpdnsd, every other thread"), ("total", "**httpdnsd, all threads (4)**")):
         value = statistics.median(rows[label])
         add(f"| {what} | {value:.1f} | {100 * value / total if total else 0:.0f} % | "

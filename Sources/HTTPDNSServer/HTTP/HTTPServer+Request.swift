@@ -146,7 +146,7 @@ extension HTTPServer {
         _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, context: RequestContext,
         start: @Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
     ) -> MHD_Result {
-        let suspended = SuspendedConnection(connection: connection, context: context)
+        let suspended = SuspendedConnection(connection: connection, context: context, loop: loop(of: connection))
         let key = ObjectIdentifier(context)
         let action = locked_suspended.withLock { table -> RequestState.Action? in
             guard table != nil else { return nil }
@@ -165,7 +165,7 @@ extension HTTPServer {
                 guard context.answerArrived(response) == .resume else { return }
                 locked_suspended.withLock { table in
                     guard table?.removeValue(forKey: key) != nil else { return }
-                    MHD_resume_connection(suspended.connection)
+                    suspended.resume()
                 }
             }
             return .YES

@@ -1,14 +1,15 @@
 import CMicroHTTPD
 import HTTPDNSCore
+import HTTPDNSLoop
 import Synchronization
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// The libmicrohttpd front: an epoll thread pool calling `handler` for each complete request.
-/// A handler that returns `.deferred` has its connection suspended (`MHD_suspend_connection`) until
-/// it responds, so no pool thread ever waits for an upstream.
+/// The libmicrohttpd front: HTTP threads (`HTTPLoop`, one daemon each) calling `handler` for each
+/// complete request. A handler that returns `.deferred` has its connection suspended
+/// (`MHD_suspend_connection`) until it responds, so no HTTP thread ever waits for an upstream.
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (HTTPRequest) -> HandlerResult
     /// Tried first on every complete request without a body, on the borrowed request: a 200
@@ -19,8 +20,11 @@ public final class HTTPServer: @unchecked Sendable {
     let options: HTTPServerOptions
     let handler: Handler
     let fastHandler: FastHandler?
-    /// The daemon; written by `start` before any request and by `stop` after the last one.
-    private var daemon: OpaquePointer?
+    /// The HTTP threads, one daemon each; written by `start` before any request and by `stop`
+    /// after the last one.
+    private var loops: [HTTPLoop] = []
+    /// Whether `quiesce()` closed the listening socket.
+    private var quiesced = false
     /// Requests between their first callback and their completion (striped: every request
     /// adds and subtracts from its HTTP thread).
     private let inFlight = StripedCounter()
@@ -69,40 +73,54 @@ public final class HTTPServer: @unchecked Sendable {
     /// Whether this listener serves HTTPS.
     public var isTLS: Bool { options.tls != nil }
 
-    /// Binds and starts the pool. Returns the bound port (useful with port 0).
+    /// Binds and starts the HTTP threads. Returns the bound port (useful with port 0).
+    ///
+    /// Each thread runs its own daemon (`HTTPLoop`); the first binds the listening socket and the
+    /// others accept from the same socket, as libmicrohttpd's own pool threads do.
     public func start() throws(HTTPServerError) -> UInt16 {
-        var flags =
-            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue
-            | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ITC.rawValue | MHD_USE_ERROR_LOG.rawValue
-        let threads = HTTPServerOptions.workerThreads(configured: options.threads)
         guard let address = IPAddress(options.host) else {
             throw HTTPServerError("listen address '\(options.host)' is not an IP address")
         }
+        let threads = HTTPServerOptions.workerThreads(configured: options.threads)
+        var started: [OpaquePointer] = []
+        for index in 0..<threads {
+            let shared = started.first.map { chttpdns_mhd_listen_fd($0) }
+            guard let daemon = startDaemon(address, listenSocket: shared) else {
+                stopDaemons(started)
+                throw HTTPServerError("cannot listen on \(options.host):\(options.port) (address in use or not available)")
+            }
+            started.append(daemon)
+            if index == 0 {
+                do throws(LoopCall.Failure) {
+                    try Self.makeNonBlocking(chttpdns_mhd_listen_fd(daemon))
+                } catch {
+                    stopDaemons(started)
+                    throw HTTPServerError("cannot listen on \(options.host):\(options.port): \(error)")
+                }
+            }
+        }
+        loops = started.map { HTTPLoop(daemon: $0, makeGuest: options.loopGuest) }
+        for loop in loops { loop.start(named: "httpdnsd-http") }
+        tracker.startReaper()
+        return chttpdns_mhd_bound_port(started[0])
+    }
+
+    /// Starts one daemon in external polling mode: bound to `address`, or accepting from
+    /// `listenSocket` (the first daemon's) when given. nil when libmicrohttpd refused.
+    private func startDaemon(_ address: IPAddress, listenSocket: Int32?) -> OpaquePointer? {
+        var flags =
+            MHD_USE_EPOLL.rawValue | MHD_USE_TURBO.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ITC.rawValue
+            | MHD_USE_ERROR_LOG.rawValue
         if address.family == .aaaa { flags |= MHD_USE_IPv6.rawValue }
         if options.tls != nil { flags |= MHD_USE_TLS.rawValue }
         let context = Unmanaged.passUnretained(self).toOpaque()
         let trackerContext = Unmanaged.passUnretained(tracker).toOpaque()
-        // libmicrohttpd splits its limit between the pool's threads and stops accepting (leaving
-        // connections in the kernel's backlog) when a thread reaches its share: keep every share
-        // above our limit, which the accept policy enforces by closing at once.
-        let mhdLimit = (options.connectionLimit + 64) * threads
-        var storage = sockaddr_storage()
-        withUnsafeMutableBytes(of: &storage) { raw in
-            if address.family == .a {
-                var v4 = sockaddr_in()
-                v4.sin_family = sa_family_t(AF_INET)
-                v4.sin_port = options.port.bigEndian
-                address.bytes.withUnsafeBytes { bytes in withUnsafeMutableBytes(of: &v4.sin_addr) { $0.copyMemory(from: bytes) } }
-                withUnsafeBytes(of: v4) { raw.copyMemory(from: $0) }
-            } else {
-                var v6 = sockaddr_in6()
-                v6.sin6_family = sa_family_t(AF_INET6)
-                v6.sin6_port = options.port.bigEndian
-                address.bytes.withUnsafeBytes { bytes in withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyMemory(from: bytes) } }
-                withUnsafeBytes(of: v6) { raw.copyMemory(from: $0) }
-            }
-        }
-        let started: OpaquePointer? = withUnsafeMutablePointer(to: &storage) { pointer in
+        // libmicrohttpd stops accepting (leaving connections in the kernel's backlog) when a
+        // daemon reaches its limit: keep every daemon's above ours, which the accept policy
+        // enforces by closing at once.
+        let mhdLimit = options.connectionLimit + 64
+        var storage = Self.socketAddress(address, port: options.port)
+        return withUnsafeMutablePointer(to: &storage) { pointer in
             var items: [MHD_OptionItem] = [
                 chttpdns_mhd_option_logger(HTTPServer.log),
                 chttpdns_mhd_option_value(.CONNECTION_LIMIT, mhdLimit),
@@ -110,11 +128,13 @@ public final class HTTPServer: @unchecked Sendable {
                 chttpdns_mhd_option_uri_log(ConnectionTracker.uriLog, trackerContext),
                 chttpdns_mhd_option_value(.CONNECTION_TIMEOUT, options.connectionTimeout),
                 chttpdns_mhd_option_value(.CONNECTION_MEMORY_LIMIT, options.connectionMemoryLimit),
-                chttpdns_mhd_option_pointer(.SOCK_ADDR, UnsafeMutableRawPointer(pointer)),
                 chttpdns_mhd_option_completed(HTTPServer.completed, context),
             ]
-            // One thread: the internal polling thread alone (a pool of one draws a warning).
-            if threads > 1 { items.append(chttpdns_mhd_option_value(.THREAD_POOL_SIZE, threads)) }
+            if let listenSocket {
+                items.append(chttpdns_mhd_option_value(.LISTEN_SOCKET, Int(listenSocket)))
+            } else {
+                items.append(chttpdns_mhd_option_pointer(.SOCK_ADDR, UnsafeMutableRawPointer(pointer)))
+            }
             if options.tls != nil {
                 let priorities = UnsafeMutableRawPointer(mutating: UnsafeRawPointer(Self.tlsPriorities.utf8Start))
                 items.append(chttpdns_mhd_option_pointer(.HTTPS_PRIORITIES, priorities))
@@ -127,25 +147,58 @@ public final class HTTPServer: @unchecked Sendable {
                     buffer.baseAddress)
             }
         }
-        guard let started else {
-            throw HTTPServerError("cannot listen on \(options.host):\(options.port) (address in use or not available)")
-        }
-        daemon = started
-        tracker.startReaper()
-        return chttpdns_mhd_bound_port(started)
     }
 
-    /// Stops accepting new connections; requests already received go on.
+    /// `address` and `port` as a `sockaddr_in` or `sockaddr_in6`.
+    private static func socketAddress(_ address: IPAddress, port: UInt16) -> sockaddr_storage {
+        var storage = sockaddr_storage()
+        withUnsafeMutableBytes(of: &storage) { raw in
+            if address.family == .a {
+                var v4 = sockaddr_in()
+                v4.sin_family = sa_family_t(AF_INET)
+                v4.sin_port = port.bigEndian
+                address.bytes.withUnsafeBytes { bytes in withUnsafeMutableBytes(of: &v4.sin_addr) { $0.copyMemory(from: bytes) } }
+                withUnsafeBytes(of: v4) { raw.copyMemory(from: $0) }
+            } else {
+                var v6 = sockaddr_in6()
+                v6.sin6_family = sa_family_t(AF_INET6)
+                v6.sin6_port = port.bigEndian
+                address.bytes.withUnsafeBytes { bytes in withUnsafeMutableBytes(of: &v6.sin6_addr) { $0.copyMemory(from: bytes) } }
+                withUnsafeBytes(of: v6) { raw.copyMemory(from: $0) }
+            }
+        }
+        return storage
+    }
+
+    /// The daemons share one listening socket: a blocking one would hold a thread in `accept`
+    /// when another took the connection first.
+    private static func makeNonBlocking(_ fd: Int32) throws(LoopCall.Failure) {
+        let flags = try LoopCall.system("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        if flags & O_NONBLOCK == 0 { try LoopCall.system("fcntl(F_SETFL, O_NONBLOCK)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) } }
+    }
+
+    /// Stops daemons no thread runs any more. Every daemon but the first was given the first's
+    /// listening socket: quiesced first, it leaves that socket to the first to close (or, after
+    /// `quiesce()`, to nobody: it is closed already).
+    private func stopDaemons(_ daemons: [OpaquePointer]) {
+        for daemon in daemons.dropFirst() { _ = MHD_quiesce_daemon(daemon) }
+        for daemon in daemons { MHD_stop_daemon(daemon) }
+    }
+
+    /// Stops accepting new connections; requests already received go on. Each thread quiesces
+    /// its own daemon; the listening socket is then closed, so new connections are refused.
     public func quiesce() {
-        guard let daemon else { return }
-        let socket = MHD_quiesce_daemon(daemon)
-        if socket >= 0 { close(socket) }
+        guard let first = loops.first, !quiesced else { return }
+        let listening = chttpdns_mhd_listen_fd(first.daemon)
+        for loop in loops { loop.quiesce() }
+        quiesced = true
+        if listening >= 0 { close(listening) }
     }
 
     /// Waits up to `grace` seconds for requests in flight, answers what is still suspended with
-    /// 503, and stops the pool.
+    /// 503, and stops the threads and their daemons.
     public func stop(grace: Double) {
-        guard let daemon else { return }
+        guard !loops.isEmpty else { return }
         let deadline = SystemClock().now() + grace
         while inFlight.signedValue > 0 && SystemClock().now() < deadline { usleep(10_000) }
         let leftovers = locked_suspended.withLock { table -> [SuspendedConnection] in
@@ -154,22 +207,29 @@ public final class HTTPServer: @unchecked Sendable {
             // delivered its answer already and be waiting for this lock, and will then find no entry.
             for connection in pending {
                 _ = connection.context.answerArrived(Self.shuttingDown)
-                MHD_resume_connection(connection.connection)
+                connection.resume()
             }
             table = nil
             return pending
         }
         // Resumed connections (ours above, or answered by their responders just before) need a
-        // turn of the event loop to send their response: wait for them, bounded.
+        // turn of their thread's loop to send their response: wait for them, bounded.
         let until = SystemClock().now() + 2
         while inFlight.signedValue > 0 && SystemClock().now() < until { usleep(5_000) }
         if !leftovers.isEmpty { Log.info("answered \(leftovers.count) suspended requests with 503 at shutdown") }
-        MHD_stop_daemon(daemon)
+        for loop in loops { loop.stop() }
+        stopDaemons(loops.map(\.daemon))
         tracker.stopReaper()
-        self.daemon = nil
+        loops = []
     }
 
     public var requestsInFlight: Int { inFlight.signedValue }
+
+    /// The HTTP thread whose daemon has `connection` (a few threads: a look through them).
+    func loop(of connection: OpaquePointer) -> HTTPLoop? {
+        guard let daemon = chttpdns_mhd_connection_daemon(connection) else { return nil }
+        return loops.first { $0.daemon == daemon }
+    }
 
     // MARK: Callbacks (called by libmicrohttpd worker threads)
 

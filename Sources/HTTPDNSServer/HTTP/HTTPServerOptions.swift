@@ -1,4 +1,5 @@
 import HTTPDNSCore
+import HTTPDNSLoop
 
 #if canImport(Glibc)
     import Glibc
@@ -8,7 +9,7 @@ import HTTPDNSCore
 public struct HTTPServerOptions: Sendable {
     public var host: String
     public var port: UInt16
-    /// Worker threads of the epoll pool; 0 means one per core.
+    /// HTTP threads (each runs its own daemon and event loop); 0 means one per core.
     public var threads: Int
     /// Open connections at most; beyond it a new connection is closed at once (see
     /// `ConnectionTracker`), never left waiting in the kernel's backlog.
@@ -34,6 +35,10 @@ public struct HTTPServerOptions: Sendable {
     public var listener: Listener = .main
     /// One access-log line per request, and `X-Request-Id` on every response (`AccessLog`).
     public var accessLog = false
+    /// Work that rides on each HTTP thread, created on the thread over its epoll set: the
+    /// upstream HTTP/1.1 client (`CurlEventLoop.localClient(on:)`), so that a miss's upstream
+    /// exchange runs on the thread that read the request. nil: none.
+    package var loopGuest: (@Sendable (EpollSet) -> any LoopGuest)?
 
     public init(
         host: String = "127.0.0.1", port: UInt16 = 8080, threads: Int = 0, connectionLimit: Int = 4096,
@@ -50,7 +55,7 @@ public struct HTTPServerOptions: Sendable {
         self.maxBodyBytes = maxBodyBytes
     }
 
-    /// The pool size `threads` asks for: itself, or one per online core for 0.
+    /// The HTTP threads `threads` asks for: itself, or one per online core for 0.
     public static func workerThreads(configured threads: Int) -> Int {
         threads > 0 ? threads : max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
     }

@@ -46,4 +46,12 @@ final class RequestContext: @unchecked Sendable {
 struct SuspendedConnection: @unchecked Sendable {
     let connection: OpaquePointer
     let context: RequestContext
+    /// The HTTP thread whose daemon has the connection: told when it is resumed.
+    let loop: HTTPLoop?
+
+    /// Resumes the connection and has its thread run the daemon to answer it.
+    func resume() {
+        MHD_resume_connection(connection)
+        loop?.connectionResumed()
+    }
 }

@@ -65,18 +65,34 @@ public final class CurlEventLoop: Sendable {
     /// (any HTTP status) or an error: `.timeout` for CURLE_OPERATION_TIMEDOUT, `.transport` (curl
     /// code in `underlying`; the HTTP/1.1 client gives the code curl would) for other failures and
     /// after ``shutdown()``.
+    ///
+    /// Called on a thread that carries this loop's local client (``localClient(on:)``), the
+    /// request stays on that thread: the client there runs it, or hands it on here when it is
+    /// not one for the HTTP/1.1 client.
     public func perform(
         _ request: UpstreamHTTPRequest, completion: @escaping @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void
     ) {
-        guard shared.queue.enqueue(PendingTransfer(request: request, completion: completion)) else {
-            completion(.failure(UpstreamError(.transport, "the curl event loop is shut down")))
-            return
+        let transfer = PendingTransfer(request: request, completion: completion)
+        if let local = HTTP1LocalClient.current, local.owner === shared, !shared.stopped.load(ordering: .relaxed) {
+            local.take(transfer)
+        } else if !shared.queue.enqueue(transfer) {
+            completion(.failure(CurlLoopShared.shutDown))
         }
+    }
+
+    /// An HTTP/1.1 client for this loop's requests that rides on the calling thread's event loop
+    /// (an HTTP server thread; `sockets` is its epoll set): from now until the guest's
+    /// `shutdown()`, ``perform(_:completion:)`` called on this thread runs plain-http
+    /// address-literal requests here, with the same per-origin limits, on this thread's own
+    /// connections. Call it on that thread.
+    package func localClient(on sockets: EpollSet) -> any LoopGuest {
+        HTTP1LocalClient(sockets: sockets, owner: shared)
     }
 
     /// Stops the loop thread, failing queued and running transfers with `.transport`, and waits
     /// for it to exit (unless called from the loop thread itself). Idempotent.
     public func shutdown() {
+        shared.stopped.store(true, ordering: .relaxed)
         shared.queue.stopAndWait()
     }
 }
@@ -93,9 +109,14 @@ final class CurlLoopShared: @unchecked Sendable {
     /// The `CURLM *`, used on the loop thread only.
     let multi: UnsafeMutableRawPointer
     let queue = LoopQueue<PendingTransfer>(services: .service)
+    /// Set by `shutdown()`: the threads' local clients then refuse too.
+    let stopped = Atomic<Bool>(false)
     /// The same limits for the HTTP/1.1 client's connections to one origin.
     let maxConnectionsPerHost: Int
     let maxCachedConnections: Int
+
+    /// What a request gets once the loop is shut down.
+    static let shutDown = UpstreamError(.transport, "the curl event loop is shut down")
 
     init(multi: UnsafeMutableRawPointer, maxConnectionsPerHost: Int, maxCachedConnections: Int) {
         self.multi = multi

@@ -170,7 +170,7 @@ final class CurlLoopWorker {
     /// Shutting down: fails what is queued and running, and releases curl and epoll.
     private func finish(_ batch: [PendingTransfer]) {
         let leftover = shared.queue.close()
-        let error = UpstreamError(.transport, "the curl event loop is shut down")
+        let error = CurlLoopShared.shutDown
         for transfer in batch + leftover { transfer.completion(.failure(error)) }
         http1.shutdown(error)
         for (_, easy) in active {
@@ -232,11 +232,7 @@ final class CurlLoopWorker {
         return 0
     }
 
-    private static func nowMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
-    }
+    private static func nowMilliseconds() -> Int64 { MonotonicTime.milliseconds() }
 }
 
 @available(*, unavailable)

@@ -1,0 +1,133 @@
+import CMicroHTTPD
+import Dispatch
+import HTTPDNSCore
+import HTTPDNSLoop
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// One HTTP thread: a libmicrohttpd daemon in external polling mode, run from this thread's own
+/// epoll set (the daemon's epoll descriptor is one entry of it), and the guest that rides on the
+/// thread (the upstream HTTP/1.1 client), whose sockets are entries of the same set.
+///
+/// With libmicrohttpd's own thread pool a cache miss crossed threads twice: the pool thread
+/// handed the request to the upstream loop's thread and the answer came back through the
+/// daemon's wake-up. Here the thread that reads a request also sends it upstream (the guest),
+/// reads the upstream's answer and writes the response: one thread, woken only by its sockets.
+///
+/// A turn: run the daemon when its descriptor was ready, its timeout came or a connection was
+/// resumed (by the guest's completions, or by another thread), start what the daemon's callbacks gave the
+/// guest, expire the guest's deadlines, then wait for the earliest of the daemon's timeout and
+/// the guest's deadlines.
+final class HTTPLoop: Sendable {
+    /// What other threads ask of the loop.
+    enum Command: Sendable {
+        /// Stop accepting: `MHD_quiesce_daemon` on the loop's own thread (never while it may be
+        /// inside `MHD_run`), then `done` is signalled.
+        case quiesce(done: DispatchSemaphore)
+    }
+
+    /// The daemon, started by the server in external polling mode.
+    nonisolated(unsafe) let daemon: OpaquePointer
+    private let queue = LoopQueue<Command>(
+        services: LoopServices(nameThread: { ThreadName.setCurrent($0) }, report: { HTTPLoop.report($0) }))
+    private let makeGuest: (@Sendable (EpollSet) -> any LoopGuest)?
+    /// A connection of the daemon was resumed since the loop last ran it. libmicrohttpd in
+    /// external polling mode does not wake its caller for a resume: `connectionResumed` does.
+    private let resumed = Atomic<Bool>(false)
+
+    init(daemon: OpaquePointer, makeGuest: (@Sendable (EpollSet) -> any LoopGuest)?) {
+        self.daemon = daemon
+        self.makeGuest = makeGuest
+    }
+
+    func start(named name: String) {
+        queue.startThread(named: name) { [self] in run() }
+    }
+
+    /// Stops accepting connections, on the loop's thread; returns once done.
+    func quiesce() {
+        let done = DispatchSemaphore(value: 0)
+        guard queue.enqueue(.quiesce(done: done)) else { return }
+        done.wait()
+    }
+
+    /// A connection of this loop's daemon was resumed: the loop runs the daemon at its next turn
+    /// (woken through its pipe when called from another thread, once per burst of resumes).
+    func connectionResumed() {
+        if queue.loopThread.load(ordering: .relaxed) == UInt(pthread_self()) {
+            resumed.store(true, ordering: .relaxed)
+        } else if !resumed.exchange(true, ordering: .acquiringAndReleasing) {
+            queue.wake.signal()
+        }
+    }
+
+    /// Stops the thread and waits for it (the daemon itself is the server's to stop).
+    func stop() {
+        queue.stopAndWait()
+    }
+
+    private func run() {
+        let sockets = EpollSet(wake: queue.wake, name: "HTTP")
+        let daemonFD = chttpdns_mhd_epoll_fd(daemon)
+        guard daemonFD >= 0 else { fatalError("HTTP loop: the daemon has no epoll descriptor (MHD_DAEMON_INFO_EPOLL_FD)") }
+        sockets.watch(daemonFD, readable: true, writable: false)
+        let guest = makeGuest?(sockets)
+        var daemonDue = true
+        var daemonDeadline: Int64?
+        while true {
+            if resumed.exchange(false, ordering: .acquiringAndReleasing) { daemonDue = true }
+            if daemonDue {
+                if MHD_run(daemon) != .YES {
+                    Self.report(LoopCall.Failure(call: "MHD_run", detail: "libmicrohttpd refused to run the daemon"))
+                }
+                daemonDue = false
+                let timeout = chttpdns_mhd_timeout(daemon)
+                daemonDeadline = timeout < 0 ? nil : MonotonicTime.milliseconds() + timeout
+            }
+            guest?.runPending()
+            if let guest, let deadline = guest.nextDeadline() {
+                let now = MonotonicTime.milliseconds()
+                if deadline <= now {
+                    guest.expire(now: now)
+                    guest.runPending()
+                }
+            }
+            let woken = sockets.wait(milliseconds: waitMilliseconds(daemonDeadline, guest)) { ready in
+                // Anything else is the guest's; a descriptor it closed earlier in the same batch
+                // is one it no longer knows, and nothing is left to do for it.
+                if ready.fd == daemonFD { daemonDue = true } else { _ = guest?.handle(ready) }
+            }
+            if let deadline = daemonDeadline, deadline <= MonotonicTime.milliseconds() { daemonDue = true }
+            guard woken else { continue }
+            queue.wake.drain()
+            let (commands, stop) = queue.take()
+            for case .quiesce(let done) in commands {
+                // Returns the listening socket, which the server closes, or -1 when the daemon was
+                // quiesced already: nothing to check.
+                _ = MHD_quiesce_daemon(daemon)
+                done.signal()
+            }
+            if stop { break }
+        }
+        for case .quiesce(let done) in queue.close() { done.signal() }
+        guest?.shutdown()
+        sockets.close()
+    }
+
+    /// Until the daemon's timeout or the guest's earliest deadline, at most a second; no wait
+    /// when the guest has work to start.
+    private func waitMilliseconds(_ daemonDeadline: Int64?, _ guest: (any LoopGuest)?) -> Int32 {
+        if guest?.hasPending == true || resumed.load(ordering: .relaxed) { return 0 }
+        var deadline = daemonDeadline
+        if let guestDeadline = guest?.nextDeadline() { deadline = min(deadline ?? guestDeadline, guestDeadline) }
+        guard let deadline else { return 1000 }
+        return Int32(clamping: min(1000, max(0, deadline - MonotonicTime.milliseconds())))
+    }
+
+    static func report(_ failure: LoopCall.Failure) {
+        EventLoopLog.failure(call: failure.call, "HTTP loop: \(failure)")
+    }
+}

@@ -1,0 +1,91 @@
+import HTTPDNSCore
+import HTTPDNSLoop
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An ``HTTP1Client`` riding on another component's loop thread (an HTTP server thread): what
+/// ``CurlEventLoop/perform(_:completion:)`` is given on that thread runs there, on that thread's
+/// own connections to the upstream, instead of crossing to the curl loop's thread and back. A
+/// cache miss is then read, sent upstream, answered and written by one thread, woken only by its
+/// sockets. A request this client does not serve (https, a host name) goes on to the curl loop.
+///
+/// Requests are taken into `pending` and started by ``runPending()``, which the host calls at the
+/// end of each of its callbacks: a request made from inside one of this client's completions
+/// never re-enters it. Confined to the host's thread, where it is registered as the thread's
+/// client (``current``) from creation to ``shutdown()``.
+final class HTTP1LocalClient: LoopGuest {
+    /// The curl loop this client takes requests for, and hands the rest to.
+    let owner: CurlLoopShared
+    private let client: HTTP1Client
+    private var pending: [PendingTransfer] = []
+    /// `pending`'s other buffer: `runPending` swaps the two, so a turn allocates nothing.
+    private var starting: [PendingTransfer] = []
+
+    /// Creates the client over `sockets`, the host's epoll set, and registers it as the calling
+    /// thread's client: call it on the host's loop thread.
+    init(sockets: EpollSet, owner: CurlLoopShared) {
+        self.owner = owner
+        client = HTTP1Client(
+            sockets: sockets, maxConnectionsPerHost: owner.maxConnectionsPerHost, maxIdlePerHost: owner.maxCachedConnections)
+        pending.reserveCapacity(64)
+        starting.reserveCapacity(64)
+        Self.setCurrent(Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// The calling thread's client, if a host loop registered one.
+    static var current: HTTP1LocalClient? {
+        guard let raw = pthread_getspecific(threadKey) else { return nil }
+        return Unmanaged<HTTP1LocalClient>.fromOpaque(raw).takeUnretainedValue()
+    }
+
+    /// Takes `transfer`, to start at the host's next call of `runPending`.
+    func take(_ transfer: PendingTransfer) {
+        pending.append(transfer)
+    }
+
+    var hasPending: Bool { !pending.isEmpty }
+
+    func runPending() {
+        guard !pending.isEmpty else { return }
+        swap(&pending, &starting)
+        let now = MonotonicTime.milliseconds()
+        for transfer in starting where !client.start(transfer, now: now) {
+            // Not an address-literal http:// origin: libcurl's, on the curl loop.
+            if !owner.queue.enqueue(transfer) { transfer.completion(.failure(CurlLoopShared.shutDown)) }
+        }
+        starting.removeAll(keepingCapacity: true)
+    }
+
+    func handle(_ ready: EpollSet.Readiness) -> Bool { client.handle(ready) }
+
+    func nextDeadline() -> Int64? { client.nextDeadline() }
+
+    func expire(now: Int64) { client.expire(now: now) }
+
+    func shutdown() {
+        Self.setCurrent(nil)
+        let error = UpstreamError(.transport, "the HTTP loop carrying this upstream client is shut down")
+        let waiting = pending
+        pending.removeAll()
+        for transfer in waiting { transfer.completion(.failure(error)) }
+        client.shutdown(error)
+    }
+
+    private static func setCurrent(_ raw: UnsafeMutableRawPointer?) {
+        let result = pthread_setspecific(threadKey, raw)
+        precondition(result == 0, "pthread_setspecific failed: \(result)")
+    }
+
+    /// The thread-specific slot of ``current``; created once, never deleted.
+    private static let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, nil)
+        precondition(result == 0, "pthread_key_create failed: \(result)")
+        return key
+    }()
+}
+
+@available(*, unavailable)
+extension HTTP1LocalClient: Sendable {}

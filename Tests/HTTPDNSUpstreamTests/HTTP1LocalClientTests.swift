@@ -1,0 +1,122 @@
+import Foundation
+import HTTPDNSCore
+import HTTPDNSLoop
+import Synchronization
+import Testing
+
+@testable import HTTPDNSUpstream
+
+/// What one completion saw: the thread it ran on, its result, and whether the request made from
+/// inside it was left for the host's next turn.
+private struct Completed: Sendable {
+    var thread: UInt
+    var result: Result<UpstreamHTTPResponse, UpstreamError>
+    var nextWasTaken: Bool
+}
+
+/// Runs `body` on a thread standing in for an HTTP thread (its own epoll set, carrying `loop`'s
+/// local client), then turns that thread's loop as `HTTPLoop` does until `done` or 30 s.
+/// Returns the host thread's identity.
+private func onCarryingThread(
+    _ loop: CurlEventLoop, _ body: @escaping @Sendable (any LoopGuest) -> Void, until done: @escaping @Sendable () -> Bool
+) async -> UInt {
+    await withCheckedContinuation { continuation in
+        let thread = Thread {
+            let wake = WakePipe(services: LoopServices(nameThread: { _ in }, report: { Issue.record("loop failure: \($0)") }))
+            let sockets = EpollSet(wake: wake, name: "test host")
+            let guest = loop.localClient(on: sockets)
+            body(guest)
+            let until = MonotonicTime.now() + 30
+            while !done() && MonotonicTime.now() < until {
+                guest.runPending()
+                let now = MonotonicTime.milliseconds()
+                if let deadline = guest.nextDeadline(), deadline <= now {
+                    guest.expire(now: now)
+                    continue
+                }
+                _ = sockets.wait(milliseconds: guest.hasPending ? 0 : 20) { _ = guest.handle($0) }
+            }
+            guest.shutdown()
+            sockets.close()
+            continuation.resume(returning: UInt(pthread_self()))
+        }
+        thread.start()
+    }
+}
+
+/// ``CurlEventLoop/localClient(on:)``: requests made on a thread that carries the client run on
+/// that thread, over its own connections, against a real loopback server.
+@Suite struct HTTP1LocalClientTests {
+    @Test func requestsMadeOnTheCarryingThreadAreExchangedAndCompletedThere() async throws {
+        try await ScriptedHTTP1Server.with(mode: "keepalive") { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let completed = Mutex<[Completed]>([])
+            let total = 20
+            // Each completion makes the next request, as an engine completion may: it must be
+            // taken for the host's next turn, not started inside the client's own callback.
+            let base = server.baseURL
+            @Sendable func request(_ index: Int) {
+                loop.perform(UpstreamHTTPRequest(url: base + "/n?i=\(index)", timeoutMilliseconds: 10_000)) { result in
+                    var taken = true
+                    if index + 1 < total {
+                        request(index + 1)
+                        taken = HTTP1LocalClient.current?.hasPending == true
+                    }
+                    completed.withLock { $0.append(Completed(thread: UInt(pthread_self()), result: result, nextWasTaken: taken)) }
+                }
+            }
+            let host = await onCarryingThread(loop, { _ in request(0) }, until: { completed.withLock { $0.count } == total })
+            let all = completed.withLock { $0 }
+            try #require(all.count == total)
+            #expect(all.allSatisfy { $0.thread == host }, "a completion ran on another thread than the one that asked")
+            #expect(all.allSatisfy { $0.nextWasTaken })
+            let answers = try all.map { try #require(ScriptedHTTP1Answer(try $0.result.get().body)) }
+            #expect(answers.allSatisfy { $0.accept == "---" }, "a request went through libcurl")
+            #expect(Set(answers.map(\.connections)).count == 1, "the requests did not share one connection")
+        }
+    }
+
+    @Test func aRequestTheClientDoesNotServeGoesToTheCurlLoop() async throws {
+        try await ScriptedHTTP1Server.with(mode: "keepalive") { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let completed = Mutex<Completed?>(nil)
+            // A host name, not an address literal: libcurl's, on the curl loop's thread.
+            let url = "http://localhost:\(server.port)/named"
+            let host = await onCarryingThread(
+                loop,
+                { _ in
+                    loop.perform(UpstreamHTTPRequest(url: url, timeoutMilliseconds: 10_000)) { result in
+                        completed.withLock { $0 = Completed(thread: UInt(pthread_self()), result: result, nextWasTaken: true) }
+                    }
+                }, until: { completed.withLock { $0 != nil } })
+            let done = try #require(completed.withLock { $0 })
+            #expect(done.thread != host)
+            let answer = try #require(ScriptedHTTP1Answer(try done.result.get().body))
+            #expect(answer.accept == "*/*", "libcurl sends Accept: */*")
+        }
+    }
+
+    @Test func afterTheLoopShutsDownARequestOnTheCarryingThreadFails() async throws {
+        try await ScriptedHTTP1Server.with(mode: "keepalive") { server in
+            let loop = CurlEventLoop()
+            let completed = Mutex<Completed?>(nil)
+            let url = server.baseURL + "/late"
+            _ = await onCarryingThread(
+                loop,
+                { _ in
+                    loop.shutdown()
+                    loop.perform(UpstreamHTTPRequest(url: url, timeoutMilliseconds: 10_000)) { result in
+                        completed.withLock { $0 = Completed(thread: UInt(pthread_self()), result: result, nextWasTaken: true) }
+                    }
+                }, until: { completed.withLock { $0 != nil } })
+            let done = try #require(completed.withLock { $0 })
+            guard case .failure(let error) = done.result else {
+                Issue.record("expected a failure, got \(done.result)")
+                return
+            }
+            #expect(error.code == .transport)
+        }
+    }
+}
