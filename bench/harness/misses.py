@@ -11,7 +11,7 @@ import statistics
 import subprocess
 
 from .load import summarize, wrk, write_list
-from .procstat import cpu_by_group, thread_ticks
+from .procstat import cpu_by_group, is_http_thread, switches_between, thread_switches, thread_ticks
 from .settings import CONNECTIONS, DURATION, MISS_PRELOAD, REPS, WRK_THREADS, ZONE, log
 
 # httpdnsd's threads as the report groups them: the curl loop (libcurl's transfers, and the
@@ -19,20 +19,24 @@ from .settings import CONNECTIONS, DURATION, MISS_PRELOAD, REPS, WRK_THREADS, ZO
 # libmicrohttpd daemon and the HTTP/1.1 client of its misses: `httpdnsd-http`; `MHD-...` for a
 # build still on libmicrohttpd's own thread pool); every other thread counts under its own name.
 HTTPDNSD_GROUPS = [("curl loop", lambda name: name == "httpdnsd-curl"),
-                   ("HTTP", lambda name: name == "httpdnsd-http" or name.startswith("MHD-"))]
+                   ("HTTP", is_http_thread)]
 # dnss is one Go process whose threads all carry its name: counted whole.
 WHOLE = [("all threads", lambda name: True)]
 
 
 def with_cpu(pids, run):
     """Runs `run()` (a wrk run) and adds to its summary `cpu`: for each (label, pid, groups) of
-    `pids`, the CPU µs that process used meanwhile per request, by thread group."""
+    `pids`, the CPU µs that process used meanwhile per request, by thread group; and `switches`:
+    its threads' (voluntary, involuntary) context switches per request."""
     before = {label: thread_ticks(pid) for label, pid, _ in pids}
+    switched = {label: thread_switches(pid) for label, pid, _ in pids}
     result = run()
     requests = max(1, result["requests"])
     result["cpu"] = {label: {group: us / requests for group, us in cpu_by_group(before[label], thread_ticks(pid),
                                                                                  groups).items()}
                      for label, pid, groups in pids}
+    result["switches"] = {label: tuple(n / requests for n in switches_between(switched[label], thread_switches(pid)))
+                          for label, pid, _ in pids}
     return result
 
 
@@ -52,7 +56,8 @@ def measure_misses(work, main, stack, results):
                               lambda: wrk(main.port, "distinct.lua", env, label="(4) httpdnsd misses")))
         misses_delta += main.counter("httpdns_cache_misses_total", "bench") - misses_before
         log("  (4) CPU per miss, µs: " + ", ".join(f"{group} {us:.1f}" for group, us in runs4[-1]["cpu"]["httpdnsd"].items())
-            + f"; dnss {runs4[-1]['cpu']['dnss']['all threads']:.1f}")
+            + f"; dnss {runs4[-1]['cpu']['dnss']['all threads']:.1f}; httpdnsd context switches per miss "
+            + "{:.2f} voluntary, {:.2f} involuntary".format(*runs4[-1]["switches"]["httpdnsd"]))
         tag = f"d{rep}r{random.randrange(10**6)}"
         env = {"BENCH_MODE": "doh", "BENCH_TAG": tag, "BENCH_ZONE": ZONE}
         runs4_dnss.append(with_cpu([("dnss", dnss_pid, WHOLE)],
@@ -71,7 +76,8 @@ def measure_misses(work, main, stack, results):
     results["s4_dnss"] = summarize(runs4_dnss)
     results["s4_cpu"] = {"httpdnsd": [r["cpu"]["httpdnsd"] for r in runs4],
                          "dnss_in_4": [r["cpu"]["dnss"]["all threads"] for r in runs4],
-                         "dnss": [r["cpu"]["dnss"]["all threads"] for r in runs4_dnss]}
+                         "dnss": [r["cpu"]["dnss"]["all threads"] for r in runs4_dnss],
+                         "switches": [r["switches"]["httpdnsd"] for r in runs4]}
     if preloads:
         results["s4_preload"] = {"rate": statistics.median(preloads), "reps": [round(p) for p in preloads],
                                  "names": MISS_PRELOAD}

@@ -30,15 +30,49 @@ def cpu_seconds(pid):
     return stat_ticks(f"/proc/{pid}/stat")[1] / os.sysconf("SC_CLK_TCK")
 
 
+def is_http_thread(name):
+    """Whether a thread runs a libmicrohttpd daemon: httpdnsd's HTTP threads (`httpdnsd-http`),
+    libmicrohttpd's own pool threads (`MHD-...`, the C baseline's)."""
+    return name == "httpdnsd-http" or name.startswith("MHD-")
+
+
+def parse_switches(status):
+    """The voluntary and involuntary context switches of a /proc .../status text: a voluntary one
+    is the thread going to sleep to wait (each is then a wake-up), an involuntary one the kernel
+    taking the core away."""
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    return int(fields["voluntary_ctxt_switches"]), int(fields["nonvoluntary_ctxt_switches"])
+
+
+def thread_switches(pid):
+    """Every thread of `pid` now, {tid: (voluntary, involuntary) context switches so far}."""
+    switches = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                switches[tid] = parse_switches(f.read())
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # it exited between the listing and the read
+    return switches
+
+
+def switches_between(before, after):
+    """The voluntary and involuntary switches of the threads alive at `after` since `before` (a
+    thread started in between counts from zero; one that exited in between is not counted)."""
+    voluntary = sum(v - before.get(tid, (0, 0))[0] for tid, (v, _) in after.items())
+    involuntary = sum(i - before.get(tid, (0, 0))[1] for tid, (_, i) in after.items())
+    return voluntary, involuntary
+
+
 def worker_ticks(pid):
-    """CPU ticks used so far by each libmicrohttpd worker thread of `pid`, by thread id."""
+    """CPU ticks used so far by each HTTP thread of `pid` (`is_http_thread`), by thread id."""
     ticks = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
             name, used = stat_ticks(f"/proc/{pid}/task/{tid}/stat")
         except FileNotFoundError:
             continue
-        if name.startswith("MHD-"):
+        if is_http_thread(name):
             ticks[tid] = used
     return ticks
 
@@ -89,7 +123,7 @@ def measure_with_split(pid, splits, run):
 
 
 def worker_arenas(pid):
-    """Which glibc malloc arena each libmicrohttpd worker thread (`MHD-worker`) of `pid` allocates
+    """Which glibc malloc arena each HTTP thread (`MHD-worker`, `httpdnsd-http`) of `pid` allocates
     from, as "main" or the arena's heap address; None without gdb or on any failure. glibc binds a
     thread to an arena at its first allocation and httpdnsd caps them (`limitArenas`), so whether
     two workers share one is decided at start, at random, for the instance's life; on a shared one
@@ -105,7 +139,7 @@ def worker_arenas(pid):
         low, high = (int(x, 16) for x in heap.split("-"))
         listing = subprocess.run([gdb, "-p", str(pid), "-batch", "-ex", "info threads"], capture_output=True, text=True,
                                  timeout=60).stdout
-        threads = re.findall(r'^\*?\s+(\d+)\s+Thread \S+ \(LWP \d+\) "MHD-worker"', listing, re.M)
+        threads = re.findall(r'^\*?\s+(\d+)\s+Thread \S+ \(LWP \d+\) "(?:MHD-worker|httpdnsd-http)"', listing, re.M)
         commands = []
         for number in threads:
             commands += ["-ex", f"thread {number}", "-ex", "p/x (unsigned long)malloc(24)"]

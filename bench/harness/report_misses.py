@@ -70,6 +70,15 @@ def miss_section(add, results):
         add("The other threads, median µs per miss (those under 0.05 left out): "
             + (", ".join(f"`{name}` {us:.1f}" for name, us in others if us >= 0.05) or "none") + ".")
         add("")
+    switches = cpu.get("switches")
+    if switches:
+        voluntary = [v for v, _ in switches]
+        involuntary = [i for _, i in switches]
+        add(f"httpdnsd's context switches per miss during (4), every thread: {statistics.median(voluntary):.2f} voluntary "
+            f"(a thread going to sleep, then woken; per repetition {', '.join(f'{v:.2f}' for v in voluntary)}) and "
+            f"{statistics.median(involuntary):.2f} involuntary (the core taken away; "
+            f"{', '.join(f'{i:.2f}' for i in involuntary)}).")
+        add("")
     ratio = cpu_ratio(results)
     if ratio is not None:
         add(f"httpdnsd CPU per miss / dnss CPU per request = **{ratio:.2f}** (target ≤ {CPU_RATIO}: "

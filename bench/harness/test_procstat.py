@@ -5,7 +5,7 @@ CPU by thread group, and the miss report's grouping. Run from the repository wit
 import os
 import unittest
 
-from .procstat import cpu_by_group, parse_stat
+from .procstat import cpu_by_group, is_http_thread, parse_stat, parse_switches, switches_between, thread_switches
 from .report_misses import cpu_ratio, grouped
 
 # A thread's stat line as Linux writes it (`/proc/PID/task/TID/stat`): utime 1234 and stime 56
@@ -36,6 +36,25 @@ class ProcStatTests(unittest.TestCase):
         used = cpu_by_group(before, after, groups)
         self.assertEqual({k: round(v / per_tick) for k, v in used.items()},
                          {"httpdnsd": 2, "curl loop": 30, "HTTP": 25, "httpdnsd-log": 4, "exited threads": 7})
+
+    def test_parse_switches_reads_both_counts_of_a_status_text(self):
+        status = "Name:\thttpdnsd-http\nState:\tS (sleeping)\nvoluntary_ctxt_switches:\t120\nnonvoluntary_ctxt_switches:\t7\n"
+        self.assertEqual(parse_switches(status), (120, 7))
+
+    def test_switches_between_counts_new_threads_from_zero_and_leaves_exited_ones_out(self):
+        before = {"1": (100, 5), "2": (50, 1), "3": (9, 9)}
+        after = {"1": (130, 6), "2": (50, 3), "4": (4, 0)}
+        self.assertEqual(switches_between(before, after), (30 + 0 + 4, 1 + 2 + 0))
+
+    def test_thread_switches_of_this_process(self):
+        switches = thread_switches(os.getpid())
+        self.assertIn(str(os.getpid()), switches)
+        self.assertTrue(all(v >= 0 and i >= 0 for v, i in switches.values()))
+
+    def test_http_threads_are_httpdnsds_and_libmicrohttpds_pool_threads(self):
+        self.assertTrue(is_http_thread("httpdnsd-http"))
+        self.assertTrue(is_http_thread("MHD-worker"))
+        self.assertFalse(is_http_thread("httpdnsd-curl"))
 
 
 class MissReportTests(unittest.TestCase):

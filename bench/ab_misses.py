@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""Section (4)'s misses, two builds alternating on one upstream stack: which build's miss costs less.
+
+    python3 bench/ab_misses.py BASELINE_BINARY CANDIDATE_BINARY [ROUNDS]
+
+On loopback only: the stack of `make bench` (unbound answering every name below bench.test, a
+caching unbound, dnss as the RFC 8484 front) is started once, then one instance of each binary,
+each with one account whose upstream is dnss. ROUNDS times (default 5) each instance takes a wrk
+run of BENCH_DURATION seconds (default 10) asking a never-asked name every request, the order of
+the two swapped every round so that drift hits both alike. Around each run it reads the CPU of
+httpdnsd's threads and of dnss (`/proc`, kernel time included) and httpdnsd's context switches.
+
+Prints each run, then per build the medians of misses/s, p99, httpdnsd's CPU µs per miss, that
+CPU over dnss's CPU per request in the same run (the machine's speed moves during a run; the
+ratio to the upstream beside it moves less), and the voluntary context switches per miss (each
+one a thread that slept and was woken); then candidate / baseline for each.
+"""
+
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from harness.load import wrk  # noqa: E402
+from harness.misses import HTTPDNSD_GROUPS, WHOLE, with_cpu  # noqa: E402
+from harness.processes import Processes  # noqa: E402
+from harness.servers import HTTPDNSD, Stack  # noqa: E402
+from harness.settings import BENCH_DIR, ZONE, log  # noqa: E402
+
+
+def one_run(instance, dnss_pid, label):
+    """One wrk run of never-asked names against `instance`: requests/s, p99 ms, CPU µs per miss
+    (httpdnsd, all threads; dnss), voluntary context switches per miss."""
+    env = {"BENCH_MODE": "resolve", "BENCH_TAG": f"ab{random.randrange(10**9)}",
+           "BENCH_PREFIX": "/v1/bench/resolve?host=", "BENCH_ZONE": ZONE}
+    result = with_cpu([("httpdnsd", instance.process.pid, HTTPDNSD_GROUPS), ("dnss", dnss_pid, WHOLE)],
+                      lambda: wrk(instance.port, "distinct.lua", env, label=label))
+    if result["non2xx"] or result["errors"]:
+        raise RuntimeError(f"{label}: {result['non2xx']} non-2xx answers, {result['errors']} socket errors")
+    cpu = sum(result["cpu"]["httpdnsd"].values())
+    dnss = result["cpu"]["dnss"]["all threads"]
+    return {"rps": result["rps"], "p99": result["p99_us"] / 1000, "cpu": cpu, "ratio": cpu / dnss if dnss else 0.0,
+            "switches": result["switches"]["httpdnsd"][0]}
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__)
+    binaries = {"baseline": os.path.abspath(sys.argv[1]), "candidate": os.path.abspath(sys.argv[2])}
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
+    work = tempfile.mkdtemp(prefix="httpdnsd-ab-")
+    subprocess.run(["gcc", "-O2", "-o", os.path.join(work, "slow_doh"),
+                    os.path.join(BENCH_DIR, "slowdoh", "slow_doh.c")], check=True)
+    processes = Processes(work)
+    try:
+        stack = Stack(processes, work)
+        stack.start()
+        upstream = f"doh:http://127.0.0.1:{stack.dnss_port}/dns-query"
+        instances = {}
+        for name, binary in binaries.items():
+            instances[name] = HTTPDNSD(processes, work, binary, f"httpdnsd-{name}", {"bench": upstream},
+                                       cache_limit=4_000_000)
+            instances[name].start()
+        runs = {name: [] for name in binaries}
+        for number in range(rounds):
+            order = list(binaries) if number % 2 == 0 else list(reversed(binaries))
+            for name in order:
+                run = one_run(instances[name], stack.dnss.pid, f"{name} {number + 1}")
+                runs[name].append(run)
+                log(f"round {number + 1} {name}: {run['rps']:.0f} misses/s, p99 {run['p99']:.2f} ms, "
+                    f"{run['cpu']:.1f} µs CPU per miss ({run['ratio']:.2f} × dnss's), "
+                    f"{run['switches']:.2f} voluntary switches per miss")
+    finally:
+        processes.stop_all()
+    medians = {name: {key: statistics.median(run[key] for run in runs[name]) for key in runs[name][0]}
+               for name in binaries}
+    print()
+    print("| figure (median) | baseline | candidate | candidate / baseline |")
+    print("|---|---|---|---|")
+    for key, what in (("rps", "misses/s"), ("p99", "p99 ms"), ("cpu", "httpdnsd CPU µs per miss"),
+                      ("ratio", "httpdnsd CPU per miss / dnss CPU per request"),
+                      ("switches", "voluntary context switches per miss")):
+        base, cand = medians["baseline"][key], medians["candidate"][key]
+        print(f"| {what} | {base:.2f} | {cand:.2f} | {cand / base if base else float('nan'):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
