@@ -24,7 +24,9 @@ package final class EpollSet {
     /// Sockets in the set (a closed socket leaves the set by itself; its number may come back
     /// for a new socket, which `watch` handles).
     private var watched: Set<Int32> = []
-    private var events = [epoll_event](repeating: epoll_event(), count: 256)
+    /// Used by `wait` alone, on the loop thread (`ready` never waits again): without the runtime's
+    /// exclusivity check on every wait.
+    @exclusivity(unchecked) private var events = [epoll_event](repeating: epoll_event(), count: 256)
 
     /// Creates the set and watches `wake`'s read end. Without them the loop cannot run at all: a
     /// failure stops the process with the call named.

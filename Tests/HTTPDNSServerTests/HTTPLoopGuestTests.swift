@@ -6,8 +6,9 @@ import Testing
 @testable import HTTPDNSServer
 
 /// A guest that stands in for the upstream client on each HTTP thread: a deferred request's
-/// responder is taken (`take`), "sent upstream" by `runPending` (a byte written to the guest's
-/// own pipe, watched in the thread's epoll set) and answered when that pipe is ready (`handle`).
+/// responder is taken (`take`), "sent upstream" at the loop's next turn (a byte written to the
+/// guest's own pipe, watched in the thread's epoll set) and answered when that pipe is ready
+/// (`handle`).
 private final class PipeGuest: LoopGuest, @unchecked Sendable {
     /// Every guest made, by the thread that made it.
     static let made = Mutex<[UInt: PipeGuest]>([:])
@@ -37,15 +38,17 @@ private final class PipeGuest: LoopGuest, @unchecked Sendable {
         taken.append(respond)
     }
 
-    var hasPending: Bool { !taken.isEmpty }
+    var isIdle: Bool { taken.isEmpty && sent.isEmpty }
 
-    func runPending() {
+    /// "Sends" what the handlers took since the last turn.
+    func turn(now: Int64) -> Int64? {
         for respond in taken {
             sent.append(respond)
             var byte: UInt8 = 1
             precondition(write(pipeFDs.write, &byte, 1) == 1)
         }
         taken.removeAll()
+        return nil
     }
 
     func handle(_ ready: EpollSet.Readiness) -> Bool {
@@ -62,9 +65,6 @@ private final class PipeGuest: LoopGuest, @unchecked Sendable {
         }
         return true
     }
-
-    func nextDeadline() -> Int64? { nil }
-    func expire(now: Int64) {}
 
     func shutdown() {
         sockets.watch(pipeFDs.read, readable: false, writable: false)

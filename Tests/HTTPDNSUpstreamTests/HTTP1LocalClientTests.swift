@@ -28,13 +28,10 @@ private func onCarryingThread(
             body(guest)
             let until = MonotonicTime.now() + 30
             while !done() && MonotonicTime.now() < until {
-                guest.runPending()
                 let now = MonotonicTime.milliseconds()
-                if let deadline = guest.nextDeadline(), deadline <= now {
-                    guest.expire(now: now)
-                    continue
-                }
-                _ = sockets.wait(milliseconds: guest.hasPending ? 0 : 20) { _ = guest.handle($0) }
+                let next = guest.turn(now: now)
+                let wait = next.map { Int32(clamping: max(0, min(20, $0 - now))) } ?? 20
+                _ = sockets.wait(milliseconds: wait) { _ = guest.handle($0) }
             }
             guest.shutdown()
             sockets.close()

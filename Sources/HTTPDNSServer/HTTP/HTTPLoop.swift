@@ -18,9 +18,9 @@ import Synchronization
 /// reads the upstream's answer and writes the response: one thread, woken only by its sockets.
 ///
 /// A turn: run the daemon when its descriptor was ready, its timeout came or a connection was
-/// resumed (by the guest's completions, or by another thread), start what the daemon's callbacks gave the
-/// guest, expire the guest's deadlines, then wait for the earliest of the daemon's timeout and
-/// the guest's deadlines.
+/// resumed (by the guest's completions, or by another thread), give the guest its turn (it starts
+/// what the daemon's callbacks gave it and ends what is overdue), then wait for the earlier of the
+/// daemon's timeout and the guest's next turn.
 final class HTTPLoop: Sendable {
     /// What other threads ask of the loop.
     enum Command: Sendable {
@@ -76,31 +76,46 @@ final class HTTPLoop: Sendable {
         sockets.watch(daemonFD, readable: true, writable: false)
         let guest = makeGuest?(sockets)
         var daemonDue = true
+        // The daemon's timeout from its last run (ms, -1 for none), and the same as a time on the
+        // clock once a turn with the guest's work in flight has read it.
+        var daemonTimeout: Int64 = -1
         var daemonDeadline: Int64?
         while true {
-            if resumed.exchange(false, ordering: .acquiringAndReleasing) { daemonDue = true }
+            if resumed.load(ordering: .relaxed), resumed.exchange(false, ordering: .acquiringAndReleasing) { daemonDue = true }
             if daemonDue {
                 if MHD_run(daemon) != .YES {
                     Self.report(LoopCall.Failure(call: "MHD_run", detail: "libmicrohttpd refused to run the daemon"))
                 }
                 daemonDue = false
-                let timeout = chttpdns_mhd_timeout(daemon)
-                daemonDeadline = timeout < 0 ? nil : MonotonicTime.milliseconds() + timeout
+                daemonTimeout = chttpdns_mhd_timeout(daemon)
+                daemonDeadline = nil
             }
-            guest?.runPending()
-            if let guest, let deadline = guest.nextDeadline() {
+            let wait: Int32
+            let timed: Bool
+            if let guest, !guest.isIdle {
+                // The guest's work in flight: its deadlines and the daemon's count on the clock,
+                // read once a turn.
                 let now = MonotonicTime.milliseconds()
-                if deadline <= now {
-                    guest.expire(now: now)
-                    guest.runPending()
-                }
+                if daemonDeadline == nil, daemonTimeout >= 0 { daemonDeadline = now + daemonTimeout }
+                if let deadline = daemonDeadline, deadline <= now { daemonDue = true }
+                let next = guest.turn(now: now)
+                wait = daemonDue ? 0 : waitMilliseconds(now: now, daemonDeadline, next)
+                timed = true
+            } else {
+                // Nothing of the guest's (every cache hit's turn): no clock. The daemon's timeout
+                // counts from its last run, and any turn it did not end runs the daemon next, so
+                // the timeout is never carried stale into another wait.
+                let pending = daemonDeadline != nil || resumed.load(ordering: .relaxed)
+                wait = pending ? 0 : Int32(clamping: daemonTimeout < 0 ? 1000 : min(1000, daemonTimeout))
+                timed = false
             }
-            let woken = sockets.wait(milliseconds: waitMilliseconds(daemonDeadline, guest)) { ready in
+            var daemonReady = false
+            let woken = sockets.wait(milliseconds: wait) { ready in
                 // Anything else is the guest's; a descriptor it closed earlier in the same batch
                 // is one it no longer knows, and nothing is left to do for it.
-                if ready.fd == daemonFD { daemonDue = true } else { _ = guest?.handle(ready) }
+                if ready.fd == daemonFD { daemonReady = true } else { _ = guest?.handle(ready) }
             }
-            if let deadline = daemonDeadline, deadline <= MonotonicTime.milliseconds() { daemonDue = true }
+            if daemonReady || !timed { daemonDue = true }
             guard woken else { continue }
             queue.wake.drain()
             let (commands, stop) = queue.take()
@@ -117,14 +132,14 @@ final class HTTPLoop: Sendable {
         sockets.close()
     }
 
-    /// Until the daemon's timeout or the guest's earliest deadline, at most a second; no wait
-    /// when the guest has work to start.
-    private func waitMilliseconds(_ daemonDeadline: Int64?, _ guest: (any LoopGuest)?) -> Int32 {
-        if guest?.hasPending == true || resumed.load(ordering: .relaxed) { return 0 }
+    /// Until the daemon's timeout or the guest's next turn, at most a second; no wait when a
+    /// connection was resumed meanwhile.
+    private func waitMilliseconds(now: Int64, _ daemonDeadline: Int64?, _ guestDeadline: Int64?) -> Int32 {
+        if resumed.load(ordering: .relaxed) { return 0 }
         var deadline = daemonDeadline
-        if let guestDeadline = guest?.nextDeadline() { deadline = min(deadline ?? guestDeadline, guestDeadline) }
+        if let guestDeadline { deadline = min(deadline ?? guestDeadline, guestDeadline) }
         guard let deadline else { return 1000 }
-        return Int32(clamping: min(1000, max(0, deadline - MonotonicTime.milliseconds())))
+        return Int32(clamping: min(1000, max(0, deadline - now)))
     }
 
     static func report(_ failure: LoopCall.Failure) {

@@ -11,17 +11,19 @@ import HTTPDNSLoop
 /// cache miss is then read, sent upstream, answered and written by one thread, woken only by its
 /// sockets. A request this client does not serve (https, a host name) goes on to the curl loop.
 ///
-/// Requests are taken into `pending` and started by ``runPending()``, which the host calls at the
-/// end of each of its callbacks: a request made from inside one of this client's completions
-/// never re-enters it. Confined to the host's thread, where it is registered as the thread's
+/// Requests are taken into `pending` and started at the host's next turn (``turn(now:)``): a
+/// request made from inside one of this client's completions never re-enters it. Confined to the host's thread, where it is registered as the thread's
 /// client (``current``) from creation to ``shutdown()``.
 final class HTTP1LocalClient: LoopGuest {
     /// The curl loop this client takes requests for, and hands the rest to.
     let owner: CurlLoopShared
     private let client: HTTP1Client
-    private var pending: [PendingTransfer] = []
-    /// `pending`'s other buffer: `runPending` swaps the two, so a turn allocates nothing.
-    private var starting: [PendingTransfer] = []
+    /// Both read on every turn of the host loop, confined to its thread and never accessed
+    /// re-entrantly (a completion appends to `pending` while `starting` is walked): without the
+    /// runtime's exclusivity checks.
+    @exclusivity(unchecked) private var pending: [PendingTransfer] = []
+    /// `pending`'s other buffer: `startPending` swaps the two, so a turn allocates nothing.
+    @exclusivity(unchecked) private var starting: [PendingTransfer] = []
 
     /// Creates the client over `sockets`, the host's epoll set, and registers it as the calling
     /// thread's client: call it on the host's loop thread.
@@ -40,17 +42,25 @@ final class HTTP1LocalClient: LoopGuest {
         return Unmanaged<HTTP1LocalClient>.fromOpaque(raw).takeUnretainedValue()
     }
 
-    /// Takes `transfer`, to start at the host's next call of `runPending`.
+    /// Takes `transfer`, to start at the host's next turn.
     func take(_ transfer: PendingTransfer) {
         pending.append(transfer)
     }
 
+    /// Whether requests wait for the next turn.
     var hasPending: Bool { !pending.isEmpty }
 
-    func runPending() {
-        guard !pending.isEmpty else { return }
+    var isIdle: Bool { pending.isEmpty && client.isIdle }
+
+    func turn(now: Int64) -> Int64? {
+        if !pending.isEmpty { startPending(now: now) }
+        if let deadline = client.nextDeadline(), deadline <= now { client.expire(now: now) }
+        // Completions of what just started or expired may have asked for more.
+        return pending.isEmpty ? client.nextDeadline() : now
+    }
+
+    private func startPending(now: Int64) {
         swap(&pending, &starting)
-        let now = MonotonicTime.milliseconds()
         for transfer in starting where !client.start(transfer, now: now) {
             // Not an address-literal http:// origin: libcurl's, on the curl loop.
             if !owner.queue.enqueue(transfer) { transfer.completion(.failure(CurlLoopShared.shutDown)) }
@@ -59,10 +69,6 @@ final class HTTP1LocalClient: LoopGuest {
     }
 
     func handle(_ ready: EpollSet.Readiness) -> Bool { client.handle(ready) }
-
-    func nextDeadline() -> Int64? { client.nextDeadline() }
-
-    func expire(now: Int64) { client.expire(now: now) }
 
     func shutdown() {
         Self.setCurrent(nil)
