@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Section (4)'s misses, two builds alternating on one upstream stack: which build's miss costs less.
+"""Section (4)'s misses and (4p)'s preload, two builds alternating on one upstream stack: which
+build's miss costs less.
 
     python3 bench/ab_misses.py BASELINE_BINARY CANDIDATE_BINARY [ROUNDS]
 
@@ -8,7 +9,8 @@ caching unbound, dnss as the RFC 8484 front) is started once, then one instance 
 each with one account whose upstream is dnss. ROUNDS times (default 5) each instance takes a wrk
 run of BENCH_DURATION seconds (default 10) asking a never-asked name every request, the order of
 the two swapped every round so that drift hits both alike. Around each run it reads the CPU of
-httpdnsd's threads and of dnss (`/proc`, kernel time included) and httpdnsd's context switches.
+httpdnsd's threads and of dnss (`/proc`, kernel time included) and httpdnsd's context switches;
+then it preloads BENCH_MISS_PRELOAD never-asked names (default 40000, as section (4p)) and times it.
 
 Prints each run, then per build the medians of misses/s, p99, httpdnsd's CPU µs per miss, that
 CPU over dnss's CPU per request in the same run (the machine's speed moves during a run; the
@@ -29,7 +31,7 @@ from harness.load import wrk  # noqa: E402
 from harness.misses import HTTPDNSD_GROUPS, WHOLE, with_cpu  # noqa: E402
 from harness.processes import Processes  # noqa: E402
 from harness.servers import HTTPDNSD, Stack  # noqa: E402
-from harness.settings import BENCH_DIR, ZONE, log  # noqa: E402
+from harness.settings import BENCH_DIR, MISS_PRELOAD, ZONE, log  # noqa: E402
 
 
 def one_run(instance, dnss_pid, label):
@@ -43,8 +45,10 @@ def one_run(instance, dnss_pid, label):
         raise RuntimeError(f"{label}: {result['non2xx']} non-2xx answers, {result['errors']} socket errors")
     cpu = sum(result["cpu"]["httpdnsd"].values())
     dnss = result["cpu"]["dnss"]["all threads"]
+    names = [f"ab{random.randrange(10**9)}-{i}.{ZONE}" for i in range(max(1, MISS_PRELOAD))]
+    preload = len(names) / instance.preload("bench", names)
     return {"rps": result["rps"], "p99": result["p99_us"] / 1000, "cpu": cpu, "ratio": cpu / dnss if dnss else 0.0,
-            "switches": result["switches"]["httpdnsd"][0]}
+            "switches": result["switches"]["httpdnsd"][0], "preload": preload}
 
 
 def main():
@@ -73,7 +77,7 @@ def main():
                 runs[name].append(run)
                 log(f"round {number + 1} {name}: {run['rps']:.0f} misses/s, p99 {run['p99']:.2f} ms, "
                     f"{run['cpu']:.1f} µs CPU per miss ({run['ratio']:.2f} × dnss's), "
-                    f"{run['switches']:.2f} voluntary switches per miss")
+                    f"{run['switches']:.2f} voluntary switches per miss; preload {run['preload']:.0f} names/s")
     finally:
         processes.stop_all()
     medians = {name: {key: statistics.median(run[key] for run in runs[name]) for key in runs[name][0]}
@@ -83,7 +87,7 @@ def main():
     print("|---|---|---|---|")
     for key, what in (("rps", "misses/s"), ("p99", "p99 ms"), ("cpu", "httpdnsd CPU µs per miss"),
                       ("ratio", "httpdnsd CPU per miss / dnss CPU per request"),
-                      ("switches", "voluntary context switches per miss")):
+                      ("switches", "voluntary context switches per miss"), ("preload", "preload, names/s")):
         base, cand = medians["baseline"][key], medians["candidate"][key]
         print(f"| {what} | {base:.2f} | {cand:.2f} | {cand / base if base else float('nan'):.2f} |")
 

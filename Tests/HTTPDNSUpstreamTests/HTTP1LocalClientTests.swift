@@ -18,13 +18,14 @@ private struct Completed: Sendable {
 /// local client), then turns that thread's loop as `HTTPLoop` does until `done` or 30 s.
 /// Returns the host thread's identity.
 private func onCarryingThread(
-    _ loop: CurlEventLoop, _ body: @escaping @Sendable (any LoopGuest) -> Void, until done: @escaping @Sendable () -> Bool
+    _ loop: CurlEventLoop, maximumInFlight: Int = 128, _ body: @escaping @Sendable (any LoopGuest) -> Void,
+    until done: @escaping @Sendable () -> Bool
 ) async -> UInt {
     await withCheckedContinuation { continuation in
         let thread = Thread {
             let wake = WakePipe(services: LoopServices(nameThread: { _ in }, report: { Issue.record("loop failure: \($0)") }))
             let sockets = EpollSet(wake: wake, name: "test host")
-            let guest = loop.localClient(on: sockets)
+            let guest = loop.localClient(on: sockets, maximumInFlight: maximumInFlight)
             body(guest)
             let until = MonotonicTime.now() + 30
             while !done() && MonotonicTime.now() < until {
@@ -71,6 +72,30 @@ private func onCarryingThread(
             let answers = try all.map { try #require(ScriptedHTTP1Answer(try $0.result.get().body)) }
             #expect(answers.allSatisfy { $0.accept == "---" }, "a request went through libcurl")
             #expect(Set(answers.map(\.connections)).count == 1, "the requests did not share one connection")
+        }
+    }
+
+    @Test func requestsBeyondTheThreadsMaximumInFlightGoToTheCurlLoop() async throws {
+        try await ScriptedHTTP1Server.with(mode: "keepalive") { server in
+            let loop = CurlEventLoop()
+            defer { loop.shutdown() }
+            let completed = Mutex<[Completed]>([])
+            let base = server.baseURL
+            let host = await onCarryingThread(
+                loop, maximumInFlight: 2,
+                { _ in
+                    // Five at once, before the thread's loop turns: two are taken, three go on.
+                    for index in 0..<5 {
+                        loop.perform(UpstreamHTTPRequest(url: base + "/burst?i=\(index)", timeoutMilliseconds: 10_000)) { result in
+                            completed.withLock { $0.append(Completed(thread: UInt(pthread_self()), result: result, nextWasTaken: true)) }
+                        }
+                    }
+                }, until: { completed.withLock { $0.count } == 5 })
+            let all = completed.withLock { $0 }
+            try #require(all.count == 5)
+            for done in all { _ = try done.result.get() }
+            #expect(all.filter { $0.thread == host }.count == 2)
+            #expect(all.filter { $0.thread != host }.count == 3)
         }
     }
 

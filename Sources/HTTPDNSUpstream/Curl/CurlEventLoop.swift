@@ -68,25 +68,27 @@ public final class CurlEventLoop: Sendable {
     ///
     /// Called on a thread that carries this loop's local client (``localClient(on:)``), the
     /// request stays on that thread: the client there runs it, or hands it on here when it is
-    /// not one for the HTTP/1.1 client.
+    /// not one for the HTTP/1.1 client. Beyond the client's `maximumInFlight` it comes here.
     public func perform(
         _ request: UpstreamHTTPRequest, completion: @escaping @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void
     ) {
         let transfer = PendingTransfer(request: request, completion: completion)
-        if let local = HTTP1LocalClient.current, local.owner === shared, !shared.stopped.load(ordering: .relaxed) {
+        if let local = HTTP1LocalClient.current, local.owner === shared, !shared.stopped.load(ordering: .relaxed),
             local.take(transfer)
-        } else if !shared.queue.enqueue(transfer) {
-            completion(.failure(CurlLoopShared.shutDown))
+        {
+            return
         }
+        if !shared.queue.enqueue(transfer) { completion(.failure(CurlLoopShared.shutDown)) }
     }
 
     /// An HTTP/1.1 client for this loop's requests that rides on the calling thread's event loop
     /// (an HTTP server thread; `sockets` is its epoll set): from now until the guest's
     /// `shutdown()`, ``perform(_:completion:)`` called on this thread runs plain-http
     /// address-literal requests here, with the same per-origin limits, on this thread's own
-    /// connections. Call it on that thread.
-    package func localClient(on sockets: EpollSet) -> any LoopGuest {
-        HTTP1LocalClient(sockets: sockets, owner: shared)
+    /// connections, at most `maximumInFlight` at a time (the rest come to this loop). Call it on
+    /// that thread.
+    package func localClient(on sockets: EpollSet, maximumInFlight: Int = 128) -> any LoopGuest {
+        HTTP1LocalClient(sockets: sockets, owner: shared, maximumInFlight: maximumInFlight)
     }
 
     /// Stops the loop thread, failing queued and running transfers with `.transport`, and waits

@@ -65,6 +65,9 @@ final class HTTP1Client {
         return true
     }
 
+    /// Transfers running or waiting, and finished ones not yet dropped.
+    var transfersHeld: Int { deadlines.count }
+
     /// No transfer running or waiting (finished ones not yet dropped count until the next
     /// ``nextDeadline()``).
     var isIdle: Bool { deadlines.isEmpty }

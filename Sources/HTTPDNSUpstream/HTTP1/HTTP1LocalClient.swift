@@ -27,8 +27,14 @@ final class HTTP1LocalClient: LoopGuest {
 
     /// Creates the client over `sockets`, the host's epoll set, and registers it as the calling
     /// thread's client: call it on the host's loop thread.
-    init(sockets: EpollSet, owner: CurlLoopShared) {
+    /// Requests this thread keeps in flight on its own connections at most; more (a large
+    /// preload's burst) go through the curl loop, so that the thread's other clients are not
+    /// queued behind them and the burst's work spreads over another thread.
+    let maximumInFlight: Int
+
+    init(sockets: EpollSet, owner: CurlLoopShared, maximumInFlight: Int) {
         self.owner = owner
+        self.maximumInFlight = maximumInFlight
         client = HTTP1Client(
             sockets: sockets, maxConnectionsPerHost: owner.maxConnectionsPerHost, maxIdlePerHost: owner.maxCachedConnections)
         pending.reserveCapacity(64)
@@ -42,9 +48,12 @@ final class HTTP1LocalClient: LoopGuest {
         return Unmanaged<HTTP1LocalClient>.fromOpaque(raw).takeUnretainedValue()
     }
 
-    /// Takes `transfer`, to start at the host's next turn.
-    func take(_ transfer: PendingTransfer) {
+    /// Takes `transfer`, to start at the host's next turn; false when `maximumInFlight` requests
+    /// are taken already (finished ones count until the next turn drops them).
+    func take(_ transfer: PendingTransfer) -> Bool {
+        guard pending.count + client.transfersHeld < maximumInFlight else { return false }
         pending.append(transfer)
+        return true
     }
 
     /// Whether requests wait for the next turn.
