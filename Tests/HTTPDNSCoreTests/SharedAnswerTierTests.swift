@@ -86,6 +86,62 @@ import Testing
         #expect(stores.first?.holdsLock == true)
     }
 
+    /// Jobs given to an `OriginLoop`, run when the test says.
+    final class HeldJobs: Sendable {
+        final class List: Sendable {
+            let jobs = Mutex<[@Sendable () -> Void]>([])
+        }
+        let list: List
+        let loop: OriginLoop
+        var count: Int { list.jobs.withLock { $0.count } }
+        init(accepting: Bool) {
+            let list = List()
+            self.list = list
+            loop = OriginLoop { job in
+                guard accepting else { return false }
+                list.jobs.withLock { $0.append(job) }
+                return true
+            }
+        }
+        func runAll() {
+            let taken = list.jobs.withLock { jobs in
+                defer { jobs.removeAll() }
+                return jobs
+            }
+            for job in taken { job() }
+        }
+    }
+
+    @Test func afterTheTierTheMissContinuesOnTheLoopOfTheThreadThatAsked() throws {
+        let fixture = Fixture()
+        fixture.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)
+        let held = HeldJobs(accepting: true)
+        OriginLoop.setCurrent(held.loop)
+        defer { OriginLoop.setCurrent(nil) }
+        let box = OutcomeBox()
+        let now = fixture.engine.resolve(host: HostName("www.example.com")!, family: .a) { box.append($0) }
+        #expect(now == nil)
+        // The tier answered at once, yet the upstream is not asked until the loop runs the rest.
+        #expect(fixture.tier.state.withLock { $0.lookups } == 1)
+        #expect(fixture.upstream.calls("www.example.com") == 0)
+        #expect(held.count == 1)
+        held.runAll()
+        #expect(fixture.upstream.calls("www.example.com") == 1)
+        let answer = try #require(try box.values.first?.get())
+        #expect(answer.source == .upstream && answer.addresses == ["192.0.2.1"])
+    }
+
+    @Test func aLoopThatNoLongerTakesWorkLeavesTheMissToContinueAtOnce() throws {
+        let fixture = Fixture()
+        fixture.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)
+        let held = HeldJobs(accepting: false)
+        OriginLoop.setCurrent(held.loop)
+        defer { OriginLoop.setCurrent(nil) }
+        let answer = try #require(try fixture.resolve("www.example.com")?.get())
+        #expect(answer.source == .upstream)
+        #expect(fixture.upstream.calls("www.example.com") == 1)
+    }
+
     @Test func aFailedResolutionReleasesTheLockAndStoresNothing() {
         let fixture = Fixture()
         fixture.tier.state.withLock { $0.lockGiven = true }

@@ -318,22 +318,36 @@ public final class ResolverEngine: Sendable {
             launch(key, settings: settings, client: client)
             return
         }
+        // The tier answers on its own thread: the rest runs back on the request's thread's loop
+        // when it has one (see `OriginLoop`).
+        let origin = OriginLoop.current
         sharedTier.lookup(account: accountID, key: key, waitMilliseconds: config.timeoutMilliseconds) { [self] result in
-            switch result {
-            case .found(let found):
-                let now = clock.now()
-                guard !found.isExpired(at: now), found.originTTL > 0 else {
-                    launch(key, settings: settings, client: client)
-                    return
-                }
-                var entry = found
-                orderBySpeed(&entry, config: config, at: now)
-                store(entry, for: key, persist: config.persistentCacheIPEnabled)
-                flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
-            case .miss(let holdsLock):
-                Log.debug("cache miss: not shared, asking the upstreams", debugFields(key))
-                launch(key, settings: settings, client: client, holdsSharedLock: holdsLock)
+            guard let origin else {
+                afterSharedTier(result, key, settings: settings, client: client)
+                return
             }
+            origin.run { [self] in afterSharedTier(result, key, settings: settings, client: client) }
+        }
+    }
+
+    /// What the shared tier said: a fresh answer answers the flight, anything else asks the
+    /// upstreams.
+    private func afterSharedTier(_ result: SharedLookupResult, _ key: CacheKey, settings: Settings, client: ClientID?) {
+        let config = settings.config
+        switch result {
+        case .found(let found):
+            let now = clock.now()
+            guard !found.isExpired(at: now), found.originTTL > 0 else {
+                launch(key, settings: settings, client: client)
+                return
+            }
+            var entry = found
+            orderBySpeed(&entry, config: config, at: now)
+            store(entry, for: key, persist: config.persistentCacheIPEnabled)
+            flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
+        case .miss(let holdsLock):
+            Log.debug("cache miss: not shared, asking the upstreams", debugFields(key))
+            launch(key, settings: settings, client: client, holdsSharedLock: holdsLock)
         }
     }
 

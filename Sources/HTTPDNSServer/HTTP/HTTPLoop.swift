@@ -27,6 +27,8 @@ final class HTTPLoop: Sendable {
         /// Stop accepting: `MHD_quiesce_daemon` on the loop's own thread (never while it may be
         /// inside `MHD_run`), then `done` is signalled.
         case quiesce(done: DispatchSemaphore)
+        /// Work given back to this thread (`OriginLoop`): run at the loop's next turn.
+        case run(@Sendable () -> Void)
     }
 
     /// The daemon, started by the server in external polling mode.
@@ -38,9 +40,13 @@ final class HTTPLoop: Sendable {
     /// external polling mode does not wake its caller for a resume: `connectionResumed` does.
     private let resumed = Atomic<Bool>(false)
 
+    /// This thread as the engine's `OriginLoop`: registered on the thread while it runs.
+    private let origin: OriginLoop
+
     init(daemon: OpaquePointer, makeGuest: (@Sendable (EpollSet) -> any LoopGuest)?) {
         self.daemon = daemon
         self.makeGuest = makeGuest
+        origin = OriginLoop { [queue] job in queue.enqueue(.run(job)) }
     }
 
     func start(named name: String) {
@@ -75,6 +81,7 @@ final class HTTPLoop: Sendable {
         guard daemonFD >= 0 else { fatalError("HTTP loop: the daemon has no epoll descriptor (MHD_DAEMON_INFO_EPOLL_FD)") }
         sockets.watch(daemonFD, readable: true, writable: false)
         let guest = makeGuest?(sockets)
+        OriginLoop.setCurrent(origin)
         var daemonDue = true
         // The daemon's timeout from its last run (ms, -1 for none), and the same as a time on the
         // clock once a turn with the guest's work in flight has read it.
@@ -119,17 +126,28 @@ final class HTTPLoop: Sendable {
             guard woken else { continue }
             queue.wake.drain()
             let (commands, stop) = queue.take()
-            for case .quiesce(let done) in commands {
+            perform(commands)
+            if stop { break }
+        }
+        // Jobs still queued run here: what they ask of the guest fails with its shutdown.
+        perform(queue.close())
+        OriginLoop.setCurrent(nil)
+        guest?.shutdown()
+        sockets.close()
+    }
+
+    private func perform(_ commands: [Command]) {
+        for command in commands {
+            switch command {
+            case .quiesce(let done):
                 // Returns the listening socket, which the server closes, or -1 when the daemon was
                 // quiesced already: nothing to check.
                 _ = MHD_quiesce_daemon(daemon)
                 done.signal()
+            case .run(let job):
+                job()
             }
-            if stop { break }
         }
-        for case .quiesce(let done) in queue.close() { done.signal() }
-        guest?.shutdown()
-        sockets.close()
     }
 
     /// Until the daemon's timeout or the guest's next turn, at most a second; no wait when a
