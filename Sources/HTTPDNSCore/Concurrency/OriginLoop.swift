@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The event loop of a thread that serves requests (an HTTP thread), for work that should come
 /// back to it. The engine continues a miss there after another thread (the Redis tier's) answered
 /// the shared-tier lookup, so that the upstream request the continuation makes goes out on that
@@ -23,23 +19,11 @@ public final class OriginLoop: Sendable {
     }
 
     /// The calling thread's loop, if it registered one.
-    public static var current: OriginLoop? {
-        guard let raw = pthread_getspecific(threadKey) else { return nil }
-        return Unmanaged<OriginLoop>.fromOpaque(raw).takeUnretainedValue()
-    }
+    public static var current: OriginLoop? { slot.current }
 
     /// Registers `loop` as the calling thread's (nil: none). The caller keeps it alive while it
     /// is registered.
-    public static func setCurrent(_ loop: OriginLoop?) {
-        let result = pthread_setspecific(threadKey, loop.map { Unmanaged.passUnretained($0).toOpaque() })
-        precondition(result == 0, "pthread_setspecific failed: \(result)")
-    }
+    public static func setCurrent(_ loop: OriginLoop?) { slot.set(loop) }
 
-    /// The thread-specific slot of ``current``; created once, never deleted.
-    private static let threadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed: \(result)")
-        return key
-    }()
+    private static let slot = ThreadSlot<OriginLoop>()
 }

@@ -39,14 +39,13 @@ final class HTTP1LocalClient: LoopGuest {
             sockets: sockets, maxConnectionsPerHost: owner.maxConnectionsPerHost, maxIdlePerHost: owner.maxCachedConnections)
         pending.reserveCapacity(64)
         starting.reserveCapacity(64)
-        Self.setCurrent(Unmanaged.passUnretained(self).toOpaque())
+        Self.slot.set(self)
     }
 
     /// The calling thread's client, if a host loop registered one.
-    static var current: HTTP1LocalClient? {
-        guard let raw = pthread_getspecific(threadKey) else { return nil }
-        return Unmanaged<HTTP1LocalClient>.fromOpaque(raw).takeUnretainedValue()
-    }
+    static var current: HTTP1LocalClient? { slot.current }
+
+    private static let slot = ThreadSlot<HTTP1LocalClient>()
 
     /// Takes `transfer`, to start at the host's next turn; false when `maximumInFlight` requests
     /// are taken already (finished ones count until the next turn drops them).
@@ -80,26 +79,13 @@ final class HTTP1LocalClient: LoopGuest {
     func handle(_ ready: EpollSet.Readiness) -> Bool { client.handle(ready) }
 
     func shutdown() {
-        Self.setCurrent(nil)
+        Self.slot.set(nil)
         let error = UpstreamError(.transport, "the HTTP loop carrying this upstream client is shut down")
         let waiting = pending
         pending.removeAll()
         for transfer in waiting { transfer.completion(.failure(error)) }
         client.shutdown(error)
     }
-
-    private static func setCurrent(_ raw: UnsafeMutableRawPointer?) {
-        let result = pthread_setspecific(threadKey, raw)
-        precondition(result == 0, "pthread_setspecific failed: \(result)")
-    }
-
-    /// The thread-specific slot of ``current``; created once, never deleted.
-    private static let threadKey: pthread_key_t = {
-        var key = pthread_key_t()
-        let result = pthread_key_create(&key, nil)
-        precondition(result == 0, "pthread_key_create failed: \(result)")
-        return key
-    }()
 }
 
 @available(*, unavailable)
