@@ -37,4 +37,10 @@ package enum LoopCall {
             throw Failure(call: "\(call)", detail: "\(String(cString: strerror(code))) (errno \(code))", errorNumber: code)
         }
     }
+
+    /// Puts `fd` in non-blocking mode (leaving it as it is when it already is).
+    package static func makeNonBlocking(_ fd: Int32) throws(Failure) {
+        let flags = try system("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
+        if flags & O_NONBLOCK == 0 { try system("fcntl(F_SETFL, O_NONBLOCK)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) } }
+    }
 }

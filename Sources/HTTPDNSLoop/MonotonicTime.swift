@@ -10,6 +10,20 @@ package enum MonotonicTime {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1_000_000_000
     }
 
+    /// How long a loop may wait in `epoll_wait` from `now` until the earlier of two deadlines
+    /// (monotonic milliseconds, nil: none): at most a second, so that a loop looks round at
+    /// least that often.
+    package static func waitMilliseconds(until first: Int64?, _ second: Int64?, now: Int64) -> Int32 {
+        let deadline: Int64
+        switch (first, second) {
+        case (let first?, let second?): deadline = min(first, second)
+        case (let first?, nil): deadline = first
+        case (nil, let second?): deadline = second
+        case (nil, nil): return 1000
+        }
+        return Int32(clamping: min(1000, max(0, deadline - now)))
+    }
+
     /// Whole milliseconds on CLOCK_MONOTONIC: the unit of the loops' deadlines.
     package static func milliseconds() -> Int64 {
         var spec = timespec()

@@ -18,8 +18,7 @@ package final class WakePipe: Sendable {
         do throws(LoopCall.Failure) {
             try LoopCall.system("pipe") { pipe(&fds) }
             for fd in fds {
-                let flags = try LoopCall.system("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
-                try LoopCall.system("fcntl(F_SETFL, O_NONBLOCK)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+                try LoopCall.makeNonBlocking(fd)
                 try LoopCall.system("fcntl(F_SETFD, FD_CLOEXEC)") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
             }
         } catch {

@@ -153,11 +153,7 @@ final class HTTPLoop: Sendable {
     /// Until the daemon's timeout or the guest's next turn, at most a second; no wait when a
     /// connection was resumed meanwhile.
     private func waitMilliseconds(now: Int64, _ daemonDeadline: Int64?, _ guestDeadline: Int64?) -> Int32 {
-        if resumed.load(ordering: .relaxed) { return 0 }
-        var deadline = daemonDeadline
-        if let guestDeadline { deadline = min(deadline ?? guestDeadline, guestDeadline) }
-        guard let deadline else { return 1000 }
-        return Int32(clamping: min(1000, max(0, deadline - now)))
+        resumed.load(ordering: .relaxed) ? 0 : MonotonicTime.waitMilliseconds(until: daemonDeadline, guestDeadline, now: now)
     }
 
     static func report(_ failure: LoopCall.Failure) {

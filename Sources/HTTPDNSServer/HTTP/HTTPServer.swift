@@ -92,7 +92,9 @@ public final class HTTPServer: @unchecked Sendable {
             started.append(daemon)
             if index == 0 {
                 do throws(LoopCall.Failure) {
-                    try Self.makeNonBlocking(chttpdns_mhd_listen_fd(daemon))
+                    // The daemons share one listening socket: a blocking one would hold a thread in
+                    // `accept` when another took the connection first.
+                    try LoopCall.makeNonBlocking(chttpdns_mhd_listen_fd(daemon))
                 } catch {
                     stopDaemons(started)
                     throw HTTPServerError("cannot listen on \(options.host):\(options.port): \(error)")
@@ -168,13 +170,6 @@ public final class HTTPServer: @unchecked Sendable {
             }
         }
         return storage
-    }
-
-    /// The daemons share one listening socket: a blocking one would hold a thread in `accept`
-    /// when another took the connection first.
-    private static func makeNonBlocking(_ fd: Int32) throws(LoopCall.Failure) {
-        let flags = try LoopCall.system("fcntl(F_GETFL)") { fcntl(fd, F_GETFL) }
-        if flags & O_NONBLOCK == 0 { try LoopCall.system("fcntl(F_SETFL, O_NONBLOCK)") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) } }
     }
 
     /// Stops daemons no thread runs any more. Every daemon but the first was given the first's

@@ -71,13 +71,13 @@ final class CurlLoopWorker {
                 return
             }
             var failed: [Completed] = []
-            let now = batch.isEmpty ? 0 : Self.nowMilliseconds()
+            let now = batch.isEmpty ? 0 : MonotonicTime.milliseconds()
             for transfer in batch where !http1.start(transfer, now: now) {
                 if let failure = start(transfer) { failed.append((nil, transfer.completion, .failure(failure))) }
             }
             complete(failed)
             // Adding a transfer sets curl's timer to 0: run what is due before waiting.
-            if let deadline = timerDeadline, deadline <= Self.nowMilliseconds() {
+            if let deadline = timerDeadline, deadline <= MonotonicTime.milliseconds() {
                 timerDeadline = nil
                 socketAction(chttpdns_curl_socket_timeout(), mask: 0)
                 collectFinished()
@@ -96,7 +96,7 @@ final class CurlLoopWorker {
             if woken { shared.queue.wake.drain() }
             collectFinished()
             if let deadline = http1.nextDeadline() {
-                let now = Self.nowMilliseconds()
+                let now = MonotonicTime.milliseconds()
                 if deadline <= now { http1.expire(now: now) }
             }
         }
@@ -105,15 +105,7 @@ final class CurlLoopWorker {
     /// How long `epoll_wait` may wait: until curl's timer or the HTTP/1.1 client's earliest
     /// deadline, whichever is first, and at most a second.
     private func waitMilliseconds() -> Int32 {
-        let deadline: Int64?
-        switch (timerDeadline, http1.nextDeadline()) {
-        case (let curl?, let http1?): deadline = min(curl, http1)
-        case (let curl?, nil): deadline = curl
-        case (nil, let http1?): deadline = http1
-        case (nil, nil): deadline = nil
-        }
-        guard let deadline else { return 1000 }
-        return Int32(clamping: min(1000, max(0, deadline - Self.nowMilliseconds())))
+        MonotonicTime.waitMilliseconds(until: timerDeadline, http1.nextDeadline(), now: MonotonicTime.milliseconds())
     }
 
     /// `curl_multi_socket_action` for a ready socket or the timer. A refusal (only curl's own
@@ -228,11 +220,9 @@ final class CurlLoopWorker {
     private static let timerCallback: curl_multi_timer_callback = { _, milliseconds, context in
         guard let context else { return 0 }
         let worker = Unmanaged<CurlLoopWorker>.fromOpaque(context).takeUnretainedValue()
-        worker.timerDeadline = milliseconds < 0 ? nil : nowMilliseconds() + Int64(milliseconds)
+        worker.timerDeadline = milliseconds < 0 ? nil : MonotonicTime.milliseconds() + Int64(milliseconds)
         return 0
     }
-
-    private static func nowMilliseconds() -> Int64 { MonotonicTime.milliseconds() }
 }
 
 @available(*, unavailable)

@@ -62,7 +62,7 @@ final class HTTP1LocalClient: LoopGuest {
 
     func turn(now: Int64) -> Int64? {
         if !pending.isEmpty { startPending(now: now) }
-        if let deadline = client.nextDeadline(), deadline <= now { client.expire(now: now) }
+        client.expire(now: now)
         // Completions of what just started or expired may have asked for more.
         return pending.isEmpty ? client.nextDeadline() : now
     }
