@@ -4,17 +4,20 @@ extension ResolverEngine {
     /// Asks the upstream chain for `key` (the caller leads its single-flight) and completes the
     /// flight: a usable answer is cached, a failure backs the key off and serves the stale entry
     /// if one may be served. The query takes from `client`'s share of the upstream budget.
+    ///
+    /// The closures capture `settings`, the account's one shared copy, and read the configuration
+    /// through it: a copy of `AccountConfig` in each would retain and release all its strings and
+    /// arrays on every miss.
     func launch(_ key: CacheKey, settings: Settings, client: ClientID? = nil, holdsSharedLock: Bool = false) {
-        let config = settings.config
-        if let retryAfter = budgetRefusal(for: client, config: config) {
+        if let retryAfter = budgetRefusal(for: client, config: settings.config) {
             Log.debug("upstream budget spent (upstreamQPS): no upstream asked", debugFields(key, [("retryAfter", retryAfter)]))
             if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
-            flights.complete(key, with: overBudget(key, config: config, retryAfter: retryAfter))
+            flights.complete(key, with: overBudget(key, config: settings.config, retryAfter: retryAfter))
             return
         }
         let statsKey = statsKey(key)
         let query = UpstreamQuery(
-            host: key.host, family: key.family, timeoutMilliseconds: config.timeoutMilliseconds,
+            host: key.host, family: key.family, timeoutMilliseconds: settings.config.timeoutMilliseconds,
             clientSubnet: key.network.isEmpty ? nil : key.network)
         let started = clock.now()
         let report: @Sendable (ChainEvent) -> Void = { [self] event in record(event, statsKey: statsKey) }
@@ -28,20 +31,20 @@ extension ResolverEngine {
                     $0.successNum += 1
                     $0.recordRTT(seconds: max(0, now - started))
                 }
-                let override = config.hostOverrides.rule(for: key.host)
-                var entry = Self.entry(for: answer, source: source, config: config, override: override, now: now)
-                orderBySpeed(&entry, config: config, at: now)
-                if config.cacheEnable && entry.originTTL > 0 && override?.cache != false {
-                    store(entry, for: key, persist: config.persistentCacheIPEnabled)
+                let override = settings.config.hostOverrides.rule(for: key.host)
+                var entry = Self.entry(for: answer, source: source, config: settings.config, override: override, now: now)
+                orderBySpeed(&entry, config: settings.config, at: now)
+                if settings.config.cacheEnable && entry.originTTL > 0 && override?.cache != false {
+                    store(entry, for: key, persist: settings.config.persistentCacheIPEnabled)
                     // Kept in the shared tier as long as it may be served here, stale window included.
                     sharedTier?.store(
                         account: accountID, key: key, entry: entry,
-                        keepSeconds: Double(entry.originTTL) + (override?.maxStaleAge ?? config.maxStaleAge),
+                        keepSeconds: Double(entry.originTTL) + (override?.maxStaleAge ?? settings.config.maxStaleAge),
                         holdsLock: holdsSharedLock)
                 } else if holdsSharedLock {
                     sharedTier?.release(account: accountID, key: key)
                 }
-                probeSpeed(of: entry, key: key, config: config)
+                probeSpeed(of: entry, key: key, config: settings.config)
                 // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
                 result = .success(
                     ResolvedAnswer(
@@ -50,11 +53,11 @@ extension ResolverEngine {
             case .failed(let timedOut, let message):
                 metrics.resolveFailures.increment()
                 if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
-                let cached = config.cacheEnable ? cache.peek(key) : nil
+                let cached = settings.config.cacheEnable ? cache.peek(key) : nil
                 // Only keys with an entry to serve need a backoff (it is what refreshes them).
                 if cached != nil { backoff.recordFailure(key, at: now) }
                 if let cached,
-                    !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: config, at: now)
+                    !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: settings.config, at: now)
                 {
                     // Nothing answered, but a cached answer that may be served beats an error.
                     result = .success(ResolvedAnswer(entry: cached, at: now, source: .cache))

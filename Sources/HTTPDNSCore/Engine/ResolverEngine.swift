@@ -312,8 +312,7 @@ public final class ResolverEngine: Sendable {
     /// source `shared`; otherwise the upstreams are asked (holding the fleet's lock on the key
     /// if the tier gave it). Background refreshes skip this: they exist to get a newer answer.
     private func launchAfterSharedTier(_ key: CacheKey, settings: Settings, client: ClientID?) {
-        let config = settings.config
-        guard let sharedTier, config.cacheEnable else {
+        guard let sharedTier, settings.lookup.cacheEnable else {
             Log.debug("cache miss: asking the upstreams", debugFields(key))
             launch(key, settings: settings, client: client)
             return
@@ -321,7 +320,7 @@ public final class ResolverEngine: Sendable {
         // The tier answers on its own thread: the rest runs back on the request's thread's loop
         // when it has one (see `OriginLoop`).
         let origin = OriginLoop.current
-        sharedTier.lookup(account: accountID, key: key, waitMilliseconds: config.timeoutMilliseconds) { [self] result in
+        sharedTier.lookup(account: accountID, key: key, waitMilliseconds: settings.config.timeoutMilliseconds) { [self] result in
             guard let origin else {
                 afterSharedTier(result, key, settings: settings, client: client)
                 return
@@ -333,7 +332,6 @@ public final class ResolverEngine: Sendable {
     /// What the shared tier said: a fresh answer answers the flight, anything else asks the
     /// upstreams.
     private func afterSharedTier(_ result: SharedLookupResult, _ key: CacheKey, settings: Settings, client: ClientID?) {
-        let config = settings.config
         switch result {
         case .found(let found):
             let now = clock.now()
@@ -342,8 +340,8 @@ public final class ResolverEngine: Sendable {
                 return
             }
             var entry = found
-            orderBySpeed(&entry, config: config, at: now)
-            store(entry, for: key, persist: config.persistentCacheIPEnabled)
+            orderBySpeed(&entry, config: settings.config, at: now)
+            store(entry, for: key, persist: settings.config.persistentCacheIPEnabled)
             flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
         case .miss(let holdsLock):
             Log.debug("cache miss: not shared, asking the upstreams", debugFields(key))

@@ -215,19 +215,19 @@ public final class HTTPDNSService: Sendable {
         let adminListener = !limits.separateOpsListener || request.listener == .ops
         // The operations listener serves the tenant API too, to admin callers only (below).
         let separate = limits.separateOpsListener
-        let rows =
-            found.map {
-                $0.rows.filter { $0.surface.serves(request.listener, separate: separate) || (adminListener && $0.tenantIndex != nil) }
-            }
-            ?? []
-        guard !rows.isEmpty else {
+        // The path's rows this listener serves, looked through in place (no array per request).
+        let rows = found?.rows ?? UnsafeBufferPointer(start: nil, count: 0)
+        let visible = { (row: Route) in
+            row.surface.serves(request.listener, separate: separate) || (adminListener && row.tenantIndex != nil)
+        }
+        guard let firstVisible = rows.first(where: visible) else {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
         // The row that serves the request when its method is allowed (rows may share a method
         // and tell requests apart by `Route.condition`), else the first that would accept it:
         // its account and format apply from here.
-        let served = rows.first { $0.method == request.method && $0.accepts(request) }
-        let first = served ?? rows.first { $0.accepts(request) } ?? rows[0]
+        let served = rows.first { visible($0) && $0.method == request.method && $0.accepts(request) }
+        let first = served ?? rows.first { visible($0) && $0.accepts(request) } ?? firstVisible
         routed.route = first
         var match = Route.Match(request: request)
         // The fast path reads only canonical paths: a request it never read keeps the hit step.
@@ -267,7 +267,7 @@ public final class HTTPDNSService: Sendable {
         }
         if let index = first.idIndex { match.id = segments.text(index, of: request.path) }
         guard let route = served else {
-            let allowed = rows.map(\.method).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            let allowed = rows.filter(visible).map(\.method).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             return .response(first.format.response(methodNotAllowed(allowed.joined(separator: ", "))))
         }
         routed.route = route
