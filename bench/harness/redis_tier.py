@@ -166,8 +166,8 @@ class RedisSection:
         configuration without `redis` (like with like; (1)'s instance has more accounts and
         another cache limit). Python clients, GIL-bound, would cap both alike and hide the
         server's cost. Before them, a few fresh names through the Python clients check that both
-        answer such names from the upstream. (13s) asks names replica a preloaded just before,
-        from the Python clients (a list of names, which `distinct.lua` does not take), and is
+        answer such names from the upstream. (13s) asks names replica a resolved just before
+        (each must come from Redis, source `shared`), from the Python clients (a list of names, which `distinct.lua` does not take), and is
         compared with (13up), as many never-asked names on b from the same clients."""
         a, b = self.replicas[0], self.replicas[1]
         self.misses = {"u": [], "s": [], "n": [], "up": []}
@@ -186,9 +186,17 @@ class RedisSection:
                     self.misses["up"].append(checked)
                 self.misses[key].append(self.wrk_misses(instance, f"{tag}{key}", label))
                 self.misses[key][-1]["sources"] = checked["sources"]
+            # Resolved on a, not preloaded: a preload is replicated into every replica's cache,
+            # and b would answer from its own. A resolve leaves the answer in Redis only (a's
+            # lock on each name is held until the answer is there, so b never misses it).
             shared = self.fresh_names(tag + "s", REDIS_NAMES)
-            a.preload("bench", shared)
-            self.misses["s"].append(self.get_all(b.port, shared))
+            resolved = self.get_all(a.port, shared)
+            if resolved["sources"] != {"upstream": len(shared)}:
+                raise RuntimeError(f"({REDIS}s) replica a answered fresh names from {resolved['sources']}, not the upstream")
+            hits = self.get_all(b.port, shared)
+            if hits["sources"] != {"shared": len(shared)}:
+                raise RuntimeError(f"({REDIS}s) replica b answered replica a's names from {hits['sources']}, not Redis")
+            self.misses["s"].append(hits)
 
     def wrk_misses(self, instance, tag, label):
         """One wrk run of never-asked names on `instance`, with its CPU and redis-server's per

@@ -71,9 +71,9 @@ def other_items():
   misses, b takes the name's lock, asks the upstream, stores the answer and releases the lock), ({REDIS}n) on the
   control, which has no Redis; before each, 64 fresh names from Python clients check that the instance answers
   them from the upstream, and the miss counter must grow by wrk's requests. The server's and redis-server's CPU
-  (`/proc/PID/stat`) per miss are read around each run. ({REDIS}s) asks {REDIS_NAMES} names replica a preloaded
-  just before, once each from 16 Python keep-alive clients, on replica b (a shared hit, cached on b from then
-  on), against ({REDIS}up), as many never-asked names on b from the same clients (also the check of (13u)). ({REDIS}r) sends each of
+  (`/proc/PID/stat`) per miss are read around each run. ({REDIS}s) asks {REDIS_NAMES} names replica a resolved
+  just before (not preloaded: a preload is replicated into b's cache), once each from 16 Python keep-alive
+  clients, on replica b (a shared hit, every answer's source `shared`, cached on b from then on), against ({REDIS}up), as many never-asked names on b from the same clients (also the check of (13u)). ({REDIS}r) sends each of
   a few hundred fresh names to the three replicas at once and counts their upstream requests
   (`httpdns_upstream_requests_total`), then the same against (1)'s instance and two more without Redis.
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
