@@ -168,12 +168,15 @@ public final class HTTPDNSService: Sendable {
     }
 
     /// What the router learnt of a request, for its metrics: its route (the first row of its
-    /// path when no method matched) and the account's engine.
-    struct Routed {
-        var route: Route?
+    /// path when no method matched) and the account's engine. Routes are rows of the route
+    /// table, pointed to as the fast path does (`PathMatch.rows`): a `Route` copy retains every
+    /// string, array and closure in it. Sendable: the table is built once and never changes, so
+    /// the rows may be read from the thread that completes a deferred request.
+    struct Routed: @unchecked Sendable {
+        var route: UnsafePointer<Route>?
         /// For a path with an account: the route its duration is recorded under (the row run, or
         /// the path's first row when no method matched).
-        var timed: Route?
+        var timed: UnsafePointer<Route>?
         var engine: ResolverEngine?
         /// The request, kept only for an account that logs its lookups (`logLookup`).
         var request: HTTPRequest?
@@ -184,13 +187,13 @@ public final class HTTPDNSService: Sendable {
     private func finish(_ response: HTTPResponse, _ routed: Routed, started: UInt64) -> HTTPResponse {
         guard let route = routed.route else { return response }
         var response = response
-        response.endpoint = route.endpoint
+        response.endpoint = route.pointee.endpoint
         response.logAccount = routed.engine?.accountID
         if let timed = routed.timed, recordsRequestDurations {
-            recordDuration(slot: RequestDurations.slot(timed, source: response.source), engine: routed.engine, started: started)
+            recordDuration(slot: RequestDurations.slot(timed.pointee, source: response.source), engine: routed.engine, started: started)
         }
-        if let engine = routed.engine, engine.lookupOptions.logsQueries, let request = routed.request, Self.logsLookups(route) {
-            logLookup(generalLookup(request, route, response), engine: engine, format: route.format, started: started)
+        if let engine = routed.engine, engine.lookupOptions.logsQueries, let request = routed.request, Self.logsLookups(route.pointee) {
+            logLookup(generalLookup(request, route.pointee, response), engine: engine, format: route.pointee.format, started: started)
         }
         return response
     }
@@ -220,59 +223,66 @@ public final class HTTPDNSService: Sendable {
         let visible = { (row: Route) in
             row.surface.serves(request.listener, separate: separate) || (adminListener && row.tenantIndex != nil)
         }
-        guard let firstVisible = rows.first(where: visible) else {
+        func firstRow(_ accepted: (Route) -> Bool) -> UnsafePointer<Route>? {
+            guard let base = rows.baseAddress else { return nil }
+            for index in rows.indices where visible(base[index]) && accepted(base[index]) { return base + index }
+            return nil
+        }
+        guard let firstVisible = firstRow({ _ in true }) else {
             return .response(APIError(.notFound, "no such endpoint: \(request.path)").response)
         }
         // The row that serves the request when its method is allowed (rows may share a method
         // and tell requests apart by `Route.condition`), else the first that would accept it:
         // its account and format apply from here.
-        let served = rows.first { visible($0) && $0.method == request.method && $0.accepts(request) }
-        let first = served ?? rows.first { visible($0) && $0.accepts(request) } ?? firstVisible
+        let servedRow = firstRow { $0.method == request.method && $0.accepts(request) }
+        let first = servedRow ?? firstRow { $0.accepts(request) } ?? firstVisible
         routed.route = first
         var match = Route.Match(request: request)
         // The fast path reads only canonical paths: a request it never read keeps the hit step.
         if !segments.isCanonical { match.request.fastPathDeclined = false }
         // The admin token is checked before the method, so the admin API's methods are not told
         // to whoever has no token.
-        if first.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
+        if first.pointee.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
         // On the listener of the admin API, an admin caller (the token, or the console's session)
         // may use every account's tenant API without its client keys; on the operations listener
         // only an admin caller may.
-        if adminListener, first.tenantIndex != nil {
+        if adminListener, first.pointee.tenantIndex != nil {
             if request.listener == .ops && limits.separateOpsListener {
-                if let refusal = adminRefusal(request) { return .response(first.format.response(refusal)) }
+                if let refusal = adminRefusal(request) { return .response(first.pointee.format.response(refusal)) }
                 match.admin = true
             } else if Self.offersAdminCredential(request) {
                 match.admin = adminCheck(request) == nil
             }
         }
-        if let account = first.account(segments, request) {
+        if let account = first.pointee.account(segments, request) {
             routed.timed = first
             let engine = registry.engine(account)
             routed.engine = engine
             if let engine, engine.lookupOptions.logsQueries { routed.request = request }
             // A method the path does not serve is a 405 whatever the account (`TRACE /resolve`
             // is 405, whichever `uid` it names).
-            if served != nil {
+            if servedRow != nil {
                 // While accounts are hidden, a request to a missing one goes down the pipeline
                 // without an engine, which refuses it as a signed account would (`admit`).
                 if let engine {
                     match.engine = engine
                 } else if !registry.hidesAccounts {
                     // Guessing account ids is limited too: such requests share one bucket per client.
-                    if let refusal = rateLimitRejection(for: request, engine: nil) { return .response(first.format.response(refusal)) }
-                    return .response(first.format.response(APIError(.unknownAccount, "no account '\(account)'")))
+                    if let refusal = rateLimitRejection(for: request, engine: nil) {
+                        return .response(first.pointee.format.response(refusal))
+                    }
+                    return .response(first.pointee.format.response(APIError(.unknownAccount, "no account '\(account)'")))
                 }
             }
         }
-        if let index = first.idIndex { match.id = segments.text(index, of: request.path) }
-        guard let route = served else {
+        if let index = first.pointee.idIndex { match.id = segments.text(index, of: request.path) }
+        guard let servedRow else {
             let allowed = rows.filter(visible).map(\.method).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
-            return .response(first.format.response(methodNotAllowed(allowed.joined(separator: ", "))))
+            return .response(first.pointee.format.response(methodNotAllowed(allowed.joined(separator: ", "))))
         }
-        routed.route = route
-        if routed.timed != nil { routed.timed = route }
-        return run(route, match)
+        routed.route = servedRow
+        if routed.timed != nil { routed.timed = servedRow }
+        return run(servedRow.pointee, match)
     }
 
     /// The pipeline one routed request passes: each step answers the request itself or lets it
