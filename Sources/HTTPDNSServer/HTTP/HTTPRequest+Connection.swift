@@ -7,19 +7,30 @@ import CMicroHTTPD
 extension HTTPRequest {
     /// The request libmicrohttpd holds for `connection`, copied out (`MHD_get_connection_values_n`
     /// for the arguments, `MHD_lookup_connection_value` for the headers): what the general path
-    /// hands to the router.
-    init(connection: OpaquePointer, method: String, path: String, body: [UInt8], listener: Listener) {
-        self.init(
-            method: method, path: path, query: Self.queryArguments(connection),
-            authorization: Self.header(connection, "Authorization"), body: body,
-            peerAddress: chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init),
-            forwardedFor: Self.forwardedFor(connection))
+    /// hands to the router, with what the server knows of it besides (`listener`, `isTLS`, the
+    /// access log's `requestID`, `fastPathDeclined`). Every field is set here, so the caller's
+    /// request is final as built: delegating to `init(method:...)` and setting the rest after,
+    /// here or in the caller, copied the whole request each time (callgrind).
+    init(
+        connection: OpaquePointer, method: String, path: String, body: [UInt8], listener: Listener, isTLS: Bool,
+        requestID: String?, fastPathDeclined: Bool
+    ) {
+        self.method = method
+        self.path = path
+        query = Self.queryArguments(connection)
+        authorization = Self.header(connection, "Authorization")
+        self.body = body
+        peerAddress = chttpdns_mhd_client_address(connection).flatMap(PeerAddress.init)
+        forwardedFor = Self.forwardedFor(connection)
         self.listener = listener
         accept = Self.header(connection, "Accept")
         contentType = Self.header(connection, "Content-Type")
         ifMatch = Self.header(connection, "If-Match")
         consoleSession = MHD_lookup_connection_value(connection, .COOKIE_KIND, ConsoleSessions.cookieName).map { String(cString: $0) }
         csrfToken = Self.header(connection, ConsoleSessions.csrfHeader)
+        self.isTLS = isTLS
+        self.requestID = requestID
+        self.fastPathDeclined = fastPathDeclined
     }
 
     /// The first field `name` of the request's header, copied.

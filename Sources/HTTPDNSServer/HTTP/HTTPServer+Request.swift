@@ -122,12 +122,10 @@ extension HTTPServer {
         conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?, state: RequestState,
         fastPathDeclined: Bool = false
     ) -> MHD_Result {
-        var request = HTTPRequest(
+        let request = HTTPRequest(
             connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
-            body: body, listener: options.listener)
-        request.fastPathDeclined = fastPathDeclined
-        request.isTLS = options.tls != nil
-        request.requestID = existing?.requestID
+            body: body, listener: options.listener, isTLS: options.tls != nil, requestID: existing?.requestID,
+            fastPathDeclined: fastPathDeclined)
         switch handler(request) {
         case .response(let response):
             var local = state
