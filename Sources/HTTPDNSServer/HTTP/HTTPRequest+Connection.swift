@@ -26,16 +26,18 @@ extension HTTPRequest {
         accept = Self.header(connection, "Accept")
         contentType = Self.header(connection, "Content-Type")
         ifMatch = Self.header(connection, "If-Match")
-        consoleSession = MHD_lookup_connection_value(connection, .COOKIE_KIND, ConsoleSessions.cookieName).map { String(cString: $0) }
+        consoleSession = ConsoleSessions.cookieName.withCString { MHD_lookup_connection_value(connection, .COOKIE_KIND, $0) }
+            .map { String(cString: $0) }
         csrfToken = Self.header(connection, ConsoleSessions.csrfHeader)
         self.isTLS = isTLS
         self.requestID = requestID
         self.fastPathDeclined = fastPathDeclined
     }
 
-    /// The first field `name` of the request's header, copied.
+    /// The first field `name` of the request's header, copied. `withCString` gives a short name
+    /// its terminated copy on the stack; passing the `String` itself made one on the heap.
     static func header(_ connection: OpaquePointer, _ name: String) -> String? {
-        MHD_lookup_connection_value(connection, .HEADER_KIND, name).map { String(cString: $0) }
+        name.withCString { MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }.map { String(cString: $0) }
     }
 
     /// Every `X-Forwarded-For` field joined with `, `, or nil. The common case (no such header)

@@ -47,20 +47,29 @@ enum RouteArguments {
 
     /// The 400 for the first argument of `query` that `allowed` does not read (nil when all are
     /// read), listing what the endpoint takes.
+    /// The names are compared as bytes where the request keeps them: this runs for every request
+    /// to a listed route, and only a refusal makes a `String` of one.
     static func refusal(_ query: QueryArguments, _ allowed: Allowed, method: String, path: String) -> APIError? {
         let names = allowed.names(for: query)
-        let takesParams = names.contains(paramArguments)
-        for (name, _) in query.pairs
-        where !names.contains(name) && !SignatureV1.argumentNames.contains(name) && !(takesParams && name.hasPrefix("sdns-")) {
-            let takes = names.isEmpty ? "no query arguments" : names.sorted().joined(separator: ", ")
-            var detail = ""
-            if case .byArgument(let argument, let with, _) = allowed, with.contains(name), query[argument] == nil {
-                detail = " without \(argument)"
-            }
-            return APIError(
-                .invalidParameter,
-                "\(method) \(path)\(detail) does not take the argument '\(DecodedArgument.shown(name.utf8))' (it takes \(takes))")
+        let unread = query.withPairs { pairs in
+            pairs.first { !isRead($0.name, names) }.map { String(decoding: $0.name, as: UTF8.self) }
         }
-        return nil
+        guard let name = unread else { return nil }
+        let takes = names.isEmpty ? "no query arguments" : names.sorted().joined(separator: ", ")
+        var detail = ""
+        if case .byArgument(let argument, let with, _) = allowed, with.contains(name), query[argument] == nil {
+            detail = " without \(argument)"
+        }
+        return APIError(
+            .invalidParameter,
+            "\(method) \(path)\(detail) does not take the argument '\(DecodedArgument.shown(name.utf8))' (it takes \(takes))")
+    }
+
+    /// Whether a route that reads `names` reads the argument `name`: one of them, a signature v1
+    /// argument, or `sdns-NAME` where the route takes `sdns-*`.
+    private static func isRead(_ name: UnsafeRawBufferPointer, _ names: Set<String>) -> Bool {
+        if SignatureV1.isSignatureArgument(name) { return true }
+        if name.starts(with: "sdns-".utf8) && names.contains(paramArguments) { return true }
+        return names.contains { $0.utf8.count == name.count && $0.utf8.elementsEqual(name) }
     }
 }
