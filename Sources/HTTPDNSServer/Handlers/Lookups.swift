@@ -31,13 +31,16 @@ struct Lookups: Sendable {
         _ hosts: [HostName], _ families: [RecordFamily], engine: ResolverEngine, network: String, client: () -> ClientID?,
         ruleClient: () -> RuleClient, render: @escaping @Sendable ([HostResult]) -> HTTPResponse
     ) -> HandlerResult {
-        let pairs = hosts.flatMap { host in families.map { (host, $0) } }
+        // Pair `index` is host `index / families.count` in family `index % families.count`: read
+        // in place rather than listed in an array of its own.
+        let pairCount = hosts.count * families.count
         var cached: [FamilyOutcome?] = []
-        cached.reserveCapacity(pairs.count)
+        cached.reserveCapacity(pairCount)
         let options = engine.lookupOptions
         var extras: [String?] = []
         var asker: RuleClient?
-        for (index, (host, family)) in pairs.enumerated() {
+        for index in 0..<pairCount {
+            let host = hosts[index / families.count], family = families[index % families.count]
             if options.hasDomainPolicy && !engine.allows(host) {
                 cached.append(.failure(.notAllowed(host)))
                 continue
@@ -71,15 +74,16 @@ struct Lookups: Sendable {
         }
         let client = client()
         let slot = ReplySlot()
-        let gather = OutcomeGather<FamilyOutcome>(count: pairs.count) { outcomes in
+        let gather = OutcomeGather<FamilyOutcome>(count: pairCount) { outcomes in
             var response = results(outcomes)
             response.source = AnswerSource.combined(outcomes)
             slot.set(response)
         }
-        for (index, (host, family)) in pairs.enumerated() {
+        for index in 0..<pairCount {
             if let outcome = cached[index] {
                 gather.fill(index, with: outcome)
             } else {
+                let host = hosts[index / families.count], family = families[index % families.count]
                 engine.resolveUncached(host: host, family: family, network: network, client: client) { gather.fill(index, with: $0) }
             }
         }
