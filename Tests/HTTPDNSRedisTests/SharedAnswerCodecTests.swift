@@ -1,3 +1,4 @@
+import Foundation
 import HTTPDNSCore
 import Testing
 
@@ -50,6 +51,28 @@ import Testing
         let shared = try #require(SharedAnswerCodec.decode(SharedAnswerCodec.encode(entry)))
         #expect(shared.storedAt > storedAt)
         #expect(shared.remainingTTL(at: storedAt + 0.0001) == 300)
+    }
+
+    /// The time is written without Foundation's formatter, as `%.3f` writes it: whole seconds,
+    /// milliseconds rounded (carrying into the seconds), a sign for a negative time.
+    @Test(arguments: [
+        0, 0.0004, 0.0006, 1, 1.9996, 59.25, -0.25, -1.9996, 1_764_000_000, 1_764_000_000.125, 1_764_000_000.1234,
+        1_764_000_000.9996, 4_102_444_800.5,
+    ])
+    func theTimeIsWrittenAsPrintfWritesIt(_ seconds: Double) {
+        var bytes: [UInt8] = []
+        SharedAnswerCodec.appendMilliseconds(seconds, to: &bytes)
+        #expect(String(decoding: bytes, as: UTF8.self) == String(format: "%.3f", seconds))
+    }
+
+    /// Addresses kept packed (up to three IPv4) and kept as text are written alike.
+    @Test func packedAndTextAddressesAreWrittenAlike() {
+        let packed = CacheEntry(addresses: ["192.0.2.1", "198.51.100.200"], originTTL: 60, storedAt: 1_764_000_000)
+        let text = CacheEntry(addresses: ["192.0.2.1", "2001:db8::1"], originTTL: 60, storedAt: 1_764_000_000)
+        #expect(
+            String(decoding: SharedAnswerCodec.encode(packed), as: UTF8.self) == "1 1764000000.000 60 0 upstream 192.0.2.1,198.51.100.200")
+        #expect(
+            String(decoding: SharedAnswerCodec.encode(text), as: UTF8.self) == "1 1764000000.000 60 0 upstream 192.0.2.1,2001:db8::1")
     }
 
     @Test(arguments: [

@@ -76,6 +76,24 @@ public struct AddressList: Sendable, Hashable {
         }
     }
 
+    /// Appends the list as the comma-separated text `init(commaSeparated:)` reads back, with no
+    /// array of strings in between (a packed address's text is short enough to be kept inline).
+    public func appendCommaSeparated(to bytes: inout [UInt8]) {
+        switch storage {
+        case .negative: return
+        case .text(let addresses):
+            for (index, address) in addresses.enumerated() {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(contentsOf: address.utf8)
+            }
+        case .ipv4(let first, let second, let third, let count):
+            for index in 0..<Int(count) {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(contentsOf: Self.dottedQuad(index == 0 ? first : index == 1 ? second : third).utf8)
+            }
+        }
+    }
+
     /// The packed IPv4 addresses (host byte order, first octet in the high byte), or nil when
     /// the list is kept as text (`strings`).
     public var packedIPv4: (count: Int, first: UInt32, second: UInt32, third: UInt32)? {
