@@ -13,9 +13,25 @@ public struct RedisKeys: Sendable, Equatable {
 
     /// The shared answer of one cache key of one account:
     /// `<prefix>answer:<account>:<family>:<host>[:<network>]`.
+    /// Built in one buffer sized first: a replica's miss makes two (its lookup and its store),
+    /// and each `+` of the parts made and copied a string of its own.
     public func answer(account: String, key: CacheKey) -> String {
-        var text = prefix + "answer:" + account + ":" + key.family.typeName + ":" + key.host.value
-        if !key.network.isEmpty { text += ":" + key.network }
+        let family = key.family.typeName
+        var text = ""
+        text.reserveCapacity(
+            prefix.utf8.count + 7 + account.utf8.count + 1 + family.utf8.count + 1 + key.host.value.utf8.count + 1
+                + key.network.utf8.count)
+        text += prefix
+        text += "answer:"
+        text += account
+        text += ":"
+        text += family
+        text += ":"
+        text += key.host.value
+        if !key.network.isEmpty {
+            text += ":"
+            text += key.network
+        }
         return text
     }
 
