@@ -32,6 +32,19 @@ final class SQLiteStatement {
         try check(result, "binding parameter \(index)")
     }
 
+    /// `sqlite3_bind_text` (copied by SQLite) of UTF-8 text the caller wrote as bytes.
+    func bind(text bytes: [UInt8], at index: Int32) throws(StoreError) {
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            // Empty text may have no storage: bind "" rather than a NULL pointer (NULL).
+            buffer.baseAddress.map { start in
+                let text = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
+                return sqlite3_bind_text(handle, index, text, Int32(buffer.count), chttpdns_sqlite_transient())
+            }
+                ?? sqlite3_bind_text(handle, index, "", 0, chttpdns_sqlite_transient())
+        }
+        try check(result, "binding parameter \(index)")
+    }
+
     /// `sqlite3_bind_text`, or `sqlite3_bind_null` for nil.
     func bind(_ value: String?, at index: Int32) throws(StoreError) {
         if let value {

@@ -15,6 +15,9 @@ final class StoreWriter {
     private let selectAccounts: SQLiteStatement
     private let selectFirstCachedAccount: SQLiteStatement
     private let selectNextCachedAccount: SQLiteStatement
+    /// An entry's addresses as the comma-separated text they are stored as, written here for
+    /// each upsert (no array of strings, no joined string per entry).
+    private var addressText: [UInt8] = []
 
     /// Opens `path`, sets WAL, `synchronous=NORMAL` and a busy timeout, migrates the schema and
     /// prepares the statements. Errors name the path.
@@ -122,7 +125,9 @@ final class StoreWriter {
                         try upsertEntry.bind(key.host.value, at: 2)
                         try upsertEntry.bind(Int64(key.family.rawValue), at: 3)
                         try upsertEntry.bind(key.network, at: 4)
-                        try upsertEntry.bind(entry.addresses.joined(separator: ","), at: 5)
+                        addressText.removeAll(keepingCapacity: true)
+                        entry.addressList.appendCommaSeparated(to: &addressText)
+                        try upsertEntry.bind(text: addressText, at: 5)
                         try upsertEntry.bind(Int64(entry.originTTL), at: 6)
                         try upsertEntry.bind(entry.storedAt, at: 7)
                         try upsertEntry.bind(Int64(entry.nxdomain ? 1 : 0), at: 8)
