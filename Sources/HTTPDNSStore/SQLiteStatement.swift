@@ -21,28 +21,20 @@ final class SQLiteStatement {
     /// array, an allocation per bound text on the store's thread.
     func bind(_ value: String, at index: Int32) throws(StoreError) {
         var value = value
-        let result = value.withUTF8 { bytes in
-            // An empty string may have no storage: bind "" rather than a NULL pointer (NULL).
-            bytes.baseAddress.map { start in
-                let text = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
-                return sqlite3_bind_text(handle, index, text, Int32(bytes.count), chttpdns_sqlite_transient())
-            }
-                ?? sqlite3_bind_text(handle, index, "", 0, chttpdns_sqlite_transient())
-        }
-        try check(result, "binding parameter \(index)")
+        try check(value.withUTF8 { bindText($0, at: index) }, "binding parameter \(index)")
     }
 
     /// `sqlite3_bind_text` (copied by SQLite) of UTF-8 text the caller wrote as bytes.
     func bind(text bytes: [UInt8], at index: Int32) throws(StoreError) {
-        let result = bytes.withUnsafeBufferPointer { buffer in
-            // Empty text may have no storage: bind "" rather than a NULL pointer (NULL).
-            buffer.baseAddress.map { start in
-                let text = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
-                return sqlite3_bind_text(handle, index, text, Int32(buffer.count), chttpdns_sqlite_transient())
-            }
-                ?? sqlite3_bind_text(handle, index, "", 0, chttpdns_sqlite_transient())
-        }
-        try check(result, "binding parameter \(index)")
+        try check(bytes.withUnsafeBufferPointer { bindText($0, at: index) }, "binding parameter \(index)")
+    }
+
+    /// `sqlite3_bind_text` of `bytes`, unchecked. Empty text may have no storage: it is bound as
+    /// "" rather than as a NULL pointer (which would be NULL).
+    private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
+        guard let start = bytes.baseAddress else { return sqlite3_bind_text(handle, index, "", 0, chttpdns_sqlite_transient()) }
+        let text = UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self)
+        return sqlite3_bind_text(handle, index, text, Int32(bytes.count), chttpdns_sqlite_transient())
     }
 
     /// `sqlite3_bind_text`, or `sqlite3_bind_null` for nil.
