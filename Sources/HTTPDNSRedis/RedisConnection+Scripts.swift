@@ -8,8 +8,11 @@ extension RedisConnection {
         _ script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]],
         completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void
     ) {
-        var built: [[UInt8]] = [Array("EVALSHA".utf8), script.sha1Bytes, Array(String(keys.count).utf8)]
+        var built: [[UInt8]] = []
         built.reserveCapacity(3 + keys.count + arguments.count)
+        built.append(Self.evalSHA)
+        built.append(script.sha1Bytes)
+        built.append(keys.count < Self.keyCounts.count ? Self.keyCounts[keys.count] : Array(String(keys.count).utf8))
         built += keys
         built += arguments
         let call = built
@@ -19,9 +22,15 @@ extension RedisConnection {
                 return
             }
             var load = call
-            load[0] = Array("EVAL".utf8)
+            load[0] = Self.eval
             load[1] = script.textBytes
             command(load, completion: completion)
         }
     }
+
+    /// The command names and the usual key counts as the bytes they are sent as, made once
+    /// rather than for every call.
+    private static let evalSHA = Array("EVALSHA".utf8)
+    private static let eval = Array("EVAL".utf8)
+    private static let keyCounts = (0..<4).map { Array(String($0).utf8) }
 }
