@@ -26,7 +26,7 @@ struct SNIRecordingServer {
                 pass
         server = http.server.HTTPServer((address, port), Handler)
         server.socket = context.wrap_socket(server.socket, server_side=True)
-        print("ready", flush=True)
+        print("sni-server-ready", flush=True)
         server.serve_forever()
         """#
 
@@ -53,22 +53,33 @@ struct SNIRecordingServer {
             let (status, output) = try await ExternalTool.run("openssl", arguments, in: directory)
             guard status == 0 else { throw HarnessError("openssl \(arguments[0]) failed: \(output)") }
         }
-        let port = freePort()
-        let process = try await ChildProcess.launch(
-            name: "sni-server", executable: "/usr/bin/python3",
-            arguments: [
-                "-c", script, address, "\(port)", directory.appendingPathComponent("name.pem").path,
-                directory.appendingPathComponent("name.key").path,
-            ],
-            environment: TestPaths.childEnvironment(), logURL: directory.appendingPathComponent("sni-server.log"))
+        // A port picked by `freePort()` may be taken before the server binds it: another port.
+        return try await startRetrying(
+            "the HTTPS test server",
+            launch: {
+                let port = freePort()
+                let process = try await ChildProcess.launch(
+                    name: "sni-server", executable: "/usr/bin/python3",
+                    arguments: [
+                        "-c", script, address, "\(port)", directory.appendingPathComponent("name.pem").path,
+                        directory.appendingPathComponent("name.key").path,
+                    ],
+                    environment: TestPaths.childEnvironment(), logURL: directory.appendingPathComponent("sni-server-\(port).log"))
+                return SNIRecordingServer(port: port, caPath: ca.caPath, process: process)
+            },
+            ready: { try await $0.waitUntilReady() },
+            stop: { await $0.process.kill() })
+    }
+
+    /// Waits for the script's own line saying it listens (not a word inside an error, such as
+    /// "Address already in use"); throws when it exits first or after 30 s.
+    private func waitUntilReady() async throws {
         let deadline = Date().addingTimeInterval(30)
-        while !process.output().contains("ready") {
+        while !process.output().split(separator: "\n").contains("sni-server-ready") {
             guard process.isRunning, Date() < deadline else {
-                await process.kill()
                 throw HarnessError("the HTTPS test server did not start:\n\(process.output())")
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        return SNIRecordingServer(port: port, caPath: ca.caPath, process: process)
     }
 }
