@@ -26,18 +26,23 @@ extension HTTPRequest {
         accept = Self.header(connection, "Accept")
         contentType = Self.header(connection, "Content-Type")
         ifMatch = Self.header(connection, "If-Match")
-        consoleSession = ConsoleSessions.cookieName.withCString { MHD_lookup_connection_value(connection, .COOKIE_KIND, $0) }
-            .map { String(cString: $0) }
+        consoleSession = Self.value(connection, .COOKIE_KIND, ConsoleSessions.cookieName)
         csrfToken = Self.header(connection, ConsoleSessions.csrfHeader)
         self.isTLS = isTLS
         self.requestID = requestID
         self.fastPathDeclined = fastPathDeclined
     }
 
-    /// The first field `name` of the request's header, copied. `withCString` gives a short name
-    /// its terminated copy on the stack; passing the `String` itself made one on the heap.
+    /// The first field `name` of the request's header, copied.
     static func header(_ connection: OpaquePointer, _ name: String) -> String? {
-        name.withCString { MHD_lookup_connection_value(connection, .HEADER_KIND, $0) }.map { String(cString: $0) }
+        value(connection, .HEADER_KIND, name)
+    }
+
+    /// The first value named `name` of `kind` (header field, cookie), copied. `withCString` gives
+    /// a short name its terminated copy on the stack; passing the `String` itself made one on the
+    /// heap.
+    private static func value(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ name: String) -> String? {
+        name.withCString { MHD_lookup_connection_value(connection, kind, $0) }.map { String(cString: $0) }
     }
 
     /// Every `X-Forwarded-For` field joined with `, `, or nil. The common case (no such header)

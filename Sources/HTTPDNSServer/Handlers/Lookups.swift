@@ -34,13 +34,14 @@ struct Lookups: Sendable {
         // Pair `index` is host `index / families.count` in family `index % families.count`: read
         // in place rather than listed in an array of its own.
         let pairCount = hosts.count * families.count
+        func pair(_ index: Int) -> (HostName, RecordFamily) { (hosts[index / families.count], families[index % families.count]) }
         var cached: [FamilyOutcome?] = []
         cached.reserveCapacity(pairCount)
         let options = engine.lookupOptions
         var extras: [String?] = []
         var asker: RuleClient?
         for index in 0..<pairCount {
-            let host = hosts[index / families.count], family = families[index % families.count]
+            let (host, family) = pair(index)
             if options.hasDomainPolicy && !engine.allows(host) {
                 cached.append(.failure(.notAllowed(host)))
                 continue
@@ -83,7 +84,7 @@ struct Lookups: Sendable {
             if let outcome = cached[index] {
                 gather.fill(index, with: outcome)
             } else {
-                let host = hosts[index / families.count], family = families[index % families.count]
+                let (host, family) = pair(index)
                 engine.resolveUncached(host: host, family: family, network: network, client: client) { gather.fill(index, with: $0) }
             }
         }
