@@ -14,12 +14,14 @@ public enum TCPSocketTable {
     public enum State: Sendable, Equatable {
         case established
         case synSent
+        case listening
         case other(Int)
 
         init(code: Int) {
             switch code {
             case 1: self = .established
             case 2: self = .synSent
+            case 10: self = .listening
             default: self = .other(code)
             }
         }
@@ -30,13 +32,15 @@ public enum TCPSocketTable {
         public var isOpen: Bool { self == .established || self == .synSent }
     }
 
-    /// One row: local and remote address, state.
+    /// One row: local and remote address, state, and the socket's inode, which names one socket
+    /// for its whole life (a port does not: another socket may bind it once it is free).
     public struct Entry: Sendable, Equatable {
         public var localHost: String
         public var localPort: UInt16
         public var remoteHost: String
         public var remotePort: UInt16
         public var state: State
+        public var inode: UInt64
     }
 
     /// Every IPv4 TCP socket of the namespace right now (empty when the file cannot be read).
@@ -68,14 +72,20 @@ public enum TCPSocketTable {
         }
     }
 
-    /// `  0: 0100007F:1F90 0100007F:A2C4 01 ...`: slot, local, remote, state, ...
+    /// The sockets listening on `port` (any local address).
+    public static func listeners(onPort port: UInt16) -> [Entry] {
+        ipv4().filter { $0.localPort == port && $0.state == .listening }
+    }
+
+    /// `  0: 0100007F:1F90 0100007F:A2C4 01 txq:rxq tr:when retrnsmt uid timeout inode ...`
     private static func parse(_ line: Substring) -> Entry? {
         let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-        guard fields.count > 3, let local = endpoint(fields[1]), let remote = endpoint(fields[2]),
-            let state = Int(fields[3], radix: 16)
+        guard fields.count > 9, let local = endpoint(fields[1]), let remote = endpoint(fields[2]),
+            let state = Int(fields[3], radix: 16), let inode = UInt64(fields[9])
         else { return nil }
         return Entry(
-            localHost: local.host, localPort: local.port, remoteHost: remote.host, remotePort: remote.port, state: State(code: state))
+            localHost: local.host, localPort: local.port, remoteHost: remote.host, remotePort: remote.port, state: State(code: state),
+            inode: inode)
     }
 
     /// `0100007F:1F90`: the address is the `__be32` printed as a host-order integer, the port is
