@@ -64,7 +64,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
         account: String, key: CacheKey, waitMilliseconds: Int, completion: @escaping @Sendable (SharedLookupResult) -> Void
     ) {
         let answerKey = keys.answer(account: account, key: key)
-        let lockKey = answerKey + ":lock"
+        let lockKey = RedisKeys.lock(ofAnswer: answerKey)
         let wait = min(maximumWait, Double(max(0, waitMilliseconds)) / 1000)
         let lockMilliseconds = String(Int(wait * 2000) + 500)
         let metrics = metrics
@@ -104,7 +104,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
         // Errors are counted by the connection's metrics; nobody waits for these.
         if holdsLock {
             connection.evaluate(
-                Self.storeAndReleaseScript, keys: [Array(answerKey.utf8), Array((answerKey + ":lock").utf8)],
+                Self.storeAndReleaseScript, keys: [Array(answerKey.utf8), Array(RedisKeys.lock(ofAnswer: answerKey).utf8)],
                 arguments: [value, milliseconds, token]
             ) { _ in }
         } else {

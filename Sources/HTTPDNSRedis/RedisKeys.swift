@@ -36,5 +36,8 @@ public struct RedisKeys: Sendable, Equatable {
     }
 
     /// The lock one replica holds while it asks the upstreams for an answer: `<answer key>:lock`.
-    public func answerLock(account: String, key: CacheKey) -> String { answer(account: account, key: key) + ":lock" }
+    public func answerLock(account: String, key: CacheKey) -> String { Self.lock(ofAnswer: answer(account: account, key: key)) }
+
+    /// The lock key of an answer key (`answer(account:key:)`).
+    public static func lock(ofAnswer answerKey: String) -> String { answerKey + ":lock" }
 }

@@ -79,26 +79,34 @@ public struct AddressList: Sendable, Hashable {
     /// Appends the list as the comma-separated text `init(commaSeparated:)` reads back, with no
     /// array of strings in between (a packed address's text is short enough to be kept inline).
     public func appendCommaSeparated(to bytes: inout [UInt8]) {
-        switch storage {
-        case .negative: return
-        case .text(let addresses):
-            for (index, address) in addresses.enumerated() {
+        if let packed = packedIPv4 {
+            for index in 0..<packed.count {
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
+                bytes.append(contentsOf: Self.dottedQuad(packed[index]).utf8)
+            }
+        } else {
+            for (index, address) in strings.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 bytes.append(contentsOf: address.utf8)
-            }
-        case .ipv4(let first, let second, let third, let count):
-            for index in 0..<Int(count) {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                bytes.append(contentsOf: Self.dottedQuad(index == 0 ? first : index == 1 ? second : third).utf8)
             }
         }
     }
 
-    /// The packed IPv4 addresses (host byte order, first octet in the high byte), or nil when
-    /// the list is kept as text (`strings`).
-    public var packedIPv4: (count: Int, first: UInt32, second: UInt32, third: UInt32)? {
+    /// One to three IPv4 addresses as numbers (host byte order, first octet in the high byte).
+    public struct PackedIPv4: Sendable {
+        public let count: Int
+        public let first: UInt32
+        public let second: UInt32
+        public let third: UInt32
+
+        /// The address at `index` (0 ..< `count`).
+        public subscript(index: Int) -> UInt32 { index == 0 ? first : index == 1 ? second : third }
+    }
+
+    /// The packed IPv4 addresses, or nil when the list is kept as text (`strings`).
+    public var packedIPv4: PackedIPv4? {
         guard case .ipv4(let first, let second, let third, let count) = storage else { return nil }
-        return (Int(count), first, second, third)
+        return PackedIPv4(count: Int(count), first: first, second: second, third: third)
     }
 
     /// The list stored as comma-separated text (the persisted form; empty parts are skipped):

@@ -163,7 +163,7 @@ enum AnswerRendering {
             for index in 0..<packed.count {
                 before(&sink)
                 sink.put(UInt8(ascii: "\""))
-                sink.ipv4(index == 0 ? packed.first : index == 1 ? packed.second : packed.third)
+                sink.ipv4(packed[index])
                 sink.put(UInt8(ascii: "\""))
             }
         } else {
