@@ -7,17 +7,6 @@ import Testing
 
 @testable import HTTPDNSUpstream
 
-/// `loop.perform(request)`, with the monotonic time at which the loop thread called the
-/// completion: what the loop did, without the time the awaiting task then waits for a thread of
-/// the cooperative pool (on two cores, other tests blocking that pool delayed it by seconds).
-private func performTimed(_ loop: CurlEventLoop, _ request: UpstreamHTTPRequest) async -> (
-    Result<UpstreamHTTPResponse, UpstreamError>, Double
-) {
-    await withCheckedContinuation { continuation in
-        loop.perform(request) { continuation.resume(returning: ($0, MonotonicTime.now())) }
-    }
-}
-
 /// `loop.perform(request)` timed like ``performTimed(_:_:)``, but waiting at most `limit` seconds
 /// (polling, so that a transfer that never completes fails the test instead of hanging it): nil
 /// when no completion came by then.

@@ -96,8 +96,8 @@ private func answer(_ result: Result<UpstreamHTTPResponse, UpstreamError>) throw
             let body = [UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)
             let request = UpstreamHTTPRequest(url: server.baseURL + "/upload", method: .post, body: body, timeoutMilliseconds: 10_000)
             let started = MonotonicTime.now()
-            let result = await awaitResult { loop.perform(request, completion: $0) }
-            let elapsed = MonotonicTime.now() - started
+            let (result, completedAt) = await performTimed(loop, request)
+            let elapsed = completedAt - started
             #expect((try? result.get())?.status == 413, "\(result)")
             #expect(elapsed < 5, "the transfer ended after \(elapsed) s")
         }

@@ -1,6 +1,7 @@
 import CAres
 import HTTPDNSCore
 import HTTPDNSLoop
+import Synchronization
 import Testing
 
 @testable import HTTPDNSUpstream
@@ -86,12 +87,19 @@ struct SystemResolverLiveTests {
 
     @Test func shutdownFailsPendingLookupsAndLaterOnes() async throws {
         let silent = try SilentUDPSocket()
-        let resolver = SystemResolver(servers: ["127.0.0.1:\(silent.port)"], attemptTimeoutMilliseconds: 5000)
-        let query = UpstreamQuery(host: HostName("www.example.test")!, family: .a, timeoutMilliseconds: 10_000)
-        async let pending = awaitResult { resolver.resolve(query, completion: $0) }
-        try await Task.sleep(for: .milliseconds(100))
+        // Timeouts no stall of this task can reach: the lookup must still be pending at the
+        // shutdown, which comes once its query has reached the silent server.
+        let resolver = SystemResolver(servers: ["127.0.0.1:\(silent.port)"], attemptTimeoutMilliseconds: 1_800_000)
+        let query = UpstreamQuery(host: HostName("www.example.test")!, family: .a, timeoutMilliseconds: 1_800_000)
+        let outcome = Mutex<Result<UpstreamAnswer, UpstreamError>?>(nil)
+        resolver.resolve(query) { result in outcome.withLock { $0 = result } }
+        let deadline = MonotonicTime.now() + 30
+        while !silent.hasReceived && MonotonicTime.now() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+        try #require(silent.hasReceived, "the query never reached the silent server")
+        #expect(outcome.withLock { $0 } == nil, "the lookup ended before the shutdown")
         resolver.shutdown()
-        let result = await pending
+        // `shutdown` returns once the thread has failed what was pending.
+        let result = try #require(outcome.withLock { $0 }, "shutdown returned with the lookup still pending")
         guard case .failure(let error) = result else {
             Issue.record("expected a failure, got \(result)")
             return

@@ -1,5 +1,9 @@
 import Foundation
+import HTTPDNSCore
+import HTTPDNSLoop
 import HTTPDNSTestSupport
+
+@testable import HTTPDNSUpstream
 
 #if canImport(Glibc)
     import Glibc
@@ -190,6 +194,17 @@ func awaitResult<T: Sendable, E: Error>(_ start: (@escaping @Sendable (Result<T,
     }
 }
 
+/// `loop.perform(request)`, with the monotonic time at which the loop thread called the
+/// completion: what the loop did, without the time the awaiting task then waits for a thread of
+/// the cooperative pool (on two cores, other tests blocking that pool delayed it by seconds).
+func performTimed(_ loop: CurlEventLoop, _ request: UpstreamHTTPRequest) async -> (
+    Result<UpstreamHTTPResponse, UpstreamError>, Double
+) {
+    await withCheckedContinuation { continuation in
+        loop.perform(request) { continuation.resume(returning: ($0, MonotonicTime.now())) }
+    }
+}
+
 /// A socket bound to 127.0.0.1 on a kernel-chosen port; closed on deinit.
 class LoopbackSocket {
     let port: UInt16
@@ -232,5 +247,11 @@ final class SilentTCPListener: LoopbackSocket {
 final class SilentUDPSocket: LoopbackSocket {
     init() throws {
         try super.init(type: Int32(SOCK_DGRAM.rawValue))
+    }
+
+    /// Whether a datagram has arrived (it stays queued: nothing ever reads it).
+    var hasReceived: Bool {
+        var byte: UInt8 = 0
+        return recv(fd, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) >= 0
     }
 }
