@@ -114,12 +114,11 @@ public final class RedisServerProcess: Sendable {
 
     /// Waits until the server answers `PING` with `PONG`.
     public func waitUntilAnswering(seconds: Double = 10) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
+        let answering = try await Poll.until(limit: seconds) {
             guard isRunning else { throw HarnessError("redis-server exited: \(log())") }
-            if (try? cli(["PING"])) == "PONG" { return }
-            try await Task.sleep(for: .milliseconds(50))
+            return (try? cli(["PING"])) == "PONG"
         }
+        if answering { return }
         throw HarnessError("redis-server did not answer PING on port \(port) within \(seconds) s: \(log())")
     }
 }

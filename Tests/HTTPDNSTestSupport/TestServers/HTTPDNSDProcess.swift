@@ -26,7 +26,7 @@ public final class HTTPDNSDProcess: Sendable {
     }
 
     /// Starts the binary (`TestPaths.httpdnsdBinary`) and waits for readiness (at most `readyTimeout` s).
-    public static func start(_ options: HTTPDNSDOptions, readyTimeout: Double = 20) async throws -> HTTPDNSDProcess {
+    public static func start(_ options: HTTPDNSDOptions, readyTimeout: Double = 60) async throws -> HTTPDNSDProcess {
         try LoopbackGuard.check(options)
         let binary = TestPaths.httpdnsdBinary
         guard FileManager.default.isExecutableFile(atPath: binary) else {
@@ -139,15 +139,14 @@ public final class HTTPDNSDProcess: Sendable {
     }
 
     private func waitUntilReady(timeout: Double) async throws {
-        let deadline = Date().addingTimeInterval(timeout)
         let probe = HTTPClient(port: port, timeout: 2)
-        while Date() < deadline {
+        let ready = try await Poll.until(limit: timeout, every: .milliseconds(25)) {
             guard process.isRunning else {
                 throw HarnessError("httpdnsd exited with \(process.terminationStatus ?? -1) before ready: \(process.output())")
             }
-            if let response = try? await probe.get("/readyz"), response.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(25))
+            return (try? await probe.get("/readyz"))?.status == 200
         }
+        if ready { return }
         throw HarnessError("httpdnsd not ready on port \(port) within \(timeout) s: \(process.output())")
     }
 }

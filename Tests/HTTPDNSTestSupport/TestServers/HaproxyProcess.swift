@@ -109,12 +109,10 @@ public final class HaproxyProcess: Sendable {
 
     private func waitUntilAnswering() async throws {
         let probe = HTTPClient(port: port, timeout: 2)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
+        let answering = try await Poll.until(limit: 60) {
             guard process.isRunning else { throw HarnessError("haproxy exited: \(process.output())") }
-            if let response = try? await probe.get("/healthz"), response.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(50))
+            return (try? await probe.get("/healthz"))?.status == 200
         }
-        throw HarnessError("haproxy did not answer on port \(port) within 10 s: \(process.output())")
+        guard answering else { throw HarnessError("haproxy did not answer on port \(port) within 60 s: \(process.output())") }
     }
 }

@@ -54,22 +54,10 @@ public enum TCPSocketTable {
         ipv4().filter { $0.remotePort == port }
     }
 
-    /// Polls the table every 10 ms until `condition` holds for one snapshot, giving up after
-    /// `limit` seconds and at least `minimumLooks` snapshots; true when it held. The limit only
-    /// guards against a hang: a test asserts on what the snapshot shows, never on how long the
-    /// wait took. The count matters after a stall: when the loaded machine (or other tests
-    /// blocking the cooperative pool) kept this task from running past the limit, the work it
-    /// waits for (a task started just before, another thread's connect) was held up as well, and
-    /// one look at the moment it wakes would give up before that work had its turn.
+    /// Polls the table every 10 ms until `condition` holds for one snapshot (`Poll.until`); true
+    /// when it held. A test asserts on what the snapshot shows, never on how long the wait took.
     public static func wait(limit: Double = 30, minimumLooks: Int = 200, until condition: ([Entry]) -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(limit)
-        var looks = 0
-        while true {
-            if condition(ipv4()) { return true }
-            looks += 1
-            if Date() >= deadline && looks >= minimumLooks { return false }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
+        await Poll.until(limit: limit, minimumLooks: minimumLooks, every: .milliseconds(10)) { condition(ipv4()) }
     }
 
     /// The sockets listening on `port` (any local address).

@@ -52,12 +52,10 @@ public final class TestDNSS: Sendable {
         // GET /dns-query?dns= for www.example.test A, id 0.
         let path = "/dns-query?dns=AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ"
         let client = HTTPClient(port: port, timeout: 2)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
+        let answering = try await Poll.until(limit: 60) {
             guard process.isRunning else { throw HarnessError("dnss exited: \(process.output())") }
-            if let response = try? await client.get(path), response.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(50))
+            return (try? await client.get(path))?.status == 200
         }
-        throw HarnessError("dnss did not answer on port \(port) within 10 s: \(process.output())")
+        guard answering else { throw HarnessError("dnss did not answer on port \(port) within 60 s: \(process.output())") }
     }
 }

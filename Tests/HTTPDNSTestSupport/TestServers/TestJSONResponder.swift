@@ -127,12 +127,10 @@ public final class TestJSONResponder: Sendable {
     }
 
     private func waitUntilAnswering() async throws {
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
+        let answering = try await Poll.until(limit: 60) {
             guard process.isRunning else { throw HarnessError("json responder exited: \(process.output())") }
-            if let response = try? await client.get("/_health"), response.status == 200 { return }
-            try await Task.sleep(for: .milliseconds(50))
+            return (try? await client.get("/_health"))?.status == 200
         }
-        throw HarnessError("json responder did not answer on port \(port) within 15 s: \(process.output())")
+        guard answering else { throw HarnessError("json responder did not answer on port \(port) within 60 s: \(process.output())") }
     }
 }

@@ -93,11 +93,10 @@ public final class TestUnbound: Sendable {
         _ = try await runControl(["auth_zone_reload", TestZone.origin])
         let v4 = addresses.filter { !$0.contains(":") }
         guard !v4.isEmpty else { return }
-        let deadline = Date().addingTimeInterval(20)  // a hang guard for a loaded machine, not a timing assertion
-        while Date() < deadline {
-            if let answer = try? await query(lowered), Set(answer.addresses) == Set(v4) { return }
-            try await Task.sleep(for: .milliseconds(20))
+        let reloaded = await Poll.until(limit: 60, every: .milliseconds(20)) {
+            (try? await query(lowered)).map { Set($0.addresses) == Set(v4) } ?? false
         }
+        if reloaded { return }
         throw HarnessError("unbound does not answer \(v4) for \(name) after auth_zone_reload")
     }
 
@@ -126,15 +125,12 @@ public final class TestUnbound: Sendable {
     }
 
     private func waitUntilAnswering() async throws {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            guard process.isRunning else {
-                throw HarnessError("unbound exited: \(process.output())")
-            }
-            if let answer = try? await query(TestZone.www), answer.rcode == 0, !answer.addresses.isEmpty { return }
-            try await Task.sleep(for: .milliseconds(50))
+        let answering = try await Poll.until(limit: 60) {
+            guard process.isRunning else { throw HarnessError("unbound exited: \(process.output())") }
+            guard let answer = try? await query(TestZone.www) else { return false }
+            return answer.rcode == 0 && !answer.addresses.isEmpty
         }
-        throw HarnessError("unbound did not answer on port \(port) within 10 s: \(process.output())")
+        guard answering else { throw HarnessError("unbound did not answer on port \(port) within 60 s: \(process.output())") }
     }
 
     private static func config(directory: String, port: UInt16, controlPort: UInt16, zonePath: String) -> String {
