@@ -12,7 +12,8 @@ import Foundation
 /// with the same key are waiting at once, so a test can prove that N transfers were in flight
 /// together without measuring time.
 final class FakeJSONUpstream {
-    let port: UInt16
+    /// Set once the server listens (`with` runs its body after that).
+    private(set) var port: UInt16 = 0
     private let directory: URL
     private let process = Process()
 
@@ -23,11 +24,11 @@ final class FakeJSONUpstream {
     var baseURL: String { "http://127.0.0.1:\(port)" }
 
     static let script = #"""
-        import email.utils, hashlib, json, signal, sys, threading, time
+        import email.utils, hashlib, json, os, signal, sys, threading, time
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
         from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
         from urllib.parse import urlparse, parse_qs
-        PORT, SKEW = int(sys.argv[1]), int(sys.argv[2])
+        PORT_FILE, SKEW = sys.argv[1], int(sys.argv[2])
         PORTS = set()
         LOCK, BARRIERS = threading.Lock(), {}
         class H(BaseHTTPRequestHandler):
@@ -98,7 +99,11 @@ final class FakeJSONUpstream {
                         return self.reply(200, {"host": q["host"], "ips": ["127.0.0.11"], "ipsv6": ["::1"], "ttl": 90})
                     return self.reply(200, {"host": q["host"], "ips": [], "ipsv6": [], "ttl": 30})
                 self.reply(404, {"code": "NotFound"})
-        ThreadingHTTPServer(("127.0.0.1", PORT), H).serve_forever()
+        server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        with open(PORT_FILE + ".tmp", "w") as f:
+            f.write(str(server.server_address[1]))
+        os.rename(PORT_FILE + ".tmp", PORT_FILE)
+        server.serve_forever()
         """#
 
     /// Starts the server, runs `body`, and stops it whatever happens.
@@ -112,24 +117,18 @@ final class FakeJSONUpstream {
     private init(skew: Int) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("upstream-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try LoopbackDNSServers.freePort()
         let scriptPath = directory.appendingPathComponent("server.py").path
         try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [scriptPath, String(port), String(skew)]
+        process.arguments = [scriptPath, portFile.path, String(skew)]
         try process.run()
     }
 
-    /// Polls with `Task.sleep`: a thread of the cooperative pool (two on this machine) blocked
-    /// here would stall every other test of the process. 30 s only guards against a hang.
+    private var portFile: URL { directory.appendingPathComponent("port") }
+
+    /// The script writes its port once it listens.
     private func waitUntilListening() async throws {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, process.isRunning, !LoopbackDNSServers.canConnect(port: port) {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        guard LoopbackDNSServers.canConnect(port: port) else {
-            throw LoopbackDNSServers.StartError(description: "python3 test server did not start on port \(port)")
-        }
+        port = try await portWritten(to: portFile, by: process)
     }
 
     func stop() {

@@ -194,6 +194,21 @@ func awaitResult<T: Sendable, E: Error>(_ start: (@escaping @Sendable (Result<T,
     }
 }
 
+/// The port a test server script bound itself (port 0, so no other process can take it between
+/// a pick and the bind) and wrote to `file`, written whole (the script renames it into place).
+/// Throws when the process exits first; 30 s only guards against a hang.
+func portWritten(to file: URL, by process: Process) async throws -> UInt16 {
+    var port: UInt16?
+    _ = try await Poll.until(limit: 30, every: .milliseconds(20)) {
+        port = (try? String(contentsOf: file, encoding: .utf8)).flatMap { UInt16($0) }
+        guard port == nil else { return true }
+        guard process.isRunning else { throw LoopbackDNSServers.StartError(description: "the python3 test server exited") }
+        return false
+    }
+    guard let port else { throw LoopbackDNSServers.StartError(description: "the python3 test server wrote no port") }
+    return port
+}
+
 /// `loop.perform(request)`, with the monotonic time at which the loop thread called the
 /// completion: what the loop did, without the time the awaiting task then waits for a thread of
 /// the cooperative pool (on two cores, other tests blocking that pool delayed it by seconds).

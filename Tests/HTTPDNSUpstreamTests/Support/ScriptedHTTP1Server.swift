@@ -22,7 +22,8 @@ import HTTPDNSCore
 /// - `early`: reads a request's head only, answers 413 at once and reads nothing more (a client
 ///   still writing a large body then has a response to read while its writes block).
 final class ScriptedHTTP1Server {
-    let port: UInt16
+    /// Set once the server listens (`with` runs its body after that).
+    private(set) var port: UInt16 = 0
     let host: String
     private let directory: URL
     private let process = Process()
@@ -31,9 +32,9 @@ final class ScriptedHTTP1Server {
     var baseURL: String { host.contains(":") ? "http://[\(host)]:\(port)" : "http://\(host):\(port)" }
 
     static let script = #"""
-        import signal, socket, sys, threading, time
+        import os, signal, socket, sys, threading, time
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM, signal.SIGINT})
-        HOST, PORT, MODE = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+        HOST, PORT_FILE, MODE = sys.argv[1], sys.argv[2], sys.argv[3]
         LOCK = threading.Lock()
         STATE = {"accepted": 0, "busy": 0, "maxbusy": 0}
 
@@ -97,8 +98,11 @@ final class ScriptedHTTP1Server {
         family = socket.AF_INET6 if ":" in HOST else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        listener.bind((HOST, PORT))
+        listener.bind((HOST, 0))
         listener.listen(128)
+        with open(PORT_FILE + ".tmp", "w") as f:
+            f.write(str(listener.getsockname()[1]))
+        os.rename(PORT_FILE + ".tmp", PORT_FILE)
         while True:
             conn, _ = listener.accept()
             with LOCK:
@@ -118,23 +122,19 @@ final class ScriptedHTTP1Server {
         self.host = host
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("http1-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        port = try LoopbackDNSServers.freePort()
         let scriptPath = directory.appendingPathComponent("server.py").path
         try Self.script.write(toFile: scriptPath, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-        process.arguments = [scriptPath, host, String(port), mode]
+        process.arguments = [scriptPath, host, directory.appendingPathComponent("port").path, mode]
         try process.run()
     }
 
-    /// Polls with `Task.sleep` until the port answers a TCP connect (which the server counts:
-    /// tests read counts relative to the first answer, or subtract this one). 30 s guards a hang.
+    /// Reads the port the script bound, then makes one TCP connect, which the server counts
+    /// (tests read counts relative to the first answer, or subtract this one).
     private func waitUntilListening() async throws {
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, process.isRunning, !Self.canConnect(host: host, port: port) {
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        guard process.isRunning else {
-            throw LoopbackDNSServers.StartError(description: "python3 HTTP/1.1 test server did not start on port \(port)")
+        port = try await portWritten(to: directory.appendingPathComponent("port"), by: process)
+        guard Self.canConnect(host: host, port: port) else {
+            throw LoopbackDNSServers.StartError(description: "python3 HTTP/1.1 test server does not accept on port \(port)")
         }
     }
 
