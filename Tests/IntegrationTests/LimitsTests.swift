@@ -20,24 +20,39 @@ struct LimitsTests {
     }
 
     @Test func aClientOverItsRateGets429WithRetryAfterAndIsServedAgainOnceItRefilled() async throws {
-        // Two requests at once, then one every five seconds: the third is refused as long as the
-        // three come within five seconds (two was a margin a loaded machine's first miss used up).
+        // Two requests at once, then one every five seconds: the third is refused when it comes
+        // within five seconds of the first. A loaded machine can hold the three apart longer; such
+        // an attempt shows nothing about the limit, so it is made again as a new client (another
+        // loopback source address, a full bucket). An attempt answered within 4.5 s is checked in full.
         try await withLimits(serviceKeys: ["rateLimit": 0.2, "rateBurst": 2]) { _, service in
             let path = "/v1/default/resolve?host=\(TestZone.www)&type=A"
-            #expect(try await service.client.get(path).status == 200)
-            #expect(try await service.client.get(path).status == 200)
-            let refused = try await service.client.get(path)
-            expectError(refused, status: 429, code: "RateLimited")
-            let retryAfter = try #require(refused.header("Retry-After").flatMap { Int($0) }, "\(refused)")
-            #expect(retryAfter >= 1 && retryAfter <= 5)
-            // The probes and /metrics are never limited.
-            #expect(try await service.client.get("/healthz").status == 200)
-            let metrics = try await service.metrics()
-            #expect(metrics.sum("httpdns_rate_limited_total", ["reason": "client_rate"]) == 1)
-            #expect(metrics.sum("httpdns_http_requests_total", ["code": "429"]) == 1)
+            for attempt in 1...3 {
+                let client = HTTPClient(port: service.port, timeout: 10, source: "127.0.0.\(20 + attempt)")
+                let sentAt = Date()  // the first request takes its token after this
+                #expect(try await client.get(path).status == 200)
+                #expect(try await client.get(path).status == 200)
+                let refused = try await client.get(path)
+                if refused.status != 429 && Date() >= sentAt.addingTimeInterval(4.5) {
+                    print(
+                        "rate limit attempt \(attempt): the third request was answered \(Date().timeIntervalSince(sentAt)) s after the first was sent, maybe past the window: trying again as a new client"
+                    )
+                    continue
+                }
+                expectError(refused, status: 429, code: "RateLimited")
+                let retryAfter = try #require(refused.header("Retry-After").flatMap { Int($0) }, "\(refused)")
+                #expect(retryAfter >= 1 && retryAfter <= 5)
+                // The probes and /metrics are never limited.
+                #expect(try await service.client.get("/healthz").status == 200)
+                let metrics = try await service.metrics()
+                #expect(metrics.sum("httpdns_rate_limited_total", ["reason": "client_rate"]) == 1)
+                #expect(metrics.sum("httpdns_http_requests_total", ["code": "429"]) == 1)
 
-            try await Task.sleep(for: .milliseconds(retryAfter * 1000 + 100))
-            #expect(try await service.client.get(path).status == 200)
+                // At least Retry-After later the bucket holds a token again (later only adds more).
+                try await Task.sleep(for: .milliseconds(retryAfter * 1000 + 100))
+                #expect(try await client.get(path).status == 200)
+                return
+            }
+            Issue.record("in three attempts the machine never sent three requests within the 5 s the limit refuses the third in")
         }
     }
 
@@ -45,8 +60,9 @@ struct LimitsTests {
     /// serves no /metrics at all.
     @Test func refusalsAreCountedPerAccountOnTheOperationsListener() async throws {
         let opsPort = freePort()
+        // One request per 1000 s: the second is refused however long the machine holds it back.
         try await withService(configure: { servers, options in
-            options.config = ["rateLimit": 1, "rateBurst": 1, "accounts": ["default": loopbackAccount(servers)]]
+            options.config = ["rateLimit": 0.001, "rateBurst": 1, "accounts": ["default": loopbackAccount(servers)]]
             options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
         }) { _, service in
             let path = "/v1/default/resolve?host=\(TestZone.www)&type=A"
