@@ -197,16 +197,19 @@ struct CurlEventLoopColdBurstTests {
             defer { loop.shutdown() }
             let count = 8
             let url = server.baseURL + "/gather?key=\(UInt64.random(in: 0...UInt64.max))&n=\(count)"
-            let statuses = await withTaskGroup(of: Int.self) { group in
+            // All eight handed to the loop in one go: tasks of their own could start far apart
+            // on a saturated cooperative pool, past the upstream's 30 s wait for all of them.
+            let collected = Mutex<[Int]>([])
+            let statuses = await withCheckedContinuation { (done: CheckedContinuation<[Int], Never>) in
                 for _ in 0..<count {
-                    group.addTask {
-                        let result = await awaitResult {
-                            loop.perform(UpstreamHTTPRequest(url: url, timeoutMilliseconds: 60_000), completion: $0)
+                    loop.perform(UpstreamHTTPRequest(url: url, timeoutMilliseconds: 60_000)) { result in
+                        let all = collected.withLock { statuses -> [Int]? in
+                            statuses.append((try? result.get().status) ?? -1)
+                            return statuses.count == count ? statuses : nil
                         }
-                        return (try? result.get().status) ?? -1
+                        if let all { done.resume(returning: all) }
                     }
                 }
-                return await group.reduce(into: [Int]()) { $0.append($1) }
             }
             // 200 only if all eight were waiting at the upstream at the same time.
             #expect(statuses == Array(repeating: 200, count: count))
