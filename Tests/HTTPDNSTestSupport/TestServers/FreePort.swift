@@ -62,16 +62,3 @@ private func udpPortIsFree(_ port: UInt16) -> Bool {
         }
     }
 }
-
-/// True when something accepts TCP connections on 127.0.0.1:`port`.
-public func tcpPortAcceptsConnections(_ port: UInt16) -> Bool {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    var address = loopbackAddress(port: port)
-    return withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-        }
-    }
-}
