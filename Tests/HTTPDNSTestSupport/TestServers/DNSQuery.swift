@@ -21,8 +21,9 @@ public enum DNSQuery {
     }
 
     /// Sends one query for `name`/`type` to 127.0.0.1:`port` and waits up to `timeout` seconds
-    /// on a thread of its own (never on the cooperative pool).
-    public static func ask(_ name: String, type: RecordType, port: UInt16, timeout: Double = 1) async throws -> Answer {
+    /// on a thread of its own (never on the cooperative pool). One datagram, no retry: the
+    /// default leaves a server on a loaded machine seconds to answer.
+    public static func ask(_ name: String, type: RecordType, port: UInt16, timeout: Double = 5) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
             let thread = Thread {
                 continuation.resume(with: Result { try askBlocking(name, type: type, port: port, timeout: timeout) })
@@ -32,7 +33,7 @@ public enum DNSQuery {
     }
 
     /// The blocking form of `ask`.
-    public static func askBlocking(_ name: String, type: RecordType, port: UInt16, timeout: Double = 1) throws -> Answer {
+    public static func askBlocking(_ name: String, type: RecordType, port: UInt16, timeout: Double = 5) throws -> Answer {
         let id = UInt16.random(in: 0...UInt16.max)
         var query: [UInt8] = [UInt8(id >> 8), UInt8(id & 0xFF), 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]
         for label in name.split(separator: ".") {
