@@ -41,12 +41,13 @@ struct AnswerRulesIntegrationTests {
     /// The service with the account above, a plain DNS listener and an operations listener.
     func withRulesService(_ body: (TestServers, HTTPDNSDProcess, Names, PlainDNSTestClient, HTTPClient) async throws -> Void) async throws {
         let names = Names()
-        let dnsPort = freePort(), opsPort = freePort()
         try await withService(configure: { servers, options in
-            options.arguments += ["--dns-listen", "127.0.0.1:\(dnsPort)", "--ops-listen", "127.0.0.1:\(opsPort)"]
+            options.listen("--dns-listen", port: "dns")
+            options.listen("--ops-listen", port: "ops")
             options.config = ["accounts": ["default": Self.account(servers, names)]]
         }) { servers, service in
-            try await body(servers, service, names, PlainDNSTestClient(port: dnsPort), HTTPClient(port: opsPort))
+            let dns = PlainDNSTestClient(port: try service.port(named: "dns"))
+            try await body(servers, service, names, dns, HTTPClient(port: try service.port(named: "ops")))
         }
     }
 
@@ -132,29 +133,30 @@ struct AnswerRulesIntegrationTests {
     /// A health check leaves out the address whose TCP connect fails (127.0.0.2 has no listener
     /// on the operations port, 127.0.0.1 has), and never answers empty.
     @Test func aHealthCheckDropsADeadAddress() async throws {
-        let opsPort = freePort()
         let name = TestZone.unique("health"), dead = TestZone.unique("dead")
         try await withService(configure: { servers, options in
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
-            let check: TestJSON = ["port": .number(Double(opsPort))]
-            options.config = [
-                "accounts": [
-                    "default": loopbackAccount(
-                        servers,
-                        [
-                            "rules": [
-                                [
-                                    "name": "live", "hosts": [.string(name)],
-                                    "answer": ["ipv4": ["127.0.0.2", "127.0.0.1"], "healthCheck": check],
-                                ],
-                                [
-                                    "name": "dead", "hosts": [.string(dead)],
-                                    "answer": ["ipv4": ["127.0.0.4", "127.0.0.3"], "healthCheck": check],
-                                ],
-                            ]
-                        ])
+            options.withPorts { ports, options in
+                options.arguments += ["--ops-listen", ports.address("ops")]
+                let check: TestJSON = ["port": .number(Double(ports["ops"]))]
+                options.config = [
+                    "accounts": [
+                        "default": loopbackAccount(
+                            servers,
+                            [
+                                "rules": [
+                                    [
+                                        "name": "live", "hosts": [.string(name)],
+                                        "answer": ["ipv4": ["127.0.0.2", "127.0.0.1"], "healthCheck": check],
+                                    ],
+                                    [
+                                        "name": "dead", "hosts": [.string(dead)],
+                                        "answer": ["ipv4": ["127.0.0.4", "127.0.0.3"], "healthCheck": check],
+                                    ],
+                                ]
+                            ])
+                    ]
                 ]
-            ]
+            }
         }) { _, service in
             let left = try await poll {
                 let ips = try await service.client.get("/v1/default/resolve?host=\(name)&type=A").json["ips"]?.strings

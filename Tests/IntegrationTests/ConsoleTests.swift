@@ -10,11 +10,11 @@ struct ConsoleTests {
 
     /// The service with an operations listener; `body` gets a client of it.
     func withConsole(_ body: (TestServers, HTTPClient, UInt16) async throws -> Void) async throws {
-        let opsPort = freePort()
         try await withService(configure: { _, options in
             options.adminToken = Self.token
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
-        }) { servers, _ in
+            options.listen("--ops-listen", port: "ops")
+        }) { servers, service in
+            let opsPort = try service.port(named: "ops")
             try await body(servers, HTTPClient(port: opsPort), opsPort)
         }
     }

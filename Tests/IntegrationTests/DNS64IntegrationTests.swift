@@ -15,10 +15,9 @@ struct DNS64IntegrationTests {
     static let synthesized = "64:ff9b::7f00:15"
 
     @Test func anAAAAQuestionForAnAOnlyNameIsSynthesizedInEveryFormat() async throws {
-        let port = freePort()
         try await withService(
             configure: { servers, options in
-                options.arguments += ["--dns-listen", "127.0.0.1:\(port)"]
+                options.listen("--dns-listen", port: "dns")
                 options.config = ["accounts": ["default": loopbackAccount(servers, ["dns64Prefix": "64:ff9b::/96"])]]
             }
         ) { _, service in
@@ -57,7 +56,7 @@ struct DNS64IntegrationTests {
                 #expect(reply.rcode == "NOERROR" && reply.answer.map(\.data) == [Self.synthesized], "\(reply)")
                 #expect(reply.answer.allSatisfy { $0.type == "AAAA" && $0.ttl <= Int(TestZone.soaMinimum) })
             }
-            let dns = PlainDNSTestClient(port: port)
+            let dns = PlainDNSTestClient(port: try service.port(named: "dns"))
             for tcp in [false, true] {
                 let replies = try await dns.ask(["\(TestZone.v4Only)/AAAA", "\(TestZone.v4Only)/A"], tcp: tcp)
                 #expect(replies[0].rcode == "NOERROR" && replies[0].answer.map(\.data) == [Self.synthesized], "\(replies)")

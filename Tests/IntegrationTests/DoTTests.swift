@@ -27,19 +27,18 @@ struct DoTTests {
         let certificates = try await TestCertificates.make()
         let (certificate, key) = try await certificates.issue(
             "dot", dnsName: Self.otherName, otherNames: ["*.\(Self.domain)"], serial: "2001")
-        let port = freePort()
         try await withService(
             upstreams: upstreams,
             configure: { servers, options in
                 options.harnessListen = ("--listen-plain", "HTTPDNS_LISTEN_PLAIN")
-                options.arguments += [
-                    "--listen", "127.0.0.1:\(freePort())", "--tls-cert", certificate, "--tls-key", key,
-                    "--dot-listen", "127.0.0.1:\(port)", "--dot-account-domain", Self.domain,
-                ]
+                options.listen("--listen", port: "https")
+                options.listen("--dot-listen", port: "dot")
+                options.arguments += ["--tls-cert", certificate, "--tls-key", key, "--dot-account-domain", Self.domain]
                 options.arguments += arguments
                 if let accounts { options.config = ["accounts": .object(accounts(servers))] }
             }
         ) { servers, service in
+            let port = try service.port(named: "dot")
             #expect(service.log().contains("DNS over TLS on 127.0.0.1:\(port)"), "\(service.log())")
             try await body(servers, service, DoTTestClient(port: port, caPath: certificates.caPath), certificates)
         }

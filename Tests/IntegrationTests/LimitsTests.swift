@@ -59,12 +59,12 @@ struct LimitsTests {
     /// With an operations listener, refusals are counted there per account; the public listener
     /// serves no /metrics at all.
     @Test func refusalsAreCountedPerAccountOnTheOperationsListener() async throws {
-        let opsPort = freePort()
         // One request per 1000 s: the second is refused however long the machine holds it back.
         try await withService(configure: { servers, options in
             options.config = ["rateLimit": 0.001, "rateBurst": 1, "accounts": ["default": loopbackAccount(servers)]]
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
+            options.listen("--ops-listen", port: "ops")
         }) { _, service in
+            let opsPort = try service.port(named: "ops")
             let path = "/v1/default/resolve?host=\(TestZone.www)&type=A"
             #expect(try await service.client.get(path).status == 200)
             expectError(try await service.client.get(path), status: 429, code: "RateLimited")

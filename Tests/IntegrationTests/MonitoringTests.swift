@@ -8,9 +8,9 @@ import Testing
 @Suite("Monitoring")
 struct MonitoringTests {
     @Test func requestHistogramsCountKnownRequestsByProtocolEndpointAndSource() async throws {
-        let opsPort = freePort()
         try await withService(configure: { _, options in
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)", "--metrics-accounts", "all"]
+            options.listen("--ops-listen", port: "ops")
+            options.arguments += ["--metrics-accounts", "all"]
         }) { _, service in
             // One miss through the upstream, then three hits (the fast path), one EMAS hit, one
             // DoH JSON hit, one refusal, two probes.
@@ -20,7 +20,7 @@ struct MonitoringTests {
             #expect(try await service.client.get("/v1/default/resolve?host=a..b").status == 400)
             #expect(try await service.client.get("/healthz").status == 200)
             #expect(try await service.client.get("/healthz").status == 200)
-            let ops = HTTPClient(port: opsPort)
+            let ops = HTTPClient(port: try service.port(named: "ops"))
             let scrape = try await ops.get("/metrics")
             #expect(scrape.status == 200)
             let metrics = PrometheusText(scrape.text)
@@ -66,10 +66,10 @@ struct MonitoringTests {
     /// The deploy/monitoring files against this build's scrape; Debian's prometheus scrapes the
     /// service on loopback with the deploy configuration; promtool checks the scrape.
     @Test func deployMonitoringMatchesARealScrapeAndPrometheusScrapesIt() async throws {
-        let opsPort = freePort()
         try await withService(configure: { _, options in
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
+            options.listen("--ops-listen", port: "ops")
         }) { _, service in
+            let opsPort = try service.port(named: "ops")
             #expect(try await service.client.get("/v1/default/resolve?host=\(TestZone.www)").status == 200)
             #expect(try await service.client.get("/v1/default/resolve?host=\(TestZone.www)").status == 200)
             #expect(

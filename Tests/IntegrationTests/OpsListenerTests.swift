@@ -10,12 +10,11 @@ struct OpsListenerTests {
     static let bearer = ["Authorization": "Bearer \(token)"]
 
     @Test func metricsAndAdminAnswerOnlyOnTheOpsPortAndTheTenantAPIToAnyoneOnlyOnThePublicOne() async throws {
-        let opsPort = freePort()
         try await withService(configure: { _, options in
             options.adminToken = Self.token
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
+            options.listen("--ops-listen", port: "ops")
         }) { _, service in
-            let ops = HTTPClient(port: opsPort)
+            let ops = HTTPClient(port: try service.port(named: "ops"))
             let public_ = service.client
             expectError(try await public_.get("/metrics"), status: 404, code: "NotFound")
             expectError(try await public_.get("/v1/accounts", headers: Self.bearer), status: 404, code: "NotFound")

@@ -14,14 +14,14 @@ struct PlainDNSTests {
         account: (@Sendable (TestServers) -> TestJSON)? = nil,
         _ body: (TestServers, HTTPDNSDProcess, PlainDNSTestClient) async throws -> Void
     ) async throws {
-        let port = freePort()
         try await withService(
             upstreams: upstreams,
             configure: { servers, options in
-                options.arguments += ["--dns-listen", "127.0.0.1:\(port)"]
+                options.listen("--dns-listen", port: "dns")
                 if let account { options.config = ["accounts": ["default": account(servers)]] }
             }
         ) { servers, service in
+            let port = try service.port(named: "dns")
             #expect(service.log().contains("plain DNS (UDP and TCP) on 127.0.0.1:\(port) for account default"))
             try await body(servers, service, PlainDNSTestClient(port: port))
         }
@@ -177,12 +177,11 @@ struct PlainDNSTests {
     }
 
     @Test func sigtermStopsTheDNSListenerWithTheOthers() async throws {
-        let port = freePort()
         try await withTestServers { servers in
             var options = servers.options(upstreams: [servers.dnss.upstreamSpec], localDNSFallback: true)
-            options.arguments += ["--dns-listen", "127.0.0.1:\(port)"]
+            options.listen("--dns-listen", port: "dns")
             let service = try await HTTPDNSDProcess.start(options)
-            #expect(try await PlainDNSTestClient(port: port).ask(["\(TestZone.www)/A"])[0].rcode == "NOERROR")
+            #expect(try await PlainDNSTestClient(port: try service.port(named: "dns")).ask(["\(TestZone.www)/A"])[0].rcode == "NOERROR")
             let status = await service.stop()
             #expect(status == 0, "\(service.log().suffix(2000))")
             #expect(service.log().contains("stopped cleanly"))

@@ -119,15 +119,14 @@ struct QueryLogIntegrationTests {
     }
 
     @Test func theOpsListenerShowsEveryAccountsEntriesToTheAdminOnly() async throws {
-        let opsPort = freePort()
         let shop = TestZone.unique("qs"), other = TestZone.unique("qo")
         try await withService(configure: { servers, options in
             options.adminToken = Self.token
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"]
+            options.listen("--ops-listen", port: "ops")
             let logged: [String: TestJSON] = ["queryLog": ["enabled": true]]
             options.config = ["accounts": ["shop": loopbackAccount(servers, logged), "other": loopbackAccount(servers, logged)]]
         }) { _, service in
-            let ops = HTTPClient(port: opsPort)
+            let ops = HTTPClient(port: try service.port(named: "ops"))
             let bearer = ["Authorization": "Bearer \(Self.token)"]
             #expect(try await service.client.get("/v1/shop/resolve?host=\(shop)&type=A").status == 200)
             #expect(try await service.client.get("/v1/other/resolve?host=\(other)&type=A").status == 200)

@@ -227,11 +227,12 @@ struct RFC8484Tests {
     @Test func curlAndDnspythonResolveThroughTheTLSListener() async throws {
         let certificates = try await TestCertificates.make()
         let (certificate, key) = try await certificates.issue("server", serial: "8484")
-        let tlsPort = freePort()
         try await withService(configure: { _, options in
             options.harnessListen = ("--listen-plain", "HTTPDNS_LISTEN_PLAIN")
-            options.arguments += ["--listen", "127.0.0.1:\(tlsPort)", "--tls-cert", certificate, "--tls-key", key]
+            options.listen("--listen", port: "https")
+            options.arguments += ["--tls-cert", certificate, "--tls-key", key]
         }) { servers, service in
+            let tlsPort = try service.port(named: "https")
             let url = "http://\(TestZone.loopbackName):\(servers.json.port)/resolve?name=\(TestZone.www)"
             let (status, output) = try await ExternalTool.run(
                 "curl",

@@ -165,16 +165,16 @@ struct SlowClientTests {
 
     @Test(.timeLimit(.minutes(5)))
     func fourThousandSlowConnectionsFromOneAddressDoNotStopAnotherClient() async throws {
-        let opsPort = freePort()
         // The per-address limit is the default (64). The read deadline is what the attacker's
         // admitted connections live for: long enough for its burst of 4200 connections and the
         // requests below (seconds on a loaded machine, off the cooperative pool) to end first.
         // Were the burst still running at the deadline, the connections let in after the cut
         // would not count as refused.
         try await withService(configure: { _, options in
-            options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)", "--request-read-timeout", "30"]
+            options.listen("--ops-listen", port: "ops")
+            options.arguments += ["--request-read-timeout", "30"]
         }) { _, service in
-            let port = service.port
+            let port = service.port, opsPort = try service.port(named: "ops")
             let (result, seen) = try await attack(port: port, source: "127.0.0.2", count: 4200, interval: 2) { attacker in
                 // While the attacker holds as many connections as its address may, having had
                 // the rest refused, the victim and the ops listener are asked five times each.
@@ -208,15 +208,12 @@ struct SlowClientTests {
 
     @Test(.timeLimit(.minutes(5)))
     func atTheConnectionLimitNewConnectionsAreClosedAtOnceAndOpsStillAnswers() async throws {
-        let opsPort = freePort()
         // No per-address limit and no read deadline: only the global limit can close anything.
         try await withService(configure: { _, options in
-            options.arguments += [
-                "--ops-listen", "127.0.0.1:\(opsPort)", "--connection-limit", "50",
-                "--per-ip-connection-limit", "0", "--request-read-timeout", "0",
-            ]
+            options.listen("--ops-listen", port: "ops")
+            options.arguments += ["--connection-limit", "50", "--per-ip-connection-limit", "0", "--request-read-timeout", "0"]
         }) { _, service in
-            let port = service.port
+            let port = service.port, opsPort = try service.port(named: "ops")
             let (result, seen) = try await attack(port: port, source: "127.0.0.2", count: 80, interval: 2) { attacker in
                 // While the attacker fills the public listener, the ops listener is asked three times.
                 try await Self.whileHeld(attacker, atLeast: 50 - 4) {
@@ -249,12 +246,13 @@ struct SlowClientTests {
     /// connection in place of a slow one of an address holding the most (then there is room).
     @Test(.timeLimit(.minutes(3)))
     func aFullListenerShedsTheAddressesHoldingTheMostForANewcomer() async throws {
-        let opsPort = freePort()
         let limits = ["--connection-limit", "40", "--per-ip-connection-limit", "8", "--request-read-timeout", "0"]
-        try await withService(configure: { _, options in options.arguments += ["--ops-listen", "127.0.0.1:\(opsPort)"] + limits }) {
-            _, service in
+        try await withService(configure: { _, options in
+            options.listen("--ops-listen", port: "ops")
+            options.arguments += limits
+        }) { _, service in
             let port = service.port
-            let ops = HTTPClient(port: opsPort, timeout: Self.requestTimeout)
+            let ops = HTTPClient(port: try service.port(named: "ops"), timeout: Self.requestTimeout)
             let attackers = (2...6).map { "127.0.0.\($0)" }.joined(separator: ",")
             let (result, answers) = try await attack(port: port, source: attackers, count: 40, interval: 1) { attacker in
                 // Once the server has the 40 slow connections in, the newcomer asks five times;

@@ -12,12 +12,12 @@ import Testing
 struct TLSListenerTests {
     /// Runs `body` with httpdnsd serving HTTPS on the returned port with `certificate`/`key`.
     func withTLSService(certificate: String, key: String, _ body: (HTTPDNSDProcess, UInt16) async throws -> Void) async throws {
-        let tlsPort = freePort()
         try await withService(configure: { _, options in
             options.harnessListen = ("--listen-plain", "HTTPDNS_LISTEN_PLAIN")
-            options.arguments += ["--listen", "127.0.0.1:\(tlsPort)", "--tls-cert", certificate, "--tls-key", key]
+            options.listen("--listen", port: "https")
+            options.arguments += ["--tls-cert", certificate, "--tls-key", key]
         }) { _, service in
-            try await body(service, tlsPort)
+            try await body(service, try service.port(named: "https"))
         }
     }
 

@@ -28,6 +28,9 @@ public struct HTTPDNSDOptions: Sendable {
     /// waits for `/readyz` over plain HTTP on that port, so a test whose main listener serves
     /// HTTPS sets `("--listen-plain", "HTTPDNS_LISTEN_PLAIN")` and passes `--listen` itself.
     public var harnessListen: (flag: String, env: String) = ("--listen", "HTTPDNS_LISTEN")
+    /// Settings that use extra loopback ports (see `withPorts`), applied in this order on each
+    /// start attempt.
+    var portSettings: [@Sendable (HTTPDNSDPorts, inout HTTPDNSDOptions) -> Void] = []
 
     public init(
         upstreams: [String], localDNSServers: [String], localDNSFallback: Bool = true,
@@ -43,4 +46,46 @@ public struct HTTPDNSDOptions: Sendable {
         self.arguments = arguments
         self.environment = environment
     }
+
+    /// Adds settings that use extra loopback ports (ops, DNS, DoT or HTTPS listeners, config keys
+    /// naming a port). The harness runs `settings` on a copy of these options on every start
+    /// attempt with ports picked afresh for that attempt, as it picks its own port afresh: a port
+    /// taken by someone else between the pick and httpdnsd's bind then costs one attempt, not the
+    /// test. Read the ports of the started process with `HTTPDNSDProcess.port(named:)`.
+    public mutating func withPorts(_ settings: @escaping @Sendable (HTTPDNSDPorts, inout HTTPDNSDOptions) -> Void) {
+        portSettings.append(settings)
+    }
+
+    /// Passes `flag` (e.g. `--ops-listen`) with `127.0.0.1:PORT`, PORT being the port named `name`
+    /// picked for each start attempt.
+    public mutating func listen(_ flag: String, port name: String) {
+        withPorts { ports, options in options.arguments += [flag, ports.address(name)] }
+    }
+
+    /// These options with the settings of `withPorts` applied for `ports`.
+    func applyingPorts(_ ports: HTTPDNSDPorts) -> HTTPDNSDOptions {
+        var applied = self
+        applied.portSettings = []
+        for settings in portSettings { settings(ports, &applied) }
+        return applied
+    }
+}
+
+/// The extra loopback ports of one start attempt, by name: a name's port is picked with
+/// `freePort()` the first time it is asked for and stays the same for the rest of the attempt.
+public final class HTTPDNSDPorts {
+    private(set) var byName: [String: UInt16] = [:]
+
+    init() {}
+
+    /// The port named `name`.
+    public subscript(_ name: String) -> UInt16 {
+        if let port = byName[name] { return port }
+        let port = freePort()
+        byName[name] = port
+        return port
+    }
+
+    /// `127.0.0.1:PORT` for the port named `name`.
+    public func address(_ name: String) -> String { "127.0.0.1:\(self[name])" }
 }
