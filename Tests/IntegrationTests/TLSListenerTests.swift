@@ -11,11 +11,13 @@ import Testing
 @Suite("HTTPS listener")
 struct TLSListenerTests {
     /// Runs `body` with httpdnsd serving HTTPS on the returned port with `certificate`/`key`.
-    func withTLSService(certificate: String, key: String, _ body: (HTTPDNSDProcess, UInt16) async throws -> Void) async throws {
+    func withTLSService(
+        certificate: String, key: String, arguments: [String] = [], _ body: (HTTPDNSDProcess, UInt16) async throws -> Void
+    ) async throws {
         try await withService(configure: { _, options in
             options.harnessListen = ("--listen-plain", "HTTPDNS_LISTEN_PLAIN")
             options.listen("--listen", port: "https")
-            options.arguments += ["--tls-cert", certificate, "--tls-key", key]
+            options.arguments += ["--tls-cert", certificate, "--tls-key", key] + arguments
         }) { _, service in
             try await body(service, try service.port(named: "https"))
         }
@@ -115,7 +117,9 @@ struct TLSListenerTests {
             certificates.directory.appendingPathComponent("live.key").path
         )
         try install(first, as: live)
-        try await withTLSService(certificate: live.0, key: live.1) { service, port in
+        // The client's connection idles while the rotation is checked: an idle limit of an hour
+        // keeps it open however long a loaded machine takes over that (the default is 30 s).
+        try await withTLSService(certificate: live.0, key: live.1, arguments: ["--connection-timeout", "3600"]) { service, port in
             #expect(try await certificates.servedSerial(port: port) == "1001")
             let state = try TestPaths.makeTemporaryDirectory("tls-client")
             let client = try await ChildProcess.launch(
