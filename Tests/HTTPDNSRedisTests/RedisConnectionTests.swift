@@ -183,7 +183,7 @@ import Testing
         // The idle subscriber's PING reaches Redis and its ["pong", ""] is taken in stride: the
         // connection is the one it was (one `up`), still subscribed.
         let deadline = Date().addingTimeInterval(30)
-        while !(try server.cli(["CLIENT", "LIST"])).split(separator: "\n").contains(where: {
+        while !(try server.cli(["CLIENT", "LIST"])).split(whereSeparator: \.isNewline).contains(where: {
             $0.contains(" sub=1 ") && $0.contains(" cmd=ping ")
         }) {
             guard Date() < deadline else { throw HarnessError("the subscriber sent no PING: \(try server.cli(["CLIENT", "LIST"]))") }
