@@ -127,7 +127,9 @@ public final class TestUnbound: Sendable {
     private func waitUntilAnswering() async throws {
         let answering = try await Poll.until(limit: 60) {
             guard process.isRunning else { throw HarnessError("unbound exited: \(process.output())") }
-            guard let answer = try? await query(TestZone.www) else { return false }
+            // A short wait per look: until unbound binds, a query goes unanswered (no error comes
+            // back to an unconnected UDP socket), and the loop looks again anyway.
+            guard let answer = try? await DNSQuery.ask(TestZone.www, type: .a, port: port, timeout: 0.25) else { return false }
             return answer.rcode == 0 && !answer.addresses.isEmpty
         }
         guard answering else { throw HarnessError("unbound did not answer on port \(port) within 60 s: \(process.output())") }
