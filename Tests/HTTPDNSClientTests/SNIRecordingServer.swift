@@ -74,12 +74,11 @@ struct SNIRecordingServer {
     /// Waits for the script's own line saying it listens (not a word inside an error, such as
     /// "Address already in use"); throws when it exits first or after 30 s.
     private func waitUntilReady() async throws {
-        let deadline = Date().addingTimeInterval(30)
-        while !process.output().split(separator: "\n").contains("sni-server-ready") {
-            guard process.isRunning, Date() < deadline else {
-                throw HarnessError("the HTTPS test server did not start:\n\(process.output())")
-            }
-            try await Task.sleep(for: .milliseconds(50))
+        let ready = try await Poll.until(limit: 30) {
+            if process.output().split(separator: "\n").contains("sni-server-ready") { return true }
+            guard process.isRunning else { throw HarnessError("the HTTPS test server exited:\n\(process.output())") }
+            return false
         }
+        guard ready else { throw HarnessError("the HTTPS test server did not start:\n\(process.output())") }
     }
 }

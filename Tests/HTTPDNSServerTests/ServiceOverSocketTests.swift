@@ -125,22 +125,13 @@ import Testing
         try withService(fixture) { port, server in
             let open = try RawHTTPConnection(port: port)
             #expect(try open.request("GET", "/healthz").status == 200)
-            // The listening socket, named by inode: once free, the port may be given at once to a
-            // server another test starts, which would accept a connect to it, so the check asks
-            // whether this socket still listens, not whether the port refuses.
-            let listening = TCPSocketTable.listeners(onPort: port).map(\.inode)
+            let listening = TCPSocketTable.listeningSockets(onPort: port)
             try #require(listening.count == 1)
             server.quiesce()
             // Polled, since the socket goes only when its last descriptor is closed (quiesce
             // closes the daemon's before returning). The 30 s limit only guards against a
             // listener that never closes.
-            var closed = false
-            let deadline = Date().addingTimeInterval(30)
-            while true {
-                closed = TCPSocketTable.listeners(onPort: port).allSatisfy { !listening.contains($0.inode) }
-                if closed || Date() >= deadline { break }
-                usleep(10_000)
-            }
+            let closed = Poll.untilBlocking(limit: 30, every: .milliseconds(10)) { !TCPSocketTable.anyListens(listening) }
             #expect(closed, "the listening socket still listens 30 s after quiesce")
             #expect(try open.request("GET", "/healthz").status == 200)
         }

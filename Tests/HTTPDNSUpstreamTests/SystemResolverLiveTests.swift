@@ -1,6 +1,7 @@
 import CAres
 import HTTPDNSCore
 import HTTPDNSLoop
+import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
@@ -93,9 +94,8 @@ struct SystemResolverLiveTests {
         let query = UpstreamQuery(host: HostName("www.example.test")!, family: .a, timeoutMilliseconds: 1_800_000)
         let outcome = Mutex<Result<UpstreamAnswer, UpstreamError>?>(nil)
         resolver.resolve(query) { result in outcome.withLock { $0 = result } }
-        let deadline = MonotonicTime.now() + 30
-        while !silent.hasReceived && MonotonicTime.now() < deadline { try await Task.sleep(for: .milliseconds(10)) }
-        try #require(silent.hasReceived, "the query never reached the silent server")
+        let reached = await Poll.until(limit: 30, every: .milliseconds(10)) { silent.hasReceived }
+        try #require(reached, "the query never reached the silent server")
         #expect(outcome.withLock { $0 } == nil, "the lookup ended before the shutdown")
         resolver.shutdown()
         // `shutdown` returns once the thread has failed what was pending.

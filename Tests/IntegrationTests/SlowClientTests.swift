@@ -98,7 +98,8 @@ struct SlowClientTests {
                 continuation.resume(
                     with: Result {
                         attacker.go()
-                        guard waitBlocking(limit: 60, { attacker.opened && attacker.held() >= minimum }) else {
+                        guard Poll.untilBlocking(limit: 60, every: .milliseconds(100), { attacker.opened && attacker.held() >= minimum })
+                        else {
                             throw HarnessError(
                                 "slow_clients.py never held \(minimum) connections (opened: \(attacker.opened), held: \(attacker.held()))")
                         }
@@ -115,16 +116,6 @@ struct SlowClientTests {
             thread.stackSize = 1 << 20
             thread.start()
         }
-    }
-
-    /// Blocks until `condition` holds, looking every 100 ms for at most `limit` seconds; whether it held.
-    static func waitBlocking(limit: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(limit)
-        while !condition() {
-            if Date() >= deadline { return false }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
-        return true
     }
 
     /// What the other clients saw while the attack ran.
@@ -260,7 +251,7 @@ struct SlowClientTests {
                 // Once the server has the 40 slow connections in, the newcomer asks five times;
                 // the attacker keeps all of them but those shed for it.
                 try await Self.whileHeld(attacker, atLeast: 40, thenAtLeast: 40 - 5) {
-                    guard Self.waitBlocking(limit: 60, { ((try? Self.openOnMain(ops)) ?? 0) >= 40 }) else {
+                    guard Poll.untilBlocking(limit: 60, every: .milliseconds(100), { ((try? Self.openOnMain(ops)) ?? 0) >= 40 }) else {
                         return ["the slow connections never filled the listener"]
                     }
                     let newcomer = HTTPClient(port: port, timeout: Self.requestTimeout, source: "127.0.0.9")

@@ -60,9 +60,17 @@ public enum TCPSocketTable {
         await Poll.until(limit: limit, minimumLooks: minimumLooks, every: .milliseconds(10)) { condition(ipv4()) }
     }
 
-    /// The sockets listening on `port` (any local address).
-    public static func listeners(onPort port: UInt16) -> [Entry] {
-        ipv4().filter { $0.localPort == port && $0.state == .listening }
+    /// The inodes of the sockets listening on `port` now (any local address), for
+    /// `anyListens(_:)` once the listener is stopped. A stopped listener is asked after by its
+    /// sockets, never by connecting to its port: once free, the port may be given at once to a
+    /// server another test starts, which would accept the connect.
+    public static func listeningSockets(onPort port: UInt16) -> Set<UInt64> {
+        Set(ipv4().filter { $0.localPort == port && $0.state == .listening }.map(\.inode))
+    }
+
+    /// Whether any of `sockets` (inodes of `listeningSockets(onPort:)`) still listens.
+    public static func anyListens(_ sockets: Set<UInt64>) -> Bool {
+        ipv4().contains { $0.state == .listening && sockets.contains($0.inode) }
     }
 
     /// `  0: 0100007F:1F90 0100007F:A2C4 01 txq:rxq tr:when retrnsmt uid timeout inode ...`
