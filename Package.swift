@@ -64,6 +64,7 @@ let package = Package(
             name: "httpdnsd",
             dependencies: [
                 "HTTPDNSCore", "HTTPDNSConfig", "HTTPDNSUpstream", "HTTPDNSStore", "HTTPDNSServer", "HTTPDNSRedis", "HTTPDNSTap", "HTTPDNSGeo",
+                "HTTPDNSLoop",
             ],
             swiftSettings: optimized
         ),
@@ -73,7 +74,7 @@ let package = Package(
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSConfigTests", dependencies: ["HTTPDNSConfig", "HTTPDNSCore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSUpstreamTests", dependencies: ["HTTPDNSUpstream", "HTTPDNSLoop", "HTTPDNSWire", "HTTPDNSTestSupport"]),
-        .testTarget(name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSCore", "HTTPDNSTestSupport"]),
+        .testTarget(name: "HTTPDNSRedisTests", dependencies: ["HTTPDNSRedis", "HTTPDNSCore", "HTTPDNSLoop", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSStoreTests", dependencies: ["HTTPDNSStore", "HTTPDNSTestSupport"]),
         .testTarget(name: "HTTPDNSTapTests", dependencies: ["HTTPDNSTap", "HTTPDNSCore"]),
         .testTarget(name: "HTTPDNSServerTests", dependencies: ["HTTPDNSServer", "HTTPDNSCore", "HTTPDNSWire", "HTTPDNSTestSupport"]),

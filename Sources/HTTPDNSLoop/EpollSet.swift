@@ -15,6 +15,13 @@ package final class EpollSet {
         package var writable: Bool
         /// `EPOLLERR` or `EPOLLHUP`.
         package var failed: Bool
+
+        package init(fd: Int32, readable: Bool, writable: Bool, failed: Bool) {
+            self.fd = fd
+            self.readable = readable
+            self.writable = writable
+            self.failed = failed
+        }
     }
 
     private let epollFD: Int32

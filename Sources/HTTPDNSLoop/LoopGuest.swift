@@ -9,6 +9,8 @@ package protocol LoopGuest: AnyObject {
     /// Whether the guest has nothing to start and nothing running: the host then skips its turn,
     /// and the clock.
     var isIdle: Bool { get }
+    /// Whether work was given since the guest's last turn (only a turn starts it).
+    var hasPending: Bool { get }
     /// Handles `ready` when its descriptor is the guest's; false when it is not.
     func handle(_ ready: EpollSet.Readiness) -> Bool
     /// One turn of the host's loop, before it waits (`now`: monotonic milliseconds): starts the

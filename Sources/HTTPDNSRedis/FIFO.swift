@@ -5,6 +5,7 @@ struct FIFO<Element> {
 
     var first: Element? { head < items.count ? items[head] : nil }
     var count: Int { items.count - head }
+    var isEmpty: Bool { head == items.count }
 
     mutating func append(_ item: Element) { items.append(item) }
 

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPDNSCore
+import HTTPDNSLoop
 
 /// The shared answer tier in Redis (docs/redis.md): answers under
 /// `<prefix>answer:<account>:<family>:<host>[:<network>]`, kept for their TTL plus the stale
@@ -23,6 +24,8 @@ public final class RedisAnswerTier: SharedAnswerTier {
     private let maximumWait: Double
     /// Between two looks at a lock holder's answer.
     private let pollInterval: Double
+    /// Whether the URL's host is an IP address (connecting then looks nothing up).
+    private let hostIsAddress: Bool
 
     /// One `GET`, or `SET NX PX` of the lock when there is no answer: one round trip for a miss.
     /// Returns the answer (bulk), 1 (the lock is ours) or 0 (another replica holds it).
@@ -51,6 +54,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
 
     public init(client: RedisClient, clock: any WallClock = SystemClock(), maximumWait: Double = 1, pollInterval: Double = 0.01) {
         connection = client.connection("answers")
+        hostIsAddress = IPAddress(client.url.host) != nil
         keys = client.keys
         metrics = client.metrics
         self.clock = clock
@@ -93,6 +97,17 @@ public final class RedisAnswerTier: SharedAnswerTier {
                 completion(.miss(holdsLock: false))
             }
         }
+    }
+
+    /// A connection of the tier's that rides on the calling thread's event loop (an HTTP
+    /// thread; `sockets` is its epoll set): the lookups and stores of the misses this thread
+    /// reads go out and are answered here (``RedisConnection/localConnection(on:)``). Call it on
+    /// that thread. Nil when the URL's host is a name, not an address: each connection attempt
+    /// would look it up (`getaddrinfo`, which blocks) on the HTTP thread; the tier's own thread
+    /// serves every thread's misses then.
+    package func localConnection(on sockets: EpollSet) -> (any LoopGuest)? {
+        guard hostIsAddress else { return nil }
+        return connection.localConnection(on: sockets)
     }
 
     /// One command: the answer `SET ... PX`, or, when this replica holds the lock, the

@@ -59,6 +59,7 @@ public final class RedisConnection: Sendable {
 
     let shared: RedisLoopShared
     public let purpose: String
+    private let options: Options
 
     /// Starts the loop thread, which connects at once.
     /// - Parameters:
@@ -67,6 +68,7 @@ public final class RedisConnection: Sendable {
     ///     ready (after the handshake; subscriptions are being re-sent) and false each time it is lost.
     public init(options: Options, metrics: RedisMetrics, onStateChange: (@Sendable (Bool) -> Void)? = nil) {
         purpose = options.purpose
+        self.options = options
         metrics.register(options.purpose)
         let shared = RedisLoopShared(metrics: metrics, purpose: options.purpose)
         self.shared = shared
@@ -84,9 +86,12 @@ public final class RedisConnection: Sendable {
 
     /// Sends one command (`arguments[0]` is its name; every argument binary-safe). `completion`
     /// gets the reply, or a `RedisError`: an error reply is `.server`.
+    /// On a thread that carries this connection's ``localConnection(on:)``, the command goes
+    /// out on that thread's own connection while it is ready, and `completion` runs there.
     public func command(_ arguments: [[UInt8]], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
-        let work = RedisWork.command(PendingCommand(arguments: arguments, completion: completion))
-        guard shared.queue.enqueue(work) else {
+        let pending = PendingCommand(arguments: arguments, completion: completion)
+        if let local = RedisLocalConnection.current, local.owner === shared, local.take(pending) { return }
+        guard shared.queue.enqueue(.command(pending)) else {
             completion(.failure(RedisError(.shutdown, "the \(purpose) Redis connection is shut down")))
             return
         }
@@ -95,6 +100,15 @@ public final class RedisConnection: Sendable {
     /// The same with text arguments (UTF-8).
     public func command(_ arguments: [String], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
         command(arguments.map { Array($0.utf8) }, completion: completion)
+    }
+
+    /// A second connection to the same server that rides on the calling thread's event loop (an
+    /// HTTP server thread; `sockets` is its epoll set): from now until the guest's `shutdown()`,
+    /// ``command(_:completion:)`` called on this thread is sent and answered on this thread
+    /// while that connection is ready (its own thread takes them otherwise). Call it on that
+    /// thread; not for a subscriber.
+    package func localConnection(on sockets: EpollSet) -> any LoopGuest {
+        RedisLocalConnection(sockets: sockets, owner: shared, options: options)
     }
 
     /// Subscribes to `channels` (`SUBSCRIBE`), now and after every reconnect; `handler` gets each

@@ -9,7 +9,8 @@ import HTTPDNSLoop
 /// The loop thread's side of ``RedisConnection``: owns the hiredis async context (never touched
 /// by another thread), watches its socket in an `EpollSet` through hiredis' `ev` hooks, and
 /// enforces every deadline itself (hiredis 0.14 has no timeouts of its own in async mode).
-/// Lives and dies on the loop thread.
+/// Lives and dies on the loop thread: the connection's own (`run()`), or a host loop's that it
+/// rides on (``RedisLocalConnection``, whose host calls `turn` and `handle`).
 final class RedisLoopWorker {
     enum Phase {
         /// No context; the next attempt at `retryAt` (`MonotonicClock` nanoseconds).
@@ -20,16 +21,20 @@ final class RedisLoopWorker {
     }
 
     private let shared: RedisLoopShared
-    private let options: RedisConnection.Options
+    let options: RedisConnection.Options
     private let onStateChange: (@Sendable (Bool) -> Void)?
     private let sockets: EpollSet
-    private let timeout: UInt64
-    private let deadAfter: UInt64
+    /// Rides on a host loop, beside the connection's own thread: its state changes are logged
+    /// at debug level only and leave `up`, the metrics' gauge and `onStateChange` to the
+    /// connection's own thread.
+    private let isLocal: Bool
+    let timeout: UInt64
+    let deadAfter: UInt64
     private let connectTimeout: UInt64
-    private let healthInterval: UInt64
-    private var purpose: String { options.purpose }
+    let healthInterval: UInt64
+    var purpose: String { options.purpose }
 
-    private var context: UnsafeMutablePointer<redisAsyncContext>?
+    var context: UnsafeMutablePointer<redisAsyncContext>?
     /// The context's socket while it is watched, and the events the epoll set watches on it.
     private var watchedFD: Int32 = -1
     private var watching = (read: false, write: false)
@@ -38,36 +43,42 @@ final class RedisLoopWorker {
     var wantWrite = false
     /// Set when the context was asked to go (`redisAsyncFree` inside a callback is deferred):
     /// nothing more is sent on it.
-    private var dropping = false
+    var dropping = false
     private var dropReason: String?
-    private var phase = Phase.down(retryAt: 0)
+    var phase = Phase.down(retryAt: 0)
     private var backoff: RedisBackoff
     /// The handshake commands sent and not answered yet, in order.
     private var handshake: [String] = []
     /// Commands that arrived while connecting, sent once ready.
     private var waiting: [PendingCommand] = []
     /// Commands given to hiredis, unanswered, in the order sent (Redis answers in that order).
-    private var inFlight = FIFO<PendingCommand>()
+    var inFlight = FIFO<PendingCommand>()
     /// Every command by arrival: all share one timeout, so this is also their deadline order.
-    private var deadlines = FIFO<PendingCommand>()
+    var deadlines = FIFO<PendingCommand>()
     private var subscriptions: [String: @Sendable (RedisConnection.Message) -> Void] = [:]
     /// When a reply last arrived.
-    private var lastReadAt: UInt64 = 0
+    var lastReadAt: UInt64 = 0
     /// Whether SUBSCRIBE went out on the current context (hiredis holds it subscribed from then).
-    private var subscribedContext = false
+    var subscribedContext = false
     /// A subscriber's liveness, which sends nothing else: when its socket was last readable, and
     /// when the health `PING` now unanswered went out (nil: none is).
-    private var heardAt: UInt64 = 0
-    private var healthPingSentAt: UInt64?
+    var heardAt: UInt64 = 0
+    var healthPingSentAt: UInt64?
     /// Whether the last state reported (log, `up`, `onStateChange`) was up; nil before the first.
     private var reportedUp: Bool?
     private var stopping = false
 
-    init(shared: RedisLoopShared, options: RedisConnection.Options, onStateChange: (@Sendable (Bool) -> Void)?) {
+    /// - Parameter hostSockets: the epoll set of the host loop this worker rides on; nil for the
+    ///   connection's own thread, whose set this creates.
+    init(
+        shared: RedisLoopShared, options: RedisConnection.Options, onStateChange: (@Sendable (Bool) -> Void)?,
+        hostSockets: EpollSet? = nil
+    ) {
         self.shared = shared
         self.options = options
         self.onStateChange = onStateChange
-        sockets = EpollSet(wake: shared.queue.wake, name: "redis \(options.purpose)")
+        sockets = hostSockets ?? EpollSet(wake: shared.queue.wake, name: "redis \(options.purpose)")
+        isLocal = hostSockets != nil
         timeout = UInt64(max(1, options.timeoutMilliseconds)) * 1_000_000
         deadAfter = UInt64(max(0.001, options.deadAfter) * 1e9)
         connectTimeout = UInt64(max(0.001, options.connectTimeout) * 1e9)
@@ -76,6 +87,7 @@ final class RedisLoopWorker {
     }
 
     /// Runs until `shutdown()`; then fails what is left and frees the context.
+    /// The connection's own thread only: a worker on a host loop is driven by its host.
     func run() {
         connect()
         var woken = true
@@ -86,13 +98,34 @@ final class RedisLoopWorker {
                 finish(batch)
                 return
             }
-            for work in batch { accept(work) }
-            flush()
-            let wait = tick()
-            syncWatch()
-            woken = sockets.wait(milliseconds: wait) { ready in handle(ready) }
+            let wait = turn(batch)
+            woken = sockets.wait(milliseconds: wait) { ready in _ = handle(ready) }
             if woken { shared.queue.wake.drain() }
         }
+    }
+
+    /// One turn of the loop between two waits: takes `batch`, writes what hiredis holds,
+    /// enforces the deadlines, and watches what hiredis wants. Returns how long the loop may
+    /// wait (milliseconds; -1: until a socket or a wake-up).
+    func turn(_ batch: [RedisWork]) -> Int32 {
+        for work in batch { accept(work) }
+        flush()
+        let wait = tick()
+        syncWatch()
+        return wait
+    }
+
+    /// Ready, with no command waiting, in flight, or answered and not yet taken off the
+    /// deadlines: nothing is due until a command comes.
+    var isIdle: Bool {
+        guard case .ready = phase else { return false }
+        return deadlines.isEmpty && !dropping
+    }
+
+    /// Whether a command given now is sent at once (the handshake is done).
+    var isReady: Bool {
+        guard case .ready = phase else { return false }
+        return context != nil && !dropping
     }
 
     // MARK: Work from callers
@@ -127,103 +160,14 @@ final class RedisLoopWorker {
     }
 
     /// Completes `pending` with `error` (unless it completed already) and counts it.
-    private func fail(_ pending: PendingCommand, _ error: RedisError) {
+    func fail(_ pending: PendingCommand, _ error: RedisError) {
         if pending.complete(.failure(error)) { shared.metrics.recordError(purpose, error.code) }
-    }
-
-    // MARK: Deadlines
-
-    /// Expires commands, drops a dead connection, starts a due reconnection. Returns how many
-    /// milliseconds the loop may wait before the next of these is due: -1 (until a socket or the
-    /// wake-up pipe) when none is, so that an idle connection's thread sleeps.
-    private func tick() -> Int32 {
-        var now = MonotonicClock.nanoseconds()
-        // Answered commands leave too, so that their deadlines wake nobody.
-        while let front = deadlines.first, front.isCompleted || front.queuedAt &+ timeout <= now {
-            deadlines.removeFirst()
-            guard !front.isCompleted else { continue }  // answered: no error text to build
-            fail(front, RedisError(.timeout, "no reply from Redis (\(purpose)) within \(options.timeoutMilliseconds) ms"))
-        }
-        switch phase {
-        case .down(let retryAt) where retryAt <= now:
-            connect()
-            now = MonotonicClock.nanoseconds()
-        case .connecting(let deadline) where deadline <= now:
-            drop("no connection and handshake within \(options.connectTimeout) s")
-        default:
-            break
-        }
-        if let oldest = inFlight.first, !dropping, max(oldest.sentAt, lastReadAt) &+ deadAfter <= now {
-            drop("no reply for \(options.deadAfter) s")
-        }
-        let healthDue = checkHealth(now)
-        return Self.waitMilliseconds(
-            now: now, phase: phase, oldestQueuedAt: deadlines.first?.queuedAt, timeout: timeout,
-            silentSince: inFlight.first.map { max($0.sentAt, lastReadAt) }, deadAfter: deadAfter, healthCheckAt: healthDue)
-    }
-
-    /// How long the loop may sleep in `epoll_wait` (milliseconds, rounded up: never early; 0 when
-    /// a deadline has passed) until the earliest of its deadlines (`MonotonicClock` nanoseconds):
-    /// the oldest command's timeout, the next reconnection, the handshake's end, when a
-    /// connection with commands in flight is deemed dead (`silentSince`: the later of the oldest
-    /// one's sending and the last reply), or a subscriber's next health check (`checkHealth`).
-    /// -1 (until a socket or the wake-up pipe) when there is none: a ready connection with
-    /// nothing queued keeps no timer.
-    static func waitMilliseconds(
-        now: UInt64, phase: Phase, oldestQueuedAt: UInt64?, timeout: UInt64, silentSince: UInt64?, deadAfter: UInt64,
-        healthCheckAt: UInt64?
-    ) -> Int32 {
-        var next: UInt64?
-        func earliest(_ deadline: UInt64) { next = min(next ?? deadline, deadline) }
-        if let oldestQueuedAt { earliest(oldestQueuedAt &+ timeout) }
-        switch phase {
-        case .down(let retryAt): earliest(retryAt)
-        case .connecting(let deadline): earliest(deadline)
-        case .ready: break
-        }
-        if let silentSince { earliest(silentSince &+ deadAfter) }
-        if let healthCheckAt { earliest(healthCheckAt) }
-        guard let next else { return -1 }
-        guard next > now else { return 0 }
-        let (milliseconds, rest) = (next - now).quotientAndRemainder(dividingBy: 1_000_000)
-        return Int32(clamping: milliseconds + (rest == 0 ? 0 : 1))
-    }
-
-    /// A subscriber's health check (a subscriber has no replies to wait for by which to notice
-    /// a paused or silently partitioned server): after `healthInterval` without a byte from the
-    /// server, a `PING`; no byte within the timeout after it, the connection is dropped (and
-    /// re-established, resubscribed and reconciled like after any loss). Returns when it is
-    /// next due, nil when nothing is watched (not a subscriber, or not ready).
-    private func checkHealth(_ now: UInt64) -> UInt64? {
-        guard subscribedContext, case .ready = phase, let context, !dropping else { return nil }
-        if let sent = healthPingSentAt {
-            if heardAt > sent {
-                healthPingSentAt = nil
-            } else if sent &+ timeout <= now {
-                drop("no reply to PING within \(options.timeoutMilliseconds) ms")
-                return nil
-            } else {
-                return sent &+ timeout
-            }
-        }
-        guard heardAt &+ healthInterval <= now else { return heardAt &+ healthInterval }
-        do throws(RedisError) {
-            try RedisCall.check(chttpdns_redis_subscriber_ping(context), "PING (subscriber)", context: context)
-        } catch {
-            drop(error.message)
-            return nil
-        }
-        healthPingSentAt = now
-        // Written now rather than on the next wake-up (the socket has room for 14 bytes); a
-        // failed write frees the context, which `cleanup` reports.
-        redisAsyncHandleWrite(context)
-        return now &+ timeout
     }
 
     // MARK: Connection
 
     /// Starts a connection attempt: the context, its hooks, and the handshake queued behind it.
-    private func connect() {
+    func connect() {
         dropping = false
         dropReason = nil
         subscribedContext = false
@@ -294,7 +238,7 @@ final class RedisLoopWorker {
 
     /// Frees the context (hiredis defers it while inside one of its callbacks): its unanswered
     /// commands fail, then `cleanup` reports the loss.
-    private func drop(_ reason: String) {
+    func drop(_ reason: String) {
         guard let context, !dropping else { return }
         dropping = true
         dropReason = reason
@@ -336,6 +280,10 @@ final class RedisLoopWorker {
         guard reportedUp != up else { return }
         let first = reportedUp == nil
         reportedUp = up
+        guard !isLocal else {
+            Log.debug("redis (\(purpose), a loop thread's own connection): \(message)")
+            return
+        }
         shared.up.store(up, ordering: .relaxed)
         shared.metrics.setUp(purpose, up)
         if up { Log.info("redis (\(purpose)): \(message)") } else { Log.warning("redis (\(purpose)): \(message)") }
@@ -403,11 +351,21 @@ final class RedisLoopWorker {
         handler(RedisConnection.Message(channel: channel, payload: payload))
     }
 
-    /// Shutting down: fails what is queued, frees the context (failing what is in flight).
+    /// The connection's own thread is shutting down: fails what is queued, frees the context
+    /// (failing what is in flight), and closes the thread's epoll set.
     private func finish(_ batch: [RedisWork]) {
+        stop(failing: batch + shared.queue.close())
+        shared.up.store(false, ordering: .relaxed)
+        shared.metrics.setUp(purpose, false)
+        sockets.close()
+    }
+
+    /// Stops for good: fails `batch` and the commands waiting for the handshake, and frees the
+    /// context, which fails those in flight and takes its socket out of the epoll set.
+    func stop(failing batch: [RedisWork]) {
         stopping = true
         let error = RedisError(.shutdown, "the \(purpose) Redis connection is shut down")
-        for work in batch + shared.queue.close() {
+        for work in batch {
             if case .command(let pending) = work { fail(pending, error) }
         }
         for pending in waiting { fail(pending, error) }
@@ -417,18 +375,17 @@ final class RedisLoopWorker {
             dropping = true
             redisAsyncFree(context)
         }
-        shared.up.store(false, ordering: .relaxed)
-        shared.metrics.setUp(purpose, false)
-        sockets.close()
     }
 
     // MARK: The socket
 
-    private func handle(_ ready: EpollSet.Readiness) {
-        guard ready.fd == watchedFD else { return }
+    /// Handles `ready` when it is this connection's socket; false when it is not.
+    func handle(_ ready: EpollSet.Readiness) -> Bool {
+        guard ready.fd == watchedFD, watchedFD >= 0 else { return false }
         if ready.readable, subscribedContext { heardAt = MonotonicClock.nanoseconds() }
         if ready.writable || ready.failed, let context, !dropping { redisAsyncHandleWrite(context) }
         if ready.readable || ready.failed, let context, !dropping { redisAsyncHandleRead(context) }
+        return true
     }
 
     /// Writes the commands just queued now, not after an `epoll_wait` for writability.

@@ -2,6 +2,7 @@ import Foundation
 import HTTPDNSConfig
 import HTTPDNSCore
 import HTTPDNSGeo
+import HTTPDNSLoop
 import HTTPDNSRedis
 import HTTPDNSServer
 import HTTPDNSStore
@@ -107,7 +108,8 @@ extension HTTPDNSD {
         let redis = config.redis.map {
             RedisClient(url: $0, prefix: config.redisPrefix, timeoutMilliseconds: config.redisTimeoutMilliseconds)
         }
-        let registry = makeRegistry(accounts: accounts, store: store, wiring: wiring, redis: redis)
+        let sharedTier = redis.map { RedisAnswerTier(client: $0) }
+        let registry = makeRegistry(accounts: accounts, store: store, wiring: wiring, redis: redis, sharedTier: sharedTier)
         let service = makeService(config, registry: registry, store: store, geo: geo)
         if let redis { service.addMetricsSource { RedisMetricsText.emit(redis.metrics, into: &$0) } }
         // Accounts and cache changes shared with the other replicas (docs/replicas.md): admin
@@ -121,7 +123,8 @@ extension HTTPDNSD {
         service.setStoreHealth { store.health }
         let (queryLog, dnstap) = openQueryLog(config, service: service)
         let main = ListenAddress(host: config.listenHost, port: config.listenPort)
-        let servers = makeServers(config, main: main, service: service, certificates: certificates, wiring: wiring)
+        let servers = makeServers(
+            config, main: main, service: service, certificates: certificates, wiring: wiring, sharedTier: sharedTier)
         // One set of DNS query counters for both DNS listeners (each under its own protocol).
         let dnsMetrics = PlainDNSMetrics()
         if config.dnsListen != nil || config.dotListen != nil { service.addMetricsSource { dnsMetrics.emit(into: &$0) } }
@@ -233,9 +236,9 @@ extension HTTPDNSD {
     /// One engine per account, sharing the store, the upstream wiring and Redis's answer tier;
     /// logs each account's upstreams and fallback.
     static func makeRegistry(
-        accounts: [String: AccountConfig], store: SQLiteStore, wiring: UpstreamWiring, redis: RedisClient?
+        accounts: [String: AccountConfig], store: SQLiteStore, wiring: UpstreamWiring, redis: RedisClient?,
+        sharedTier: RedisAnswerTier?
     ) -> AccountRegistry {
-        let sharedTier = redis.map { RedisAnswerTier(client: $0) }
         if let redis {
             Log.info("redis: sharing answers through \(redis.url) (prefix \(redis.keys.prefix), timeout \(redis.timeoutMilliseconds) ms)")
         }
@@ -275,16 +278,16 @@ extension HTTPDNSD {
     /// metrics on the service.
     static func makeServers(
         _ config: ServiceConfig, main: ListenAddress, service: HTTPDNSService, certificates: TLSCertificateStore?,
-        wiring: UpstreamWiring
+        wiring: UpstreamWiring, sharedTier: RedisAnswerTier?
     ) -> [(name: String, server: HTTPServer)] {
         var mainOptions = serverOptions(config, main, .main, tls: certificates)
-        wiring.carryUpstreamClient(&mainOptions)
+        carryGuests(&mainOptions, wiring: wiring, sharedTier: sharedTier)
         let server = HTTPServer(options: mainOptions, fastHandler: service.fastResponse, handler: service.handle)
         service.attach(server.metrics)
         var servers: [(name: String, server: HTTPServer)] = [("main", server)]
         if let plain = config.listenPlain {
             var plainOptions = serverOptions(config, plain, .main, tls: nil)
-            wiring.carryUpstreamClient(&plainOptions)
+            carryGuests(&plainOptions, wiring: wiring, sharedTier: sharedTier)
             let plainServer = HTTPServer(options: plainOptions, fastHandler: service.fastResponse, handler: service.handle)
             servers.append(("plain", plainServer))
         }
@@ -294,6 +297,20 @@ extension HTTPDNSD {
         let listeners = servers
         service.addMetricsSource { ConnectionMetrics.emit(listeners, into: &$0) }
         return servers
+    }
+
+    /// What the HTTP threads of a listener carry (docs/development.md#which-thread-does-what):
+    /// the upstream HTTP/1.1 client, and with Redis the answer tier's connection, so that a
+    /// miss's shared-tier lookup and store go out and come back on the thread that holds the
+    /// request.
+    static func carryGuests(_ options: inout HTTPServerOptions, wiring: UpstreamWiring, sharedTier: RedisAnswerTier?) {
+        wiring.carryUpstreamClient(&options)
+        guard let sharedTier, let upstreamClient = options.loopGuest else { return }
+        options.loopGuest = { sockets in
+            let client = upstreamClient(sockets)
+            guard let redis = sharedTier.localConnection(on: sockets) else { return client }
+            return LoopGuestGroup([client, redis])
+        }
     }
 
     static func serverOptions(_ config: ServiceConfig, _ address: ListenAddress, _ listener: Listener, tls: TLSCertificateStore?)

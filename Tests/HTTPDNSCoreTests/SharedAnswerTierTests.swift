@@ -1,3 +1,4 @@
+import Foundation
 import HTTPDNSTestSupport
 import Synchronization
 import Testing
@@ -13,6 +14,9 @@ import Testing
             var entries: [CacheKey: CacheEntry] = [:]
             var lookups = 0
             var lockGiven = false
+            /// Answer a lookup on a thread of the tier's own (as Redis' connection thread does),
+            /// before `lookup` returns; else on the calling thread.
+            var answersOnItsOwnThread = false
             var stores: [(key: CacheKey, entry: CacheEntry, keepSeconds: Double, holdsLock: Bool)] = []
             var releases = 0
         }
@@ -25,7 +29,16 @@ import Testing
                 if let entry = state.entries[key] { return .found(entry) }
                 return .miss(holdsLock: state.lockGiven)
             }
-            completion(result)
+            guard state.withLock({ $0.answersOnItsOwnThread }) else {
+                completion(result)
+                return
+            }
+            let answered = DispatchSemaphore(value: 0)
+            Thread {
+                completion(result)
+                answered.signal()
+            }.start()
+            answered.wait()
         }
 
         func store(account: String, key: CacheKey, entry: CacheEntry, keepSeconds: Double, holdsLock: Bool) {
@@ -114,6 +127,7 @@ import Testing
 
     @Test func afterTheTierTheMissContinuesOnTheLoopOfTheThreadThatAsked() throws {
         let fixture = Fixture()
+        fixture.tier.state.withLock { $0.answersOnItsOwnThread = true }
         fixture.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)
         let held = HeldJobs(accepting: true)
         OriginLoop.setCurrent(held.loop)
@@ -129,6 +143,20 @@ import Testing
         #expect(fixture.upstream.calls("www.example.com") == 1)
         let answer = try #require(try box.values.first?.get())
         #expect(answer.source == .upstream && answer.addresses == ["192.0.2.1"])
+    }
+
+    /// A tier whose connection rides on the asking thread's loop answers on that thread: the
+    /// miss goes on at once, with no job queued to the loop (a wake-up of its own).
+    @Test func aTierAnsweringOnTheLoopsOwnThreadContinuesTheMissAtOnce() throws {
+        let fixture = Fixture()
+        fixture.upstream.setAnswer("www.example.com", addresses: ["192.0.2.1"], ttl: 300)
+        let held = HeldJobs(accepting: true)
+        OriginLoop.setCurrent(held.loop)
+        defer { OriginLoop.setCurrent(nil) }
+        let answer = try #require(try fixture.resolve("www.example.com")?.get())
+        #expect(answer.source == .upstream && answer.addresses == ["192.0.2.1"])
+        #expect(fixture.upstream.calls("www.example.com") == 1)
+        #expect(held.count == 0)
     }
 
     @Test func aLoopThatNoLongerTakesWorkLeavesTheMissToContinueAtOnce() throws {

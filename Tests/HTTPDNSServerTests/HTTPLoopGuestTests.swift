@@ -39,6 +39,7 @@ private final class PipeGuest: LoopGuest, @unchecked Sendable {
     }
 
     var isIdle: Bool { taken.isEmpty && sent.isEmpty }
+    var hasPending: Bool { !taken.isEmpty }
 
     /// "Sends" what the handlers took since the last turn.
     func turn(now: Int64) -> Int64? {

@@ -16,10 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .clients import family_sum, http_get, metrics
 from .load import summarize, wrk
-from .procstat import measure_with_split, stat_ticks
+from .misses import WHOLE, with_cpu
+from .procstat import is_http_thread, measure_with_split, stat_ticks
 from .processes import free_port, wait_until
 from .servers import HTTPDNSD
 from .settings import REDIS, REDIS_NAMES, REPS, ZONE, log
+
+# httpdnsd's threads as the miss runs report them: the HTTP threads, the Redis connections' loops
+# (`redis-answers` and the other purposes' threads); any other under its own name.
+REDIS_GROUPS = [("HTTP", is_http_thread), ("Redis loop", lambda name: name.startswith("redis-"))]
 
 
 class RedisSection:
@@ -199,23 +204,24 @@ class RedisSection:
             self.misses["s"].append(hits)
 
     def wrk_misses(self, instance, tag, label):
-        """One wrk run of never-asked names on `instance`, with its CPU and redis-server's per
-        request (`/proc/PID/stat`) and the miss counter, which must grow by the requests."""
+        """One wrk run of never-asked names on `instance`, with its CPU by thread group, its
+        context switches and redis-server's CPU per request (`/proc`), and the miss counter, which
+        must grow by the requests."""
         env = {"BENCH_MODE": "resolve", "BENCH_TAG": tag, "BENCH_PREFIX": "/v1/bench/resolve?host=", "BENCH_ZONE": ZONE}
-        pids = {"server": instance.process.pid, "redis": self.redis.pid}
-        ticks = {k: stat_ticks(f"/proc/{pid}/stat")[1] for k, pid in pids.items()}
         misses = instance.counter("httpdns_cache_misses_total", "bench")
-        run = wrk(instance.port, "distinct.lua", env, label=label)
-        per = os.sysconf("SC_CLK_TCK") * max(1, run["requests"]) / 1e6
-        for key, pid in pids.items():
-            run[f"{key}_cpu_us"] = (stat_ticks(f"/proc/{pid}/stat")[1] - ticks[key]) / per
+        run = with_cpu([("server", instance.process.pid, REDIS_GROUPS), ("redis", self.redis.pid, WHOLE)],
+                       lambda: wrk(instance.port, "distinct.lua", env, label=label))
+        server_cpu, redis_cpu = sum(run["cpu"]["server"].values()), run["cpu"]["redis"]["all threads"]
         run["misses"] = instance.counter("httpdns_cache_misses_total", "bench") - misses
         if run["non2xx"] or run["errors"] or run["misses"] < run["requests"]:
             raise RuntimeError(f"{label}: {run['non2xx']} non-2xx, {run['errors']} socket errors, "
                                f"miss counter +{run['misses']:.0f} for {run['requests']} requests")
-        log(f"  {label}: server CPU {run['server_cpu_us']:.1f} µs per miss, redis-server {run['redis_cpu_us']:.1f} µs")
+        log(f"  {label}: server CPU {server_cpu:.1f} µs per miss ("
+            + ", ".join(f"{group} {us:.1f}" for group, us in sorted(run["cpu"]["server"].items()))
+            + "; context switches {:.2f} voluntary, {:.2f} involuntary), ".format(*run["switches"]["server"])
+            + f"redis-server {redis_cpu:.1f} µs")
         return {"rps": run["rps"], "p50_ms": run["p50_us"] / 1000, "p99_ms": run["p99_us"] / 1000,
-                "reps": [round(run["rps"])], "cpu_us": run["server_cpu_us"], "redis_cpu_us": run["redis_cpu_us"]}
+                "reps": [round(run["rps"])], "cpu_us": server_cpu, "redis_cpu_us": redis_cpu}
 
     def upstream_requests(self, instance):
         """The upstream requests `instance` has sent so far, every account."""

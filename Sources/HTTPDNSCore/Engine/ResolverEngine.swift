@@ -317,11 +317,12 @@ public final class ResolverEngine: Sendable {
             launch(key, settings: settings, client: client)
             return
         }
-        // The tier answers on its own thread: the rest runs back on the request's thread's loop
-        // when it has one (see `OriginLoop`).
+        // A tier that answers on another thread: the rest runs back on the request's thread's
+        // loop when it has one (see `OriginLoop`). One that answers on that loop itself (its
+        // connection rides on the thread) or on a thread without a loop: at once.
         let origin = OriginLoop.current
         sharedTier.lookup(account: accountID, key: key, waitMilliseconds: settings.config.timeoutMilliseconds) { [self] result in
-            guard let origin else {
+            guard let origin, OriginLoop.current !== origin else {
                 afterSharedTier(result, key, settings: settings, client: client)
                 return
             }
