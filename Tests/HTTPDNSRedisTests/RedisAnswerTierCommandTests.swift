@@ -14,10 +14,8 @@ import Testing
 
     /// Waits until `condition` holds (a store is not waited for by its caller).
     static func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(10)
-        while try !condition() {
-            guard Date() < deadline else { throw HarnessError("never: \(what)") }
-            try await Task.sleep(for: .milliseconds(10))
+        guard try await Poll.until(limit: 10, every: .milliseconds(10), { try condition() }) else {
+            throw HarnessError("never: \(what)")
         }
     }
 

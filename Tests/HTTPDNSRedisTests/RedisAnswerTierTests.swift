@@ -24,11 +24,7 @@ import Testing
     }
 
     static func waitUp(_ client: RedisClient) async throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !client.connection("answers").isUp {
-            guard Date() < deadline else { throw HarnessError("answers connection never up") }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        try await RedisConnectionTests.waitUntil(true, client.connection("answers"))
     }
 
     /// Waits until a replica is polling for another's answer: redis-server has run an `MGET`

@@ -23,19 +23,16 @@ import Testing
     }
 
     static func waitUntil(_ up: Bool, _ connection: RedisConnection, seconds: Double = 10) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while connection.isUp != up {
-            guard Date() < deadline else { throw HarnessError("the connection did not become \(up ? "up" : "down") within \(seconds) s") }
-            try await Task.sleep(for: .milliseconds(10))
+        guard await Poll.until(limit: seconds, every: .milliseconds(10), { connection.isUp == up }) else {
+            throw HarnessError("the connection did not become \(up ? "up" : "down") within \(seconds) s")
         }
     }
 
-    /// Polls `condition` every 10 ms; throws after `seconds` (a hang guard).
+    /// Polls `condition` every 10 ms; throws after `seconds` (a hang guard) and the poll's
+    /// minimum of looks, so that a stalled test task still looks before it gives up.
     static func waitUntil(seconds: Double, _ condition: () -> Bool) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            guard Date() < deadline else { throw HarnessError("the condition did not hold within \(seconds) s") }
-            try await Task.sleep(for: .milliseconds(10))
+        guard await Poll.until(limit: seconds, every: .milliseconds(10), { condition() }) else {
+            throw HarnessError("the condition did not hold within \(seconds) s")
         }
     }
 
@@ -182,13 +179,12 @@ import Testing
         try await Self.publishUntilReceived(server, "before") { received.withLock { $0 } }
         // The idle subscriber's PING reaches Redis and its ["pong", ""] is taken in stride: the
         // connection is the one it was (one `up`), still subscribed.
-        let deadline = Date().addingTimeInterval(30)
-        while !(try server.cli(["CLIENT", "LIST"])).split(whereSeparator: \.isNewline).contains(where: {
-            $0.contains(" sub=1 ") && $0.contains(" cmd=ping ")
-        }) {
-            guard Date() < deadline else { throw HarnessError("the subscriber sent no PING: \(try server.cli(["CLIENT", "LIST"]))") }
-            try await Task.sleep(for: .milliseconds(100))
+        let pinged = try await Poll.until(limit: 30, every: .milliseconds(100)) {
+            try server.cli(["CLIENT", "LIST"]).split(whereSeparator: \.isNewline).contains {
+                $0.contains(" sub=1 ") && $0.contains(" cmd=ping ")
+            }
         }
+        guard pinged else { throw HarnessError("the subscriber sent no PING: \(try server.cli(["CLIENT", "LIST"]))") }
         #expect(changes.withLock { $0 } == [true])
         try await Self.publishUntilReceived(server, "between") { received.withLock { $0 } }
         server.pause()
@@ -206,12 +202,12 @@ import Testing
     static func publishUntilReceived(_ server: RedisServerProcess, _ payload: String, _ received: () -> [RedisConnection.Message])
         async throws
     {
-        let deadline = Date().addingTimeInterval(10)
-        while !received().contains(where: { $0.payload == Array(payload.utf8) }) {
-            guard Date() < deadline else { throw HarnessError("no message \(payload)") }
+        let delivered = try await Poll.until(limit: 10, every: .milliseconds(50)) {
+            if received().contains(where: { $0.payload == Array(payload.utf8) }) { return true }
             try server.cli(["PUBLISH", "chan", payload])
-            try await Task.sleep(for: .milliseconds(50))
+            return false
         }
+        guard delivered else { throw HarnessError("no message \(payload)") }
     }
 
     @Test func shutdownFailsWhatIsLeftAndLaterCommandsAtOnce() async throws {

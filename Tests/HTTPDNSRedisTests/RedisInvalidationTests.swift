@@ -29,10 +29,8 @@ import Testing
         defer { shared.shutdown() }
         // Published once, with no retry: sent when the connection is up, not queued behind its
         // handshake with the command's timeout running.
-        let deadline = Date().addingTimeInterval(30)
-        while client.metrics.snapshot["accounts"]?.up != true {
-            guard Date() < deadline else { throw HarnessError("the accounts connection did not come up within 30 s") }
-            try await Task.sleep(for: .milliseconds(10))
+        guard await Poll.until(limit: 30, every: .milliseconds(10), { client.metrics.snapshot["accounts"]?.up == true }) else {
+            throw HarnessError("the accounts connection did not come up within 30 s")
         }
         let sent = CacheInvalidation(origin: "test", account: "shop", change: .evict(host))
         shared.publish(sent)
