@@ -10,7 +10,8 @@ import Synchronization
 
 /// One HTTP thread: a libmicrohttpd daemon in external polling mode, run from this thread's own
 /// epoll set (the daemon's epoll descriptor is one entry of it), and the guest that rides on the
-/// thread (the upstream HTTP/1.1 client), whose sockets are entries of the same set.
+/// thread (the upstream HTTP/1.1 client, and with Redis the shared tier's connection), whose
+/// sockets are entries of the same set.
 ///
 /// With libmicrohttpd's own thread pool a cache miss crossed threads twice: the pool thread
 /// handed the request to the upstream loop's thread and the answer came back through the

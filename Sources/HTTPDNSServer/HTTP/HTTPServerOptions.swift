@@ -36,8 +36,9 @@ public struct HTTPServerOptions: Sendable {
     /// One access-log line per request, and `X-Request-Id` on every response (`AccessLog`).
     public var accessLog = false
     /// Work that rides on each HTTP thread, created on the thread over its epoll set: the
-    /// upstream HTTP/1.1 client (`CurlEventLoop.localClient(on:)`), so that a miss's upstream
-    /// exchange runs on the thread that read the request. nil: none.
+    /// upstream HTTP/1.1 client (`CurlEventLoop.localClient(on:)`), and with Redis the shared
+    /// tier's connection (both as one `LoopGuestGroup`), so that a miss's upstream exchange and
+    /// its Redis commands run on the thread that read the request. nil: none.
     package var loopGuest: (@Sendable (EpollSet) -> any LoopGuest)?
 
     public init(
