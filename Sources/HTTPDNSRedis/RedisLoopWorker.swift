@@ -52,9 +52,12 @@ final class RedisLoopWorker {
     /// Commands that arrived while connecting, sent once ready.
     private var waiting: [PendingCommand] = []
     /// Commands given to hiredis, unanswered, in the order sent (Redis answers in that order).
-    var inFlight = FIFO<PendingCommand>()
+    /// This and `deadlines` are touched for every command, on the loop thread only, and no
+    /// completion reaches them (a completion's new command goes to a queue, never to the
+    /// worker): without the runtime's exclusivity checks.
+    @exclusivity(unchecked) var inFlight = FIFO<PendingCommand>()
     /// Every command by arrival: all share one timeout, so this is also their deadline order.
-    var deadlines = FIFO<PendingCommand>()
+    @exclusivity(unchecked) var deadlines = FIFO<PendingCommand>()
     private var subscriptions: [String: @Sendable (RedisConnection.Message) -> Void] = [:]
     /// When a reply last arrived.
     var lastReadAt: UInt64 = 0
