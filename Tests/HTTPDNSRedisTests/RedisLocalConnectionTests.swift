@@ -149,4 +149,23 @@ private func onCarryingThread(
         #expect(all.contains { (try? $0.result.get()) == .status("PONG") }, "the local connection did not come back within 30 s")
         #expect(all.allSatisfy { $0.thread == host })
     }
+
+    /// Connecting to a host given by name looks it up (`getaddrinfo`, which blocks): the tier
+    /// gives an HTTP thread a connection of its own only for an address, and the thread that
+    /// carries one registers it until the host shuts it down.
+    @Test func theTierRidesOnAThreadOnlyForAnAddressHost() throws {
+        let wake = WakePipe(services: LoopServices(nameThread: { _ in }, report: { _ in }))
+        let sockets = EpollSet(wake: wake, name: "test host")
+        defer { sockets.close() }
+        // Nothing listens on port 1 of loopback: the connection only tries, in the background.
+        for (url, rides) in [("redis://localhost:1", false), ("redis://127.0.0.1:1", true), ("redis://[::1]:1", true)] {
+            let client = RedisClient(url: try RedisURL(parsing: url, key: "redis"), prefix: "t:", timeoutMilliseconds: 1_000)
+            defer { client.shutdown() }
+            let guest = RedisAnswerTier(client: client).localConnection(on: sockets)
+            #expect((guest != nil) == rides, "\(url)")
+            #expect((RedisLocalConnection.current != nil) == rides, "\(url)")
+            guest?.shutdown()
+            #expect(RedisLocalConnection.current == nil)
+        }
+    }
 }
