@@ -68,7 +68,7 @@ let package = Package(
             ],
             swiftSettings: optimized
         ),
-        .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore"], path: "Tests/HTTPDNSTestSupport"),
+        .target(name: "HTTPDNSTestSupport", dependencies: ["HTTPDNSCore", "HTTPDNSLoop"], path: "Tests/HTTPDNSTestSupport"),
         .testTarget(name: "HTTPDNSCryptoTests", dependencies: ["HTTPDNSCrypto"]),
         .testTarget(name: "HTTPDNSWireTests", dependencies: ["HTTPDNSWire"]),
         .testTarget(name: "HTTPDNSCoreTests", dependencies: ["HTTPDNSCore", "HTTPDNSTestSupport"]),

@@ -15,34 +15,15 @@ private struct Replied: Sendable {
     var nextWasTaken: Bool
 }
 
-/// A thread standing in for an HTTP thread: its own epoll set, carrying `connection`'s local
-/// connection, turned as `HTTPLoop` turns its guest. `step` runs before each turn, on the thread,
-/// until `done` (30 s at most, a hang guard); then the guest is shut down and `after` runs on the
-/// thread. Returns the thread's identity.
+/// `connection`'s local connection on a thread standing in for an HTTP thread
+/// (`GuestHostThread`); returns the thread's identity.
 private func onCarryingThread(
     _ connection: RedisConnection, step: @escaping @Sendable () -> Void, until done: @escaping @Sendable () -> Bool,
     after: @escaping @Sendable () -> Void = {}
 ) async -> UInt {
-    await withCheckedContinuation { continuation in
-        let thread = Thread {
-            let wake = WakePipe(services: LoopServices(nameThread: { _ in }, report: { Issue.record("loop failure: \($0)") }))
-            let sockets = EpollSet(wake: wake, name: "test host")
-            let guest = connection.localConnection(on: sockets)
-            let until = MonotonicTime.now() + 30
-            while !done() && MonotonicTime.now() < until {
-                step()
-                let now = MonotonicTime.milliseconds()
-                let next = guest.isIdle ? nil : guest.turn(now: now)
-                let wait = next.map { Int32(clamping: max(0, min(20, $0 - now))) } ?? 20
-                _ = sockets.wait(milliseconds: wait) { _ = guest.handle($0) }
-            }
-            guest.shutdown()
-            after()
-            sockets.close()
-            continuation.resume(returning: UInt(pthread_self()))
-        }
-        thread.start()
-    }
+    await GuestHostThread.run(
+        report: { Issue.record("loop failure: \($0)") }, makeGuest: { connection.localConnection(on: $0) }, step: step, until: done,
+        after: after)
 }
 
 /// ``RedisConnection/localConnection(on:)``: commands given on a thread that carries the local

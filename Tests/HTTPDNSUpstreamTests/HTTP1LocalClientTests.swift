@@ -1,6 +1,7 @@
 import Foundation
 import HTTPDNSCore
 import HTTPDNSLoop
+import HTTPDNSTestSupport
 import Synchronization
 import Testing
 
@@ -14,32 +15,16 @@ private struct Completed: Sendable {
     var nextWasTaken: Bool
 }
 
-/// Runs `body` on a thread standing in for an HTTP thread (its own epoll set, carrying `loop`'s
+/// Runs `body` on a thread standing in for an HTTP thread (`GuestHostThread`, carrying `loop`'s
 /// local client), then turns that thread's loop as `HTTPLoop` does until `done` or 30 s.
 /// Returns the host thread's identity.
 private func onCarryingThread(
     _ loop: CurlEventLoop, maximumInFlight: Int = 128, _ body: @escaping @Sendable (any LoopGuest) -> Void,
     until done: @escaping @Sendable () -> Bool
 ) async -> UInt {
-    await withCheckedContinuation { continuation in
-        let thread = Thread {
-            let wake = WakePipe(services: LoopServices(nameThread: { _ in }, report: { Issue.record("loop failure: \($0)") }))
-            let sockets = EpollSet(wake: wake, name: "test host")
-            let guest = loop.localClient(on: sockets, maximumInFlight: maximumInFlight)
-            body(guest)
-            let until = MonotonicTime.now() + 30
-            while !done() && MonotonicTime.now() < until {
-                let now = MonotonicTime.milliseconds()
-                let next = guest.turn(now: now)
-                let wait = next.map { Int32(clamping: max(0, min(20, $0 - now))) } ?? 20
-                _ = sockets.wait(milliseconds: wait) { _ = guest.handle($0) }
-            }
-            guest.shutdown()
-            sockets.close()
-            continuation.resume(returning: UInt(pthread_self()))
-        }
-        thread.start()
-    }
+    await GuestHostThread.run(
+        report: { Issue.record("loop failure: \($0)") }, makeGuest: { loop.localClient(on: $0, maximumInFlight: maximumInFlight) },
+        start: body, until: done)
 }
 
 /// ``CurlEventLoop/localClient(on:)``: requests made on a thread that carries the client run on
