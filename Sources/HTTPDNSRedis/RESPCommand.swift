@@ -3,28 +3,45 @@
 /// the exact size, binary-safe, for `redisAsyncFormattedCommand`: hiredis' own formatting
 /// (`redisAsyncCommandArgv`) costs several allocations and thousands of instructions a command.
 enum RESPCommand {
-    /// The wire form of `arguments` (`arguments[0]` is the command's name).
+    /// The wire form of `arguments` (`arguments[0]` is the command's name), written straight into
+    /// an array of the exact size (no growth checks per byte: a miss with Redis sends two commands
+    /// of seven or eight arguments).
     static func encode(_ arguments: [[UInt8]]) -> [UInt8] {
         var size = 3 + digits(arguments.count)
         for argument in arguments { size += 5 + digits(argument.count) + argument.count }
-        var wire: [UInt8] = []
-        wire.reserveCapacity(size)
-        header(UInt8(ascii: "*"), arguments.count, into: &wire)
-        for argument in arguments {
-            header(UInt8(ascii: "$"), argument.count, into: &wire)
-            wire.append(contentsOf: argument)
-            wire.append(UInt8(ascii: "\r"))
-            wire.append(UInt8(ascii: "\n"))
+        return [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var at = header(UInt8(ascii: "*"), arguments.count, into: buffer, at: 0)
+            for argument in arguments {
+                at = header(UInt8(ascii: "$"), argument.count, into: buffer, at: at)
+                argument.withUnsafeBufferPointer { bytes in
+                    if let source = bytes.baseAddress, let target = buffer.baseAddress {
+                        (target + at).initialize(from: source, count: bytes.count)
+                    }
+                }
+                at += argument.count
+                buffer[at] = UInt8(ascii: "\r")
+                buffer[at + 1] = UInt8(ascii: "\n")
+                at += 2
+            }
+            precondition(at == size, "RESP command of \(at) bytes written into \(size)")
+            initialized = at
         }
-        return wire
     }
 
-    /// `<marker><count>\r\n`.
-    private static func header(_ marker: UInt8, _ count: Int, into wire: inout [UInt8]) {
-        wire.append(marker)
-        wire.appendDecimal(count)
-        wire.append(UInt8(ascii: "\r"))
-        wire.append(UInt8(ascii: "\n"))
+    /// `<marker><count>\r\n` at `start`; returns the index after it.
+    private static func header(_ marker: UInt8, _ count: Int, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+        let width = digits(count)
+        buffer[start] = marker
+        var rest = count
+        var index = start + width
+        while index > start {
+            buffer[index] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            index -= 1
+        }
+        buffer[start + width + 1] = UInt8(ascii: "\r")
+        buffer[start + width + 2] = UInt8(ascii: "\n")
+        return start + width + 3
     }
 
     /// Decimal digits of `count` (≥ 0).

@@ -67,14 +67,12 @@ public final class RedisAnswerTier: SharedAnswerTier {
     public func lookup(
         account: String, key: CacheKey, waitMilliseconds: Int, completion: @escaping @Sendable (SharedLookupResult) -> Void
     ) {
-        let answerKey = keys.answer(account: account, key: key)
+        let answerKey = keys.answerBytes(account: account, key: key)
         let lockKey = RedisKeys.lock(ofAnswer: answerKey)
         let wait = min(maximumWait, Double(max(0, waitMilliseconds)) / 1000)
-        let lockMilliseconds = String(Int(wait * 2000) + 500)
+        let lockMilliseconds = Self.decimal(Int(wait * 2000) + 500)
         let metrics = metrics
-        connection.evaluate(
-            Self.lookupScript, keys: [Array(answerKey.utf8), Array(lockKey.utf8)], arguments: [token, Array(lockMilliseconds.utf8)]
-        ) { [self] result in
+        connection.evaluate(Self.lookupScript, keys: [answerKey, lockKey], arguments: [token, lockMilliseconds]) { [self] result in
             switch result {
             case .success(.bulk(let bytes)):
                 if let entry = fresh(bytes) {
@@ -113,24 +111,22 @@ public final class RedisAnswerTier: SharedAnswerTier {
     /// One command: the answer `SET ... PX`, or, when this replica holds the lock, the
     /// store-and-release script, which also deletes the lock if it is still ours.
     public func store(account: String, key: CacheKey, entry: CacheEntry, keepSeconds: Double, holdsLock: Bool) {
-        let answerKey = keys.answer(account: account, key: key)
-        let milliseconds = Array(String(max(1, Int(min(keepSeconds, 31_536_000 * 2) * 1000))).utf8)
+        let answerKey = keys.answerBytes(account: account, key: key)
+        let milliseconds = Self.decimal(max(1, Int(min(keepSeconds, 31_536_000 * 2) * 1000)))
         let value = SharedAnswerCodec.encode(entry)
         // Errors are counted by the connection's metrics; nobody waits for these.
         if holdsLock {
             connection.evaluate(
-                Self.storeAndReleaseScript, keys: [Array(answerKey.utf8), Array(RedisKeys.lock(ofAnswer: answerKey).utf8)],
-                arguments: [value, milliseconds, token]
+                Self.storeAndReleaseScript, keys: [answerKey, RedisKeys.lock(ofAnswer: answerKey)], arguments: [value, milliseconds, token]
             ) { _ in }
         } else {
-            connection.command([Array("SET".utf8), Array(answerKey.utf8), value, Array("PX".utf8), milliseconds]) { _ in }
+            connection.command([Self.set, answerKey, value, Self.px, milliseconds]) { _ in }
         }
         metrics.recordAnswer("stored")
     }
 
     public func release(account: String, key: CacheKey) {
-        let lockKey = keys.answerLock(account: account, key: key)
-        connection.evaluate(Self.releaseScript, keys: [Array(lockKey.utf8)], arguments: [token]) { _ in }
+        connection.evaluate(Self.releaseScript, keys: [keys.answerLock(account: account, key: key)], arguments: [token]) { _ in }
     }
 
     /// The entry in `bytes` if it decodes and has not expired.
@@ -141,11 +137,24 @@ public final class RedisAnswerTier: SharedAnswerTier {
 
     private func deadline(_ wait: Double) -> Double { MonotonicSeconds.now() + wait }
 
+    /// `value` (not negative) in decimal digits, as a command's argument.
+    private static func decimal(_ value: Int) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.appendDecimal(value)
+        return bytes
+    }
+
+    /// The command names and options the tier sends, as bytes made once.
+    private static let set = Array("SET".utf8)
+    private static let mget = Array("MGET".utf8)
+    private static let nx = Array("NX".utf8)
+    private static let px = Array("PX".utf8)
+
     private func takeLock(
-        _ lockKey: String, answerKey: String, lockMilliseconds: String, deadline: Double,
+        _ lockKey: [UInt8], answerKey: [UInt8], lockMilliseconds: [UInt8], deadline: Double,
         completion: @escaping @Sendable (SharedLookupResult) -> Void
     ) {
-        connection.command(["SET", lockKey, replicaID, "NX", "PX", lockMilliseconds]) { [self] result in
+        connection.command([Self.set, lockKey, token, Self.nx, Self.px, lockMilliseconds]) { [self] result in
             switch result {
             case .success(.status("OK")):
                 metrics.recordAnswer("miss_locked")
@@ -163,7 +172,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
     /// deadline. When the lock is gone without an answer (its holder failed or died), this
     /// replica tries to take it over; past the deadline it resolves on its own.
     private func poll(
-        answerKey: String, lockKey: String, lockMilliseconds: String, deadline: Double,
+        answerKey: [UInt8], lockKey: [UInt8], lockMilliseconds: [UInt8], deadline: Double,
         completion: @escaping @Sendable (SharedLookupResult) -> Void
     ) {
         guard MonotonicSeconds.now() < deadline else {
@@ -172,7 +181,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
             return
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + pollInterval) { [self] in
-            connection.command(["MGET", answerKey, lockKey]) { [self] result in
+            connection.command([Self.mget, answerKey, lockKey]) { [self] result in
                 guard case .success(.array(let values)) = result, values.count == 2 else {
                     metrics.recordAnswer("error")
                     completion(.miss(holdsLock: false))

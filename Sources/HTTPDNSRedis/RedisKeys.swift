@@ -13,31 +13,37 @@ public struct RedisKeys: Sendable, Equatable {
 
     /// The shared answer of one cache key of one account:
     /// `<prefix>answer:<account>:<family>:<host>[:<network>]`.
-    /// Built in one buffer sized first: a replica's miss makes two (its lookup and its store),
-    /// and each `+` of the parts made and copied a string of its own.
     public func answer(account: String, key: CacheKey) -> String {
+        String(decoding: answerBytes(account: account, key: key), as: UTF8.self)
+    }
+
+    /// The same key as the bytes a command sends: a replica's miss makes two (its lookup and its
+    /// store), written into one buffer of the exact size with no string in between.
+    public func answerBytes(account: String, key: CacheKey) -> [UInt8] {
         let family = key.family.typeName
-        var text = ""
-        text.reserveCapacity(
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(
             prefix.utf8.count + 7 + account.utf8.count + 1 + family.utf8.count + 1 + key.host.value.utf8.count + 1
-                + key.network.utf8.count)
-        text += prefix
-        text += "answer:"
-        text += account
-        text += ":"
-        text += family
-        text += ":"
-        text += key.host.value
+                + key.network.utf8.count + Self.lockSuffix.count)
+        bytes.append(contentsOf: prefix.utf8)
+        bytes.append(contentsOf: "answer:".utf8)
+        bytes.append(contentsOf: account.utf8)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: family.utf8)
+        bytes.append(UInt8(ascii: ":"))
+        bytes.append(contentsOf: key.host.value.utf8)
         if !key.network.isEmpty {
-            text += ":"
-            text += key.network
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: key.network.utf8)
         }
-        return text
+        return bytes
     }
 
     /// The lock one replica holds while it asks the upstreams for an answer: `<answer key>:lock`.
-    public func answerLock(account: String, key: CacheKey) -> String { Self.lock(ofAnswer: answer(account: account, key: key)) }
+    public func answerLock(account: String, key: CacheKey) -> [UInt8] { Self.lock(ofAnswer: answerBytes(account: account, key: key)) }
 
-    /// The lock key of an answer key (`answer(account:key:)`).
-    public static func lock(ofAnswer answerKey: String) -> String { answerKey + ":lock" }
+    /// The lock key of an answer key (`answerBytes(account:key:)`).
+    public static func lock(ofAnswer answerKey: [UInt8]) -> [UInt8] { answerKey + lockSuffix }
+
+    private static let lockSuffix = Array(":lock".utf8)
 }

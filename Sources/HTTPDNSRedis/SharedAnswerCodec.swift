@@ -18,7 +18,13 @@ enum SharedAnswerCodec {
         bytes.append(entry.soa == nil ? UInt8(ascii: "1") : UInt8(ascii: "2"))
         bytes.append(UInt8(ascii: " "))
         appendMilliseconds(entry.storedAt, to: &bytes)
-        bytes.append(contentsOf: " \(entry.originTTL) \(entry.nxdomain ? 1 : 0) \(entry.origin.rawValue) ".utf8)
+        bytes.append(UInt8(ascii: " "))
+        bytes.appendDecimal(Int(entry.originTTL))
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(entry.nxdomain ? UInt8(ascii: "1") : UInt8(ascii: "0"))
+        bytes.append(UInt8(ascii: " "))
+        bytes.append(contentsOf: entry.origin.rawValue.utf8)
+        bytes.append(UInt8(ascii: " "))
         entry.addressList.appendCommaSeparated(to: &bytes)
         if let soa = entry.soa { bytes.append(contentsOf: " \(soa)".utf8) }
         return bytes
@@ -32,7 +38,7 @@ enum SharedAnswerCodec {
             return
         }
         if seconds < 0 && total != 0 { bytes.append(UInt8(ascii: "-")) }
-        bytes.append(contentsOf: String(total / 1000).utf8)
+        bytes.appendDecimal(Int(total / 1000))
         let fraction = total % 1000
         bytes.append(UInt8(ascii: "."))
         bytes.append(UInt8(ascii: "0") + UInt8(fraction / 100))

@@ -15,4 +15,11 @@ struct RESPCommandTests {
         let expected = Array("*2\r\n$3\r\nSET\r\n$1000\r\n".utf8) + binary + Array("\r\n".utf8)
         #expect(wire == expected)
     }
+
+    @Test func countsOfSeveralDigitsAreWrittenWhole() {
+        let arguments = (0..<12).map { Array("a\($0)".utf8) }
+        let wire = RESPCommand.encode(arguments)
+        let expected = "*12\r\n" + (0..<12).map { "$\($0 < 10 ? 2 : 3)\r\na\($0)\r\n" }.joined()
+        #expect(String(decoding: wire, as: UTF8.self) == expected)
+    }
 }
