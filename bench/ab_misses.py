@@ -24,8 +24,6 @@ one a thread that slept and was woken); then candidate / baseline for each.
 
 import os
 import random
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,8 +33,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness.load import wrk  # noqa: E402
 from harness.misses import HTTPDNSD_GROUPS, WHOLE, with_cpu  # noqa: E402
-from harness.processes import Processes, free_port, wait_until  # noqa: E402
-from harness.servers import HTTPDNSD, Stack  # noqa: E402
+from harness.processes import Processes  # noqa: E402
+from harness.servers import HTTPDNSD, Stack, start_redis  # noqa: E402
 from harness.settings import BENCH_DIR, MISS_PRELOAD, ZONE, log  # noqa: E402
 
 
@@ -61,27 +59,6 @@ def one_run(instance, dnss_pid, redis_pid, label):
             "redis": result["cpu"]["redis"]["all threads"] if redis_pid else 0.0}
 
 
-def start_redis(processes, work):
-    """A redis-server on loopback for both instances (no persistence); returns (process, URL)."""
-    port = free_port()
-    directory = os.path.join(work, "redis")
-    os.makedirs(directory, exist_ok=True)
-    process = processes.start("redis-server", [
-        shutil.which("redis-server") or "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", str(port),
-        "--save", "", "--appendonly", "no", "--dir", directory, "--protected-mode", "no"])
-
-    def answers():
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
-
-    wait_until(answers, 15, "redis-server", process)
-    return process, f"redis://127.0.0.1:{port}"
-
-
 def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
@@ -97,8 +74,8 @@ def main():
         upstream = f"doh:http://127.0.0.1:{stack.dnss_port}/dns-query"
         redis, extra = None, {}
         if os.environ.get("BENCH_AB_REDIS") == "1":
-            redis, url = start_redis(processes, work)
-            extra = {"redis": url}
+            redis, port = start_redis(processes, work)
+            extra = {"redis": f"redis://127.0.0.1:{port}"}
         instances = {}
         for name, binary in binaries.items():
             instances[name] = HTTPDNSD(processes, work, binary, f"httpdnsd-{name}", {"bench": upstream},

@@ -7,8 +7,6 @@ import http.client
 import json
 import os
 import random
-import shutil
-import socket
 import statistics
 import threading
 import time
@@ -18,8 +16,8 @@ from .clients import family_sum, http_get, metrics
 from .load import summarize, wrk
 from .misses import WHOLE, with_cpu
 from .procstat import is_http_thread, measure_with_split, stat_ticks
-from .processes import free_port, wait_until
-from .servers import HTTPDNSD
+from .processes import wait_until
+from .servers import HTTPDNSD, start_redis
 from .settings import REDIS, REDIS_NAMES, REPS, ZONE, log
 
 # httpdnsd's threads as the miss runs report them: the HTTP threads, the Redis connections' loops
@@ -44,13 +42,7 @@ class RedisSection:
         """Starts redis-server, the three replicas and the control; warms replica a and the
         control with the names and waits until b and c have the replicated preload."""
         self.work, self.processes, self.binary, self.upstream = work, processes, binary, upstream
-        self.port = free_port()
-        redis_dir = os.path.join(work, "redis")
-        os.makedirs(redis_dir, exist_ok=True)
-        self.redis = processes.start("redis-server", [
-            shutil.which("redis-server") or "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", str(self.port),
-            "--save", "", "--appendonly", "no", "--dir", redis_dir, "--protected-mode", "no"])
-        wait_until(lambda: self.redis_ping(), 15, "redis-server", self.redis)
+        self.redis, self.port = start_redis(processes, work)
         self.replicas = [self.replica(f"httpdnsd-redis-{letter}", redis=True) for letter in "abc"]
         self.control = self.replica("httpdnsd-redis-control", redis=False)
         seconds = self.replicas[0].preload("bench", names)
@@ -72,15 +64,6 @@ class RedisSection:
         self.hits, self.control_hits = [], []
         self.splits = {"a": [], "c": []}
         self.before = self.hit_counters()
-
-    def redis_ping(self):
-        """Whether redis-server answers PING."""
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                sock.sendall(b"PING\r\n")
-                return sock.recv(16).startswith(b"+PONG")
-        except OSError:
-            return False
 
     def replica(self, name, redis):
         """A started instance with account `bench`, with `redis` set to this redis-server or not."""

@@ -5,6 +5,7 @@ builds (httpdnsd in release, the C baseline and the slow upstream)."""
 import json
 import os
 import shutil
+import socket
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -126,6 +127,28 @@ class Stack:
                 pass
         return stats
 
+
+
+def start_redis(processes, work):
+    """A redis-server on loopback (no persistence, its directory under `work`), once it answers
+    PING; returns (process, port)."""
+    port = free_port()
+    directory = os.path.join(work, "redis")
+    os.makedirs(directory, exist_ok=True)
+    process = processes.start("redis-server", [
+        shutil.which("redis-server") or "/usr/bin/redis-server", "--bind", "127.0.0.1", "--port", str(port),
+        "--save", "", "--appendonly", "no", "--dir", directory, "--protected-mode", "no"])
+
+    def answers():
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    wait_until(answers, 15, "redis-server", process)
+    return process, port
 
 class HTTPDNSD:
     """One httpdnsd instance: its configuration (one account per entry of `accounts`, each with
