@@ -163,14 +163,7 @@ public final class HTTPDNSDProcess: Sendable {
     }
 
     private func waitUntilReady(timeout: Double) async throws {
-        let probe = HTTPClient(port: port, timeout: 2)
-        let ready = try await Poll.until(limit: timeout, every: .milliseconds(25)) {
-            guard process.isRunning else {
-                throw HarnessError("httpdnsd exited with \(process.terminationStatus ?? -1) before ready: \(process.output())")
-            }
-            return (try? await probe.get("/readyz"))?.status == 200
-        }
-        if ready { return }
-        throw HarnessError("httpdnsd not ready on port \(port) within \(timeout) s: \(process.output())")
+        try await process.waitUntilAnswering(
+            "/readyz", through: HTTPClient(port: port, timeout: 2), what: "httpdnsd", limit: timeout, every: .milliseconds(25))
     }
 }

@@ -108,11 +108,6 @@ public final class HaproxyProcess: Sendable {
     }
 
     private func waitUntilAnswering() async throws {
-        let probe = HTTPClient(port: port, timeout: 2)
-        let answering = try await Poll.until(limit: 60) {
-            guard process.isRunning else { throw HarnessError("haproxy exited: \(process.output())") }
-            return (try? await probe.get("/healthz"))?.status == 200
-        }
-        guard answering else { throw HarnessError("haproxy did not answer on port \(port) within 60 s: \(process.output())") }
+        try await process.waitUntilAnswering("/healthz", through: HTTPClient(port: port, timeout: 2), what: "haproxy")
     }
 }

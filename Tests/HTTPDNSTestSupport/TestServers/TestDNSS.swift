@@ -51,11 +51,6 @@ public final class TestDNSS: Sendable {
     private func waitUntilAnswering() async throws {
         // GET /dns-query?dns= for www.example.test A, id 0.
         let path = "/dns-query?dns=AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ"
-        let client = HTTPClient(port: port, timeout: 2)
-        let answering = try await Poll.until(limit: 60) {
-            guard process.isRunning else { throw HarnessError("dnss exited: \(process.output())") }
-            return (try? await client.get(path))?.status == 200
-        }
-        guard answering else { throw HarnessError("dnss did not answer on port \(port) within 60 s: \(process.output())") }
+        try await process.waitUntilAnswering(path, through: HTTPClient(port: port, timeout: 2), what: "dnss")
     }
 }

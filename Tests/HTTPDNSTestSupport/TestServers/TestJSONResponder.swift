@@ -127,10 +127,6 @@ public final class TestJSONResponder: Sendable {
     }
 
     private func waitUntilAnswering() async throws {
-        let answering = try await Poll.until(limit: 60) {
-            guard process.isRunning else { throw HarnessError("json responder exited: \(process.output())") }
-            return (try? await client.get("/_health"))?.status == 200
-        }
-        guard answering else { throw HarnessError("json responder did not answer on port \(port) within 60 s: \(process.output())") }
+        try await process.waitUntilAnswering("/_health", through: client, what: "json responder")
     }
 }
