@@ -14,9 +14,7 @@ import Testing
 
     /// Waits until `condition` holds (a store is not waited for by its caller).
     static func eventually(_ what: String, _ condition: () throws -> Bool) async throws {
-        guard try await Poll.until(limit: 10, every: .milliseconds(10), { try condition() }) else {
-            throw HarnessError("never: \(what)")
-        }
+        try await RedisConnectionTests.waitUntil(seconds: 10, what, condition)
     }
 
     /// `calls` of every command in `INFO commandstats` (`cmdstat_<name>:calls=N,...`).

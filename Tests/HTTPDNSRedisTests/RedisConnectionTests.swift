@@ -23,16 +23,14 @@ import Testing
     }
 
     static func waitUntil(_ up: Bool, _ connection: RedisConnection, seconds: Double = 10) async throws {
-        guard await Poll.until(limit: seconds, every: .milliseconds(10), { connection.isUp == up }) else {
-            throw HarnessError("the connection did not become \(up ? "up" : "down") within \(seconds) s")
-        }
+        try await waitUntil(seconds: seconds, "the connection being \(up ? "up" : "down")") { connection.isUp == up }
     }
 
-    /// Polls `condition` every 10 ms; throws after `seconds` (a hang guard) and the poll's
-    /// minimum of looks, so that a stalled test task still looks before it gives up.
-    static func waitUntil(seconds: Double, _ condition: () -> Bool) async throws {
-        guard await Poll.until(limit: seconds, every: .milliseconds(10), { condition() }) else {
-            throw HarnessError("the condition did not hold within \(seconds) s")
+    /// Polls `condition` every 10 ms; throws, naming `what`, after `seconds` (a hang guard) and
+    /// the poll's minimum of looks, so that a stalled test task still looks before it gives up.
+    static func waitUntil(seconds: Double, _ what: String = "the condition", _ condition: () throws -> Bool) async throws {
+        guard try await Poll.until(limit: seconds, every: .milliseconds(10), { try condition() }) else {
+            throw HarnessError("\(what) did not hold within \(seconds) s")
         }
     }
 
