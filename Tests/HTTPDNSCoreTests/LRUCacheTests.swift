@@ -203,7 +203,7 @@ import Testing
 
 /// Keys whose hashes collide in groups, so that the index's probing and backward-shift deletion
 /// are exercised on long runs of occupied buckets.
-struct CollidingKey: Hashable {
+struct CollidingKey: BoundedCacheKey {
     let id: Int
 
     static func == (lhs: CollidingKey, rhs: CollidingKey) -> Bool { lhs.id == rhs.id }

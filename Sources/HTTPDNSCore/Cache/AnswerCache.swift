@@ -58,7 +58,7 @@ public final class AnswerCache: Sendable {
         shardRefs = shards.map { Unmanaged.passUnretained($0) }
     }
 
-    /// How many shards a cache of `limit` entries has; a key's shard is its `hashValue` modulo
+    /// How many shards a cache of `limit` entries has; a key's shard is its `cacheHash` modulo
     /// that (the cache simulator lays its policies out the same way).
     public static func shardCount(limit: Int) -> Int { limit >= 16_384 ? 16 : 1 }
 
@@ -74,19 +74,19 @@ public final class AnswerCache: Sendable {
 
     private func shard(_ hash: Int) -> Shard { shardRef(hash).takeUnretainedValue() }
 
-    private func shard(_ key: CacheKey) -> Shard { shard(key.hashValue) }
+    private func shard(_ key: CacheKey) -> Shard { shard(key.cacheHash) }
 
     /// A request's lookup: returns the entry (expired or not), counts a use of it, marks it
     /// requested, and counts a hit when it is fresh. With `refreshAhead`, the first request that
     /// finds the entry fresh but inside its refresh-ahead window
     /// (`CacheEntry.isInRefreshAheadWindow`) is told to start the refresh. The key is hashed once.
     public func hit(_ key: CacheKey, at now: Timestamp, refreshAhead: Bool) -> Hit? {
-        hit(hash: key.hashValue, matching: { $0 == key }, at: now, refreshAhead: refreshAhead)
+        hit(hash: key.cacheHash, matching: { $0 == key }, at: now, refreshAhead: refreshAhead)
     }
 
     /// The same for a key borrowed from a request.
     public func hit(_ key: BorrowedCacheKey, at now: Timestamp, refreshAhead: Bool) -> Hit? {
-        hit(hash: key.hashValue, matching: key.matches, at: now, refreshAhead: refreshAhead)
+        hit(hash: key.cacheHash, matching: key.matches, at: now, refreshAhead: refreshAhead)
     }
 
     private func hit(hash: Int, matching matches: (CacheKey) -> Bool, at now: Timestamp, refreshAhead: Bool) -> Hit? {
@@ -131,7 +131,7 @@ public final class AnswerCache: Sendable {
     /// larger than the limit keeps the entries loaded last.
     @discardableResult
     public func set(_ entry: CacheEntry, for key: CacheKey) -> [Departure] {
-        let hash = key.hashValue
+        let hash = key.cacheHash
         return shard(hash).withLock { Self.set(entry, for: key, hash: hash, in: &$0) }
     }
 

@@ -13,7 +13,7 @@
 /// Both grow by half rather than double, since at a million entries the slack is what costs:
 /// the arrays never past `capacity`, the index to any size (a bucket is picked by multiplying
 /// the fingerprint by the table size, not by masking), kept between half and three quarters full.
-public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
+public struct BoundedCache<Key: BoundedCacheKey, Value, Policy: EvictionPolicy> {
     public private(set) var capacity: Int
     public private(set) var count = 0
     private var keys: [Key?] = []
@@ -40,7 +40,7 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
 
     /// The value for `key`, counted as a use (a hit, for the policy).
     public mutating func value(for key: Key) -> Value? {
-        let hash = key.hashValue
+        let hash = key.cacheHash
         guard let slot = find(key, hash: hash) else { return nil }
         policy.accessed(slot, hash: hash)
         return values[Int(slot)]
@@ -49,15 +49,15 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
     /// Runs `body` on the stored value for `key` in place, counting a use when `touch` is true.
     /// Nil when the key is absent.
     public mutating func withValue<R>(for key: Key, touch: Bool, _ body: (inout Value) -> R) -> R? {
-        withValue(for: key, hash: key.hashValue, touch: touch, body)
+        withValue(for: key, hash: key.cacheHash, touch: touch, body)
     }
 
-    /// `withValue(for:touch:_:)` with the key's `hashValue` computed by the caller.
+    /// `withValue(for:touch:_:)` with the key's `cacheHash` computed by the caller.
     public mutating func withValue<R>(for key: Key, hash: Int, touch: Bool, _ body: (inout Value) -> R) -> R? {
         withValue(hash: hash, matching: { $0 == key }, touch: touch, body)
     }
 
-    /// The same for the key whose `hashValue` is `hash` and for which `matches` is true: a caller
+    /// The same for the key whose `cacheHash` is `hash` and for which `matches` is true: a caller
     /// can look up a key it has not built (`BorrowedCacheKey`).
     public mutating func withValue<R>(hash: Int, matching matches: (Key) -> Bool, touch: Bool, _ body: (inout Value) -> R) -> R? {
         guard let bucket = findBucket(hash: hash, matching: matches) else { return nil }
@@ -68,7 +68,7 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
 
     /// The value for `key`, not counted as a use.
     public func peek(_ key: Key) -> Value? {
-        guard let slot = find(key, hash: key.hashValue) else { return nil }
+        guard let slot = find(key, hash: key.cacheHash) else { return nil }
         return values[Int(slot)]
     }
 
@@ -76,10 +76,10 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
     /// room.
     @discardableResult
     public mutating func set(_ value: Value, for key: Key) -> [(Key, Value)] {
-        set(value, for: key, hash: key.hashValue)
+        set(value, for: key, hash: key.cacheHash)
     }
 
-    /// `set(_:for:)` with the key's `hashValue` computed by the caller.
+    /// `set(_:for:)` with the key's `cacheHash` computed by the caller.
     @discardableResult
     public mutating func set(_ value: Value, for key: Key, hash: Int) -> [(Key, Value)] {
         if let slot = find(key, hash: hash) {
@@ -130,7 +130,7 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
 
     @discardableResult
     public mutating func removeValue(for key: Key) -> Value? {
-        guard let bucket = findBucket(key, hash: key.hashValue) else { return nil }
+        guard let bucket = findBucket(key, hash: key.cacheHash) else { return nil }
         let slot = Int32(truncatingIfNeeded: table[bucket] & 0xFFFF_FFFF) - 1
         policy.removed(slot)
         return remove(bucket: bucket).1
@@ -207,7 +207,7 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
     private mutating func evictOne() -> (Key, Value)? {
         guard let slot = policy.evict() else { return nil }
         let key = keys[Int(slot)]!
-        let hash = key.hashValue
+        let hash = key.cacheHash
         guard let bucket = findBucket(key, hash: hash) else { preconditionFailure("an evicted slot is not in the index") }
         let removed = remove(bucket: bucket)
         policy.evicted(slot, hash: hash)
@@ -313,4 +313,4 @@ public struct BoundedCache<Key: Hashable, Value, Policy: EvictionPolicy> {
 extension BoundedCache: Sendable where Key: Sendable, Value: Sendable, Policy: Sendable {}
 
 /// A bounded map that evicts the least recently used key.
-public typealias LRUCache<Key: Hashable, Value> = BoundedCache<Key, Value, LRUPolicy>
+public typealias LRUCache<Key: BoundedCacheKey, Value> = BoundedCache<Key, Value, LRUPolicy>

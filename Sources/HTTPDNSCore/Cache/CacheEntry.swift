@@ -3,25 +3,47 @@
 #endif
 
 /// The key of one cached answer: a host, a family and (with per-network caches) a client network.
-public struct CacheKey: Hashable, Sendable {
-    public var host: HostName
-    public var family: RecordFamily
+///
+/// The key's hash is computed once, when the key is made: a miss hashes its key about ten times
+/// (the cache, the single flight, the backoff, the store's queue), and hashing the host's bytes
+/// each time was most of what those lookups cost. `Hasher` combines the kept hash, so every
+/// dictionary still hashes with its own seed.
+public struct CacheKey: Hashable, Sendable, BoundedCacheKey {
+    public let host: HostName
     /// The client network (`1.2.3.0/24`) when the account keeps a cache per network, else "".
-    public var network: String
+    public let network: String
+    /// The bytes' hash in the low 48 bits and the family's type number in the high 16, so that
+    /// the kept hash makes the key no larger (`CacheKey?` stays 40 bytes, a cache's slot array).
+    private let hashAndFamily: Int
 
     public init(host: HostName, family: RecordFamily, network: String = "") {
         self.host = host
-        self.family = family
         self.network = network
+        var hasher = Hasher()
+        var text = host.value
+        var network = network
+        text.withUTF8 { text in
+            network.withUTF8 { network in Self.combine(host: text, family: family, network: network, into: &hasher) }
+        }
+        hashAndFamily = Self.pack(hasher.finalize(), family)
     }
 
-    /// Hashes the bytes of the parts, so that a `BorrowedCacheKey` of the same parts hashes alike.
+    public var family: RecordFamily { RecordFamily(rawValue: UInt16(truncatingIfNeeded: hashAndFamily >> 48))! }
+
+    /// The hash a `BoundedCache` (and `AnswerCache`'s shards) place the key by; a
+    /// `BorrowedCacheKey` of the same parts has the same one.
+    public var cacheHash: Int { hashAndFamily }
+
     public func hash(into hasher: inout Hasher) {
-        var host = host.value
-        var network = network
-        host.withUTF8 { host in
-            network.withUTF8 { network in Self.combine(host: host, family: family, network: network, into: &hasher) }
-        }
+        hasher.combine(hashAndFamily)
+    }
+
+    public static func == (lhs: CacheKey, rhs: CacheKey) -> Bool {
+        lhs.hashAndFamily == rhs.hashAndFamily && lhs.host == rhs.host && lhs.network == rhs.network
+    }
+
+    static func pack(_ hash: Int, _ family: RecordFamily) -> Int {
+        hash & 0xFFFF_FFFF_FFFF | Int(family.rawValue) << 48
     }
 
     static func combine(
@@ -60,10 +82,11 @@ public struct BorrowedCacheKey {
         BorrowedCacheKey(unchecked: UnsafeRawBufferPointer(host), family: family)
     }
 
-    var hashValue: Int {
+    /// The `cacheHash` of the `CacheKey` of the same parts.
+    var cacheHash: Int {
         var hasher = Hasher()
         CacheKey.combine(host: host, family: family, network: network, into: &hasher)
-        return hasher.finalize()
+        return CacheKey.pack(hasher.finalize(), family)
     }
 
     func matches(_ key: CacheKey) -> Bool {

@@ -14,7 +14,7 @@ public protocol EvictionPolicy {
     /// The cache's slot arrays grew to hold `slots` entries: the policy may reserve as much.
     mutating func reserveSlots(_ slots: Int)
 
-    /// A new key whose `hashValue` is `hash` is about to be stored, before the evictions that
+    /// A new key whose `cacheHash` is `hash` is about to be stored, before the evictions that
     /// make room for it (so that what they evict cannot change how the key is admitted).
     mutating func admitting(hash: Int)
 
@@ -31,7 +31,7 @@ public protocol EvictionPolicy {
     /// entry. The cache then removes it and calls `evicted`.
     mutating func evict() -> Int32?
 
-    /// The entry `evict` chose is gone; `hash` is its key's `hashValue` (for a policy that
+    /// The entry `evict` chose is gone; `hash` is its key's `cacheHash` (for a policy that
     /// remembers evicted keys).
     mutating func evicted(_ slot: Int32, hash: Int)
 
@@ -48,10 +48,23 @@ extension EvictionPolicy {
     public mutating func evicted(_ slot: Int32, hash: Int) {}
 }
 
-/// The upper 32 bits of a multiplicative mix of a key's `hashValue`: what `BoundedCache`'s index
+/// The upper 32 bits of a multiplicative mix of a key's `cacheHash`: what `BoundedCache`'s index
 /// and a policy's own tables use, so that callers that shard by the low bits of the same hash
 /// still spread over a whole table.
 @inline(__always)
 func cacheFingerprint(_ hash: Int) -> UInt64 {
     (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> 32
 }
+
+/// A key of `BoundedCache`. `cacheHash` places it in the index and the policy's tables; it is
+/// the key's `hashValue` unless the key keeps a hash of its own (`CacheKey`).
+public protocol BoundedCacheKey: Hashable {
+    var cacheHash: Int { get }
+}
+
+extension BoundedCacheKey {
+    public var cacheHash: Int { hashValue }
+}
+
+extension String: BoundedCacheKey {}
+extension Int: BoundedCacheKey {}

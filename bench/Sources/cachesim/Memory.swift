@@ -48,7 +48,7 @@ struct ShardedCache<Policy: EvictionPolicy> {
     }
 
     mutating func set(_ key: CacheKey) {
-        let hash = key.hashValue
+        let hash = key.cacheHash
         shards[Int(UInt(bitPattern: hash) % 16)].set(benchEntry, for: key, hash: hash)
     }
 }

@@ -132,7 +132,7 @@ func replay<Policy: EvictionPolicy>(_ trace: Trace, _ policy: Policy.Type, capac
     var hits = 0
     for (position, key) in trace.keys.enumerated() {
         let key = simKey(key)
-        let hash = key.hashValue
+        let hash = key.cacheHash
         let shard = Int(UInt(bitPattern: hash) % UInt(shardCount))
         if shards[shard].withValue(for: key, hash: hash, touch: true, { _ in }) != nil {
             if trace.counted(position) { hits += 1 }
@@ -293,7 +293,7 @@ func bound(names: Int, exponent: Double, capacity: Int) -> Double {
     for rank in 0..<names {
         let p = 1 / pow(Double(rank + 1), exponent)
         total += p
-        let shard = Int(UInt(bitPattern: simKey(UInt64(rank)).hashValue) % UInt(shardCount))
+        let shard = Int(UInt(bitPattern: simKey(UInt64(rank)).cacheHash) % UInt(shardCount))
         if room[shard] > 0 {
             room[shard] -= 1
             held += p
