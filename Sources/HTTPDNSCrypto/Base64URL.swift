@@ -6,24 +6,39 @@ public enum Base64URL {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
     public static func encode(_ bytes: [UInt8]) -> String {
-        String(unsafeUninitializedCapacity: (bytes.count * 4 + 2) / 3) { output in
-            var written = 0
-            var index = 0
-            while index < bytes.count {
-                let first = UInt32(bytes[index])
-                let second = index + 1 < bytes.count ? UInt32(bytes[index + 1]) : 0
-                let third = index + 2 < bytes.count ? UInt32(bytes[index + 2]) : 0
-                let group = first << 16 | second << 8 | third
-                // 2, 3 or 4 characters for 1, 2 or 3 input bytes (no padding).
-                let characters = min(4, (bytes.count - index) + 1)
-                for position in 0..<characters {
-                    output[written] = alphabet[Int(group >> UInt32(18 - 6 * position) & 0x3F)]
-                    written += 1
-                }
-                index += 3
-            }
-            return written
+        bytes.withUnsafeBufferPointer { encode($0, after: []) }
+    }
+
+    /// `prefix` followed by the encoding of `bytes`, written into the string in one pass (an
+    /// upstream query's URL: the endpoint, `?dns=`, the message).
+    public static func encode(_ bytes: UnsafeBufferPointer<UInt8>, after prefix: [UInt8]) -> String {
+        String(unsafeUninitializedCapacity: prefix.count + (bytes.count * 4 + 2) / 3) { output in
+            _ = output.initialize(fromContentsOf: prefix)
+            return alphabet.withUnsafeBufferPointer { encode(bytes, into: output, at: prefix.count, alphabet: $0) }
         }
+    }
+
+    /// Writes the encoding of `bytes` into `output` from `start`; returns where it ends.
+    private static func encode(
+        _ bytes: UnsafeBufferPointer<UInt8>, into output: UnsafeMutableBufferPointer<UInt8>, at start: Int,
+        alphabet: UnsafeBufferPointer<UInt8>
+    ) -> Int {
+        var written = start
+        var index = 0
+        while index < bytes.count {
+            let first = UInt32(bytes[index])
+            let second = index + 1 < bytes.count ? UInt32(bytes[index + 1]) : 0
+            let third = index + 2 < bytes.count ? UInt32(bytes[index + 2]) : 0
+            let group = first << 16 | second << 8 | third
+            // 2, 3 or 4 characters for 1, 2 or 3 input bytes (no padding).
+            let characters = min(4, (bytes.count - index) + 1)
+            for position in 0..<characters {
+                output[written] = alphabet[Int(group >> UInt32(18 - 6 * position) & 0x3F)]
+                written += 1
+            }
+            index += 3
+        }
+        return written
     }
 
     /// The bytes `text` encodes, or nil unless it is canonical unpadded base64url: only the

@@ -101,7 +101,7 @@ struct CurlEventLoopTests {
         try await LoopbackDNSServers.with { servers in
             let loop = CurlEventLoop()
             defer { loop.shutdown() }
-            let query = try #require(DNSQueryBuilder.query(host: "www.example.test", family: .a))
+            let query = DNSQueryBuilder.query(host: HostName("www.example.test")!, family: .a)
             let get = UpstreamHTTPRequest(
                 url: servers.dohURL + "?dns=" + Base64URL.encode(query),
                 headers: [HTTPHeader("Accept", "application/dns-message")], timeoutMilliseconds: 30_000)

@@ -1,5 +1,6 @@
 import HTTPDNSCore
 import HTTPDNSCrypto
+import HTTPDNSWire
 import Testing
 
 @testable import HTTPDNSUpstream
@@ -175,19 +176,43 @@ struct DNSReplyParserTests {
     }
 }
 
-/// Queries built with c-ares for RFC 8484 GETs.
+/// Queries written for RFC 8484 GETs, read back by libknot.
 struct DNSQueryBuilderTests {
     @Test func queryHasIDZeroRecursionDesiredAndQuestion() throws {
-        let bytes = try #require(DNSQueryBuilder.query(host: "www.example.test", family: .a))
+        let bytes = DNSQueryBuilder.query(host: HostName("www.example.test")!, family: .a)
         // The exact bytes dnss was checked with (TEST-SERVERS.md): AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ
         #expect(Base64URL.encode(bytes) == "AAABAAABAAAAAAAAA3d3dwdleGFtcGxlBHRlc3QAAAEAAQ")
     }
 
     @Test func clientSubnetAddsOPTWithECSOption() throws {
-        let bytes = try #require(DNSQueryBuilder.query(host: "a.example", family: .aaaa, clientSubnet: "1.2.3.77/20"))
-        #expect(bytes[11] == 1)  // ARCOUNT
-        // ECS: code 8, length 7, family 1, source /20, scope 0, 3 address bytes with host bits cleared.
-        #expect(Array(bytes.suffix(13)) == [0, 11, 0, 8, 0, 7, 0, 1, 20, 0, 1, 2, 0])
+        let bytes = DNSQueryBuilder.query(host: HostName("a.example")!, family: .aaaa, clientSubnet: "1.2.3.77/20")
+        let question: [UInt8] = [1, 0x61, 7] + Array("example".utf8) + [0, 0, 28, 0, 1]
+        // OPT: root, type 41, payload 1232, TTL 0, RDLENGTH 11; ECS: code 8, length 7, family 1,
+        // source /20, scope 0, 3 address bytes with host bits cleared.
+        let opt: [UInt8] = [0, 0, 41, 0x04, 0xD0, 0, 0, 0, 0, 0, 11, 0, 8, 0, 7, 0, 1, 20, 0, 1, 2, 0]
+        #expect(bytes == [0, 0, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1] + question + opt)
+    }
+
+    /// Names of one label, of 63-byte labels, of the longest length, with `_` and `-`: libknot
+    /// reads back the name, type, and subnet that were written.
+    @Test(arguments: [
+        "localhost", "_sip._tcp.example.test", "a-b.c",
+        String(repeating: "a", count: 63) + "." + String(repeating: "b", count: 63),
+        (0..<4).map { _ in String(repeating: "x", count: 62) }.joined(separator: ".") + ".z",
+    ])
+    func libknotReadsTheQuestionBack(host: String) throws {
+        let name = try #require(HostName(host))
+        let cases: [(RecordFamily, String?)] = [(.a, nil), (.aaaa, "2001:db8:aa:bbcc::1"), (.a, "198.51.100.7/24")]
+        for (family, subnet) in cases {
+            let bytes = DNSQueryBuilder.query(host: name, family: family, clientSubnet: subnet)
+            #expect(bytes.count <= DNSQueryBuilder.maximumLength)
+            let message = try DNSQueryMessage.parse(bytes)
+            #expect(message.name == host)
+            #expect(message.type == family.rawValue)
+            #expect(message.questionClass == 1)
+            #expect(message.id == 0 && message.recursionDesired)
+            #expect(message.edns?.clientSubnet?.sourcePrefixLength == subnet.map { $0.hasSuffix("/24") ? 24 : 56 })
+        }
     }
 
     @Test func ipv6SubnetDefaultsToSlash56() throws {

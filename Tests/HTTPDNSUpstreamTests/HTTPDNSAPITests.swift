@@ -124,7 +124,7 @@ struct DoHWireRequestURLTests {
         defer { loop.shutdown() }
         let client = DoHWireClient(url: endpoint, loop: loop)
         let query = UpstreamQuery(host: HostName("www.example.test")!, family: .aaaa, timeoutMilliseconds: 1000)
-        let message = try #require(DNSQueryBuilder.query(host: "www.example.test", family: .aaaa, clientSubnet: nil))
+        let message = DNSQueryBuilder.query(host: HostName("www.example.test")!, family: .aaaa, clientSubnet: nil)
         #expect(client.requestURL(for: query) == prefix + Base64URL.encode(message))
     }
 }

@@ -11,7 +11,8 @@ public struct DoHWireClient: UpstreamResolver {
     let loop: CurlEventLoop
     /// `url` followed by `?dns=` (or `&dns=`): a query's URL is this and the base64url of its
     /// message, whose alphabet needs no percent-encoding (RFC 4648 section 5).
-    private let queryPrefix: String
+    private let queryPrefix: [UInt8]
+    private static let headers = [HTTPHeader("Accept", "application/dns-message")]
 
     /// - Parameters:
     ///   - url: the endpoint, e.g. `https://dns.alidns.com/dns-query`.
@@ -19,26 +20,23 @@ public struct DoHWireClient: UpstreamResolver {
     public init(url: String, loop: CurlEventLoop, name: String? = nil) {
         self.url = url
         self.loop = loop
-        queryPrefix = url + URLQuery.separator(after: url) + "dns="
+        queryPrefix = Array((url + URLQuery.separator(after: url) + "dns=").utf8)
         self.name = name ?? UpstreamSpec(kind: .doh, url: url).description
     }
 
-    /// The GET URL for `query`, or nil when the name cannot be encoded.
-    func requestURL(for query: UpstreamQuery) -> String? {
-        guard let message = DNSQueryBuilder.query(host: query.host.value, family: query.family, clientSubnet: query.clientSubnet) else {
-            return nil
+    /// The GET URL for `query`: the message is written on the stack and encoded straight after
+    /// the prefix, into the URL's one string.
+    func requestURL(for query: UpstreamQuery) -> String {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: DNSQueryBuilder.maximumLength) { buffer in
+            let length = DNSQueryBuilder.write(host: query.host, family: query.family, clientSubnet: query.clientSubnet, into: buffer)
+            return Base64URL.encode(UnsafeBufferPointer(rebasing: buffer[..<length]), after: queryPrefix)
         }
-        return queryPrefix + Base64URL.encode(message)
     }
 
     public func resolve(_ query: UpstreamQuery, completion: @escaping @Sendable (Result<UpstreamAnswer, UpstreamError>) -> Void) {
-        guard let requestURL = requestURL(for: query) else {
-            completion(.failure(UpstreamError(.badRequest, "cannot encode a DNS query for '\(query.host)'")))
-            return
-        }
         let request = UpstreamHTTPRequest(
-            url: requestURL,
-            headers: [HTTPHeader("Accept", "application/dns-message")],
+            url: requestURL(for: query),
+            headers: Self.headers,
             timeoutMilliseconds: query.timeoutMilliseconds
         )
         loop.performUpstream(request, parse: { DNSReplyParser.parse($0, family: query.family) }, completion: completion)
