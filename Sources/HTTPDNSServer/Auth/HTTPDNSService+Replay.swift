@@ -7,16 +7,15 @@ extension HTTPDNSService {
     /// shares when Redis is configured (`Replication.claimSignature`), else in this process's
     /// (`ClientAuthenticator.checkReplay`). Nothing else takes the replay memory: not GETs, not
     /// RFC 8484 POSTs, not unsigned changes of an account that does not require signatures.
-    /// `signed` is the request as received: its signature (an encrypted request's is outside
-    /// `enc`).
-    func runChange(_ route: Route, signed: HTTPRequest, _ match: Route.Match) -> HandlerResult {
+    /// The signature is the request's as received (an encrypted request's is outside `enc`).
+    func runChange(_ route: Route, _ match: Route.Match) -> HandlerResult {
         guard route.isSignedChange, case .key(let keyID, _) = match.authentication, let engine = match.engine,
-            case .credentials(let credentials) = SignatureV1.presented(in: signed),
+            case .credentials(let credentials) = SignatureV1.presented(in: match.received ?? match.request),
             let expiry = Timestamp(credentials.expiry)
         else { return route.run(handlers, match) }
         let change = SignedChange(
             account: engine.accountID, keyID: keyID, signature: credentials.signature, expiry: expiry,
-            client: clients.address(of: signed))
+            client: clients.address(of: match.received ?? match.request))
         guard let replication else {
             if let refusal = authenticator.checkReplay(change) { return .response(route.format.response(refusal)) }
             return route.run(handlers, match)

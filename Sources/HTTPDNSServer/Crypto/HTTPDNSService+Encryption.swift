@@ -14,16 +14,16 @@ extension HTTPDNSService {
     /// decrypted arguments, and handed on with them and the exchange its answer is sealed with;
     /// a plain one goes on unchanged unless the account has `requireEncryption` (403). Accounts
     /// without `aesSecretKey` pay one flag and one argument lookup.
-    func openRequest(_ route: Route, _ match: Route.Match) -> Opening {
+    func openRequest(_ route: Route, _ match: consuming Route.Match) -> Opening {
         guard let engine = match.engine,
             engine.lookupOptions.hasAESKey || match.request.query[RequestOpening.argument] != nil
-        else { return .proceed(match) }
+        else { return .proceed(consume match) }
         let config = engine.config
         switch RequestOpening.open(
             match.request, account: engine.accountID, key: config.aesKey, requireEncryption: config.requireEncryption)
         {
         case .plain:
-            return .proceed(match)
+            return .proceed(consume match)
         case .refused(let error):
             return .answer(route.format.response(error))
         case .refusedSealed(let error, let exchange):
@@ -34,10 +34,10 @@ extension HTTPDNSService {
             {
                 return .answer(exchange.seal(route.format.response(refusal)))
             }
-            var opened = match
-            opened.request = request
-            opened.encryption = exchange
-            return .proceed(opened)
+            match.received = match.request
+            match.request = request
+            match.encryption = exchange
+            return .proceed(consume match)
         }
     }
 

@@ -126,7 +126,7 @@ extension HTTPServer {
             connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
             body: body, listener: options.listener, isTLS: options.tls != nil, requestID: existing?.requestID,
             fastPathDeclined: fastPathDeclined)
-        switch handler(request) {
+        switch handler(consume request) {
         case .response(let response):
             var local = state
             guard advance(existing, &local, { $0.handlerAnswered() }) == .send else { return .NO }

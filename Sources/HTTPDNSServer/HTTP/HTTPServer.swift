@@ -11,7 +11,7 @@ import Synchronization
 /// complete request. A handler that returns `.deferred` has its connection suspended
 /// (`MHD_suspend_connection`) until it responds, so no HTTP thread ever waits for an upstream.
 public final class HTTPServer: @unchecked Sendable {
-    public typealias Handler = @Sendable (HTTPRequest) -> HandlerResult
+    public typealias Handler = @Sendable (consuming HTTPRequest) -> HandlerResult
     /// Tried first on every complete request without a body, on the borrowed request: a 200
     /// (a cache hit), or nil to build the `HTTPRequest` and call the handler (see
     /// `HTTPDNSService.fastResponse`).

@@ -154,11 +154,11 @@ public final class HTTPDNSService: Sendable {
     /// method (405 with `Allow`), account (404), then the pipeline (`run`): limits → authenticate →
     /// authorise → open → arguments → cached hit (`cachedHit`) → replay check (signed changes) →
     /// handler.
-    public func handle(_ request: HTTPRequest) -> HandlerResult {
+    public func handle(_ request: consuming HTTPRequest) -> HandlerResult {
         // Taken for every request: an account that logs lookups records their durations too.
         let started = MonotonicClock.nanoseconds()
         var routed = Routed()
-        switch route(request, &routed) {
+        switch route(consume request, &routed) {
         case .response(let response):
             return .response(finish(response, routed, started: started))
         case .deferred(let start):
@@ -184,9 +184,8 @@ public final class HTTPDNSService: Sendable {
 
     /// Labels a response with its endpoint (and, for the access log, its account) and records
     /// the duration of a tenant request.
-    private func finish(_ response: HTTPResponse, _ routed: Routed, started: UInt64) -> HTTPResponse {
+    private func finish(_ response: consuming HTTPResponse, _ routed: Routed, started: UInt64) -> HTTPResponse {
         guard let route = routed.route else { return response }
-        var response = response
         response.endpoint = route.pointee.endpoint
         response.logAccount = routed.engine?.accountID
         if let timed = routed.timed, recordsRequestDurations {
@@ -211,17 +210,18 @@ public final class HTTPDNSService: Sendable {
         }
     }
 
-    private func route(_ request: HTTPRequest, _ routed: inout Routed) -> HandlerResult {
+    private func route(_ request: consuming HTTPRequest, _ routed: inout Routed) -> HandlerResult {
         var path = request.path
         let found = path.withUTF8 { routeMatcher.match(UnsafeRawBufferPointer($0)) }
         let segments = found?.segments ?? PathSegments(UnsafeRawBufferPointer(start: nil, count: 0))
-        let adminListener = !limits.separateOpsListener || request.listener == .ops
+        let listener = request.listener
+        let adminListener = !limits.separateOpsListener || listener == .ops
         // The operations listener serves the tenant API too, to admin callers only (below).
         let separate = limits.separateOpsListener
         // The path's rows this listener serves, looked through in place (no array per request).
         let rows = found?.rows ?? UnsafeBufferPointer(start: nil, count: 0)
         let visible = { (row: Route) in
-            row.surface.serves(request.listener, separate: separate) || (adminListener && row.tenantIndex != nil)
+            row.surface.serves(listener, separate: separate) || (adminListener && row.tenantIndex != nil)
         }
         func firstRow(_ accepted: (Route) -> Bool) -> UnsafePointer<Route>? {
             guard let base = rows.baseAddress else { return nil }
@@ -237,9 +237,12 @@ public final class HTTPDNSService: Sendable {
         let servedRow = firstRow { $0.method == request.method && $0.accepts(request) }
         let first = servedRow ?? firstRow { $0.accepts(request) } ?? firstVisible
         routed.route = first
-        var match = Route.Match(request: request)
         // The fast path reads only canonical paths: a request it never read keeps the hit step.
-        if !segments.isCanonical { match.request.fastPathDeclined = false }
+        if !segments.isCanonical { request.fastPathDeclined = false }
+        // What the pipeline's `Route.Match` will hold besides the request, which moves into it last.
+        var admin = false
+        var engineOfMatch: ResolverEngine?
+        var id: String?
         // The admin token is checked before the method, so the admin API's methods are not told
         // to whoever has no token.
         if first.pointee.access == .admin, let refusal = adminRefusal(request) { return .response(refusal.response) }
@@ -249,9 +252,9 @@ public final class HTTPDNSService: Sendable {
         if adminListener, first.pointee.tenantIndex != nil {
             if request.listener == .ops && limits.separateOpsListener {
                 if let refusal = adminRefusal(request) { return .response(first.pointee.format.response(refusal)) }
-                match.admin = true
+                admin = true
             } else if Self.offersAdminCredential(request) {
-                match.admin = adminCheck(request) == nil
+                admin = adminCheck(request) == nil
             }
         }
         if let account = first.pointee.account(segments, request) {
@@ -265,7 +268,7 @@ public final class HTTPDNSService: Sendable {
                 // While accounts are hidden, a request to a missing one goes down the pipeline
                 // without an engine, which refuses it as a signed account would (`admit`).
                 if let engine {
-                    match.engine = engine
+                    engineOfMatch = engine
                 } else if !registry.hidesAccounts {
                     // Guessing account ids is limited too: such requests share one bucket per client.
                     if let refusal = rateLimitRejection(for: request, engine: nil) {
@@ -275,23 +278,24 @@ public final class HTTPDNSService: Sendable {
                 }
             }
         }
-        if let index = first.pointee.idIndex { match.id = segments.text(index, of: request.path) }
+        if let index = first.pointee.idIndex { id = segments.text(index, of: request.path) }
         guard let servedRow else {
             let allowed = rows.filter(visible).map(\.method).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             return .response(first.pointee.format.response(methodNotAllowed(allowed.joined(separator: ", "))))
         }
         routed.route = servedRow
         if routed.timed != nil { routed.timed = servedRow }
-        return run(servedRow.pointee, match)
+        let match = Route.Match(request: consume request, engine: engineOfMatch, id: id, admin: admin)
+        return run(servedRow.pointee, consume match)
     }
 
     /// The pipeline one routed request passes: each step answers the request itself or lets it
     /// through to the next. An argument with a control character (`QueryArguments.refusal`) is
     /// refused first: nothing, not even a signature check, reads arguments that were not kept.
-    private func run(_ route: Route, _ match: Route.Match) -> HandlerResult {
+    private func run(_ route: Route, _ match: consuming Route.Match) -> HandlerResult {
         if let refusal = match.request.query.refusal { return .response(route.format.response(refusal)) }
         if let refusal = checkLimits(route, match) { return .response(route.format.response(refusal)) }
-        switch admit(route, match) {
+        switch admit(route, consume match) {
         case .proceed(let admitted):
             // An argument the route does not read is refused, not ignored (`RouteArguments`).
             if let arguments = route.arguments,
@@ -304,7 +308,7 @@ public final class HTTPDNSService: Sendable {
             if !admitted.request.fastPathDeclined, let hit = cachedHit(route, admitted) {
                 return sealResponse(.response(hit), admitted)
             }
-            return sealResponse(runChange(route, signed: match.request, admitted), admitted)
+            return sealResponse(runChange(route, admitted), admitted)
         case .answer(let response): return .response(response)
         }
     }
@@ -313,8 +317,7 @@ public final class HTTPDNSService: Sendable {
     /// encryption step). The fast path runs the same checks on the borrowed request head
     /// (`fastPathAdmits`: `authenticateTenant`, and `RequestOpening.plainRefusal` for a request
     /// without `enc`): one implementation of each check.
-    func admit(_ route: Route, _ match: Route.Match) -> Opening {
-        var match = match
+    func admit(_ route: Route, _ match: consuming Route.Match) -> Opening {
         if !match.admin, let role = route.access.role(for: match.request) {
             guard let engine = match.engine else { return .answer(route.format.response(hiddenAccountRefusal(route, match.request))) }
             switch authenticateTenant(match.request, access: route.access, role: role, engine: engine) {
@@ -322,7 +325,7 @@ public final class HTTPDNSService: Sendable {
             case .failure(let refusal): return .answer(route.format.response(refusal))
             }
         }
-        return openRequest(route, match)
+        return openRequest(route, consume match)
     }
 
     /// For a request to an account that does not exist while accounts are hidden

@@ -77,6 +77,9 @@ struct Route: Sendable {
     /// `{account}` routes, the `{id}` segment for admin routes, and who made the request.
     struct Match {
         var request: HTTPRequest
+        /// The request as received when `request` is what it opened (an encrypted request): its
+        /// signature is outside `enc`. Nil when the two are one.
+        var received: HTTPRequest?
         var engine: ResolverEngine?
         var id: String?
         var authentication: Authentication = .anonymous
