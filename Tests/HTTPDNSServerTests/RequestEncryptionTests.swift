@@ -249,6 +249,35 @@ struct RequestEncryptionTests {
     }
 }
 
+/// The replay memory of signed changes behind the encryption step.
+struct EncryptedSignedChangeTests {
+    /// An encrypted change is signed outside `enc`: the replay step reads the signature of the
+    /// request as received, not of the one its `enc` opened into.
+    @Test func aReplayedEncryptedDeleteIsRefusedAndChangesNothing() throws {
+        let fixture = ServiceFixture(
+            config: .test {
+                $0.clientKeys = [ClientKey(id: "m1", secret: ClientAuthenticationTests.manageSecret, role: .manage)]
+                $0.requireSignedRequests = true
+                $0.aesSecretKey = RequestEncryptionTests.key.map { String(format: "%02x", $0) }.joined()
+            })
+        let path = "/v1/default/cache"
+        var (delete, nonce) = try RequestEncryptionTests.encrypted("host=www.example.test", method: "DELETE", path: path)
+        let t = String(Int(fixture.clock.now() + 60))
+        let enc = try #require(delete.query["enc"])
+        let canonical = try SignatureV1.canonicalString(method: "DELETE", path: path, arguments: [("enc", enc)], expiry: t, body: [])
+        let sign = try SignatureV1.signature(secret: ClientAuthenticationTests.manageSecret, canonical: canonical)
+        delete.query = QueryArguments(["enc": enc, "kid": "m1", "t": t, "sign": sign])
+        #expect(Exchange(fixture.handle(delete)).status == 200)
+        fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.2"]))])
+        let replayed = Exchange(fixture.handle(delete))
+        #expect(replayed.status == 401)
+        let answer = EncryptedExchange.associatedData(.answer, method: "DELETE", path: path, requestNonce: nonce)
+        let opened = try AESGCM.open(try #require(replayed.response).body, key: RequestEncryptionTests.key, associatedData: answer)
+        #expect(String(decoding: opened, as: UTF8.self).contains("replayed signature"))
+        #expect(fixture.engine.cachedResolution(host: HostName("www.example.test")!, family: .a) != nil)
+    }
+}
+
 private final class ReceivedResponse: Sendable {
     private let state = Mutex<HTTPResponse?>(nil)
     func set(_ response: HTTPResponse) { state.withLock { $0 = response } }
