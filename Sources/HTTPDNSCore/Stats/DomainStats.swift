@@ -50,16 +50,32 @@ public struct DomainStats: Sendable, Equatable {
     }
 }
 
-/// The key of a statistics record.
+/// The key of a statistics record. Its hash is computed once, when the key is made: a miss
+/// updates its record twice (the upstream's reply, then the answer).
 public struct StatsKey: Hashable, Sendable, Comparable {
-    public var domain: String
-    public var family: RecordFamily
-    public var network: String
+    public let domain: String
+    public let family: RecordFamily
+    public let network: String
+    /// The hash of the three, which `StatsTable` places the record by.
+    let tableHash: Int
 
     public init(domain: String, family: RecordFamily, network: String) {
         self.domain = domain
         self.family = family
         self.network = network
+        var hasher = Hasher()
+        hasher.combine(domain)
+        hasher.combine(family)
+        hasher.combine(network)
+        tableHash = hasher.finalize()
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(tableHash)
+    }
+
+    public static func == (lhs: StatsKey, rhs: StatsKey) -> Bool {
+        lhs.tableHash == rhs.tableHash && lhs.family == rhs.family && lhs.domain == rhs.domain && lhs.network == rhs.network
     }
 
     public static func < (lhs: StatsKey, rhs: StatsKey) -> Bool {

@@ -42,7 +42,7 @@ struct StatsTable {
     /// Applies `change` to the record of `key`, creating it if there is room; false when the key
     /// is new and the table is full.
     mutating func update(_ key: StatsKey, _ change: (inout DomainStats) -> Void) -> Bool {
-        let hash = key.hashValue
+        let hash = key.tableHash
         if let slot = find(key, hash: hash) {
             modify(slot, change)
             return true
@@ -56,7 +56,7 @@ struct StatsTable {
 
     /// The record of `key`, if it has one.
     func record(_ key: StatsKey) -> DomainStats? {
-        find(key, hash: key.hashValue).map(self.record(at:))
+        find(key, hash: key.tableHash).map(self.record(at:))
     }
 
     /// Every key and record, in the order the keys were first seen.
@@ -81,7 +81,7 @@ struct StatsTable {
         for network in networks {
             for family in RecordFamily.allCases {
                 let key = StatsKey(domain: domain, family: family, network: network)
-                if let slot = find(key, hash: key.hashValue) { found.append((slot, key)) }
+                if let slot = find(key, hash: key.tableHash) { found.append((slot, key)) }
             }
         }
         return found.sorted { $0.0 < $1.0 }.map { ($0.1, record(at: $0.0)) }
@@ -147,8 +147,10 @@ struct StatsTable {
         Int(truncatingIfNeeded: (UInt64(bitPattern: Int64(hash)) &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - index.count.trailingZeroBitCount))
     }
 
+    /// The slot of `key`. The network is compared as text, which for an account's few networks
+    /// (often just `default`) costs less than looking its number up.
     private func find(_ key: StatsKey, hash: Int) -> Int32? {
-        guard !index.isEmpty, let network = networkNumbers[key.network] else { return nil }
+        guard !index.isEmpty else { return nil }
         let mask = index.count - 1
         var bucket = bucket(hash)
         while true {
@@ -156,7 +158,9 @@ struct StatsTable {
             if entry == 0 { return nil }
             let slot = Int32(entry - 1)
             let candidate = keys[Int(slot)]
-            if candidate.family == key.family && candidate.network == network && candidate.domain == key.domain { return slot }
+            if candidate.family == key.family && candidate.domain == key.domain && networks[Int(candidate.network)] == key.network {
+                return slot
+            }
             bucket = (bucket + 1) & mask
         }
     }
@@ -176,7 +180,7 @@ struct StatsTable {
         index = [UInt32](repeating: 0, count: size)
         for slot in keys.indices {
             let key = keys[slot]
-            insert(slot: Int32(slot), hash: StatsKey(domain: key.domain, family: key.family, network: networks[Int(key.network)]).hashValue)
+            insert(slot: Int32(slot), hash: StatsKey(domain: key.domain, family: key.family, network: networks[Int(key.network)]).tableHash)
         }
     }
 }
