@@ -34,7 +34,7 @@ extension HTTPDNSService {
             {
                 return .answer(exchange.seal(route.format.response(refusal)))
             }
-            match.received = match.request
+            match.received = Route.Received(match.request)
             match.request = request
             match.encryption = exchange
             return .proceed(consume match)

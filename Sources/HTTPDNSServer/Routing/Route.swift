@@ -78,8 +78,9 @@ struct Route: Sendable {
     struct Match {
         var request: HTTPRequest
         /// The request as received when `request` is what it opened (an encrypted request): its
-        /// signature is outside `enc`. Nil when the two are one.
-        var received: HTTPRequest?
+        /// signature is outside `enc`. Nil when the two are one. Boxed: a match moves from step
+        /// to step, and a second request inline would double what each move copies.
+        var received: Received?
         var engine: ResolverEngine?
         var id: String?
         var authentication: Authentication = .anonymous
@@ -88,6 +89,12 @@ struct Route: Sendable {
         /// An admin caller of a tenant route (`HTTPDNSService.adminCheck` passed): no client key
         /// or rate limit applies.
         var admin = false
+    }
+
+    /// A request as received, kept beside the one it opened into (`Match.received`).
+    final class Received: Sendable {
+        let request: HTTPRequest
+        init(_ request: HTTPRequest) { self.request = request }
     }
 
     /// What runs a request the pipeline let through.
