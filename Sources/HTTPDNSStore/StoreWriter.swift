@@ -1,5 +1,9 @@
 import HTTPDNSCore
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The writer side of `SQLiteStore`: the connection and its prepared statements. Confined to
 /// the store's writer queue (not `Sendable`); every method runs there.
 final class StoreWriter {
@@ -114,12 +118,10 @@ final class StoreWriter {
                     try deleteAccountEntries.run()
                     written += 1
                 }
-                let ordered = pending.changes.sorted { lhs, rhs in
-                    (lhs.key.host.value, lhs.key.family.rawValue, lhs.key.network)
-                        < (rhs.key.host.value, rhs.key.family.rawValue, rhs.key.network)
-                }
-                for (key, change) in ordered {
-                    switch change {
+                // The keys alone are sorted: a change (an entry with its addresses and SOA) is
+                // several times larger to move, and is looked up once its turn comes.
+                for key in pending.changes.keys.sorted(by: Self.inKeyOrder) {
+                    switch pending.changes[key]! {
                     case .upsert(let entry):
                         try upsertEntry.bind(account, at: 1)
                         try upsertEntry.bind(key.host.value, at: 2)
@@ -142,6 +144,31 @@ final class StoreWriter {
             }
             return written
         }
+    }
+
+    /// Whether `lhs` comes before `rhs` in the table's primary-key order (host, family, network):
+    /// the texts compared byte by byte, as SQLite's BINARY collation does, without a tuple of
+    /// strings retained for every comparison of the sort.
+    static func inKeyOrder(_ lhs: CacheKey, _ rhs: CacheKey) -> Bool {
+        let host = byteOrder(lhs.host.value, rhs.host.value)
+        if host != 0 { return host < 0 }
+        if lhs.family != rhs.family { return lhs.family.rawValue < rhs.family.rawValue }
+        return byteOrder(lhs.network, rhs.network) < 0
+    }
+
+    /// Negative, zero or positive as `a`'s UTF-8 sorts before, with or after `b`'s.
+    private static func byteOrder(_ a: String, _ b: String) -> Int {
+        let order = a.utf8.withContiguousStorageIfAvailable { a in
+            b.utf8.withContiguousStorageIfAvailable { b -> Int in
+                let common = min(a.count, b.count)
+                let compared = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
+                return compared != 0 ? compared : a.count - b.count
+            }
+        }
+        guard let order = order ?? nil else {
+            return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : (a.utf8.elementsEqual(b.utf8) ? 0 : 1)
+        }
+        return order
     }
 
     private func deleteRow(account: String, host: String, family: Int64, network: String) throws(StoreError) {

@@ -41,4 +41,21 @@ import Testing
         #expect(newer.accounts["b"] == PendingAccountChanges(removesAll: true))
         #expect(newer.count == 3)
     }
+
+    /// A batch is written in the table's primary-key order: host, family, network, the texts by
+    /// their bytes (SQLite's BINARY collation), a prefix before what extends it.
+    @Test func changesAreWrittenInPrimaryKeyOrder() {
+        let expected = [
+            CacheKey(host: HostName("a-b.example")!, family: .a),  // "-" is 0x2D, "." 0x2E
+            CacheKey(host: HostName("a.example")!, family: .a),
+            CacheKey(host: HostName("a.example")!, family: .a, network: "10.0.0.0/24"),
+            CacheKey(host: HostName("a.example")!, family: .a, network: "9.0.0.0/24"),
+            CacheKey(host: HostName("a.example")!, family: .aaaa),
+            CacheKey(host: HostName("a.example.test")!, family: .a),
+            CacheKey(host: HostName("b.example")!, family: .a),
+        ]
+        for _ in 0..<20 {
+            #expect(expected.shuffled().sorted(by: StoreWriter.inKeyOrder) == expected)
+        }
+    }
 }
