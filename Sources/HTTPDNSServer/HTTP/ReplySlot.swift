@@ -11,10 +11,16 @@ final class ReplySlot: Sendable {
 
     private let state = Mutex(State())
 
+    /// Sends `response` when a responder waits for it, else keeps it for the one to come. Not
+    /// kept when sent at once: a kept copy retains every string and array of the response.
     func set(_ response: HTTPResponse) {
         let responder = state.withLock { state -> (@Sendable (HTTPResponse) -> Void)? in
-            state.response = response
-            return takeIfReady(&state)
+            guard !state.sent, let responder = state.responder else {
+                state.response = response
+                return nil
+            }
+            state.sent = true
+            return responder
         }
         responder?(response)
     }
