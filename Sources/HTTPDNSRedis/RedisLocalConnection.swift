@@ -10,8 +10,9 @@ import HTTPDNSLoop
 /// Its worker is the connection's own: the same handshake, deadlines, reconnection with backoff
 /// and dead-connection check. It takes commands only while its handshake is done; while it is
 /// down or connecting they go to the connection's own thread, which behaves as it always has.
-/// It reports nothing of its state (`up`, the gauge, `onStateChange` stay the connection's
-/// thread's): the thread's connection and this one reach the same server.
+/// Its state is not the connection's (`up`, `httpdns_redis_up`, `onStateChange` stay the
+/// connection's thread's): it is counted in `httpdns_redis_thread_connections` and logged at
+/// debug level, since the thread's connection and this one reach the same server.
 ///
 /// Commands are taken into `pending` and sent at the host's next turn (``turn(now:)``): a command
 /// given from inside one of this connection's completions never re-enters hiredis. Confined to
@@ -33,6 +34,7 @@ final class RedisLocalConnection: LoopGuest {
         worker = RedisLoopWorker(shared: owner, options: options, onStateChange: nil, hostSockets: sockets)
         pending.reserveCapacity(64)
         starting.reserveCapacity(64)
+        owner.metrics.addThreadConnection(owner.purpose)
         worker.connect()
         Self.slot.set(self)
     }
@@ -73,6 +75,7 @@ final class RedisLocalConnection: LoopGuest {
         let waiting = pending
         pending.removeAll()
         worker.stop(failing: waiting)
+        owner.metrics.removeThreadConnection(owner.purpose, wasUp: worker.isReportedUp)
     }
 }
 

@@ -69,6 +69,9 @@ final class RedisLoopWorker {
     var healthPingSentAt: UInt64?
     /// Whether the last state reported (log, `up`, `onStateChange`) was up; nil before the first.
     private var reportedUp: Bool?
+
+    /// Whether the last state reported was up.
+    var isReportedUp: Bool { reportedUp == true }
     private var stopping = false
 
     /// - Parameter hostSockets: the epoll set of the host loop this worker rides on; nil for the
@@ -284,6 +287,9 @@ final class RedisLoopWorker {
         let first = reportedUp == nil
         reportedUp = up
         guard !isLocal else {
+            // Counted in `httpdns_redis_thread_connections`; the first report of down changes
+            // no count (it was never up).
+            if !(first && !up) { shared.metrics.setThreadConnectionUp(purpose, up) }
             Log.debug("redis (\(purpose), a loop thread's own connection): \(message)")
             return
         }

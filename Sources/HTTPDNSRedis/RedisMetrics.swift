@@ -12,6 +12,10 @@ public final class RedisMetrics: Sendable {
         public var errors: [String: UInt64] = [:]
         /// Round-trip time of every command that got a reply (error replies included).
         public var latency = HistogramCounts()
+        /// The connections of the purpose that ride on HTTP threads (`RedisLocalConnection`),
+        /// and how many of them are ready.
+        public var threadConnections = 0
+        public var threadConnectionsUp = 0
     }
 
     private let purposes = Mutex<[String: Purpose]>([:])
@@ -36,6 +40,24 @@ public final class RedisMetrics: Sendable {
 
     func setUp(_ purpose: String, _ up: Bool) {
         purposes.withLock { $0[purpose, default: Purpose()].up = up }
+    }
+
+    /// An HTTP thread opened a connection of its own for `purpose`.
+    func addThreadConnection(_ purpose: String) {
+        purposes.withLock { $0[purpose, default: Purpose()].threadConnections += 1 }
+    }
+
+    /// An HTTP thread's connection became ready (`up`) or went down.
+    func setThreadConnectionUp(_ purpose: String, _ up: Bool) {
+        purposes.withLock { $0[purpose, default: Purpose()].threadConnectionsUp += up ? 1 : -1 }
+    }
+
+    /// An HTTP thread's connection is gone; `wasUp` when it was counted ready.
+    func removeThreadConnection(_ purpose: String, wasUp: Bool) {
+        purposes.withLock {
+            $0[purpose, default: Purpose()].threadConnections -= 1
+            if wasUp { $0[purpose, default: Purpose()].threadConnectionsUp -= 1 }
+        }
     }
 
     func recordError(_ purpose: String, _ code: RedisError.Code) {

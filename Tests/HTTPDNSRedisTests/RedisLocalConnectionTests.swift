@@ -131,6 +131,31 @@ private func onCarryingThread(
         #expect(all.allSatisfy { $0.thread == host })
     }
 
+    /// `httpdns_redis_thread_connections`: a thread's connection is counted from its start until
+    /// its host stops it, and counted up from its handshake on.
+    @Test func theMetricsCountTheThreadsConnectionAndWhetherItIsUp() async throws {
+        let server = try await RedisServerProcess.start()
+        defer { Task { await server.stop() } }
+        let metrics = RedisMetrics()
+        let connection = try RedisConnectionTests.connection(server, metrics: metrics)
+        defer { connection.shutdown() }
+        @Sendable func counts() -> [Int] {
+            let figures = metrics.snapshot["test"] ?? RedisMetrics.Purpose()
+            return [figures.threadConnections, figures.threadConnectionsUp]
+        }
+        let beforeHandshake = Mutex<[Int]?>(nil)
+        let whenReady = Mutex<[Int]?>(nil)
+        _ = await onCarryingThread(
+            connection,
+            step: {
+                if beforeHandshake.withLock({ $0 }) == nil { beforeHandshake.withLock { $0 = counts() } }
+                if Self.localIsReady { whenReady.withLock { $0 = counts() } }
+            }, until: { whenReady.withLock { $0 } != nil })
+        #expect(beforeHandshake.withLock { $0 } == [1, 0])
+        #expect(whenReady.withLock { $0 } == [1, 1])
+        #expect(counts() == [0, 0])
+    }
+
     /// Connecting to a host given by name looks it up (`getaddrinfo`, which blocks): the tier
     /// gives an HTTP thread a connection of its own only for an address, and the thread that
     /// carries one registers it until the host shuts it down.

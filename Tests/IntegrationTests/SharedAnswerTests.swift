@@ -42,6 +42,21 @@ import Testing
         }
     }
 
+    /// Waits until every HTTP thread of each replica has its own `answers` connection up
+    /// (`httpdns_redis_thread_connections`).
+    func waitUntilThreadConnectionsUp(_ replicas: [HTTPDNSDProcess], seconds: Double = 20) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        for replica in replicas {
+            while true {
+                let metrics = try await replica.metrics()
+                let up = metrics.sum("httpdns_redis_thread_connections", ["purpose": "answers", "state": "up"])
+                if up >= 1 && metrics.sum("httpdns_redis_thread_connections", ["purpose": "answers", "state": "down"]) == 0 { break }
+                guard Date() < deadline else { throw HarnessError("the HTTP threads' Redis connections did not come up") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+    }
+
     /// Waits until `text` is in the replica's log (lines reach it through the log's own thread).
     func waitForLog(_ replica: HTTPDNSDProcess, _ text: String) async throws {
         let deadline = Date().addingTimeInterval(10)
@@ -61,6 +76,7 @@ import Testing
             try await withReplicas(3, servers, redis: redis, extra: ["--redis-timeout", "2000"]) { replicas in
                 for replica in replicas { _ = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("warm"))&type=A") }
                 try await waitUntilRedisUp(replicas, true)
+                try await waitUntilThreadConnectionsUp(replicas)
                 let name = TestZone.unique("shared")
                 let first = try await replicas[0].client.get("/v1/default/resolve?host=\(name)&type=A")
                 #expect(first.json["source"]?.string == "upstream", "\(first)")
@@ -206,7 +222,11 @@ import Testing
                 #expect(try await replica.client.get("/readyz").status == 200)
                 let miss = try await replica.client.get("/v1/default/resolve?host=\(TestZone.unique("nored"))&type=A")
                 #expect(miss.status == 200 && miss.json["source"]?.string == "upstream", "\(miss)")
-                #expect(try await replica.metrics().sum("httpdns_redis_up", ["purpose": "answers"]) == 0)
+                let metrics = try await replica.metrics()
+                #expect(metrics.sum("httpdns_redis_up", ["purpose": "answers"]) == 0)
+                // Each HTTP thread has a connection of its own (the URL's host is an address), down.
+                #expect(metrics.sum("httpdns_redis_thread_connections", ["purpose": "answers", "state": "up"]) == 0)
+                #expect(metrics.sum("httpdns_redis_thread_connections", ["purpose": "answers", "state": "down"]) >= 1)
                 try await waitForLog(replica, "redis (answers): cannot connect to redis://127.0.0.1:")
             }
         }
