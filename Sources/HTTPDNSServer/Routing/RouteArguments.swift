@@ -10,15 +10,33 @@ import HTTPDNSCore
 enum RouteArguments {
     /// What one route accepts: the same set always, or (`GET /cache`) a set chosen by the request.
     enum Allowed: Sendable {
-        case always(Set<String>)
+        case always(Names)
         /// `GET /v1/{account}/cache`: a host lookup with `host`, a listing without.
-        case byArgument(String, with: Set<String>, without: Set<String>)
+        case byArgument(String, with: Names, without: Names)
 
-        func names(for query: QueryArguments) -> Set<String> {
+        func names(for query: QueryArguments) -> Names {
             switch self {
             case .always(let names): names
             case .byArgument(let argument, let with, let without): query[argument] != nil ? with : without
             }
+        }
+    }
+
+    /// The argument names a route reads, as text (for the refusal's message) and as UTF-8, which
+    /// a request's argument names are compared with where they lie.
+    struct Names: Sendable, ExpressibleByArrayLiteral {
+        let all: Set<String>
+        private let utf8: [[UInt8]]
+
+        init(arrayLiteral names: String...) {
+            all = Set(names)
+            utf8 = names.map { Array($0.utf8) }
+        }
+
+        var isEmpty: Bool { all.isEmpty }
+
+        func contains(_ name: UnsafeRawBufferPointer) -> Bool {
+            utf8.contains { $0.withUnsafeBytes { $0.elementsEqual(name) } }
         }
     }
 
@@ -55,9 +73,9 @@ enum RouteArguments {
             pairs.first { !isRead($0.name, names) }.map { String(decoding: $0.name, as: UTF8.self) }
         }
         guard let name = unread else { return nil }
-        let takes = names.isEmpty ? "no query arguments" : names.sorted().joined(separator: ", ")
+        let takes = names.isEmpty ? "no query arguments" : names.all.sorted().joined(separator: ", ")
         var detail = ""
-        if case .byArgument(let argument, let with, _) = allowed, with.contains(name), query[argument] == nil {
+        if case .byArgument(let argument, let with, _) = allowed, with.all.contains(name), query[argument] == nil {
             detail = " without \(argument)"
         }
         return APIError(
@@ -67,9 +85,9 @@ enum RouteArguments {
 
     /// Whether a route that reads `names` reads the argument `name`: one of them, a signature v1
     /// argument, or `sdns-NAME` where the route takes `sdns-*`.
-    private static func isRead(_ name: UnsafeRawBufferPointer, _ names: Set<String>) -> Bool {
+    private static func isRead(_ name: UnsafeRawBufferPointer, _ names: Names) -> Bool {
         if SignatureV1.isSignatureArgument(name) { return true }
-        if name.starts(with: "sdns-".utf8) && names.contains(paramArguments) { return true }
-        return names.contains { $0.utf8.count == name.count && $0.utf8.elementsEqual(name) }
+        if name.starts(with: "sdns-".utf8) && names.all.contains(paramArguments) { return true }
+        return names.contains(name)
     }
 }
