@@ -44,9 +44,12 @@ final class HTTP1Connection {
     /// A response completed on this connection before: a failure before the next one's first
     /// byte means the server closed it while idle.
     private var hasServed = false
-    private var request: [UInt8] = []
-    private var written = 0
-    private var parser = HTTP1ResponseParser()
+    // The request buffer and the parser are used on every miss, confined to the loop thread and
+    // never accessed re-entrantly (a step returns an `Outcome`; the transfer completes after it):
+    // without the runtime's exclusivity checks.
+    @exclusivity(unchecked) private var request: [UInt8] = []
+    @exclusivity(unchecked) private var written = 0
+    @exclusivity(unchecked) private var parser = HTTP1ResponseParser()
     private let sockets: EpollSet
     private var registered = false
     private var watchingWrite = false

@@ -12,10 +12,12 @@ final class HTTP1Pool {
     private let table: HTTP1SocketTable
     private let maxConnections: Int
     private let maxIdle: Int
-    private var idle: [HTTP1Connection] = []
+    // Used on every transfer, confined to the loop thread and never accessed re-entrantly (no
+    // completion runs while one of them is changed): without the runtime's exclusivity checks.
+    @exclusivity(unchecked) private var idle: [HTTP1Connection] = []
     /// Transfers waiting for a connection, from `waitingHead` on (finished ones are skipped).
-    private var waiting: [HTTP1Transfer] = []
-    private var waitingHead = 0
+    @exclusivity(unchecked) private var waiting: [HTTP1Transfer] = []
+    @exclusivity(unchecked) private var waitingHead = 0
     /// Connections open to the origin: connecting, busy or idle.
     private(set) var openCount = 0
 

@@ -5,7 +5,9 @@ import HTTPDNSLoop
 /// open descriptors, so they never share a number at the same time. Confined to the loop thread.
 final class HTTP1SocketTable {
     let sockets: EpollSet
-    private var connections: [HTTP1Connection?] = []
+    /// Read for every ready descriptor, confined to the loop thread and never accessed
+    /// re-entrantly: without the runtime's exclusivity check.
+    @exclusivity(unchecked) private var connections: [HTTP1Connection?] = []
 
     init(sockets: EpollSet) {
         self.sockets = sockets
