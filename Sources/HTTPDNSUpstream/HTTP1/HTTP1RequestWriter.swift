@@ -1,3 +1,5 @@
+import HTTPDNSCore
+
 /// Serialises an ``UpstreamHTTPRequest`` as HTTP/1.1 bytes into a buffer that a connection
 /// reuses from request to request: `METHOD target HTTP/1.1`, `Host`, the request's own headers in
 /// order, `Content-Length` for a POST, the empty line and the body. The head's length is counted
@@ -7,7 +9,8 @@ enum HTTP1RequestWriter {
     /// - Parameter target: the offset of the request target (path and query) in `request.url`'s UTF-8.
     static func write(_ request: UpstreamHTTPRequest, target: Int, authority: [UInt8], into buffer: inout [UInt8]) {
         let method: StaticString = request.method == .get ? "GET " : "POST "
-        let bodyLength: [UInt8] = request.method == .post ? Array(String(request.body.count).utf8) : []
+        var bodyLength: [UInt8] = []
+        if request.method == .post { bodyLength.appendDecimal(request.body.count) }
         var url = request.url
         url.withUTF8 { url in
             let path = UnsafeBufferPointer(rebasing: url[min(target, url.count)...])
@@ -21,7 +24,7 @@ enum HTTP1RequestWriter {
             buffer.withUnsafeMutableBufferPointer { out in
                 var cursor = Cursor(out: out)
                 cursor.put(method)
-                if slash { cursor.put(UnsafeBufferPointer(start: slashByte.utf8Start, count: 1)) }
+                if slash { cursor.put("/") }
                 cursor.put(path)
                 cursor.put(version)
                 authority.withUnsafeBufferPointer { cursor.put($0) }
@@ -44,7 +47,6 @@ enum HTTP1RequestWriter {
         if request.method == .post { buffer.append(contentsOf: request.body) }
     }
 
-    private static let slashByte: StaticString = "/"
     private static let version: StaticString = " HTTP/1.1\r\nHost: "
     private static let lineEnd: StaticString = "\r\n"
     private static let separator: StaticString = ": "
