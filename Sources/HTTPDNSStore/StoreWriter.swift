@@ -158,17 +158,15 @@ final class StoreWriter {
 
     /// Negative, zero or positive as `a`'s UTF-8 sorts before, with or after `b`'s.
     private static func byteOrder(_ a: String, _ b: String) -> Int {
-        let order = a.utf8.withContiguousStorageIfAvailable { a in
-            b.utf8.withContiguousStorageIfAvailable { b -> Int in
+        var a = a
+        var b = b
+        return a.withUTF8 { a in
+            b.withUTF8 { b in
                 let common = min(a.count, b.count)
                 let compared = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
                 return compared != 0 ? compared : a.count - b.count
             }
         }
-        guard let order = order ?? nil else {
-            return a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : (a.utf8.elementsEqual(b.utf8) ? 0 : 1)
-        }
-        return order
     }
 
     private func deleteRow(account: String, host: String, family: Int64, network: String) throws(StoreError) {
