@@ -32,38 +32,34 @@ import Testing
         try await replica.metrics().sum("httpdns_upstream_requests_total")
     }
 
-    func waitUntilRedisUp(_ replicas: [HTTPDNSDProcess], _ up: Bool, seconds: Double = 20) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
+    /// Waits until `condition` holds of each replica's `/metrics` (`Poll.until`: `seconds` and
+    /// its minimum of looks); throws `what` when it does not.
+    func waitForMetrics(
+        _ replicas: [HTTPDNSDProcess], _ what: String, seconds: Double = 20, _ condition: (PrometheusText) -> Bool
+    ) async throws {
         for replica in replicas {
-            while try await replica.metrics().sum("httpdns_redis_up", ["purpose": "answers"]) != (up ? 1 : 0) {
-                guard Date() < deadline else { throw HarnessError("httpdns_redis_up did not become \(up ? 1 : 0)") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            guard try await Poll.until(limit: seconds, { condition(try await replica.metrics()) }) else { throw HarnessError(what) }
+        }
+    }
+
+    func waitUntilRedisUp(_ replicas: [HTTPDNSDProcess], _ up: Bool, seconds: Double = 20) async throws {
+        try await waitForMetrics(replicas, "httpdns_redis_up did not become \(up ? 1 : 0)", seconds: seconds) {
+            $0.sum("httpdns_redis_up", ["purpose": "answers"]) == (up ? 1 : 0)
         }
     }
 
     /// Waits until every HTTP thread of each replica has its own `answers` connection up
     /// (`httpdns_redis_thread_connections`).
-    func waitUntilThreadConnectionsUp(_ replicas: [HTTPDNSDProcess], seconds: Double = 20) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        for replica in replicas {
-            while true {
-                let metrics = try await replica.metrics()
-                let up = metrics.sum("httpdns_redis_thread_connections", ["purpose": "answers", "state": "up"])
-                if up >= 1 && metrics.sum("httpdns_redis_thread_connections", ["purpose": "answers", "state": "down"]) == 0 { break }
-                guard Date() < deadline else { throw HarnessError("the HTTP threads' Redis connections did not come up") }
-                try await Task.sleep(for: .milliseconds(50))
-            }
+    func waitUntilThreadConnectionsUp(_ replicas: [HTTPDNSDProcess]) async throws {
+        try await waitForMetrics(replicas, "the HTTP threads' Redis connections did not come up") {
+            $0.sum("httpdns_redis_thread_connections", ["purpose": "answers", "state": "up"]) >= 1
+                && $0.sum("httpdns_redis_thread_connections", ["purpose": "answers", "state": "down"]) == 0
         }
     }
 
     /// Waits until `text` is in the replica's log (lines reach it through the log's own thread).
     func waitForLog(_ replica: HTTPDNSDProcess, _ text: String) async throws {
-        let deadline = Date().addingTimeInterval(10)
-        while !replica.log().contains(text) {
-            guard Date() < deadline else { throw HarnessError("no log line with '\(text)'") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        guard await Poll.until(limit: 10, { replica.log().contains(text) }) else { throw HarnessError("no log line with '\(text)'") }
     }
 
     /// A name resolved through replica 1 is answered `shared` by replicas 2 and 3,
@@ -204,11 +200,8 @@ import Testing
                 try await waitUntilRedisUp(replicas, true)
                 let name = TestZone.unique("back")
                 _ = try await replica.client.get("/v1/default/resolve?host=\(name)&type=A")
-                let deadline = Date().addingTimeInterval(10)
-                while try redis.cli(["EXISTS", "httpdnsd:answer:default:A:\(name)"]) != "1" {
-                    guard Date() < deadline else { throw HarnessError("the answer never reached the restarted Redis") }
-                    try await Task.sleep(for: .milliseconds(50))
-                }
+                let stored = try await Poll.until(limit: 10) { try redis.cli(["EXISTS", "httpdnsd:answer:default:A:\(name)"]) == "1" }
+                guard stored else { throw HarnessError("the answer never reached the restarted Redis") }
             }
         }
     }
