@@ -62,7 +62,8 @@ console-screenshots: test-deps revision
 # Builds everything (including the httpdnsd binary the integration tests run), then runs all test
 # targets, then the fuzz package's FuzzCorpusTests (every seed corpus through its parser; the fuzz
 # package, fuzz/Package.swift, depends on this one by path and builds in fuzz/.build), then the
-# bench harness's own unit tests (its /proc readers and report arithmetic), then the allocation
+# bench harness's own unit tests (its /proc readers, report arithmetic and section (4f)'s C
+# forwarder against a small upstream of the test's), then the allocation
 # test of a cache hit against a release binary (test-allocations, below).
 # HTTPDNS_BUILT_BY_MAKE tells BuildRevisionTests that the binary carries the revision make recorded.
 FUZZ_TEST_FLAGS ?= --package-path fuzz -Xswiftc -warnings-as-errors $(if $(SCRATCH_PATH),--scratch-path $(SCRATCH_PATH)-fuzz)

@@ -88,7 +88,7 @@ def run(work, processes, results):
     if 1 in SECTIONS:
         redis, big = run_hit_sections(work, processes, binary, baseline_bin, stack, main, signed, names, results)
     if 4 in SECTIONS:
-        measure_misses(work, main, stack, results)
+        measure_misses(work, processes, main, stack, results)
     if PLAINDNS in SECTIONS:
         measure_plain_dns(work, processes, binary, stack, names, results)
     if DOT in SECTIONS:

@@ -142,6 +142,8 @@ def measurements(add, results):
     row(2, f"baseline: C on libmicrohttpd, same pool settings and {CONNECTION_MEMORY // 1024} KiB per connection, fixed body of the same size", s2)
     row(3, "peer: dnss `GET /dns-query?dns=` → unbound cache, same names", s3)
     row(4, "httpdnsd misses: a never-asked name every request → dnss → unbound → authoritative unbound", s4)
+    row("4f", "the floor: the same misses through `bench/baseline/forwarder.c` (C, libmicrohttpd as httpdnsd runs it, "
+        "nothing else) → dnss", results.get("s4_floor"))
     row("4u", "upstream alone: dnss with a never-asked name every request (same chain)", results.get("s4_dnss"))
     if results.get("s4_dnsperf"):
         d = results["s4_dnsperf"]
@@ -203,7 +205,7 @@ def checks(add, results):
     for key, label in (("s1", "(1)"), ("s8", "(8)"), (f"s{SIGNED}", f"({SIGNED})"), (f"s{RFC8484}", f"({RFC8484})"),
                        (f"s{EMAS}", f"({EMAS})"), (f"s{DOHJSON}", f"({DOHJSON})"),
                        ("s2", "(2)"), ("s3", "(3)"),
-                       ("s4", "(4)"), ("s4_dnss", "(4u)"), ("s5", "(5)"), ("s5_misses", "(5m)")):
+                       ("s4", "(4)"), ("s4_floor", "(4f)"), ("s4_dnss", "(4u)"), ("s5", "(5)"), ("s5_misses", "(5m)")):
         s = results.get(key)
         if s:
             add(f"- {label} non-2xx responses: {s['non2xx']}, socket errors/timeouts: {s['errors']}")

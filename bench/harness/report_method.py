@@ -78,13 +78,17 @@ def other_items():
   (`httpdns_upstream_requests_total`), then the same against (1)'s instance and two more without Redis.
 - (4) every request asks for a name never asked before (`distinct.lua` builds them, so each repetition
   asks {DURATION} s worth of distinct names, at least the issue's 10 000), through dnss → caching unbound →
-  authoritative unbound. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
-  (4d) dnsperf against the caching unbound (UDP). Around each wrk run of (4) and (4u), every thread's
+  authoritative unbound. (4f) the same requests through `bench/baseline/forwarder.c`, the floor of a
+  miss on this HTTP layer: C, one libmicrohttpd daemon per core in external epoll mode with httpdnsd's
+  flags and {CONNECTION_MEMORY // 1024} KiB per connection, each request suspended while its query goes to dnss over
+  the thread's own keep-alive HTTP/1.1 connections, then resumed with dnss's DNS message as the body;
+  no cache, accounts, statistics, store or JSON. (4u) the same against dnss directly (wrk, RFC 8484 queries built in Lua);
+  (4d) dnsperf against the caching unbound (UDP). Around each wrk run of (4), (4f) and (4u), every thread's
   `utime` + `stime` is read from `/proc/PID/task/TID/stat` (clock ticks, so ±1 tick per thread) of httpdnsd
-  and dnss, and grouped by the thread's name (`comm`): httpdnsd's curl loop (`httpdnsd-curl`), its
+  and dnss (and of the forwarder around (4f)), and grouped by the thread's name (`comm`): httpdnsd's curl loop (`httpdnsd-curl`), its
   HTTP threads (`httpdnsd-http`, which also run the upstream exchange of their misses; `MHD-*` in
   builds on libmicrohttpd's thread pool), every other thread (the time of threads that exited meanwhile is the
-  process's total less its threads'); dnss counted whole. Divided by the requests wrk completed,
+  process's total less its threads'); dnss and the forwarder counted whole. Divided by the requests wrk completed,
   that is CPU µs per miss; wrk itself and unbound are not counted. (4p) after each (4u),
   `POST /v1/bench/preload` of {MISS_PRELOAD:,} never-asked names in batches of {PRELOAD_BATCH} (as (6) fills),
   timed: names/s against (4u)'s requests/s.

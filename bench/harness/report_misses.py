@@ -44,6 +44,19 @@ def cpu_ratio(results):
     return statistics.median(rows["total"]) / dnss if dnss else None
 
 
+def floor_figures(results):
+    """The C forwarder's CPU per miss (4f) against dnss's per request (4u) and against httpdnsd's
+    (4), medians, with httpdnsd's CPU above it in µs; None without all three."""
+    cpu = results.get("s4_cpu")
+    if not cpu or not cpu.get("floor") or not cpu["httpdnsd"] or not cpu["dnss"]:
+        return None
+    rows, _ = grouped(cpu["httpdnsd"])
+    total, floor, dnss = statistics.median(rows["total"]), statistics.median(cpu["floor"]), statistics.median(cpu["dnss"])
+    if not floor or not dnss:
+        return None
+    return {"ratio": floor / dnss, "over": total / floor, "own": total - floor}
+
+
 def miss_section(add, results):
     """The table of CPU per miss by thread group, dnss beside, and the preload (4p)."""
     cpu = results.get("s4_cpu")
@@ -61,7 +74,8 @@ def miss_section(add, results):
         value = statistics.median(rows[label])
         add(f"| {what} | {value:.1f} | {100 * value / total if total else 0:.0f} % | "
             f"{', '.join(f'{v:.1f}' for v in rows[label])} |")
-    for key, what in (("dnss_in_4", "dnss during (4), per miss of httpdnsd (its upstream)"),
+    for key, what in (("floor", "the C forwarder (4f), all threads, per miss: the floor of this HTTP layer"),
+                      ("dnss_in_4", "dnss during (4), per miss of httpdnsd (its upstream)"),
                       ("dnss", "**dnss alone (4u), per request**")):
         if cpu.get(key):
             add(f"| {what} | {statistics.median(cpu[key]):.1f} | — | {', '.join(f'{v:.1f}' for v in cpu[key])} |")
@@ -83,6 +97,12 @@ def miss_section(add, results):
     if ratio is not None:
         add(f"httpdnsd CPU per miss / dnss CPU per request = **{ratio:.2f}** (target ≤ {CPU_RATIO}: "
             f"{'PASS' if ratio <= CPU_RATIO else '**FAIL**'}; {ratio / CPU_RATIO:.2f} × the target).")
+        add("")
+    floor = floor_figures(results)
+    if floor:
+        add(f"The floor (4f) / dnss CPU per request = {floor['ratio']:.2f}; httpdnsd / the floor = "
+            f"{floor['over']:.2f}: httpdnsd's own work costs {floor['own']:.1f} µs a miss on top of what "
+            "libmicrohttpd, the kernel and the upstream exchange cost a forwarder that does nothing else.")
         add("")
     preload = results.get("s4_preload")
     if preload:
@@ -113,6 +133,13 @@ def miss_targets(add, target, results):
     ratio = preload and s4u and preload["rate"] / s4u["rps"]
     target("preload names/s / the upstream alone, (4p) / (4u) (issue 24)", f"≥ {PRELOAD_RATIO}", ratio,
            ratio and ratio >= PRELOAD_RATIO)
+    floor = floor_figures(results)
+    if floor:
+        add(f"| the floor's CPU per miss / dnss CPU per request, (4f) / (4u) (no target: what the first row's target "
+            f"leaves httpdnsd's own work) | — | {floor['ratio']:.3f} | — |")
+    s4f = results.get("s4_floor")
+    if s4f and s4u:
+        add(f"| the floor's misses/s / the upstream alone, (4f) / (4u) (no target) | — | {s4f['rps'] / s4u['rps']:.3f} | — |")
     if s4u and results.get("s4_dnsperf"):
         add(f"| (4) / (4d), against unbound alone over UDP (no target) | — | "
             f"{s4['rps'] / results['s4_dnsperf']['qps']:.3f} | — |")

@@ -237,7 +237,8 @@ class HTTPDNSD:
 
 def build(work):
     """The binaries: httpdnsd (release, in BENCH_SCRATCH; or BENCH_HTTPDNSD_BIN as it is), the C
-    baseline and the slow upstream (into `work`). Returns (httpdnsd, baseline, swift)."""
+    baseline, the C forwarder (section (4f), `FORWARDER` in `work`) and the slow upstream (into
+    `work`). Returns (httpdnsd, baseline, swift)."""
     swift = shutil.which("swift") or "/opt/swift/usr/bin/swift"
     binary = os.environ.get("BENCH_HTTPDNSD_BIN")
     if binary:
@@ -253,8 +254,9 @@ def build(work):
     baseline = os.path.join(work, "baseline")
     cflags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmicrohttpd"], check=True,
                             capture_output=True, text=True).stdout.split()
-    subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-o", baseline, os.path.join(BENCH_DIR, "baseline", "baseline.c")]
-                   + cflags + ["-lpthread"], check=True)
+    for program in ("baseline", "forwarder"):
+        subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-o", os.path.join(work, program),
+                        os.path.join(BENCH_DIR, "baseline", f"{program}.c")] + cflags + ["-lpthread"], check=True)
     subprocess.run(["gcc", "-O2", "-Wall", "-Wextra", "-o", os.path.join(work, "slow_doh"),
                     os.path.join(BENCH_DIR, "slowdoh", "slow_doh.c")], check=True)
     return binary, baseline, swift

@@ -1,12 +1,12 @@
 """Unit tests of the harness's parsing and arithmetic that need no server: the /proc stat reader,
-CPU by thread group, and the miss report's grouping. Run from the repository with
-`python3 -m unittest discover -s bench -t bench -p 'test_*.py'` (not part of `make test`)."""
+CPU by thread group, and the miss report's grouping and floor. Run from the repository with
+`python3 -m unittest discover -s bench -t bench -p 'test_*.py'` (part of `make test`)."""
 
 import os
 import unittest
 
 from .procstat import cpu_by_group, is_http_thread, parse_stat, parse_switches, switches_between, thread_switches
-from .report_misses import cpu_ratio, grouped
+from .report_misses import cpu_ratio, floor_figures, grouped
 
 # A thread's stat line as Linux writes it (`/proc/PID/task/TID/stat`): utime 1234 and stime 56
 # are fields 14 and 15; this name holds a space and a parenthesis, which a split on spaces or on
@@ -69,6 +69,13 @@ class MissReportTests(unittest.TestCase):
         results = {"s4_cpu": {"httpdnsd": [{"curl loop": 8.0}, {"curl loop": 12.0}], "dnss": [40.0, 60.0]}}
         self.assertAlmostEqual(cpu_ratio(results), 10.0 / 50.0)
         self.assertIsNone(cpu_ratio({}))
+
+    def test_floor_figures_set_the_forwarder_against_dnss_and_httpdnsd(self):
+        results = {"s4_cpu": {"httpdnsd": [{"HTTP": 40.0}, {"HTTP": 60.0}], "dnss": [80.0, 60.0, 70.0],
+                              "floor": [20.0, 30.0, 25.0]}}
+        self.assertEqual(floor_figures(results), {"ratio": 25.0 / 70.0, "over": 50.0 / 25.0, "own": 25.0})
+        del results["s4_cpu"]["floor"]
+        self.assertIsNone(floor_figures(results))
 
 
 if __name__ == "__main__":
