@@ -120,7 +120,7 @@ final class StoreWriter {
                 }
                 // The keys alone are sorted: a change (an entry with its addresses and SOA) is
                 // several times larger to move, and is looked up once its turn comes.
-                for key in pending.changes.keys.sorted(by: Self.inKeyOrder) {
+                for key in Self.inKeyOrder(pending.changes.keys) {
                     switch pending.changes[key]! {
                     case .upsert(let entry):
                         try upsertEntry.bind(account, at: 1)
@@ -146,27 +146,51 @@ final class StoreWriter {
         }
     }
 
-    /// Whether `lhs` comes before `rhs` in the table's primary-key order (host, family, network):
-    /// the texts compared byte by byte, as SQLite's BINARY collation does, without a tuple of
-    /// strings retained for every comparison of the sort.
-    static func inKeyOrder(_ lhs: CacheKey, _ rhs: CacheKey) -> Bool {
-        let host = byteOrder(lhs.host.value, rhs.host.value)
-        if host != 0 { return host < 0 }
-        if lhs.family != rhs.family { return lhs.family.rawValue < rhs.family.rawValue }
-        return byteOrder(lhs.network, rhs.network) < 0
-    }
-
-    /// Negative, zero or positive as `a`'s UTF-8 sorts before, with or after `b`'s.
-    private static func byteOrder(_ a: String, _ b: String) -> Int {
-        var a = a
-        var b = b
-        return a.withUTF8 { a in
-            b.withUTF8 { b in
-                let common = min(a.count, b.count)
-                let compared = common == 0 ? 0 : Int(memcmp(a.baseAddress!, b.baseAddress!, common))
-                return compared != 0 ? compared : a.count - b.count
+    /// `keys` in the table's primary-key order (host, family, network), the texts compared byte by
+    /// byte as SQLite's BINARY collation does, a prefix before what extends it. The texts are copied
+    /// once into one buffer and the sort compares slices of it: no comparison touches a string.
+    static func inKeyOrder(_ keys: some Collection<CacheKey>) -> [CacheKey] {
+        let keys = Array(keys)
+        var bytes: [UInt8] = []
+        var slots: [KeySlot] = []
+        slots.reserveCapacity(keys.count)
+        for (index, key) in keys.enumerated() {
+            let host = bytes.count
+            bytes.append(contentsOf: key.host.value.utf8)
+            let network = bytes.count
+            bytes.append(contentsOf: key.network.utf8)
+            slots.append(
+                KeySlot(
+                    index: index, host: host, hostCount: network - host, family: key.family.rawValue,
+                    network: network, networkCount: bytes.count - network))
+        }
+        bytes.withUnsafeBufferPointer { buffer in
+            let base = buffer.baseAddress
+            slots.sort { lhs, rhs in
+                let host = compare(base, lhs.host, lhs.hostCount, rhs.host, rhs.hostCount)
+                if host != 0 { return host < 0 }
+                if lhs.family != rhs.family { return lhs.family < rhs.family }
+                return compare(base, lhs.network, lhs.networkCount, rhs.network, rhs.networkCount) < 0
             }
         }
+        return slots.map { keys[$0.index] }
+    }
+
+    /// Where a key's texts lie in `inKeyOrder`'s buffer.
+    private struct KeySlot {
+        var index: Int
+        var host: Int
+        var hostCount: Int
+        var family: UInt16
+        var network: Int
+        var networkCount: Int
+    }
+
+    /// Negative, zero or positive as the bytes at `a` sort before, with or after those at `b`.
+    private static func compare(_ base: UnsafePointer<UInt8>?, _ a: Int, _ aCount: Int, _ b: Int, _ bCount: Int) -> Int {
+        let common = min(aCount, bCount)
+        let compared = common == 0 ? 0 : Int(memcmp(base! + a, base! + b, common))
+        return compared != 0 ? compared : aCount - bCount
     }
 
     private func deleteRow(account: String, host: String, family: Int64, network: String) throws(StoreError) {
