@@ -137,11 +137,21 @@ private func answer(_ result: Result<UpstreamHTTPResponse, UpstreamError>) throw
             }
             try #require(connected, "the first request never connected")
             let started = MonotonicTime.now()
-            let (second, completedAt) = await withCheckedContinuation { continuation in
-                loop.perform(UpstreamHTTPRequest(url: base + "/second", timeoutMilliseconds: 300)) {
-                    continuation.resume(returning: ($0, MonotonicTime.now()))
-                }
+            let ended = Mutex<(Result<UpstreamHTTPResponse, UpstreamError>, Double)?>(nil)
+            loop.perform(UpstreamHTTPRequest(url: base + "/second", timeoutMilliseconds: 300)) { result in
+                ended.withLock { $0 = (result, MonotonicTime.now()) }
             }
+            // Until the second ends, the client's open connections to the server, looked at every
+            // 10 ms: a second request that got a connection of its own (and stalled on it) would
+            // show as two, where one that waits in line leaves the first's alone.
+            var mostConnections = 0
+            let finished = await Poll.until(limit: 30, minimumLooks: 1, every: .milliseconds(10)) {
+                let open = TCPSocketTable.connections(toPort: server.port).filter { $0.state.isOpen }.count
+                mostConnections = max(mostConnections, open)
+                return ended.withLock { $0 != nil }
+            }
+            try #require(finished, "the waiting request never ended")
+            let (second, completedAt) = try #require(ended.withLock { $0 })
             let elapsed = completedAt - started
             guard case .failure(let error) = second else {
                 Issue.record("expected a timeout, got \(second)")
@@ -149,6 +159,7 @@ private func answer(_ result: Result<UpstreamHTTPResponse, UpstreamError>) throw
             }
             #expect(error.code == .timeout)
             #expect(elapsed >= 0.25 && elapsed < 4, "the waiting request ended after \(elapsed) s, not at its 300 ms timeout")
+            #expect(mostConnections == 1, "the client had \(mostConnections) connections open to the server while the second waited")
             // The second waited behind the first, which still holds the connection.
             #expect(first.withLock { $0 } == nil, "the first request ended first: \(String(describing: first.withLock { $0 }))")
         }
