@@ -44,6 +44,12 @@ final class HTTPLoop: Sendable {
     /// This thread as the engine's `OriginLoop`: registered on the thread while it runs.
     private let origin: OriginLoop
 
+    /// The daemon's suspended connections by their context's identity; nil once the server
+    /// stopped resuming. One table per thread: a miss suspends and resumes its connection on the
+    /// thread that read it, so the lock is contended only by a responder on another thread (a
+    /// refresh, a preload's overflow) and by the server's stop, never by the other HTTP threads.
+    let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
+
     init(daemon: OpaquePointer, makeGuest: (@Sendable (EpollSet) -> any LoopGuest)?) {
         self.daemon = daemon
         self.makeGuest = makeGuest

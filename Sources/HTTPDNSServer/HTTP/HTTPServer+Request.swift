@@ -144,14 +144,15 @@ extension HTTPServer {
         _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, context: RequestContext,
         start: @Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
     ) -> MHD_Result {
-        let suspended = SuspendedConnection(connection: connection, context: context, loop: loop(of: connection))
         let key = ObjectIdentifier(context)
-        let action = locked_suspended.withLock { table -> RequestState.Action? in
-            guard table != nil else { return nil }
+        // Only a server that stopped has no thread running the connection's daemon.
+        let loop = loop(of: connection)
+        let action = loop?.locked_suspended.withLock { table -> RequestState.Action? in
+            guard table != nil, let loop else { return nil }
             let action = context.advance { $0.handlerDeferred() }
             guard case .suspend = action else { return action }
             MHD_suspend_connection(connection)
-            table![key] = suspended
+            table![key] = SuspendedConnection(connection: connection, context: context, loop: loop)
             return action
         }
         switch action {
@@ -159,12 +160,9 @@ extension HTTPServer {
             guard context.advance({ $0.handlerAnswered() }) == .send else { return .NO }
             return queue(connection, Self.shuttingDown, method: method, url: url, context: context)
         case .suspend?:
-            start { [self] response in
+            start { [loop] response in
                 guard context.answerArrived(response) == .resume else { return }
-                locked_suspended.withLock { table in
-                    guard table?.removeValue(forKey: key) != nil else { return }
-                    suspended.resume()
-                }
+                loop?.locked_suspended.withLock { table in table?.removeValue(forKey: key)?.resume() }
             }
             return .YES
         default:
@@ -177,7 +175,9 @@ extension HTTPServer {
     func closed(_ context: RequestContext) {
         guard context.advance({ $0.connectionClosed() }) == .forget else { return }
         let key = ObjectIdentifier(context)
-        locked_suspended.withLock { table in _ = table?.removeValue(forKey: key) }
+        for loop in loops {
+            if loop.locked_suspended.withLock({ $0?.removeValue(forKey: key) }) != nil { return }
+        }
     }
 
     /// Creates the request's context in `state` and hands a retain of it to `con_cls`.

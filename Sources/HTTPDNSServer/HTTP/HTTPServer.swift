@@ -22,7 +22,7 @@ public final class HTTPServer: @unchecked Sendable {
     let fastHandler: FastHandler?
     /// The HTTP threads, one daemon each; written by `start` before any request and by `stop`
     /// after the last one.
-    private var loops: [HTTPLoop] = []
+    private(set) var loops: [HTTPLoop] = []
     /// Whether `quiesce()` closed the listening socket.
     private var quiesced = false
     /// Requests between their first callback and their completion (striped: every request
@@ -33,8 +33,6 @@ public final class HTTPServer: @unchecked Sendable {
     /// Requests the fast handler answered (`fastPathAnswers`), counted without a retain.
     private let fastAnswers = StripedCounter()
     let fastAnswersCounter: StripedCounter.Unretained
-    /// Suspended connections by context identity; `nil` once the server stopped resuming.
-    let locked_suspended = Mutex<[ObjectIdentifier: SuspendedConnection]?>([:])
     public let metrics = HTTPMetrics()
     /// Connection limits and the request-read deadline (see `ConnectionTracker`).
     let tracker: ConnectionTracker
@@ -196,16 +194,19 @@ public final class HTTPServer: @unchecked Sendable {
         guard !loops.isEmpty else { return }
         let deadline = SystemClock().now() + grace
         while inFlight.signedValue > 0 && SystemClock().now() < deadline { usleep(10_000) }
-        let leftovers = locked_suspended.withLock { table -> [SuspendedConnection] in
-            let pending = Array((table ?? [:]).values)
-            // Every connection still in the table is resumed here: its own responder may have
-            // delivered its answer already and be waiting for this lock, and will then find no entry.
-            for connection in pending {
-                _ = connection.context.answerArrived(Self.shuttingDown)
-                connection.resume()
+        let leftovers = loops.flatMap { loop in
+            loop.locked_suspended.withLock { table -> [SuspendedConnection] in
+                let pending = Array((table ?? [:]).values)
+                // Every connection still in the table is resumed here: its own responder may have
+                // delivered its answer already and be waiting for this lock, and will then find no
+                // entry.
+                for connection in pending {
+                    _ = connection.context.answerArrived(Self.shuttingDown)
+                    connection.resume()
+                }
+                table = nil
+                return pending
             }
-            table = nil
-            return pending
         }
         // Resumed connections (ours above, or answered by their responders just before) need a
         // turn of their thread's loop to send their response: wait for them, bounded.

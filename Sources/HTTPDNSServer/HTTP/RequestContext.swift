@@ -47,11 +47,11 @@ struct SuspendedConnection: @unchecked Sendable {
     let connection: OpaquePointer
     let context: RequestContext
     /// The HTTP thread whose daemon has the connection: told when it is resumed.
-    let loop: HTTPLoop?
+    let loop: HTTPLoop
 
     /// Resumes the connection and has its thread run the daemon to answer it.
     func resume() {
         MHD_resume_connection(connection)
-        loop?.connectionResumed()
+        loop.connectionResumed()
     }
 }
