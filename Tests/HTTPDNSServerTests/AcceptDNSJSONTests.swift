@@ -44,7 +44,7 @@ import Testing
         let rows = RouteTable.standard.routes.filter { $0.path == "/dns-query" && $0.method == "GET" }
         var request = HTTPRequest(method: "GET", path: "/dns-query")
         request.accept = accept
-        #expect(rows.first { $0.accepts(request) }?.format == format)
+        #expect(rows.first { row in withUnsafePointer(to: row) { Route.accepts($0, request) } }?.format == format)
         var bytes = accept
         let viaBytes =
             bytes?.withUTF8 { raw in rows.first { $0.accepts(accept: UnsafeRawBufferPointer(raw)) } }

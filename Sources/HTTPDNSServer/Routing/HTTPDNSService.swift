@@ -220,12 +220,14 @@ public final class HTTPDNSService: Sendable {
         let separate = limits.separateOpsListener
         // The path's rows this listener serves, looked through in place (no array per request).
         let rows = found?.rows ?? UnsafeBufferPointer(start: nil, count: 0)
-        let visible = { (row: Route) in
-            row.surface.serves(listener, separate: separate) || (adminListener && row.tenantIndex != nil)
+        // Rows are read in place: a `Route` passed by value is a copy of every string, array and
+        // closure in it.
+        let visible = { (row: UnsafePointer<Route>) in
+            row.pointee.surface.serves(listener, separate: separate) || (adminListener && row.pointee.tenantIndex != nil)
         }
-        func firstRow(_ accepted: (Route) -> Bool) -> UnsafePointer<Route>? {
+        func firstRow(_ accepted: (UnsafePointer<Route>) -> Bool) -> UnsafePointer<Route>? {
             guard let base = rows.baseAddress else { return nil }
-            for index in rows.indices where visible(base[index]) && accepted(base[index]) { return base + index }
+            for index in rows.indices where visible(base + index) && accepted(base + index) { return base + index }
             return nil
         }
         guard let firstVisible = firstRow({ _ in true }) else {
@@ -234,8 +236,8 @@ public final class HTTPDNSService: Sendable {
         // The row that serves the request when its method is allowed (rows may share a method
         // and tell requests apart by `Route.condition`), else the first that would accept it:
         // its account and format apply from here.
-        let servedRow = firstRow { $0.method == request.method && $0.accepts(request) }
-        let first = servedRow ?? firstRow { $0.accepts(request) } ?? firstVisible
+        let servedRow = firstRow { $0.pointee.method == request.method && Route.accepts($0, request) }
+        let first = servedRow ?? firstRow { Route.accepts($0, request) } ?? firstVisible
         routed.route = first
         // The fast path reads only canonical paths: a request it never read keeps the hit step.
         if !segments.isCanonical { request.fastPathDeclined = false }
@@ -257,7 +259,7 @@ public final class HTTPDNSService: Sendable {
                 admin = adminCheck(request) == nil
             }
         }
-        if let account = first.pointee.account(segments, request) {
+        if let account = Route.account(of: first, segments, request) {
             routed.timed = first
             let engine = registry.engine(account)
             routed.engine = engine
@@ -280,7 +282,8 @@ public final class HTTPDNSService: Sendable {
         }
         if let index = first.pointee.idIndex { id = segments.text(index, of: request.path) }
         guard let servedRow else {
-            let allowed = rows.filter(visible).map(\.method).reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
+            let allowed = rows.indices.map { rows.baseAddress! + $0 }.filter(visible).map(\.pointee.method)
+                .reduce(into: [String]()) { if !$0.contains($1) { $0.append($1) } }
             return .response(first.pointee.format.response(methodNotAllowed(allowed.joined(separator: ", "))))
         }
         routed.route = servedRow

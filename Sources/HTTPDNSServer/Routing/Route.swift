@@ -214,8 +214,11 @@ struct Route: Sendable {
     }
 
     /// Whether this row serves `request` (its method aside): always, unless it has a `condition`.
-    func accepts(_ request: HTTPRequest) -> Bool {
-        guard let condition else { return true }
+    ///
+    /// Both this and `account(of:)` take the table's row by its address: a method called on
+    /// `UnsafePointer.pointee` would first copy the whole route (every string, array and closure).
+    static func accepts(_ row: UnsafePointer<Route>, _ request: HTTPRequest) -> Bool {
+        guard let condition = row.pointee.condition else { return true }
         var accept = request.accept
         return accept?.withUTF8 { condition.accepts(accept: UnsafeRawBufferPointer($0)) } ?? condition.accepts(accept: nil)
     }
@@ -238,10 +241,10 @@ struct Route: Sendable {
     /// The account a request to this route names: its `{account}` segment, its `fixedAccount`,
     /// or its `accountArgument` (`default` when the request has none); nil for routes without
     /// an account.
-    func account(_ segments: PathSegments, _ request: HTTPRequest) -> String? {
-        if let index = accountIndex { return segments.text(index, of: request.path) }
-        if let fixedAccount { return fixedAccount }
-        return accountArgument.map { request.query[$0] ?? "default" }
+    static func account(of row: UnsafePointer<Route>, _ segments: PathSegments, _ request: HTTPRequest) -> String? {
+        if let index = row.pointee.accountIndex { return segments.text(index, of: request.path) }
+        if let fixedAccount = row.pointee.fixedAccount { return fixedAccount }
+        return row.pointee.accountArgument.map { request.query[$0] ?? "default" }
     }
 
 }

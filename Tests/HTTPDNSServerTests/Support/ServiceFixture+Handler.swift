@@ -24,13 +24,15 @@ extension ServiceFixture {
     private func withRoute(_ request: HTTPRequest, _ body: (Route, Route.Match) -> ServerResponse?) -> ServerResponse? {
         var path = request.path
         return path.withUTF8 { bytes -> ServerResponse? in
-            guard let found = service.routeMatcher.match(UnsafeRawBufferPointer(bytes)),
-                let row = found.rows.first(where: { $0.method == request.method && $0.accepts(request) }),
-                let account = row.account(found.segments, request)
+            guard let found = service.routeMatcher.match(UnsafeRawBufferPointer(bytes)), let base = found.rows.baseAddress,
+                let row = found.rows.indices.map({ base + $0 }).first(where: {
+                    $0.pointee.method == request.method && Route.accepts($0, request)
+                }),
+                let account = Route.account(of: row, found.segments, request)
             else { return nil }
             var match = Route.Match(request: request)
             match.engine = registry.engine(account)
-            return body(row, match)
+            return body(row.pointee, match)
         }
     }
 }
