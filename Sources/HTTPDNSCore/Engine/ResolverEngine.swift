@@ -203,8 +203,9 @@ public final class ResolverEngine: Sendable {
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) -> FamilyOutcome? {
         if lookupOptions.hasDomainPolicy && !allows(host) { return .failure(.notAllowed(host)) }
-        if let answer = cachedResolution(host: host, family: family, network: network) { return .success(answer) }
-        resolveUncached(host: host, family: family, network: network, client: client, completion: completion)
+        let key = cacheKey(host: host, family: family, network: network)
+        if let answer = cachedResolution(key) { return .success(answer) }
+        resolveUncached(key, client: client, completion: completion)
         return nil
     }
 
@@ -213,17 +214,28 @@ public final class ResolverEngine: Sendable {
     /// nothing more; the caller then calls `resolveUncached`. Takes no closure, so a hit
     /// allocates nothing beyond its answer.
     public func cachedResolution(host: HostName, family: RecordFamily, network: String = "") -> ResolvedAnswer? {
+        cachedResolution(cacheKey(host: host, family: family, network: network))
+    }
+
+    /// The same for a key from `cacheKey`, which a caller that may go on to `resolveUncached`
+    /// builds once for both.
+    public func cachedResolution(_ key: CacheKey) -> ResolvedAnswer? {
         let options = lookupOptions
         guard options.cacheEnable else { return nil }
-        let key = CacheKey(host: host, family: family, network: options.ispEnable ? network : "")
         let now = clock.now()
         let hit = cache.hit(key, at: now, refreshAhead: options.schedulePrefetchEnable)
         let found = answer(hit, at: now, options: options) { key }
         // DNS64: only an AAAA answer without addresses of an account with a prefix looks further.
-        if family == .aaaa && options.synthesizesAAAA, let found, found.addressList.isEmpty {
-            return synthesizedAAAA(found, a: CacheKey(host: host, family: .a, network: key.network), at: now, options: options)
+        if key.family == .aaaa && options.synthesizesAAAA, let found, found.addressList.isEmpty {
+            return synthesizedAAAA(found, a: CacheKey(host: key.host, family: .a, network: key.network), at: now, options: options)
         }
         return found
+    }
+
+    /// The key this account caches `host`'s `family` under for a client in `network`: the network
+    /// counts only when the account keeps a cache per client network (`ispEnable`).
+    public func cacheKey(host: HostName, family: RecordFamily, network: String = "") -> CacheKey {
+        CacheKey(host: host, family: family, network: lookupOptions.ispEnable ? network : "")
     }
 
     /// The same for a host (and network) still in the request's bytes (the fast path): a fresh
@@ -279,14 +291,18 @@ public final class ResolverEngine: Sendable {
         host: HostName, family: RecordFamily, network: String = "", client: ClientID? = nil,
         completion: @escaping @Sendable (FamilyOutcome) -> Void
     ) {
+        resolveUncached(cacheKey(host: host, family: family, network: network), client: client, completion: completion)
+    }
+
+    /// The same for a key from `cacheKey`.
+    public func resolveUncached(_ key: CacheKey, client: ClientID? = nil, completion: @escaping @Sendable (FamilyOutcome) -> Void) {
         let settings = current
-        if settings.lookup.hasDomainPolicy && !settings.config.domains.allows(host) {
-            completion(.failure(.notAllowed(host)))
+        if settings.lookup.hasDomainPolicy && !settings.config.domains.allows(key.host) {
+            completion(.failure(.notAllowed(key.host)))
             return
         }
-        let key = CacheKey(host: host, family: family, network: settings.lookup.ispEnable ? network : "")
         metrics.misses.increment()
-        let completion = family == .aaaa && settings.lookup.synthesizesAAAA ? dns64(completion, key: key, client: client) : completion
+        let completion = key.family == .aaaa && settings.lookup.synthesizesAAAA ? dns64(completion, key: key, client: client) : completion
         // Stale answers are counted per client served, not per failed flight.
         let waiter: @Sendable (FamilyOutcome) -> Void = { [self] outcome in
             if case .success(let answer) = outcome, answer.stale { countStale(key) }

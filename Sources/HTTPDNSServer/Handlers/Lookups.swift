@@ -35,7 +35,7 @@ struct Lookups: Sendable {
         // in place rather than listed in an array of its own.
         let pairCount = hosts.count * families.count
         func pair(_ index: Int) -> (HostName, RecordFamily) { (hosts[index / families.count], families[index % families.count]) }
-        var cached: [FamilyOutcome?] = []
+        var cached: [Lookup] = []
         cached.reserveCapacity(pairCount)
         let options = engine.lookupOptions
         var extras: [String?] = []
@@ -43,19 +43,20 @@ struct Lookups: Sendable {
         for index in 0..<pairCount {
             let (host, family) = pair(index)
             if options.hasDomainPolicy && !engine.allows(host) {
-                cached.append(.failure(.notAllowed(host)))
+                cached.append(.answered(.failure(.notAllowed(host))))
                 continue
             }
             if options.hasRules && engine.hasRule(for: host) {
                 if asker == nil { asker = ruleClientWithGeo(ruleClient) }
                 if let ruled = engine.ruleAnswer(host: host, family: family, client: asker!) {
-                    cached.append(.success(ruled.answer))
+                    cached.append(.answered(.success(ruled.answer)))
                     if extras.isEmpty { extras = Array(repeating: nil, count: hosts.count) }
                     extras[index / families.count] = ruled.extra
                     continue
                 }
             }
-            cached.append(engine.cachedResolution(host: host, family: family, network: network).map { .success($0) })
+            let key = engine.cacheKey(host: host, family: family, network: network)
+            cached.append(engine.cachedResolution(key).map { .answered(.success($0)) } ?? .miss(key))
         }
         let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { [extras] outcomes in
             render(
@@ -67,8 +68,8 @@ struct Lookups: Sendable {
                         }, extra: extras.isEmpty ? nil : extras[hostIndex])
                 })
         }
-        if cached.allSatisfy({ $0 != nil }) {
-            let outcomes = cached.map { $0! }
+        if cached.allSatisfy({ $0.outcome != nil }) {
+            let outcomes = cached.map { $0.outcome! }
             var response = results(outcomes)
             response.source = AnswerSource.combined(outcomes)
             return .response(response)
@@ -80,15 +81,24 @@ struct Lookups: Sendable {
             response.source = AnswerSource.combined(outcomes)
             slot.set(response)
         }
-        for index in 0..<pairCount {
-            if let outcome = cached[index] {
-                gather.fill(index, with: outcome)
-            } else {
-                let (host, family) = pair(index)
-                engine.resolveUncached(host: host, family: family, network: network, client: client) { gather.fill(index, with: $0) }
+        for (index, lookup) in cached.enumerated() {
+            switch lookup {
+            case .answered(let outcome): gather.fill(index, with: outcome)
+            case .miss(let key): engine.resolveUncached(key, client: client) { gather.fill(index, with: $0) }
             }
         }
         return slot.result
+    }
+
+    /// A pair as the cache step leaves it: answered (by the cache, a rule or the `domains`
+    /// decision), or a miss with the key it was looked up under, which the upstream step reuses.
+    private enum Lookup {
+        case answered(FamilyOutcome)
+        case miss(CacheKey)
+
+        var outcome: FamilyOutcome? {
+            if case .answered(let outcome) = self { outcome } else { nil }
+        }
     }
 
     /// `ruleClient()` with what the geo and ASN databases say of its address.
