@@ -24,6 +24,20 @@ import Testing
         }
     }
 
+    /// Requests held on both HTTP threads, never answered, then `stop`: each gets its 503. Each
+    /// thread keeps its own table of suspended connections, and a stop that emptied only one
+    /// would leave the other's suspended, which libmicrohttpd aborts on.
+    @Test func stopAnswersTheHeldRequestsOfEveryHTTPThread() async {
+        let report = Self.reportPath(parent: getpid())
+        defer { unlink(report) }
+        let result = await #expect(processExitsWith: .success) {
+            StopRaceTests.stopWithRequestsHeldOnEveryThread()
+        }
+        if result == nil, let text = try? String(contentsOfFile: report, encoding: .utf8) {
+            Issue.record("the child said: \(text)")
+        }
+    }
+
     /// Where the child of process `parent` writes why it failed.
     static func reportPath(parent: pid_t) -> String { "/tmp/httpdnsd-stop-race-\(parent).txt" }
 
@@ -95,6 +109,49 @@ import Testing
                 guard case .success(let response) = outcome, response.status == 200 || response.status == 503 else {
                     fail("a suspended request got no answer: \(outcome)", code: 3)
                 }
+            }
+        }
+    }
+
+    /// Opens connections, each holding one request, until both HTTP threads hold some (which
+    /// thread's daemon accepts a connection is a race between them), then stops the server with
+    /// no grace. Exits with status 3 when a client's answer is not a 503.
+    static func stopWithRequestsHeldOnEveryThread() {
+        let handler = ScriptedHandler()
+        let threads = Mutex<Set<UInt>>([])
+        var options = HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)
+        options.requestReadTimeout = 0
+        let server = HTTPServer(options: options) { request in
+            threads.withLock { _ = $0.insert(UInt(pthread_self())) }
+            return handler.handle(request)
+        }
+        let port: UInt16
+        do {
+            port = try server.start()
+        } catch {
+            fail("set-up: could not start the server: \(error)", code: 2)
+        }
+        var connections: [RawHTTPConnection] = []
+        while threads.withLock({ $0.count }) < 2 {
+            guard connections.count < 200 else { fail("set-up: 200 connections in a row went to one HTTP thread", code: 2) }
+            do {
+                let connection = try RawHTTPConnection(port: port, timeout: 30)
+                connection.send("GET", "/hold")
+                connections.append(connection)
+            } catch {
+                fail("set-up: client \(connections.count + 1) could not connect: \(error)", code: 2)
+            }
+            let deadline = Date().addingTimeInterval(30)
+            while handler.heldResponders.count < connections.count && Date() < deadline { usleep(1_000) }
+            guard handler.heldResponders.count == connections.count else {
+                fail("set-up: only \(handler.heldResponders.count) of \(connections.count) requests arrived within 30 s", code: 2)
+            }
+        }
+        server.stop(grace: 0)
+        for connection in connections {
+            let outcome = Result { try connection.readResponse() }
+            guard case .success(let response) = outcome, response.status == 503 else {
+                fail("a held request was not answered 503 by stop: \(outcome)", code: 3)
             }
         }
     }
