@@ -26,7 +26,7 @@ struct SNIRecordingServer {
                 pass
         server = http.server.HTTPServer((address, port), Handler)
         server.socket = context.wrap_socket(server.socket, server_side=True)
-        print("sni-server-ready", flush=True)
+        print("sni-server-ready %d" % server.server_address[1], flush=True)
         server.serve_forever()
         """#
 
@@ -53,32 +53,35 @@ struct SNIRecordingServer {
             let (status, output) = try await ExternalTool.run("openssl", arguments, in: directory)
             guard status == 0 else { throw HarnessError("openssl \(arguments[0]) failed: \(output)") }
         }
-        // A port picked by `freePort()` may be taken before the server binds it: another port.
-        return try await startRetrying(
-            "the HTTPS test server",
-            launch: {
-                let port = freePort()
-                let process = try await ChildProcess.launch(
-                    name: "sni-server", executable: "/usr/bin/python3",
-                    arguments: [
-                        "-c", script, address, "\(port)", directory.appendingPathComponent("name.pem").path,
-                        directory.appendingPathComponent("name.key").path,
-                    ],
-                    environment: TestPaths.childEnvironment(), logURL: directory.appendingPathComponent("sni-server-\(port).log"))
-                return SNIRecordingServer(port: port, caPath: ca.caPath, process: process)
-            },
-            ready: { try await $0.waitUntilReady() },
-            stop: { await $0.process.kill() })
+        // The server binds port 0 and says which port it got: a port picked beforehand could be
+        // taken by another process before the server binds it.
+        let process = try await ChildProcess.launch(
+            name: "sni-server", executable: "/usr/bin/python3",
+            arguments: [
+                "-c", script, address, "0", directory.appendingPathComponent("name.pem").path,
+                directory.appendingPathComponent("name.key").path,
+            ],
+            environment: TestPaths.childEnvironment(), logURL: directory.appendingPathComponent("sni-server.log"))
+        do {
+            return SNIRecordingServer(port: try await readyPort(of: process), caPath: ca.caPath, process: process)
+        } catch {
+            await process.kill()
+            throw error
+        }
     }
 
-    /// Waits for the script's own line saying it listens (not a word inside an error, such as
-    /// "Address already in use"); throws when it exits first or after 30 s.
-    private func waitUntilReady() async throws {
+    /// The port of the script's own line saying it listens (not a word inside an error); throws
+    /// when the script exits first or after 30 s.
+    private static func readyPort(of process: ChildProcess) async throws -> UInt16 {
+        var port: UInt16?
         let ready = try await Poll.until(limit: 30) {
-            if process.output().split(separator: "\n").contains("sni-server-ready") { return true }
+            let line = process.output().split(separator: "\n").first { $0.hasPrefix("sni-server-ready ") }
+            port = line.flatMap { UInt16($0.dropFirst("sni-server-ready ".count)) }
+            if port != nil { return true }
             guard process.isRunning else { throw HarnessError("the HTTPS test server exited:\n\(process.output())") }
             return false
         }
-        guard ready else { throw HarnessError("the HTTPS test server did not start:\n\(process.output())") }
+        guard ready, let port else { throw HarnessError("the HTTPS test server did not start:\n\(process.output())") }
+        return port
     }
 }
