@@ -48,25 +48,29 @@ import Testing
         exit(code)
     }
 
+    /// A server of two HTTP threads running `handle`, and its port; exits with status 2 when it
+    /// does not start. The tests are about stop, not about slow clients: no read deadline may cut
+    /// a connection whose request a loaded machine has not sent yet.
+    static func startServer(_ handle: @escaping @Sendable (HTTPRequest) -> HandlerResult) -> (HTTPServer, UInt16) {
+        var options = HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)
+        options.requestReadTimeout = 0
+        let server = HTTPServer(options: options, handler: handle)
+        do {
+            return (server, try server.start())
+        } catch {
+            fail("set-up: could not start the server: \(error)", code: 2)
+        }
+    }
+
     /// Each round: `connections` requests suspended, then one thread answers them all while
     /// another stops the server. Every client must get an answer (200 or 503); exits with
     /// status 3 when one did not.
     static func raceRespondersWithStop(rounds: Int, connections count: Int) {
         for _ in 0..<rounds {
             let handler = ScriptedHandler()
-            var options = HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)
-            // The race is about stop, not about slow clients: no read deadline may cut a
-            // connection whose request a loaded machine has not sent yet.
-            options.requestReadTimeout = 0
-            let server = HTTPServer(options: options) { handler.handle($0) }
+            let (server, port) = startServer { handler.handle($0) }
             // Set-up failures exit 2 and say why; under a loaded machine (the whole suite runs in
             // parallel) accepting 300 connections can take seconds, hence the generous deadlines.
-            let port: UInt16
-            do {
-                port = try server.start()
-            } catch {
-                fail("set-up: could not start the server: \(error)", code: 2)
-            }
             var connections: [RawHTTPConnection] = []
             for index in 0..<count {
                 do {
@@ -119,17 +123,9 @@ import Testing
     static func stopWithRequestsHeldOnEveryThread() {
         let handler = ScriptedHandler()
         let threads = Mutex<Set<UInt>>([])
-        var options = HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: 1024)
-        options.requestReadTimeout = 0
-        let server = HTTPServer(options: options) { request in
+        let (server, port) = startServer { request in
             threads.withLock { _ = $0.insert(UInt(pthread_self())) }
             return handler.handle(request)
-        }
-        let port: UInt16
-        do {
-            port = try server.start()
-        } catch {
-            fail("set-up: could not start the server: \(error)", code: 2)
         }
         var connections: [RawHTTPConnection] = []
         while threads.withLock({ $0.count }) < 2 {
