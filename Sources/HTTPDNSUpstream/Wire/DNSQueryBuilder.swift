@@ -56,9 +56,8 @@ enum DNSQueryBuilder {
                 0, 0, 41, UInt8(ednsPayloadSize >> 8), UInt8(ednsPayloadSize & 0xFF), 0, 0, 0, 0,
                 UInt8(ecs.count >> 8), UInt8(ecs.count & 0xFF),
             ]
-            for byte in opt + ecs {
-                buffer[end] = byte
-                end += 1
+            for part in [opt, ecs] {
+                end += UnsafeMutableBufferPointer(rebasing: buffer[end...]).initialize(fromContentsOf: part)
             }
         }
         return end
