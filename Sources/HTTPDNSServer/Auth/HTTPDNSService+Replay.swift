@@ -9,13 +9,16 @@ extension HTTPDNSService {
     /// RFC 8484 POSTs, not unsigned changes of an account that does not require signatures.
     /// The signature is the request's as received (an encrypted request's is outside `enc`).
     func runChange(_ route: Route, _ match: Route.Match) -> HandlerResult {
-        guard route.isSignedChange, case .key(let keyID, _) = match.authentication, let engine = match.engine,
-            case .credentials(let credentials) = SignatureV1.presented(in: match.received?.request ?? match.request),
-            let expiry = Timestamp(credentials.expiry)
-        else { return route.run(handlers, match) }
+        guard route.isSignedChange, case .key(let keyID, _) = match.authentication, let engine = match.engine else {
+            return route.run(handlers, match)
+        }
+        let signed = match.received?.request ?? match.request
+        guard case .credentials(let credentials) = SignatureV1.presented(in: signed), let expiry = Timestamp(credentials.expiry) else {
+            return route.run(handlers, match)
+        }
         let change = SignedChange(
             account: engine.accountID, keyID: keyID, signature: credentials.signature, expiry: expiry,
-            client: clients.address(of: match.received?.request ?? match.request))
+            client: clients.address(of: signed))
         guard let replication else {
             if let refusal = authenticator.checkReplay(change) { return .response(route.format.response(refusal)) }
             return route.run(handlers, match)
