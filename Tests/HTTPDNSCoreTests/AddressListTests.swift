@@ -39,6 +39,29 @@ import Testing
         #expect(AddressList(mixed).strings == mixed)
     }
 
+    /// A list built address by address (a reply's walk) equals the list of the same texts, packed
+    /// or not, and gives the texts back in order.
+    @Test(arguments: [
+        ["192.0.2.1"], ["192.0.2.1", "0.0.0.0"], ["9.8.7.6", "1.1.1.1", "255.255.255.255"],
+        ["1.1.1.1", "2.2.2.2", "3.3.3.3", "4.4.4.4", "5.5.5.5"], ["2001:db8::1"], ["2001:db8::1", "::1"],
+        ["1.2.3.4", "2001:db8::1"], ["2001:db8::1", "1.2.3.4"],
+    ])
+    func appendingAddressesGivesTheListOfTheirTexts(texts: [String]) {
+        var list = AddressList([])
+        for text in texts { list.append(IPAddress(text)!) }
+        #expect(list == AddressList(texts))
+        #expect(list.strings == texts)
+        #expect((list.packedIPv4 != nil) == (AddressList(texts).packedIPv4 != nil))
+    }
+
+    @Test func appendingToANegativeListDropsItsSOA() throws {
+        let soa = try #require(NegativeAnswerSOA("example. ns.example. hostmaster.example. 1 2 3 4 5"))
+        var list = AddressList(negativeWith: soa)
+        list.append(IPAddress("192.0.2.1")!)
+        #expect(list.soa == nil)
+        #expect(list == AddressList(["192.0.2.1"]))
+    }
+
     @Test func emptyListsAreNegativeEntries() {
         let entry = CacheEntry(addresses: [], originTTL: 60, storedAt: 0)
         #expect(entry.isNegative)

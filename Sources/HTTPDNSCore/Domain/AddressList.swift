@@ -56,6 +56,33 @@ public struct AddressList: Sendable, Hashable {
         return .ipv4(numbers.0, numbers.1, numbers.2, count: UInt8(addresses.count))
     }
 
+    /// Appends `address`, keeping the list as `init(_:)` of the same texts would: packed while it
+    /// is one to three IPv4 addresses, text from then on. A reply's walk builds its list this way
+    /// without a string per address. Appending to a negative list drops its SOA.
+    public mutating func append(_ address: IPAddress) {
+        if let number = address.ipv4 {
+            switch storage {
+            case .text(let texts) where texts.isEmpty:
+                storage = .ipv4(number, 0, 0, count: 1)
+                return
+            case .negative:
+                storage = .ipv4(number, 0, 0, count: 1)
+                return
+            case .ipv4(let first, _, _, count: 1):
+                storage = .ipv4(first, number, 0, count: 2)
+                return
+            case .ipv4(let first, let second, _, count: 2):
+                storage = .ipv4(first, second, number, count: 3)
+                return
+            default: break
+            }
+        }
+        var texts = strings
+        storage = .text([])
+        texts.append(address.description)
+        storage = .text(texts)
+    }
+
     public var count: Int {
         switch storage {
         case .ipv4(_, _, _, let count): Int(count)

@@ -42,6 +42,13 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         self.storage = storage
     }
 
+    /// An IPv4 address as a number, first octet in the high byte (`AddressList`'s packed form);
+    /// nil for IPv6.
+    public var ipv4: UInt32? {
+        guard family == .a else { return nil }
+        return UInt32(bigEndian: Swift.withUnsafeBytes(of: storage) { $0.load(as: UInt32.self) })
+    }
+
     /// 4 or 16.
     public var count: Int { family == .a ? 4 : 16 }
 
@@ -75,9 +82,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// `inet_ntop` formats it through `sprintf`: about 2 700 instructions with its array); IPv6
     /// by `inet_ntop`, whose compression of zero groups (RFC 5952) is not repeated here.
     public var description: String {
-        if family == .a {
-            return AddressList.dottedQuad(UInt32(byte(0)) << 24 | UInt32(byte(1)) << 16 | UInt32(byte(2)) << 8 | UInt32(byte(3)))
-        }
+        if let number = ipv4 { return AddressList.dottedQuad(number) }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN)) { buffer in
             let text = withUnsafeBytes { inet_ntop(AF_INET6, $0.baseAddress, buffer.baseAddress, socklen_t(buffer.count)) }
             // Fails only for an unknown family or a buffer too small, neither of which is possible here.

@@ -16,7 +16,7 @@ enum CNAMEFollower {
 
     /// True when `answer` is a dangling CNAME the engine must follow.
     static func isDangling(_ answer: UpstreamAnswer) -> Bool {
-        answer.cnameTarget != nil && answer.addresses.isEmpty && !answer.nxdomain
+        answer.cnameTarget != nil && answer.isNegative && !answer.nxdomain
     }
 
     /// Follows `answer` (a dangling CNAME for `query`); `completion` gets the final outcome and,

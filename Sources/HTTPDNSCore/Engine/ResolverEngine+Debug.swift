@@ -26,8 +26,8 @@ extension ResolverEngine {
         switch result {
         case .success(let answer):
             let outcome =
-                answer.nxdomain ? "nxdomain" : !answer.addresses.isEmpty ? "answer" : answer.cnameTarget != nil ? "cname" : "nodata"
-            fields += [("outcome", outcome), ("seconds", seconds), ("addresses", answer.addresses.count)]
+                answer.nxdomain ? "nxdomain" : !answer.isNegative ? "answer" : answer.cnameTarget != nil ? "cname" : "nodata"
+            fields += [("outcome", outcome), ("seconds", seconds), ("addresses", answer.addressList.count)]
         case .failure(let error):
             fields += [("outcome", error.code.rawValue), ("seconds", seconds), ("error", error.message)]
         }

@@ -172,6 +172,6 @@ extension ResolverEngine {
         }
         if answer.isNegative, let cap = override?.ttl { ttl = min(ttl, cap) }
         return CacheEntry(
-            addresses: answer.addresses, originTTL: ttl, storedAt: now, nxdomain: answer.nxdomain, origin: source, soa: answer.soa)
+            addressList: answer.addressList, originTTL: ttl, storedAt: now, nxdomain: answer.nxdomain, origin: source, soa: answer.soa)
     }
 }

@@ -18,8 +18,9 @@ public struct UpstreamQuery: Sendable, Hashable {
 /// What an upstream said about a name. A negative answer (NXDOMAIN, or NOERROR without records
 /// of the asked family) has no addresses.
 public struct UpstreamAnswer: Sendable, Hashable {
-    /// Addresses of the asked family, in the upstream's order, as text.
-    public var addresses: [String]
+    /// Addresses of the asked family, in the upstream's order, packed as a cache entry keeps
+    /// them (`AddressList`), so that storing the answer converts nothing.
+    public var addressList: AddressList
     /// Effective TTL of a positive answer (minimum over the CNAME chain), or nil when the reply
     /// carried none (JSON `short=1`, system resolver): the engine then uses its default.
     public var ttl: UInt32?
@@ -39,7 +40,16 @@ public struct UpstreamAnswer: Sendable, Hashable {
         addresses: [String], ttl: UInt32?, nxdomain: Bool = false, negativeTTL: UInt32? = nil, soa: NegativeAnswerSOA? = nil,
         cnameTarget: HostName? = nil
     ) {
-        self.addresses = addresses
+        self.init(
+            addressList: AddressList(addresses), ttl: ttl, nxdomain: nxdomain, negativeTTL: negativeTTL, soa: soa,
+            cnameTarget: cnameTarget)
+    }
+
+    public init(
+        addressList: AddressList, ttl: UInt32?, nxdomain: Bool = false, negativeTTL: UInt32? = nil, soa: NegativeAnswerSOA? = nil,
+        cnameTarget: HostName? = nil
+    ) {
+        self.addressList = addressList
         self.ttl = ttl
         self.nxdomain = nxdomain
         self.negativeTTL = negativeTTL
@@ -47,7 +57,13 @@ public struct UpstreamAnswer: Sendable, Hashable {
         self.cnameTarget = cnameTarget
     }
 
-    public var isNegative: Bool { addresses.isEmpty }
+    /// The addresses as text.
+    public var addresses: [String] {
+        get { addressList.strings }
+        set { addressList = AddressList(newValue) }
+    }
+
+    public var isNegative: Bool { addressList.isEmpty }
 }
 
 /// Why an upstream gave no usable answer. Each code feeds one statistics counter.

@@ -4,10 +4,11 @@ import HTTPDNSCore
 /// question's name or by the end of the CNAME chain that starts there, in the answer section's
 /// order, each TTL capped by the TTLs of the CNAME links before it (so the smallest is the
 /// answer's TTL). Reads the message in place: names are compared where they lie, compression
-/// pointers followed, nothing allocated but the address texts. Pure.
+/// pointers followed, nothing allocated for up to three IPv4 addresses (`AddressList` packs
+/// them). Pure.
 struct DNSAnswerWalk {
-    /// The addresses found, as text, at most `maximumAddresses`.
-    var addresses: [String] = []
+    /// The addresses found, at most `maximumAddresses`.
+    var addresses = AddressList([])
     /// The smallest TTL over those records (CNAME links included); nil without addresses.
     var ttl: UInt32?
 
@@ -55,7 +56,7 @@ struct DNSAnswerWalk {
                 let address = IPAddress(
                     family: family, rawBytes: UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: message[data..<offset])))
             else { continue }
-            result.addresses.append(address.description)
+            result.addresses.append(address)
             let capped = min(ttl, chainTTL)
             result.ttl = min(result.ttl ?? capped, capped)
         }

@@ -45,7 +45,7 @@ enum DNSReplyParser {
             return .failure(UpstreamError(.malformed, "DNS reply does not parse: \(error.message)"))
         }
         if !walked.addresses.isEmpty {
-            return .success(UpstreamAnswer(addresses: walked.addresses, ttl: walked.ttl ?? 0))
+            return .success(UpstreamAnswer(addressList: walked.addresses, ttl: walked.ttl ?? 0))
         }
         let summary: DNSReplySummary
         do throws(DNSMessageError) {
