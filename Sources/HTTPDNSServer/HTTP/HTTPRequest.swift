@@ -93,5 +93,5 @@ extension HTTPRequest: SignedRequest {
 /// resumed when `start` hands its response to the responder, from any thread, exactly once).
 public enum HandlerResult: Sendable {
     case response(HTTPResponse)
-    case deferred(@Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void)
+    case deferred(@Sendable (_ respond: @escaping @Sendable (consuming HTTPResponse) -> Void) -> Void)
 }

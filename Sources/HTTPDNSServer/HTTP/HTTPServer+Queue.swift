@@ -11,10 +11,9 @@ extension HTTPServer {
     /// Queues `response`; with the access log on (`context` holds its start and id), adds
     /// `X-Request-Id` and writes the request's line.
     func queue(
-        _ connection: OpaquePointer, _ response: HTTPResponse, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
+        _ connection: OpaquePointer, _ response: consuming HTTPResponse, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
         context: RequestContext?
     ) -> MHD_Result {
-        var response = response
         if let context, let id = context.requestID {
             response.headers.append(("X-Request-Id", id))
             AccessLog.write(

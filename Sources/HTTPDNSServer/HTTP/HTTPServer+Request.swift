@@ -142,7 +142,7 @@ extension HTTPServer {
     /// resuming, the request is answered 503 at once instead.
     private func suspend(
         _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, context: RequestContext,
-        start: @Sendable (_ respond: @escaping @Sendable (HTTPResponse) -> Void) -> Void
+        start: @Sendable (_ respond: @escaping @Sendable (consuming HTTPResponse) -> Void) -> Void
     ) -> MHD_Result {
         let key = ObjectIdentifier(context)
         // Only a server that stopped has no thread running the connection's daemon.

@@ -24,20 +24,18 @@ final class RequestContext: @unchecked Sendable {
 
     /// Applies the arrival of the deferred answer, keeping `response` when the state says so
     /// (`.resume`); a late or second answer is dropped.
-    func answerArrived(_ response: HTTPResponse) -> RequestState.Action {
-        locked_state.withLock { locked in
+    func answerArrived(_ response: consuming HTTPResponse) -> RequestState.Action {
+        var response = Optional(response)
+        return locked_state.withLock { locked in
             let action = locked.state.answerArrived()
-            if action == .resume { locked.answer = response }
+            if action == .resume { locked.answer = response.take() }
             return action
         }
     }
 
     /// The answer kept by `answerArrived`, once.
     func takeAnswer() -> HTTPResponse? {
-        locked_state.withLock { locked in
-            defer { locked.answer = nil }
-            return locked.answer
-        }
+        locked_state.withLock { $0.answer.take() }
     }
 }
 

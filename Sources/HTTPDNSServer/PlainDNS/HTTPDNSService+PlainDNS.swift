@@ -45,7 +45,7 @@ extension HTTPDNSService {
             query, engine: engine, client: { clients.keying.id(peer) },
             peerNetwork: { clients.network(clientIP: nil, forwardedFor: nil, peer: peer) }, peerAddress: { peer.ipAddress })
         let limit = transport == .udp ? PlainDNSMessages.udpLimit(query) : Int(UInt16.max)
-        let deliver: @Sendable (HTTPResponse) -> Void = { response in
+        let deliver: @Sendable (consuming HTTPResponse) -> Void = { response in
             // A response the writer failed to write (500) becomes SERVFAIL.
             let rendered = response.status == 200 ? response : RFC8484Rendering.serverFailure(query)
             guard rendered.status == 200, let fitted = PlainDNSMessages.fitted(rendered.body, query: query, limit: limit) else {
