@@ -2,6 +2,10 @@ import Foundation
 import HTTPDNSTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The loopback test servers themselves work (so a failing service test points at the service).
 @Suite("Test harness")
 struct HarnessSelfTests {
@@ -53,6 +57,29 @@ struct HarnessSelfTests {
             #expect(logged.count == 1)
             #expect(logged.first?.query["type"] == "A")
         }
+    }
+
+    /// `deadPort()` stays dead while the tests run: a connection to it is refused, and no one
+    /// else can bind it for TCP (a port only free when picked could be taken by another server).
+    @Test func aDeadPortRefusesConnectionsAndCannotBeTaken() throws {
+        let port = deadPort()
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        func onFreshSocket(_ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Int32) -> (result: Int32, error: Int32) {
+            let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            precondition(fd >= 0, "socket: errno \(errno)")
+            defer { close(fd) }
+            let result = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            return (result, result == 0 ? 0 : errno)
+        }
+        let connected = onFreshSocket { connect($0, $1, $2) }
+        #expect(connected.result == -1 && connected.error == ECONNREFUSED)
+        let bound = onFreshSocket { bind($0, $1, $2) }
+        #expect(bound.result == -1 && bound.error == EADDRINUSE)
     }
 
     @Test func stoppedServersAreGone() async throws {

@@ -21,8 +21,27 @@ public func freePort() -> UInt16 {
     fatalError("freePort: no free loopback port found")
 }
 
-/// A loopback port nobody listens on (for "dead upstream" tests): free now and never handed out again.
-public func deadPort() -> UInt16 { freePort() }
+/// TCP sockets bound to the ports `deadPort()` handed out and never listened on, open for the
+/// life of the test process: no other process can take those ports for TCP meanwhile.
+private let heldDeadSockets = Mutex<[Int32]>([])
+
+/// A loopback port nobody listens on (for "dead upstream" tests), never handed out again. Over
+/// TCP it is refused at once for the life of the test process: this process keeps a socket bound
+/// to it that never listens, so the kernel answers a connection with a reset and no other process
+/// can listen there. Over UDP it is only free now (a bound UDP socket would swallow the queries,
+/// where an unbound port is refused by ICMP).
+public func deadPort() -> UInt16 {
+    for _ in 0..<200 {
+        guard let (fd, port) = bindEphemeralTCPSocket() else { continue }
+        guard udpPortIsFree(port), handedOutPorts.withLock({ $0.insert(port).inserted }) else {
+            close(fd)
+            continue
+        }
+        heldDeadSockets.withLock { $0.append(fd) }
+        return port
+    }
+    fatalError("deadPort: no free loopback port found")
+}
 
 private func loopbackAddress(port: UInt16) -> sockaddr_in {
     var address = sockaddr_in()
@@ -33,22 +52,32 @@ private func loopbackAddress(port: UInt16) -> sockaddr_in {
 }
 
 private func bindEphemeralTCPPort() -> UInt16? {
+    guard let (fd, port) = bindEphemeralTCPSocket() else { return nil }
+    close(fd)
+    return port
+}
+
+/// A TCP socket bound to a loopback port the kernel picks, not listening, and that port.
+private func bindEphemeralTCPSocket() -> (Int32, UInt16)? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
-    defer { close(fd) }
     var address = loopbackAddress(port: 0)
     let bound = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
             bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
         }
     }
-    guard bound == 0 else { return nil }
     var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let named = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    let named =
+        bound == 0
+        && withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        } == 0
+    guard named else {
+        close(fd)
+        return nil
     }
-    guard named == 0 else { return nil }
-    return UInt16(bigEndian: address.sin_port)
+    return (fd, UInt16(bigEndian: address.sin_port))
 }
 
 private func udpPortIsFree(_ port: UInt16) -> Bool {
