@@ -15,6 +15,23 @@ struct DNSAnswerWalkTests {
         #expect(answer.ttl == 100)
     }
 
+    /// Owners compressed into the question's name: the whole name (offset 12) and its first label
+    /// then a pointer to the rest are the question's; its tail alone and another first label
+    /// before the same tail are other names, not taken.
+    @Test func compressedOwnerNamesMatchTheQuestionAsWritten() throws {
+        let header: [UInt8] = [0, 0, 0x81, 0x80, 0, 1, 0, 4, 0, 0, 0, 0]
+        let question = DNSTestMessage.name("www.example.test") + [0, 1, 0, 1]
+        func record(_ owner: [UInt8], _ last: UInt8) -> [UInt8] { owner + [0, 1, 0, 1, 0, 0, 1, 0x2C, 0, 4, 192, 0, 2, last] }
+        let whole = record([0xC0, 12], 10)
+        let firstLabelThenPointer = record([3, 0x57, 0x57, 0x57, 0xC0, 16], 11)  // "WWW" + "example.test"
+        let tailOnly = record([0xC0, 16], 12)  // "example.test"
+        let otherFirstLabel = record([3, 0x78, 0x79, 0x7A, 0xC0, 16], 13)  // "xyz" + "example.test"
+        let answer = try DNSReplyParser.parse(
+            header + question + whole + firstLabelThenPointer + tailOnly + otherFirstLabel, family: .a
+        ).get()
+        #expect(answer.addresses == ["192.0.2.10", "192.0.2.11"])
+    }
+
     /// Records of another name, another type or another class are not the question's answer.
     @Test func recordsOffTheChainAreLeftOut() throws {
         var message = DNSTestMessage()

@@ -123,7 +123,10 @@ struct DNSAnswerWalk {
             }
         }
 
-        /// Whether the names at `first` and `second` are the same (ASCII case-insensitive).
+        /// Whether the names at `first` and `second` are the same (ASCII case-insensitive). Both
+        /// names are walked to their end, so a malformed one throws whatever the other is; labels
+        /// at the same offset (an owner that points at the question) are not compared byte by
+        /// byte, and bytes equal as they are (the usual case) are not folded.
         func sameName(_ first: Int, _ second: Int) throws(Malformed) -> Bool {
             var a = first, b = second
             var hopsA = 0, hopsB = 0
@@ -132,8 +135,11 @@ struct DNSAnswerWalk {
                 let right = try label(at: b, hops: &hopsB)
                 guard left.count == right.count else { return false }
                 if left.count == 0 { return true }
-                for index in 0..<left.count where Self.folded(bytes[left.start + index]) != Self.folded(bytes[right.start + index]) {
-                    return false
+                if left.start != right.start {
+                    for index in 0..<left.count {
+                        let x = bytes[left.start + index], y = bytes[right.start + index]
+                        if x != y && Self.folded(x) != Self.folded(y) { return false }
+                    }
                 }
                 a = left.start + left.count
                 b = right.start + right.count
