@@ -50,9 +50,13 @@ public final class RefreshBackoff: Sendable {
         }
     }
 
-    /// Forgets `key` after a successful resolution.
+    /// Forgets `key` after a successful resolution. Every answer from upstream calls this, and
+    /// the table is empty while the upstreams answer: then no key is looked up.
     public func clear(_ key: CacheKey) {
-        _ = table.withLock { $0.removeValue(forKey: key) }
+        table.withLock { table in
+            guard !table.isEmpty else { return }
+            table.removeValue(forKey: key)
+        }
     }
 
     /// Forgets every key (new upstreams deserve a fresh start).
