@@ -21,6 +21,23 @@ import Testing
         #expect(table.count == 3)
     }
 
+    /// A key made from a cache key takes that key's hash; it must equal the key made from the
+    /// record's parts, whatever the network (the cache's "", the record's `default` spelled in the
+    /// cache, a client network), so that both find one record.
+    @Test(arguments: ["", StatsKey.defaultNetwork, "10.0.0.0/24"])
+    func aKeyFromACacheKeyIsTheKeyOfTheRecordsParts(network: String) throws {
+        let host = try #require(HostName("Mixed.Example.test"))
+        for family in RecordFamily.allCases {
+            let fromCache = StatsKey(CacheKey(host: host, family: family, network: network))
+            let fromParts = key(host.value, family, network.isEmpty ? StatsKey.defaultNetwork : network)
+            #expect(fromCache == fromParts)
+            #expect(fromCache.tableHash == fromParts.tableHash)
+            var table = StatsTable(limit: 10)
+            _ = table.update(fromCache) { $0.successNum += 1 }
+            #expect(table.record(fromParts)?.successNum == 1)
+        }
+    }
+
     @Test func manyKeysSurviveTheIndexGrowing() {
         var table = StatsTable(limit: 50_000)
         for i in 0..<20_000 {

@@ -19,13 +19,18 @@ public struct CacheKey: Hashable, Sendable, BoundedCacheKey {
     public init(host: HostName, family: RecordFamily, network: String = "") {
         self.host = host
         self.network = network
+        hashAndFamily = Self.cacheHash(host: host.value, family: family, network: network)
+    }
+
+    /// The `cacheHash` of the key of these parts, without making the key.
+    static func cacheHash(host: String, family: RecordFamily, network: String) -> Int {
         var hasher = Hasher()
-        var text = host.value
+        var text = host
         var network = network
         text.withUTF8 { text in
-            network.withUTF8 { network in Self.combine(host: text, family: family, network: network, into: &hasher) }
+            network.withUTF8 { network in combine(host: text, family: family, network: network, into: &hasher) }
         }
-        hashAndFamily = Self.pack(hasher.finalize(), family)
+        return pack(hasher.finalize(), family)
     }
 
     public var family: RecordFamily { RecordFamily(rawValue: UInt16(truncatingIfNeeded: hashAndFamily >> 48))! }

@@ -56,18 +56,33 @@ public struct StatsKey: Hashable, Sendable, Comparable {
     public let domain: String
     public let family: RecordFamily
     public let network: String
-    /// The hash of the three, which `StatsTable` places the record by.
+    /// The hash of the three, which `StatsTable` places the record by: the `cacheHash` of the
+    /// cache key whose events the record counts (`defaultNetwork` standing for the cache's ""),
+    /// so that a key made from a `CacheKey` takes that key's hash instead of hashing again.
     let tableHash: Int
 
     public init(domain: String, family: RecordFamily, network: String) {
+        let hash = CacheKey.cacheHash(host: domain, family: family, network: network == Self.defaultNetwork ? "" : network)
+        self.init(domain: domain, family: family, network: network, tableHash: hash)
+    }
+
+    /// The record a cache key's events go to.
+    public init(_ key: CacheKey) {
+        // A cache network spelled like the record's default one hashes as itself in the cache
+        // but as "" here: that rare key is hashed again.
+        guard key.network != Self.defaultNetwork else {
+            self.init(domain: key.host.value, family: key.family, network: key.network)
+            return
+        }
+        let network = key.network.isEmpty ? Self.defaultNetwork : key.network
+        self.init(domain: key.host.value, family: key.family, network: network, tableHash: key.cacheHash)
+    }
+
+    private init(domain: String, family: RecordFamily, network: String, tableHash: Int) {
         self.domain = domain
         self.family = family
         self.network = network
-        var hasher = Hasher()
-        hasher.combine(domain)
-        hasher.combine(family)
-        hasher.combine(network)
-        tableHash = hasher.finalize()
+        self.tableHash = tableHash
     }
 
     public func hash(into hasher: inout Hasher) {

@@ -145,9 +145,4 @@ public final class EngineStats: Sendable {
 extension StatsKey {
     /// `sp` of the records of accounts without per-network caches.
     public static let defaultNetwork = "default"
-
-    /// The record a cache key's events go to.
-    public init(_ key: CacheKey) {
-        self.init(domain: key.host.value, family: key.family, network: key.network.isEmpty ? Self.defaultNetwork : key.network)
-    }
 }
