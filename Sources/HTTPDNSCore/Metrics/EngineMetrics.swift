@@ -26,8 +26,10 @@ public final class EngineMetrics: Sendable {
     public let upstreamBudgetRefusals: StripedCounter
     /// Requests refused because their client address was over its rate (`rateLimit`).
     public let clientRateRefusals: StripedCounter
-    /// Upstream queries by upstream and outcome, with their durations.
-    private let upstreamOutcomes = Mutex<[UpstreamOutcomeKey: HistogramCounts]>([:])
+    /// Upstream queries by upstream and outcome, with their durations: a short list (the
+    /// account's upstreams times the outcomes seen) searched in place, newest row first. A query
+    /// compares two strings that share storage with the row's, where a dictionary hashed both.
+    private let upstreamOutcomes = Mutex<[(key: UpstreamOutcomeKey, counts: HistogramCounts)]>([])
     /// Request durations of this account, one slot per label combination the HTTP front numbers
     /// (wire API × answer source; `requestDurationSlots` of them at most), recorded from every
     /// HTTP thread.
@@ -88,8 +90,14 @@ public final class EngineMetrics: Sendable {
         case .success(let answer): outcome = answer.isNegative ? "negative" : "success"
         case .failure(let error): outcome = Self.outcomeLabel(error.code)
         }
-        upstreamOutcomes.withLock {
-            $0[UpstreamOutcomeKey(upstream: name, outcome: outcome), default: HistogramCounts()].record(seconds: seconds)
+        upstreamOutcomes.withLock { rows in
+            if let index = rows.firstIndex(where: { $0.key.upstream == name && $0.key.outcome == outcome }) {
+                rows[index].counts.record(seconds: seconds)
+                return
+            }
+            var counts = HistogramCounts()
+            counts.record(seconds: seconds)
+            rows.insert((UpstreamOutcomeKey(upstream: name, outcome: outcome), counts), at: 0)
         }
     }
 
@@ -110,7 +118,7 @@ public final class EngineMetrics: Sendable {
 
     /// Upstream query durations by upstream and outcome, sorted.
     public var upstreamDurations: [(UpstreamOutcomeKey, HistogramCounts)] {
-        upstreamOutcomes.withLock { table in table.map { ($0.key, $0.value) } }.sorted { $0.0 < $1.0 }
+        upstreamOutcomes.withLock { rows in rows.map { ($0.key, $0.counts) } }.sorted { $0.0 < $1.0 }
     }
 
     static func outcomeLabel(_ code: UpstreamError.Code) -> String {
