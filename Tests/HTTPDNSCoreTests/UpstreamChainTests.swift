@@ -5,6 +5,25 @@ import Testing
 
 /// Failover order, the system-resolver fallback and the timeout classification, through the engine.
 @Suite struct UpstreamChainTests {
+    /// What a report says of a reply: the answer's kind and its address count (an answer with
+    /// addresses counts as one whatever else it says), or the error.
+    @Test func aReplyIsSummarisedByItsKindAndAddressCount() {
+        let cname = HostName.valid("target.example")
+        let error = UpstreamError(.serverFailure, "SERVFAIL")
+        let cases: [(Result<UpstreamAnswer, UpstreamError>, ReplySummary, Bool)] = [
+            (.success(UpstreamAnswer(addresses: ["192.0.2.1", "192.0.2.2"], ttl: 60)), .answered(.answer, addresses: 2), false),
+            (.success(UpstreamAnswer(addresses: ["192.0.2.1"], ttl: 60, cnameTarget: cname)), .answered(.answer, addresses: 1), false),
+            (.success(UpstreamAnswer(addresses: [], ttl: nil, nxdomain: true)), .answered(.nxdomain, addresses: 0), true),
+            (.success(UpstreamAnswer(addresses: [], ttl: nil)), .answered(.nodata, addresses: 0), true),
+            (.success(UpstreamAnswer(addresses: [], ttl: nil, cnameTarget: cname)), .answered(.cname, addresses: 0), true),
+            (.failure(error), .failed(error), false),
+        ]
+        for (result, summary, negative) in cases {
+            #expect(ReplySummary(result) == summary)
+            #expect(ReplySummary(result).isNegative == negative)
+        }
+    }
+
     @Test func transportFailureOnTheFirstUpstreamAsksTheSecond() throws {
         let fixture = EngineFixture(upstreamCount: 2)
         fixture.upstreams[0].setFailure("www.example.com", .a, .transport)

@@ -19,16 +19,12 @@ extension ResolverEngine {
     /// One upstream's (or the local DNS fallback's) reply: `upstream`, `outcome` (`answer`,
     /// `nxdomain`, `nodata`, `cname` for a dangling CNAME, or the error code), `seconds`, and
     /// `addresses` or `error`.
-    static func debugFields(
-        upstream: String, _ result: Result<UpstreamAnswer, UpstreamError>, seconds: Double
-    ) -> [(String, any LogValue)] {
+    static func debugFields(upstream: String, _ reply: ReplySummary, seconds: Double) -> [(String, any LogValue)] {
         var fields: [(String, any LogValue)] = [("upstream", upstream)]
-        switch result {
-        case .success(let answer):
-            let outcome =
-                answer.nxdomain ? "nxdomain" : !answer.isNegative ? "answer" : answer.cnameTarget != nil ? "cname" : "nodata"
-            fields += [("outcome", outcome), ("seconds", seconds), ("addresses", answer.addressList.count)]
-        case .failure(let error):
+        switch reply {
+        case .answered(let kind, let addresses):
+            fields += [("outcome", kind.rawValue), ("seconds", seconds), ("addresses", addresses)]
+        case .failed(let error):
             fields += [("outcome", error.code.rawValue), ("seconds", seconds), ("error", error.message)]
         }
         return fields

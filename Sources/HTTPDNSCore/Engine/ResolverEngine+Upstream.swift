@@ -122,21 +122,21 @@ extension ResolverEngine {
 
     private func record(_ event: ChainEvent, statsKey: StatsKey) {
         switch event {
-        case .upstream(let name, let result, let seconds):
-            Log.debug("upstream replied", debugFields(statsKey, Self.debugFields(upstream: name, result, seconds: seconds)))
-            metrics.recordUpstream(name: name, result: result, seconds: seconds)
-            stats.update(statsKey) { $0.recordUpstream(result) }
-            if case .failure(let error) = result { logFailure(of: name, error, statsKey: statsKey) }
-        case .fallback(let result, let seconds):
+        case .upstream(let name, let reply, let seconds):
+            Log.debug("upstream replied", debugFields(statsKey, Self.debugFields(upstream: name, reply, seconds: seconds)))
+            metrics.recordUpstream(name: name, reply: reply, seconds: seconds)
+            stats.update(statsKey) { $0.recordUpstream(reply) }
+            if case .failed(let error) = reply { logFailure(of: name, error, statsKey: statsKey) }
+        case .fallback(let reply, let seconds):
             Log.debug(
                 "local DNS fallback replied",
-                debugFields(statsKey, Self.debugFields(upstream: "local DNS fallback", result, seconds: seconds)))
-            if case .success = result { metrics.fallbackSuccess.increment() } else { metrics.fallbackFailure.increment() }
+                debugFields(statsKey, Self.debugFields(upstream: "local DNS fallback", reply, seconds: seconds)))
+            if case .answered = reply { metrics.fallbackSuccess.increment() } else { metrics.fallbackFailure.increment() }
             stats.update(statsKey) {
                 $0.gobackLocaldnsNum += 1
-                if case .failure = result { $0.localErro += 1 }
+                if case .failed = reply { $0.localErro += 1 }
             }
-            if case .failure(let error) = result { logFailure(of: "local DNS fallback", error, statsKey: statsKey) }
+            if case .failed(let error) = reply { logFailure(of: "local DNS fallback", error, statsKey: statsKey) }
         }
     }
 

@@ -84,11 +84,11 @@ public final class EngineMetrics: Sendable {
     }
 
     /// One upstream query and how long it took (`seconds`).
-    public func recordUpstream(name: String, result: Result<UpstreamAnswer, UpstreamError>, seconds: Double) {
+    public func recordUpstream(name: String, reply: ReplySummary, seconds: Double) {
         let outcome: String
-        switch result {
-        case .success(let answer): outcome = answer.isNegative ? "negative" : "success"
-        case .failure(let error): outcome = Self.outcomeLabel(error.code)
+        switch reply {
+        case .answered: outcome = reply.isNegative ? "negative" : "success"
+        case .failed(let error): outcome = Self.outcomeLabel(error.code)
         }
         upstreamOutcomes.withLock { rows in
             if let index = rows.firstIndex(where: { $0.key.upstream == name && $0.key.outcome == outcome }) {

@@ -30,9 +30,9 @@ public struct DomainStats: Sendable, Equatable {
     public var maxRtt: String { String(Int(maxRttMilliseconds.rounded())) }
 
     /// Counts one upstream attempt and, on failure, the counter its error feeds.
-    public mutating func recordUpstream(_ result: Result<UpstreamAnswer, UpstreamError>) {
+    public mutating func recordUpstream(_ reply: ReplySummary) {
         requestPDnsNum += 1
-        guard case .failure(let error) = result else { return }
+        guard case .failed(let error) = reply else { return }
         switch error.code {
         case .timeout: timeoutErro += 1
         case .permission: noPermissionErro += 1

@@ -2,9 +2,38 @@
 /// can count it (statistics record, metrics).
 public enum ChainEvent: Sendable {
     /// One upstream was asked; `seconds` is how long it took to answer or fail.
-    case upstream(name: String, result: Result<UpstreamAnswer, UpstreamError>, seconds: Double)
+    case upstream(name: String, reply: ReplySummary, seconds: Double)
     /// Every upstream failed and the system resolver was asked.
-    case fallback(result: Result<UpstreamAnswer, UpstreamError>, seconds: Double)
+    case fallback(reply: ReplySummary, seconds: Double)
+}
+
+/// One reply as it is counted and logged: what kind of answer and how many addresses, or the
+/// error. The answer itself goes on to the chain's outcome; a report copies none of it.
+public enum ReplySummary: Sendable, Equatable {
+    case answered(Kind, addresses: Int)
+    case failed(UpstreamError)
+
+    /// `answer` (addresses), `nxdomain`, `nodata`, or `cname` (a CNAME without addresses).
+    public enum Kind: String, Sendable {
+        case answer, nxdomain, nodata, cname
+    }
+
+    public init(_ result: Result<UpstreamAnswer, UpstreamError>) {
+        switch result {
+        case .success(let answer):
+            let kind: Kind =
+                answer.nxdomain ? .nxdomain : !answer.isNegative ? .answer : answer.cnameTarget != nil ? .cname : .nodata
+            self = .answered(kind, addresses: answer.addressList.count)
+        case .failure(let error):
+            self = .failed(error)
+        }
+    }
+
+    /// An answer without addresses (NXDOMAIN, NODATA, a CNAME left dangling).
+    public var isNegative: Bool {
+        if case .answered(_, let addresses) = self { return addresses == 0 }
+        return false
+    }
 }
 
 /// How a resolution through the chain ended.
@@ -48,7 +77,7 @@ public struct UpstreamChain: Sendable {
         let started = clock.now()
         Log.debug("upstream query sent", [("upstream", upstream.name), ("host", query.host.value), ("type", query.family.typeName)])
         upstream.resolve(query) { result in
-            report(.upstream(name: upstream.name, result: result, seconds: max(0, clock.now() - started)))
+            report(.upstream(name: upstream.name, reply: ReplySummary(result), seconds: max(0, clock.now() - started)))
             switch result {
             case .success(let answer):
                 completion(.answered(answer, source: .upstream))
@@ -75,7 +104,7 @@ public struct UpstreamChain: Sendable {
             "every upstream failed: asking the local DNS fallback",
             [("upstream", fallback.name), ("host", query.host.value), ("type", query.family.typeName)])
         fallback.resolve(query) { result in
-            report(.fallback(result: result, seconds: max(0, clock.now() - started)))
+            report(.fallback(reply: ReplySummary(result), seconds: max(0, clock.now() - started)))
             switch result {
             case .success(let answer):
                 completion(.answered(answer, source: .localdns))
