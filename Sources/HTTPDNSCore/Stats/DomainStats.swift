@@ -62,7 +62,7 @@ public struct StatsKey: Hashable, Sendable, Comparable {
     let tableHash: Int
 
     public init(domain: String, family: RecordFamily, network: String) {
-        let hash = CacheKey.cacheHash(host: domain, family: family, network: network == Self.defaultNetwork ? "" : network)
+        let hash = CacheKey.cacheHash(host: domain, family: family, network: Self.cacheNetwork(network))
         self.init(domain: domain, family: family, network: network, tableHash: hash)
     }
 

@@ -121,7 +121,7 @@ public final class EngineStats: Sendable {
     private func pendingHits(_ key: StatsKey) -> UInt32 {
         HostName(key.domain).map {
             cache.pendingHits(
-                of: CacheKey(host: $0, family: key.family, network: key.network == StatsKey.defaultNetwork ? "" : key.network))
+                of: CacheKey(host: $0, family: key.family, network: StatsKey.cacheNetwork(key.network)))
         } ?? 0
     }
 
@@ -145,4 +145,7 @@ public final class EngineStats: Sendable {
 extension StatsKey {
     /// `sp` of the records of accounts without per-network caches.
     public static let defaultNetwork = "default"
+
+    /// The cache key's network of a record's `network`: "" for `defaultNetwork`.
+    static func cacheNetwork(_ network: String) -> String { network == defaultNetwork ? "" : network }
 }
