@@ -58,8 +58,8 @@ struct Lookups: Sendable {
             let key = engine.cacheKey(host: host, family: family, network: network)
             cached.append(engine.cachedResolution(key).map { .answered(.success($0)) } ?? .miss(key))
         }
-        let results: @Sendable ([FamilyOutcome]) -> HTTPResponse = { [extras] outcomes in
-            render(
+        let respond: @Sendable ([FamilyOutcome]) -> HTTPResponse = { [extras] outcomes in
+            var response = render(
                 hosts.indices.map { hostIndex in
                     HostResult(
                         host: hosts[hostIndex],
@@ -67,20 +67,18 @@ struct Lookups: Sendable {
                             (families[$0], outcomes[hostIndex * families.count + $0])
                         }, extra: extras.isEmpty ? nil : extras[hostIndex])
                 })
-        }
-        if cached.allSatisfy({ $0.outcome != nil }) {
-            let outcomes = cached.map { $0.outcome! }
-            var response = results(outcomes)
             response.source = AnswerSource.combined(outcomes)
-            return .response(response)
+            return response
         }
+        if cached.allSatisfy({ $0.outcome != nil }) { return .response(respond(cached.map { $0.outcome! })) }
         let client = client()
         let slot = ReplySlot()
-        let gather = OutcomeGather<FamilyOutcome>(count: pairCount) { outcomes in
-            var response = results(outcomes)
-            response.source = AnswerSource.combined(outcomes)
-            slot.set(response)
+        // A single pair (one name, one family: most requests) has nothing to gather.
+        if pairCount == 1, case .miss(let key) = cached[0] {
+            engine.resolveUncached(key, client: client) { slot.set(respond([$0])) }
+            return slot.result
         }
+        let gather = OutcomeGather<FamilyOutcome>(count: pairCount) { slot.set(respond($0)) }
         for (index, lookup) in cached.enumerated() {
             switch lookup {
             case .answered(let outcome): gather.fill(index, with: outcome)
