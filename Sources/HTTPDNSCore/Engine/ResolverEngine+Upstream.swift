@@ -2,12 +2,7 @@
 /// and every reply recorded in metrics, statistics and throttled warnings.
 extension ResolverEngine {
     /// Asks the upstream chain for `key` (the caller leads its single-flight) and completes the
-    /// flight: a usable answer is cached, a failure backs the key off and serves the stale entry
-    /// if one may be served. The query takes from `client`'s share of the upstream budget.
-    ///
-    /// The closures capture `settings`, the account's one shared copy, and read the configuration
-    /// through it: a copy of `AccountConfig` in each would retain and release all its strings and
-    /// arrays on every miss.
+    /// flight (`complete`). The query takes from `client`'s share of the upstream budget.
     func launch(_ key: CacheKey, settings: Settings, client: ClientID? = nil, holdsSharedLock: Bool = false) {
         if let retryAfter = budgetRefusal(for: client, config: settings.config) {
             Log.debug("upstream budget spent (upstreamQPS): no upstream asked", debugFields(key, [("retryAfter", retryAfter)]))
@@ -15,75 +10,63 @@ extension ResolverEngine {
             flights.complete(key, with: overBudget(key, config: settings.config, retryAfter: retryAfter))
             return
         }
-        let statsKey = statsKey(key)
-        let query = UpstreamQuery(
-            host: key.host, family: key.family, timeoutMilliseconds: settings.config.timeoutMilliseconds,
-            clientSubnet: key.network.isEmpty ? nil : key.network)
-        let started = clock.now()
-        let report: @Sendable (ChainEvent) -> Void = { [self] event in record(event, statsKey: statsKey) }
-        let finish: @Sendable (ChainOutcome) -> Void = { [self] outcome in
-            let result: FamilyOutcome
-            let now = clock.now()
-            switch outcome {
-            case .answered(let answer, let source):
-                backoff.clear(key)
-                stats.update(statsKey) {
-                    $0.successNum += 1
-                    $0.recordRTT(seconds: max(0, now - started))
-                }
-                let override = settings.config.hostOverrides.rule(for: key.host)
-                var entry = Self.entry(for: answer, source: source, config: settings.config, override: override, now: now)
-                orderBySpeed(&entry, config: settings.config, at: now)
-                if settings.config.cacheEnable && entry.originTTL > 0 && override?.cache != false {
-                    store(entry, for: key, persist: settings.config.persistentCacheIPEnabled)
-                    // Kept in the shared tier as long as it may be served here, stale window included.
-                    sharedTier?.store(
-                        account: accountID, key: key, entry: entry,
-                        keepSeconds: Double(entry.originTTL) + (override?.maxStaleAge ?? settings.config.maxStaleAge),
-                        holdsLock: holdsSharedLock)
-                } else if holdsSharedLock {
-                    sharedTier?.release(account: accountID, key: key)
-                }
-                probeSpeed(of: entry, key: key, config: settings.config)
-                // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
-                result = .success(
-                    ResolvedAnswer(
-                        addressList: entry.addressList, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
-                        nxdomain: entry.nxdomain, soa: entry.soa))
-            case .failed(let timedOut, let message):
-                metrics.resolveFailures.increment()
-                if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
-                let cached = settings.config.cacheEnable ? cache.peek(key) : nil
-                // Only keys with an entry to serve need a backoff (it is what refreshes them).
-                if cached != nil { backoff.recordFailure(key, at: now) }
-                if let cached,
-                    !cached.isExpired(at: now) || mayServe(cached, of: key.host, config: settings.config, at: now)
-                {
-                    // Nothing answered, but a cached answer that may be served beats an error.
-                    result = .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
-                } else {
-                    result = .failure(ResolveFailure(timedOut: timedOut, message: message))
-                }
+        let resolution = UpstreamResolution(engine: self, key: key, settings: settings, holdsSharedLock: holdsSharedLock)
+        settings.chain.resolve(resolution.query, clock: clock, listener: resolution)
+    }
+
+    /// Completes the flight of `resolution` with its chain's `outcome`: a usable answer is
+    /// cached, a failure backs the key off and serves the stale entry if one may be served.
+    func complete(_ resolution: UpstreamResolution, _ outcome: ChainOutcome) {
+        // The configuration is read through the shared settings and the key in place: a copy of
+        // either would retain and release its strings and arrays.
+        let settings = resolution.settings
+        let result: FamilyOutcome
+        let now = clock.now()
+        switch outcome {
+        case .answered(let answer, let source):
+            backoff.clear(resolution.key)
+            stats.update(resolution.statsKey) {
+                $0.successNum += 1
+                $0.recordRTT(seconds: max(0, now - resolution.started))
             }
-            Log.debug("resolution finished", debugFields(key, Self.debugFields(result, seconds: max(0, now - started))))
-            flights.complete(key, with: result)
-        }
-        settings.chain.resolve(query, clock: clock, report: report) { [self] outcome in
-            // A reply that ends in a CNAME without addresses: resolve where it points.
-            guard case .answered(let answer, let source) = outcome, CNAMEFollower.isDangling(answer) else {
-                finish(outcome)
-                return
+            let override = settings.config.hostOverrides.rule(for: resolution.key.host)
+            var entry = Self.entry(for: answer, source: source, config: settings.config, override: override, now: now)
+            orderBySpeed(&entry, config: settings.config, at: now)
+            if settings.config.cacheEnable && entry.originTTL > 0 && override?.cache != false {
+                store(entry, for: resolution.key, persist: settings.config.persistentCacheIPEnabled)
+                // Kept in the shared tier as long as it may be served here, stale window included.
+                sharedTier?.store(
+                    account: accountID, key: resolution.key, entry: entry,
+                    keepSeconds: Double(entry.originTTL) + (override?.maxStaleAge ?? settings.config.maxStaleAge),
+                    holdsLock: resolution.holdsSharedLock)
+            } else if resolution.holdsSharedLock {
+                sharedTier?.release(account: accountID, key: resolution.key)
             }
-            CNAMEFollower.follow(answer, source: source, query: query, chain: settings.chain, clock: clock, report: report) {
-                [self] followed, stop in
-                if let stop { logCut(stop, of: key) }
-                finish(followed)
+            probeSpeed(of: entry, key: resolution.key, config: settings.config)
+            // Fresh from upstream: never stale, even with a TTL of 0 (an answer not to be cached).
+            result = .success(
+                ResolvedAnswer(
+                    addressList: entry.addressList, ttl: entry.originTTL, originTTL: entry.originTTL, source: source,
+                    nxdomain: entry.nxdomain, soa: entry.soa))
+        case .failed(let timedOut, let message):
+            metrics.resolveFailures.increment()
+            if resolution.holdsSharedLock { sharedTier?.release(account: accountID, key: resolution.key) }
+            let cached = settings.config.cacheEnable ? cache.peek(resolution.key) : nil
+            // Only keys with an entry to serve need a backoff (it is what refreshes them).
+            if cached != nil { backoff.recordFailure(resolution.key, at: now) }
+            if let cached, !cached.isExpired(at: now) || mayServe(cached, of: resolution.key.host, config: settings.config, at: now) {
+                // Nothing answered, but a cached answer that may be served beats an error.
+                result = .success(ResolvedAnswer(entry: cached, at: now, source: .cache))
+            } else {
+                result = .failure(ResolveFailure(timedOut: timedOut, message: message))
             }
         }
+        Log.debug("resolution finished", debugFields(resolution.key, Self.debugFields(result, seconds: max(0, now - resolution.started))))
+        flights.complete(resolution.key, with: result)
     }
 
     /// One warning per host every 10 s at most for a CNAME chain cut short (answered NODATA).
-    private func logCut(_ stop: CNAMEFollower.Stop, of key: CacheKey) {
+    func logCut(_ stop: CNAMEFollower.Stop, of key: CacheKey) {
         guard let suppressed = failureLog.admit("cname:\(key.host.value)", now: clock.now()) else { return }
         let why: String
         switch stop {
@@ -120,7 +103,8 @@ extension ResolverEngine {
                 retryAfter: retryAfter))
     }
 
-    private func record(_ event: ChainEvent, statsKey: StatsKey) {
+    /// Counts one reply of the chain: metrics, the statistics record, a throttled warning.
+    func record(_ event: ChainEvent, statsKey: StatsKey) {
         switch event {
         case .upstream(let name, let reply, let seconds):
             Log.debug("upstream replied", debugFields(statsKey, Self.debugFields(upstream: name, reply, seconds: seconds)))

@@ -56,47 +56,51 @@ public struct UpstreamChain: Sendable {
         self.fallback = fallback
     }
 
+    /// Resolves `query` through the upstreams in order, then the fallback: `listener` hears of
+    /// each reply as it comes and of the outcome once. One object for the whole resolution, so
+    /// an attempt's completion captures it alone.
+    public func resolve(_ query: UpstreamQuery, clock: any WallClock, listener: any ChainListener) {
+        attempt(index: 0, query: query, clock: clock, allTimedOut: true, lastError: nil, listener: listener)
+    }
+
+    /// The same with the two callbacks as closures.
     public func resolve(
         _ query: UpstreamQuery, clock: any WallClock,
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome) -> Void
     ) {
-        attempt(index: 0, query: query, clock: clock, allTimedOut: true, lastError: nil, report: report, completion: completion)
+        resolve(query, clock: clock, listener: ChainCallbacks(report: report, completion: completion))
     }
 
     private func attempt(
-        index: Int, query: UpstreamQuery, clock: any WallClock, allTimedOut: Bool, lastError: UpstreamError?,
-        report: @escaping @Sendable (ChainEvent) -> Void,
-        completion: @escaping @Sendable (ChainOutcome) -> Void
+        index: Int, query: UpstreamQuery, clock: any WallClock, allTimedOut: Bool, lastError: UpstreamError?, listener: any ChainListener
     ) {
         guard index < upstreams.count else {
-            finish(query: query, clock: clock, allTimedOut: allTimedOut, lastError: lastError, report: report, completion: completion)
+            finish(query: query, clock: clock, allTimedOut: allTimedOut, lastError: lastError, listener: listener)
             return
         }
         let upstream = upstreams[index]
         let started = clock.now()
         Log.debug("upstream query sent", [("upstream", upstream.name), ("host", query.host.value), ("type", query.family.typeName)])
         upstream.resolve(query) { result in
-            report(.upstream(name: upstream.name, reply: ReplySummary(result), seconds: max(0, clock.now() - started)))
+            listener.report(.upstream(name: upstream.name, reply: ReplySummary(result), seconds: max(0, clock.now() - started)))
             switch result {
             case .success(let answer):
-                completion(.answered(answer, source: .upstream))
+                listener.finish(.answered(answer, source: .upstream))
             case .failure(let error):
                 self.attempt(
                     index: index + 1, query: query, clock: clock, allTimedOut: allTimedOut && error.code == .timeout,
-                    lastError: error, report: report, completion: completion)
+                    lastError: error, listener: listener)
             }
         }
     }
 
     private func finish(
-        query: UpstreamQuery, clock: any WallClock, allTimedOut: Bool, lastError: UpstreamError?,
-        report: @escaping @Sendable (ChainEvent) -> Void,
-        completion: @escaping @Sendable (ChainOutcome) -> Void
+        query: UpstreamQuery, clock: any WallClock, allTimedOut: Bool, lastError: UpstreamError?, listener: any ChainListener
     ) {
         let upstreamMessage = lastError.map { "last upstream error: \($0)" } ?? "no upstream configured"
         guard let fallback else {
-            completion(.failed(timedOut: allTimedOut && lastError != nil, message: upstreamMessage))
+            listener.finish(.failed(timedOut: allTimedOut && lastError != nil, message: upstreamMessage))
             return
         }
         let started = clock.now()
@@ -104,16 +108,37 @@ public struct UpstreamChain: Sendable {
             "every upstream failed: asking the local DNS fallback",
             [("upstream", fallback.name), ("host", query.host.value), ("type", query.family.typeName)])
         fallback.resolve(query) { result in
-            report(.fallback(reply: ReplySummary(result), seconds: max(0, clock.now() - started)))
+            listener.report(.fallback(reply: ReplySummary(result), seconds: max(0, clock.now() - started)))
             switch result {
             case .success(let answer):
-                completion(.answered(answer, source: .localdns))
+                listener.finish(.answered(answer, source: .localdns))
             case .failure(let error):
-                completion(
+                listener.finish(
                     .failed(
                         timedOut: allTimedOut && error.code == .timeout,
                         message: "\(upstreamMessage); local DNS: \(error)"))
             }
         }
     }
+}
+
+/// Who hears how one resolution through an `UpstreamChain` goes: every reply as it comes
+/// (`report`, to count it), then the outcome, once (`finish`).
+public protocol ChainListener: AnyObject, Sendable {
+    func report(_ event: ChainEvent)
+    func finish(_ outcome: ChainOutcome)
+}
+
+/// A listener made of two closures.
+private final class ChainCallbacks: ChainListener {
+    private let onReport: @Sendable (ChainEvent) -> Void
+    private let onFinish: @Sendable (ChainOutcome) -> Void
+
+    init(report: @escaping @Sendable (ChainEvent) -> Void, completion: @escaping @Sendable (ChainOutcome) -> Void) {
+        onReport = report
+        onFinish = completion
+    }
+
+    func report(_ event: ChainEvent) { onReport(event) }
+    func finish(_ outcome: ChainOutcome) { onFinish(outcome) }
 }
