@@ -68,19 +68,33 @@ import Testing
     }
 
     @Test func leaderStartsWorkAndFollowersJoin() {
-        let flight = SingleFlight<String, Int>()
-        let received = Mutex<[Int]>([])
-        #expect(flight.join("k") { value in received.withLock { $0.append(value) } })
-        #expect(!flight.join("k") { value in received.withLock { $0.append(value * 10) } })
-        #expect(flight.join("other") { _ in })
+        let flight = SingleFlight()
+        let key = CacheKey(host: .valid("k.example"), family: .a)
+        let other = CacheKey(host: .valid("k.example"), family: .aaaa)
+        func answer(_ ttl: UInt32) -> FamilyOutcome {
+            .success(ResolvedAnswer(addresses: ["192.0.2.1"], ttl: ttl, originTTL: ttl, source: .upstream))
+        }
+        let received = Mutex<[String]>([])
+        #expect(flight.join(key) { outcome in received.withLock { $0.append("first \(outcome.ttl)") } })
+        #expect(!flight.join(key) { outcome in received.withLock { $0.append("second \(outcome.ttl)") } })
+        #expect(!flight.join(key) { outcome in received.withLock { $0.append("third \(outcome.ttl)") } })
+        #expect(flight.join(other) { _ in })
         #expect(flight.inFlight == 2)
 
-        flight.complete("k", with: 7)
-        #expect(received.withLock { $0 } == [7, 70])
+        flight.complete(key, with: answer(7))
+        #expect(received.withLock { $0 } == ["first 7", "second 7", "third 7"])
         #expect(flight.inFlight == 1)
         // Completing again calls nobody; the next join leads a new flight.
-        flight.complete("k", with: 8)
-        #expect(received.withLock { $0 } == [7, 70])
-        #expect(flight.join("k") { _ in })
+        flight.complete(key, with: answer(8))
+        #expect(received.withLock { $0 }.count == 3)
+        #expect(flight.join(key) { _ in })
+        // A flight that is running takes no caller through `startIfIdle`.
+        #expect(!flight.startIfIdle(key) { _ in Issue.record("not a waiter") })
+        #expect(flight.startIfIdle(CacheKey(host: .valid("idle.example"), family: .a)) { _ in })
     }
+}
+
+extension FamilyOutcome {
+    /// The answer's TTL, 0 for a failure.
+    fileprivate var ttl: UInt32 { (try? get())?.ttl ?? 0 }
 }

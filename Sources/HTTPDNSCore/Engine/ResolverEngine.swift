@@ -78,7 +78,7 @@ public final class ResolverEngine: Sendable {
     public let metrics = EngineMetrics()
     let cache: AnswerCache
     let settings: ReadMostly<Settings>
-    let flights = SingleFlight<CacheKey, FamilyOutcome>()
+    let flights = SingleFlight()
     let clock: any WallClock
     let persistence: (any CachePersistence)?
     private let makeChain: ChainFactory

@@ -1,41 +1,53 @@
 import Synchronization
 
-/// At most one resolution in flight per key: the first caller starts the work, later callers for
-/// the same key wait for its result. Waiters are called outside the lock, each exactly once.
-public final class SingleFlight<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    public typealias Waiter = @Sendable (Value) -> Void
+/// At most one resolution in flight per cache key: the first caller starts the work, later
+/// callers for the same key wait for its result. Waiters are called outside the lock, each
+/// exactly once.
+///
+/// Not generic over key and value: a closure kept in storage of a generic type is kept at the
+/// generic type's abstraction, and converting each waiter to it allocated a thunk a miss.
+public final class SingleFlight: Sendable {
+    public typealias Waiter = @Sendable (FamilyOutcome) -> Void
 
-    private let flights = Mutex<[Key: [Waiter]]>([:])
+    /// A flight's waiters: the first kept inline (most flights have one), the rest in an array
+    /// allocated only for them.
+    private struct Waiters {
+        let first: Waiter
+        var more: [Waiter] = []
+    }
+
+    private let flights = Mutex<[CacheKey: Waiters]>([:])
 
     public init() {}
 
     /// Registers `waiter` for `key`. Returns true when the caller is the leader and must start
     /// the work (and later call `complete`), false when it joined a flight already running.
-    public func join(_ key: Key, waiter: @escaping Waiter) -> Bool {
+    public func join(_ key: CacheKey, waiter: @escaping Waiter) -> Bool {
         flights.withLock { table in
             if table[key] != nil {
-                table[key]!.append(waiter)
+                table[key]!.more.append(waiter)
                 return false
             }
-            table[key] = [waiter]
+            table[key] = Waiters(first: waiter)
             return true
         }
     }
 
     /// Starts a flight for `key` with `waiter` only if none is running; returns whether it did.
     /// Unlike `join`, a caller that finds a flight running is not added to it.
-    public func startIfIdle(_ key: Key, waiter: @escaping Waiter) -> Bool {
+    public func startIfIdle(_ key: CacheKey, waiter: @escaping Waiter) -> Bool {
         flights.withLock { table in
             guard table[key] == nil else { return false }
-            table[key] = [waiter]
+            table[key] = Waiters(first: waiter)
             return true
         }
     }
 
     /// Ends the flight for `key` and hands `value` to every waiter.
-    public func complete(_ key: Key, with value: Value) {
-        let waiters = flights.withLock { $0.removeValue(forKey: key) } ?? []
-        for waiter in waiters { waiter(value) }
+    public func complete(_ key: CacheKey, with value: FamilyOutcome) {
+        guard let waiters = flights.withLock({ $0.removeValue(forKey: key) }) else { return }
+        waiters.first(value)
+        for waiter in waiters.more { waiter(value) }
     }
 
     public var inFlight: Int { flights.withLock { $0.count } }
