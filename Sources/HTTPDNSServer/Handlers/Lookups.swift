@@ -58,27 +58,16 @@ struct Lookups: Sendable {
             let key = engine.cacheKey(host: host, family: family, network: network)
             cached.append(engine.cachedResolution(key).map { .answered(.success($0)) } ?? .miss(key))
         }
-        let respond: @Sendable ([FamilyOutcome]) -> HTTPResponse = { [extras] outcomes in
-            var response = render(
-                hosts.indices.map { hostIndex in
-                    HostResult(
-                        host: hosts[hostIndex],
-                        families: families.indices.map {
-                            (families[$0], outcomes[hostIndex * families.count + $0])
-                        }, extra: extras.isEmpty ? nil : extras[hostIndex])
-                })
-            response.source = AnswerSource.combined(outcomes)
-            return response
-        }
-        if cached.allSatisfy({ $0.outcome != nil }) { return .response(respond(cached.map { $0.outcome! })) }
+        let reply = Reply(hosts: hosts, families: families, extras: extras, render: render)
+        if cached.allSatisfy({ $0.outcome != nil }) { return .response(reply.response(cached.map { $0.outcome! })) }
         let client = client()
         let slot = ReplySlot()
         // A single pair (one name, one family: most requests) has nothing to gather.
         if pairCount == 1, case .miss(let key) = cached[0] {
-            engine.resolveUncached(key, client: client) { slot.set(respond([$0])) }
+            engine.resolveUncached(key, client: client) { slot.set(reply.response([$0])) }
             return slot.result
         }
-        let gather = OutcomeGather<FamilyOutcome>(count: pairCount) { slot.set(respond($0)) }
+        let gather = OutcomeGather<FamilyOutcome>(count: pairCount) { slot.set(reply.response($0)) }
         for (index, lookup) in cached.enumerated() {
             switch lookup {
             case .answered(let outcome): gather.fill(index, with: outcome)
@@ -86,6 +75,28 @@ struct Lookups: Sendable {
             }
         }
         return slot.result
+    }
+
+    /// What turns the outcomes of every pair, in pair order, into the response: a value the
+    /// completions capture, not a closure of its own.
+    private struct Reply: Sendable {
+        let hosts: [HostName]
+        let families: [RecordFamily]
+        /// A rule's `extra` per host, or empty when no rule answered.
+        let extras: [String?]
+        let render: @Sendable ([HostResult]) -> HTTPResponse
+
+        func response(_ outcomes: [FamilyOutcome]) -> HTTPResponse {
+            var response = render(
+                hosts.indices.map { hostIndex in
+                    HostResult(
+                        host: hosts[hostIndex],
+                        families: families.indices.map { (families[$0], outcomes[hostIndex * families.count + $0]) },
+                        extra: extras.isEmpty ? nil : extras[hostIndex])
+                })
+            response.source = AnswerSource.combined(outcomes)
+            return response
+        }
     }
 
     /// A pair as the cache step leaves it: answered (by the cache, a rule or the `domains`
