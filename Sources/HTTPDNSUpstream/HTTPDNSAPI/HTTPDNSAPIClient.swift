@@ -75,6 +75,6 @@ public struct HTTPDNSAPIClient: UpstreamResolver {
             headers: [HTTPHeader("Accept", "application/json")],
             timeoutMilliseconds: query.timeoutMilliseconds
         )
-        loop.performUpstream(request, parse: { HTTPDNSAPIParser.parse($0, family: query.family) }, completion: completion)
+        loop.performUpstream(request, family: query.family, parse: HTTPDNSAPIParser.parse, completion: completion)
     }
 }

@@ -73,7 +73,7 @@ public struct DoHJSONClient: UpstreamResolver {
         loop.performUpstream(
             request,
             observe: { offset.learn(dateHeader: $0.header("Date"), now: clock.now()) },
-            parse: { DoHJSONParser.parse($0, family: query.family) },
+            family: query.family, parse: DoHJSONParser.parse,
             completion: completion)
     }
 }

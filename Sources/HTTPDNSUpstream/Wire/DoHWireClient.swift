@@ -39,6 +39,6 @@ public struct DoHWireClient: UpstreamResolver {
             headers: Self.headers,
             timeoutMilliseconds: query.timeoutMilliseconds
         )
-        loop.performUpstream(request, parse: { DNSReplyParser.parse($0, family: query.family) }, completion: completion)
+        loop.performUpstream(request, family: query.family, parse: DNSReplyParser.parse, completion: completion)
     }
 }
