@@ -10,8 +10,7 @@ extension ResolverEngine {
             flights.complete(key, with: overBudget(key, config: settings.config, retryAfter: retryAfter))
             return
         }
-        let resolution = UpstreamResolution(engine: self, key: key, settings: settings, holdsSharedLock: holdsSharedLock)
-        settings.chain.resolve(resolution.query, clock: clock, listener: resolution)
+        settings.chain.resolve(UpstreamResolution(engine: self, key: key, settings: settings, holdsSharedLock: holdsSharedLock))
     }
 
     /// Completes the flight of `resolution` with its chain's `outcome`: a usable answer is

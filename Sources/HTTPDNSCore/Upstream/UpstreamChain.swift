@@ -56,89 +56,121 @@ public struct UpstreamChain: Sendable {
         self.fallback = fallback
     }
 
-    /// Resolves `query` through the upstreams in order, then the fallback: `listener` hears of
-    /// each reply as it comes and of the outcome once. One object for the whole resolution, so
-    /// an attempt's completion captures it alone.
-    public func resolve(_ query: UpstreamQuery, clock: any WallClock, listener: any ChainListener) {
-        attempt(index: 0, query: query, clock: clock, allTimedOut: true, lastError: nil, listener: listener)
+    /// Runs `resolution` through the upstreams in order, then the fallback.
+    func resolve(_ resolution: ChainResolution) {
+        resolution.start(on: self)
     }
 
-    /// The same with the two callbacks as closures.
+    /// Resolves `query` the same way; `report` hears of each reply as it comes, `completion` of
+    /// the outcome once.
     public func resolve(
         _ query: UpstreamQuery, clock: any WallClock,
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome) -> Void
     ) {
-        resolve(query, clock: clock, listener: ChainCallbacks(report: report, completion: completion))
+        resolve(ChainCallbacks(query: query, clock: clock, report: report, completion: completion))
+    }
+}
+
+/// One resolution through an `UpstreamChain`, from the first upstream to the outcome: the query,
+/// where it is in the chain and what its failures add up to. Its owner subclasses it to hear how
+/// it goes: each reply as it comes (`report`, to count it), then the outcome, once (`finish`).
+/// It is the one context every upstream's completion captures, so that a resolution allocates
+/// nothing else of its own.
+///
+/// Unchecked `Sendable`: its state is changed by one attempt at a time, each started by the
+/// completion of the one before (or by `start`), so never by two threads at once.
+class ChainResolution: @unchecked Sendable {
+    let query: UpstreamQuery
+    let clock: any WallClock
+    private var chain = UpstreamChain(upstreams: [], fallback: nil)
+    /// The upstream asked now; `upstreams.count` while the fallback is asked.
+    private var index = 0
+    private var allTimedOut = true
+    private var lastError: UpstreamError?
+    /// When the upstream asked now was asked.
+    private var asked: Timestamp = 0
+
+    init(query: UpstreamQuery, clock: any WallClock) {
+        self.query = query
+        self.clock = clock
     }
 
-    private func attempt(
-        index: Int, query: UpstreamQuery, clock: any WallClock, allTimedOut: Bool, lastError: UpstreamError?, listener: any ChainListener
-    ) {
-        guard index < upstreams.count else {
-            finish(query: query, clock: clock, allTimedOut: allTimedOut, lastError: lastError, listener: listener)
+    /// One reply of an upstream or of the fallback, as it comes.
+    func report(_ event: ChainEvent) {}
+
+    /// How the resolution ended; called once.
+    func finish(_ outcome: ChainOutcome) {}
+
+    fileprivate func start(on chain: UpstreamChain) {
+        self.chain = chain
+        attempt()
+    }
+
+    private func attempt() {
+        guard index < chain.upstreams.count else {
+            askFallback()
             return
         }
-        let upstream = upstreams[index]
-        let started = clock.now()
+        let upstream = chain.upstreams[index]
+        asked = clock.now()
         Log.debug("upstream query sent", [("upstream", upstream.name), ("host", query.host.value), ("type", query.family.typeName)])
-        upstream.resolve(query) { result in
-            listener.report(.upstream(name: upstream.name, reply: ReplySummary(result), seconds: max(0, clock.now() - started)))
-            switch result {
-            case .success(let answer):
-                listener.finish(.answered(answer, source: .upstream))
-            case .failure(let error):
-                self.attempt(
-                    index: index + 1, query: query, clock: clock, allTimedOut: allTimedOut && error.code == .timeout,
-                    lastError: error, listener: listener)
-            }
+        upstream.resolve(query) { [self] result in replied(result) }
+    }
+
+    private func replied(_ result: Result<UpstreamAnswer, UpstreamError>) {
+        let upstream = chain.upstreams[index]
+        report(.upstream(name: upstream.name, reply: ReplySummary(result), seconds: max(0, clock.now() - asked)))
+        switch result {
+        case .success(let answer):
+            finish(.answered(answer, source: .upstream))
+        case .failure(let error):
+            allTimedOut = allTimedOut && error.code == .timeout
+            lastError = error
+            index += 1
+            attempt()
         }
     }
 
-    private func finish(
-        query: UpstreamQuery, clock: any WallClock, allTimedOut: Bool, lastError: UpstreamError?, listener: any ChainListener
-    ) {
-        let upstreamMessage = lastError.map { "last upstream error: \($0)" } ?? "no upstream configured"
-        guard let fallback else {
-            listener.finish(.failed(timedOut: allTimedOut && lastError != nil, message: upstreamMessage))
+    private var upstreamMessage: String { lastError.map { "last upstream error: \($0)" } ?? "no upstream configured" }
+
+    private func askFallback() {
+        guard let fallback = chain.fallback else {
+            finish(.failed(timedOut: allTimedOut && lastError != nil, message: upstreamMessage))
             return
         }
-        let started = clock.now()
+        asked = clock.now()
         Log.debug(
             "every upstream failed: asking the local DNS fallback",
             [("upstream", fallback.name), ("host", query.host.value), ("type", query.family.typeName)])
-        fallback.resolve(query) { result in
-            listener.report(.fallback(reply: ReplySummary(result), seconds: max(0, clock.now() - started)))
-            switch result {
-            case .success(let answer):
-                listener.finish(.answered(answer, source: .localdns))
-            case .failure(let error):
-                listener.finish(
-                    .failed(
-                        timedOut: allTimedOut && error.code == .timeout,
-                        message: "\(upstreamMessage); local DNS: \(error)"))
-            }
+        fallback.resolve(query) { [self] result in fallbackReplied(result) }
+    }
+
+    private func fallbackReplied(_ result: Result<UpstreamAnswer, UpstreamError>) {
+        report(.fallback(reply: ReplySummary(result), seconds: max(0, clock.now() - asked)))
+        switch result {
+        case .success(let answer):
+            finish(.answered(answer, source: .localdns))
+        case .failure(let error):
+            finish(.failed(timedOut: allTimedOut && error.code == .timeout, message: "\(upstreamMessage); local DNS: \(error)"))
         }
     }
 }
 
-/// Who hears how one resolution through an `UpstreamChain` goes: every reply as it comes
-/// (`report`, to count it), then the outcome, once (`finish`).
-public protocol ChainListener: AnyObject, Sendable {
-    func report(_ event: ChainEvent)
-    func finish(_ outcome: ChainOutcome)
-}
-
-/// A listener made of two closures.
-private final class ChainCallbacks: ChainListener {
+/// A resolution whose owner listens with two closures.
+private final class ChainCallbacks: ChainResolution, @unchecked Sendable {
     private let onReport: @Sendable (ChainEvent) -> Void
     private let onFinish: @Sendable (ChainOutcome) -> Void
 
-    init(report: @escaping @Sendable (ChainEvent) -> Void, completion: @escaping @Sendable (ChainOutcome) -> Void) {
+    init(
+        query: UpstreamQuery, clock: any WallClock, report: @escaping @Sendable (ChainEvent) -> Void,
+        completion: @escaping @Sendable (ChainOutcome) -> Void
+    ) {
         onReport = report
         onFinish = completion
+        super.init(query: query, clock: clock)
     }
 
-    func report(_ event: ChainEvent) { onReport(event) }
-    func finish(_ outcome: ChainOutcome) { onFinish(outcome) }
+    override func report(_ event: ChainEvent) { onReport(event) }
+    override func finish(_ outcome: ChainOutcome) { onFinish(outcome) }
 }
