@@ -26,6 +26,19 @@ import Testing
         #expect(fixture.upstream.calls("shop.example") == 2)
     }
 
+    @Test func aStaleAnswerIsCountedOncePerClientItServes() throws {
+        let fixture = fixtureWithExpiredAnswer()
+        fixture.upstream.setFailure("shop.example", .a, .timeout)
+        fixture.upstream.holdReplies(true)
+        // One flight: the first client leads it, the other two join it.
+        let resolutions = (0..<3).map { _ in fixture.resolve("shop.example") }
+        #expect(fixture.upstream.release() == 1)
+        for resolution in resolutions { #expect(resolution.answer?.stale == true) }
+        #expect(fixture.engine.metrics.staleServed.value == 3)
+        let record = try #require(fixture.engine.stats.record(StatsKey(domain: "shop.example", family: .a, network: "default")))
+        #expect(record.staleNum == 3)
+    }
+
     @Test func withoutACachedAnswerTheFailureStands() {
         let fixture = fixtureWithExpiredAnswer()
         fixture.upstream.setFailure("other.example", .a, .timeout)

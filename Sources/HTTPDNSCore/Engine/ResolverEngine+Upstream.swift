@@ -7,7 +7,7 @@ extension ResolverEngine {
         if let retryAfter = budgetRefusal(for: client, config: settings.config) {
             Log.debug("upstream budget spent (upstreamQPS): no upstream asked", debugFields(key, [("retryAfter", retryAfter)]))
             if holdsSharedLock { sharedTier?.release(account: accountID, key: key) }
-            flights.complete(key, with: overBudget(key, config: settings.config, retryAfter: retryAfter))
+            completeFlight(key, with: overBudget(key, config: settings.config, retryAfter: retryAfter))
             return
         }
         settings.chain.resolve(UpstreamResolution(engine: self, key: key, settings: settings, holdsSharedLock: holdsSharedLock))
@@ -61,7 +61,7 @@ extension ResolverEngine {
             }
         }
         Log.debug("resolution finished", debugFields(resolution.key, Self.debugFields(result, seconds: max(0, now - resolution.started))))
-        flights.complete(resolution.key, with: result)
+        completeFlight(resolution.key, with: result)
     }
 
     /// One warning per host every 10 s at most for a CNAME chain cut short (answered NODATA).

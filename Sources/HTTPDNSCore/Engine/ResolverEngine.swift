@@ -302,12 +302,7 @@ public final class ResolverEngine: Sendable {
             return
         }
         metrics.misses.increment()
-        let completion = key.family == .aaaa && settings.lookup.synthesizesAAAA ? dns64(completion, key: key, client: client) : completion
-        // Stale answers are counted per client served, not per failed flight.
-        let waiter: @Sendable (FamilyOutcome) -> Void = { [self] outcome in
-            if case .success(let answer) = outcome, answer.stale { countStale(key) }
-            completion(outcome)
-        }
+        let waiter = key.family == .aaaa && settings.lookup.synthesizesAAAA ? dns64(completion, key: key, client: client) : completion
         if !flights.join(key, waiter: waiter) {
             metrics.singleFlightJoined.increment()
             Log.debug("cache miss joined a resolution in flight (single-flight)", debugFields(key))
@@ -317,7 +312,7 @@ public final class ResolverEngine: Sendable {
         // answer and ended: answer from that entry rather than start a second upstream query.
         let now = clock.now()
         if settings.config.cacheEnable, let entry = cache.peek(key), !entry.isExpired(at: now) {
-            flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .cache)))
+            completeFlight(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .cache)))
             return
         }
         launchAfterSharedTier(key, settings: settings, client: client)
@@ -359,7 +354,7 @@ public final class ResolverEngine: Sendable {
             var entry = found
             orderBySpeed(&entry, config: settings.config, at: now)
             store(entry, for: key, persist: settings.config.persistentCacheIPEnabled)
-            flights.complete(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
+            completeFlight(key, with: .success(ResolvedAnswer(entry: entry, at: now, source: .shared)))
         case .miss(let holdsLock):
             Log.debug("cache miss: not shared, asking the upstreams", debugFields(key))
             launch(key, settings: settings, client: client, holdsSharedLock: holdsLock)
@@ -373,11 +368,19 @@ public final class ResolverEngine: Sendable {
         return entry.age(pastExpiryAt: now) <= maxStaleAge && !config.isStaleExcluded(host)
     }
 
-    private func countStale(_ key: CacheKey) {
-        metrics.staleServed.increment()
+    /// Ends `key`'s flight with `result`. A stale answer is counted once per client it serves,
+    /// not once per flight.
+    func completeFlight(_ key: CacheKey, with result: FamilyOutcome) {
+        flights.complete(key, with: result) { clients in
+            if case .success(let answer) = result, answer.stale { countStale(key, clients: clients) }
+        }
+    }
+
+    private func countStale(_ key: CacheKey, clients: Int = 1) {
+        metrics.staleServed.add(UInt64(clients), ordering: .relaxed)
         stats.update(statsKey(key)) {
-            $0.staleNum += 1
-            $0.cacheDnsNum += 1
+            $0.staleNum += UInt64(clients)
+            $0.cacheDnsNum += UInt64(clients)
         }
     }
 

@@ -10,10 +10,11 @@ public final class SingleFlight: Sendable {
     public typealias Waiter = @Sendable (FamilyOutcome) -> Void
 
     /// A flight's waiters: the first kept inline (most flights have one), the rest in an array
-    /// allocated only for them.
+    /// allocated only for them; `clients` of them came through `join`.
     private struct Waiters {
         let first: Waiter
         var more: [Waiter] = []
+        var clients: Int
     }
 
     private let flights = Mutex<[CacheKey: Waiters]>([:])
@@ -26,9 +27,10 @@ public final class SingleFlight: Sendable {
         flights.withLock { table in
             if table[key] != nil {
                 table[key]!.more.append(waiter)
+                table[key]!.clients += 1
                 return false
             }
-            table[key] = Waiters(first: waiter)
+            table[key] = Waiters(first: waiter, clients: 1)
             return true
         }
     }
@@ -38,14 +40,16 @@ public final class SingleFlight: Sendable {
     public func startIfIdle(_ key: CacheKey, waiter: @escaping Waiter) -> Bool {
         flights.withLock { table in
             guard table[key] == nil else { return false }
-            table[key] = Waiters(first: waiter)
+            table[key] = Waiters(first: waiter, clients: 0)
             return true
         }
     }
 
-    /// Ends the flight for `key` and hands `value` to every waiter.
-    public func complete(_ key: CacheKey, with value: FamilyOutcome) {
+    /// Ends the flight for `key` and hands `value` to every waiter. `served` is told first how
+    /// many of them joined through `join` (the clients the value answers), when there are any.
+    public func complete(_ key: CacheKey, with value: FamilyOutcome, served: (_ clients: Int) -> Void = { _ in }) {
         guard let waiters = flights.withLock({ $0.removeValue(forKey: key) }) else { return }
+        if waiters.clients > 0 { served(waiters.clients) }
         waiters.first(value)
         for waiter in waiters.more { waiter(value) }
     }
