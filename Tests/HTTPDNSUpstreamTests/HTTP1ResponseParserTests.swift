@@ -182,6 +182,24 @@ import Testing
         #expect(HTTP1Origin.parse(url) == nil)
     }
 
+    /// Every byte value at every offset of a 17-byte target (two words read whole, then the
+    /// rest byte by byte), among bytes that are all allowed: found exactly where the rule of
+    /// which bytes curl would rewrite says so.
+    @Test func eachByteCurlWouldRewriteIsFoundAtAnyOffset() {
+        func rewritten(_ byte: UInt8) -> Bool { byte <= 0x20 || byte >= 0x7F || byte == UInt8(ascii: "#") }
+        for value in 0...255 {
+            for offset in 0..<17 {
+                var target = [UInt8](repeating: UInt8(ascii: "A"), count: 17)
+                target[offset] = UInt8(value)
+                let found = target.withUnsafeBytes { HTTP1Origin.hasByteCurlRewrites($0) }
+                #expect(found == rewritten(UInt8(value)), "byte \(value) at \(offset)")
+            }
+        }
+        // Neighbours that carry or borrow into each other: 0x7E beside 0x21, `"` and `$` (around `#`).
+        let allowed = Array("~!\"$~!\"$~!".utf8)
+        #expect(!allowed.withUnsafeBytes { HTTP1Origin.hasByteCurlRewrites($0) })
+    }
+
     @Test func theRequestIsWrittenOnceWithHostHeadersAndBody() throws {
         let url = "http://127.0.0.1:8053/dns-query"
         let (origin, target) = try #require(HTTP1Origin.parse(url))
