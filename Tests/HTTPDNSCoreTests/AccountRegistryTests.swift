@@ -52,8 +52,8 @@ import Testing
         #expect(!registry.hidesAccounts)
     }
 
-    /// `withEngine(utf8:)` agrees with `engine(_:)`, with few accounts (compared as bytes) and many
-    /// (looked up by hash), and forgets a removed account.
+    /// `withEngine(utf8:)` and `engine(_:)` find each account's engine and no other, with few
+    /// accounts (compared as bytes) and many (looked up by hash), and forget a removed account.
     @Test(arguments: [1, 8, 9, 40])
     func anIdGivenAsBytesFindsTheSameEngine(accounts: Int) {
         let harness = Harness()
@@ -63,12 +63,17 @@ import Testing
             var id = id
             return id.withUTF8 { id in harness.registry.withEngine(utf8: UnsafeRawBufferPointer(id)) { $0 } ?? nil }
         }
-        for id in ids { #expect(lookup(id) === harness.registry.engine(id)) }
-        #expect(lookup("acct") == nil)
-        #expect(lookup("acct-0x") == nil)
-        #expect(lookup("") == nil)
+        for id in ids {
+            #expect(harness.registry.engine(id)?.accountID == id)
+            #expect(lookup(id) === harness.registry.engine(id))
+        }
+        for absent in ["acct", "acct-0x", ""] {
+            #expect(lookup(absent) == nil)
+            #expect(harness.registry.engine(absent) == nil)
+        }
         harness.registry.remove(ids[0])
         #expect(lookup(ids[0]) == nil)
+        #expect(harness.registry.engine(ids[0]) == nil)
         if accounts > 1 { #expect(lookup(ids[1]) === harness.registry.engine(ids[1])) }
     }
 

@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The engines of all accounts by id. A lookup (every request) is a lock-free read of the
 /// current table; creating or removing an account publishes a new table (`ReadMostly`).
 ///
@@ -59,8 +63,26 @@ public final class AccountRegistry: Sendable {
         shards[shardIndex(id)]
     }
 
+    /// Looked up as bytes in the short list while there are few accounts, as `withEngine` does.
     public func engine(_ id: String) -> ResolverEngine? {
-        shard(id).read { $0[id] }
+        var text = id
+        // Retained while the list is read: the list holds its engines unretained.
+        let listed = text.withUTF8 { bytes in
+            small.read { Self.find(UnsafeRawBufferPointer(bytes), in: $0).map { $0?.takeUnretainedValue() } }
+        }
+        if let listed { return listed }
+        return shard(id).read { $0[id] }
+    }
+
+    /// The engine of `id` in the short list: nil when there is no list (too many accounts),
+    /// `.some(nil)` when the list does not have it.
+    private static func find(_ id: UnsafeRawBufferPointer, in small: Small) -> Unmanaged<ResolverEngine>?? {
+        guard let list = small.list else { return nil }
+        for entry in list where entry.id.count == id.count {
+            let equal = id.isEmpty || entry.id.withUnsafeBytes { memcmp($0.baseAddress!, id.baseAddress!, id.count) == 0 }
+            if equal { return .some(entry.engine) }
+        }
+        return .some(nil)
     }
 
     /// Runs `body` with the engine of an id given as bytes (the resolve fast path reads it from
@@ -71,13 +93,12 @@ public final class AccountRegistry: Sendable {
     @discardableResult
     public func withEngine<R>(utf8 id: UnsafeRawBufferPointer, _ body: (ResolverEngine) -> R) -> R? {
         small.read { small in
-            guard let list = small.list else {
+            guard let listed = Self.find(id, in: small) else {
                 let shard = shards[Self.shardIndex(id)]
                 let id = String(decoding: id, as: UTF8.self)
                 return shard.read { $0[id] }.map(body)
             }
-            let index = list.firstIndex { $0.id.count == id.count && $0.id.withUnsafeBytes { $0.elementsEqual(id) } }
-            return index.map { list[$0].engine._withUnsafeGuaranteedRef(body) }
+            return listed.map { $0._withUnsafeGuaranteedRef(body) }
         }
     }
 
@@ -107,7 +128,9 @@ public final class AccountRegistry: Sendable {
     /// (read under `writer`, after the caller's update: of two racing writers, the later one
     /// records the configuration that stayed). Under `writer`.
     private func noteSigning(_ id: String, _ totals: inout Totals) {
-        if engine(id)?.config.requiresSignatures == true { totals.signed.insert(id) } else { totals.signed.remove(id) }
+        // The shard, not `engine(_:)`: the short list is republished after this, when at all.
+        let config = shard(id).read { $0[id] }?.config
+        if config?.requiresSignatures == true { totals.signed.insert(id) } else { totals.signed.remove(id) }
         anySigned.store(!totals.signed.isEmpty, ordering: .releasing)
     }
 
