@@ -137,6 +137,8 @@ import Testing
         ("HTTP/1.1 101 Switching Protocols\r\n\r\n", .badStatusLine),
         ("HTTP/1.1 200 OK\r\nNo colon\r\n\r\n", .badHeaderLine),
         ("HTTP/1.1 200 OK\r\nName : value\r\n\r\n", .badHeaderLine),
+        ("HTTP/1.1 200 OK\r\n: value\r\n\r\n", .badHeaderLine),
+        ("HTTP/1.1 200 OK\r\nContent-Length\r\n\r\n", .badHeaderLine),
         ("HTTP/1.1 200 OK\r\nA: 1\r\n folded\r\n\r\n", .badHeaderLine),
         ("HTTP/1.1 200 OK\r\nContent-Length: 12x\r\n\r\n", .badContentLength),
         ("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", .badContentLength),

@@ -1,8 +1,14 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 extension HTTP1ResponseParser.HeadFields {
     /// Takes what framing and connection fields say from one `Name: value` line (its line ending
     /// stripped: `count` bytes); every other field is only kept in the header block.
     mutating func read(_ line: UnsafeRawBufferPointer, count: Int) throws(HTTP1ResponseParser.Failure) {
-        guard let colon = line[0..<count].firstIndex(of: UInt8(ascii: ":")), colon > 0 else { throw .badHeaderLine }
+        guard count > 0, let found = memchr(line.baseAddress!, Int32(UInt8(ascii: ":")), count) else { throw .badHeaderLine }
+        let colon = UnsafeRawPointer(found) - line.baseAddress!
+        guard colon > 0 else { throw .badHeaderLine }
         for index in 0..<colon where !Self.isTokenByte(line[index]) {
             // Whitespace before the colon or a folded line (RFC 9112 section 5.1 and 5.2).
             throw .badHeaderLine
