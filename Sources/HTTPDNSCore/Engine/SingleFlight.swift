@@ -5,7 +5,7 @@ import Synchronization
 /// exactly once.
 ///
 /// Not generic over key and value: a closure kept in storage of a generic type is kept at the
-/// generic type's abstraction, and converting each waiter to it allocated a thunk a miss.
+/// generic type's abstraction, and converting each waiter to it allocates a thunk.
 public final class SingleFlight: Sendable {
     public typealias Waiter = @Sendable (FamilyOutcome) -> Void
 

@@ -39,8 +39,8 @@ enum RouteArguments {
 
         var isEmpty: Bool { all.isEmpty }
 
-        /// Compared by length first, then with `memcmp`: a byte-by-byte `elementsEqual` of each
-        /// name was most of what checking a request's arguments cost.
+        /// Compared by length first, then with `memcmp`: every request to a listed route has
+        /// each of its argument names looked up here.
         func contains(_ name: UnsafeRawBufferPointer) -> Bool {
             utf8.contains { candidate in
                 candidate.count == name.count
