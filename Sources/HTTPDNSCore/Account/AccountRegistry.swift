@@ -1,9 +1,5 @@
 import Synchronization
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The engines of all accounts by id. A lookup (every request) is a lock-free read of the
 /// current table; creating or removing an account publishes a new table (`ReadMostly`).
 ///
@@ -78,11 +74,7 @@ public final class AccountRegistry: Sendable {
     /// `.some(nil)` when the list does not have it.
     private static func find(_ id: UnsafeRawBufferPointer, in small: Small) -> Unmanaged<ResolverEngine>?? {
         guard let list = small.list else { return nil }
-        for entry in list where entry.id.count == id.count {
-            let equal = id.isEmpty || entry.id.withUnsafeBytes { memcmp($0.baseAddress!, id.baseAddress!, id.count) == 0 }
-            if equal { return .some(entry.engine) }
-        }
-        return .some(nil)
+        return .some(list.first { entry in entry.id.withUnsafeBytes { $0.hasSameBytes(as: id) } }?.engine)
     }
 
     /// Runs `body` with the engine of an id given as bytes (the resolve fast path reads it from

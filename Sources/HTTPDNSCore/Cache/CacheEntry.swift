@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The key of one cached answer: a host, a family and (with per-network caches) a client network.
 ///
 /// The key's hash is computed once, when the key is made: a miss hashes its key about ten times
@@ -100,8 +96,7 @@ public struct BorrowedCacheKey {
     }
 
     private static func equal(_ text: String, _ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var text = text
-        return text.withUTF8 { $0.count == bytes.count && (bytes.isEmpty || memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0) }
+        UnsafeRawBufferPointer(bytes).hasSameBytes(as: text)
     }
 
     /// The key with its own strings (for what outlives the lookup: a refresh, a statistics key).

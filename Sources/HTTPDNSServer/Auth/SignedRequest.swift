@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// A request as the authentication step reads it (signature v1: `SignatureV1`,
 /// `ClientAuthenticator`; the EMAS and DoH JSON signatures: `authenticateEMAS`,
 /// `authenticateDoHJSON`): what both the general path's `HTTPRequest` and the fast path's
@@ -69,19 +65,4 @@ struct ArgumentPairCollector {
 
     /// The arguments taken, in the order received.
     var pairs: UnsafeBufferPointer<ArgumentPair> { UnsafeBufferPointer(rebasing: storage[..<count]) }
-}
-
-extension UnsafeRawBufferPointer {
-    /// True when both hold the same bytes (one `memcmp`).
-    func hasSameBytes(as other: UnsafeRawBufferPointer) -> Bool {
-        guard count == other.count else { return false }
-        return count == 0 || memcmp(baseAddress!, other.baseAddress!, count) == 0
-    }
-
-    /// True when these bytes are exactly `text`'s UTF-8.
-    func hasSameBytes(as text: String) -> Bool {
-        guard count == text.utf8.count else { return false }
-        var text = text
-        return text.withUTF8 { hasSameBytes(as: UnsafeRawBufferPointer($0)) }
-    }
 }

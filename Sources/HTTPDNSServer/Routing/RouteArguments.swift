@@ -1,9 +1,5 @@
 import HTTPDNSCore
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// The query arguments each endpoint of API v1 and the admin API reads: any other is a 400
 /// naming it, so a mistyped or unsupported argument (`type=MX` on the cache list, `limt=5`,
 /// `hots=` on resolve) is never silently ignored. The signature v1 arguments are allowed
@@ -39,13 +35,8 @@ enum RouteArguments {
 
         var isEmpty: Bool { all.isEmpty }
 
-        /// Compared by length first, then with `memcmp`: every request to a listed route has
-        /// each of its argument names looked up here.
         func contains(_ name: UnsafeRawBufferPointer) -> Bool {
-            utf8.contains { candidate in
-                candidate.count == name.count
-                    && (name.isEmpty || candidate.withUnsafeBytes { memcmp($0.baseAddress!, name.baseAddress!, name.count) == 0 })
-            }
+            utf8.contains { candidate in candidate.withUnsafeBytes { $0.hasSameBytes(as: name) } }
         }
     }
 
@@ -97,7 +88,10 @@ enum RouteArguments {
     /// argument, or `sdns-NAME` where the route takes `sdns-*`.
     private static func isRead(_ name: UnsafeRawBufferPointer, _ names: Names) -> Bool {
         if SignatureV1.isSignatureArgument(name) { return true }
-        if name.count >= 5 && memcmp(name.baseAddress!, paramPrefix.utf8Start, 5) == 0 && names.all.contains(paramArguments) {
+        if name.count >= paramPrefix.utf8CodeUnitCount,
+            UnsafeRawBufferPointer(rebasing: name[..<paramPrefix.utf8CodeUnitCount]).equals(paramPrefix),
+            names.all.contains(paramArguments)
+        {
             return true
         }
         return names.contains(name)
