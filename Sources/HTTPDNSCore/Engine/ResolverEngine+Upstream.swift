@@ -10,7 +10,7 @@ extension ResolverEngine {
             completeFlight(key, with: overBudget(key, config: settings.config, retryAfter: retryAfter))
             return
         }
-        settings.chain.resolve(UpstreamResolution(engine: self, key: key, settings: settings, holdsSharedLock: holdsSharedLock))
+        UpstreamResolution(engine: self, key: key, settings: settings, holdsSharedLock: holdsSharedLock).start()
     }
 
     /// Completes the flight of `resolution` with its chain's `outcome`: a usable answer is

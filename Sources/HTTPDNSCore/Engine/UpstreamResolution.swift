@@ -2,7 +2,7 @@
 /// chain's resolution, holding what the completion needs. One object a miss rather than a
 /// closure for each callback, each capturing its own copies.
 ///
-/// It captures `settings`, the account's one shared copy, and reads the configuration through
+/// It holds `settings`, the account's one shared copy, and reads the configuration through
 /// it: a copy of `AccountConfig` would retain and release all its strings and arrays on every
 /// miss.
 final class UpstreamResolution: ChainResolution, @unchecked Sendable {
@@ -23,6 +23,7 @@ final class UpstreamResolution: ChainResolution, @unchecked Sendable {
         statsKey = engine.statsKey(key)
         started = engine.clock.now()
         super.init(
+            chain: settings.chain,
             query: UpstreamQuery(
                 host: key.host, family: key.family, timeoutMilliseconds: settings.config.timeoutMilliseconds,
                 clientSubnet: key.network.isEmpty ? nil : key.network),

@@ -56,19 +56,14 @@ public struct UpstreamChain: Sendable {
         self.fallback = fallback
     }
 
-    /// Runs `resolution` through the upstreams in order, then the fallback.
-    func resolve(_ resolution: ChainResolution) {
-        resolution.start(on: self)
-    }
-
-    /// Resolves `query` the same way; `report` hears of each reply as it comes, `completion` of
-    /// the outcome once.
+    /// Resolves `query` through the upstreams in order, then the fallback (`ChainResolution`);
+    /// `report` hears of each reply as it comes, `completion` of the outcome once.
     public func resolve(
         _ query: UpstreamQuery, clock: any WallClock,
         report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome) -> Void
     ) {
-        resolve(ChainCallbacks(query: query, clock: clock, report: report, completion: completion))
+        ChainCallbacks(chain: self, query: query, clock: clock, report: report, completion: completion).start()
     }
 }
 
@@ -81,9 +76,9 @@ public struct UpstreamChain: Sendable {
 /// Unchecked `Sendable`: its state is changed by one attempt at a time, each started by the
 /// completion of the one before (or by `start`), so never by two threads at once.
 class ChainResolution: @unchecked Sendable {
+    private let chain: UpstreamChain
     let query: UpstreamQuery
     let clock: any WallClock
-    private var chain = UpstreamChain(upstreams: [], fallback: nil)
     /// The upstream asked now; `upstreams.count` while the fallback is asked.
     private var index = 0
     private var allTimedOut = true
@@ -91,7 +86,8 @@ class ChainResolution: @unchecked Sendable {
     /// When the upstream asked now was asked.
     private var asked: Timestamp = 0
 
-    init(query: UpstreamQuery, clock: any WallClock) {
+    init(chain: UpstreamChain, query: UpstreamQuery, clock: any WallClock) {
+        self.chain = chain
         self.query = query
         self.clock = clock
     }
@@ -102,8 +98,8 @@ class ChainResolution: @unchecked Sendable {
     /// How the resolution ended; called once.
     func finish(_ outcome: ChainOutcome) {}
 
-    fileprivate func start(on chain: UpstreamChain) {
-        self.chain = chain
+    /// Asks the chain's first upstream (or, without upstreams, the fallback).
+    func start() {
         attempt()
     }
 
@@ -163,12 +159,12 @@ private final class ChainCallbacks: ChainResolution, @unchecked Sendable {
     private let onFinish: @Sendable (ChainOutcome) -> Void
 
     init(
-        query: UpstreamQuery, clock: any WallClock, report: @escaping @Sendable (ChainEvent) -> Void,
+        chain: UpstreamChain, query: UpstreamQuery, clock: any WallClock, report: @escaping @Sendable (ChainEvent) -> Void,
         completion: @escaping @Sendable (ChainOutcome) -> Void
     ) {
         onReport = report
         onFinish = completion
-        super.init(query: query, clock: clock)
+        super.init(chain: chain, query: query, clock: clock)
     }
 
     override func report(_ event: ChainEvent) { onReport(event) }
