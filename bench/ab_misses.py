@@ -18,8 +18,9 @@ and redis-server's CPU per miss is read beside dnss's.
 
 Prints each run, then per build the medians of misses/s, p99, httpdnsd's CPU µs per miss, that
 CPU over dnss's CPU per request in the same run (the machine's speed moves during a run; the
-ratio to the upstream beside it moves less), and the voluntary context switches per miss (each
-one a thread that slept and was woken); then candidate / baseline for each.
+ratio to the upstream beside it moves less), that CPU's user-space and kernel parts, and the
+voluntary context switches per miss (each one a thread that slept and was woken); then
+candidate / baseline for each.
 """
 
 import os
@@ -56,6 +57,7 @@ def one_run(instance, dnss_pid, redis_pid, label):
     preload = len(names) / instance.preload("bench", names)
     return {"rps": result["rps"], "p99": result["p99_us"] / 1000, "cpu": cpu, "ratio": cpu / dnss if dnss else 0.0,
             "switches": result["switches"]["httpdnsd"][0], "preload": preload,
+            "user": result["user_system"]["httpdnsd"][0], "kernel": result["user_system"]["httpdnsd"][1],
             "redis": result["cpu"]["redis"]["all threads"] if redis_pid else 0.0}
 
 
@@ -100,6 +102,7 @@ def main():
     print("|---|---|---|---|")
     for key, what in (("rps", "misses/s"), ("p99", "p99 ms"), ("cpu", "httpdnsd CPU µs per miss"),
                       ("ratio", "httpdnsd CPU per miss / dnss CPU per request"),
+                      ("user", "of which user space, µs per miss"), ("kernel", "of which kernel, µs per miss"),
                       ("switches", "voluntary context switches per miss"), ("preload", "preload, names/s"),
                       ("redis", "redis-server CPU µs per miss")):
         if key == "redis" and not os.environ.get("BENCH_AB_REDIS") == "1":

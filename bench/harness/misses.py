@@ -16,7 +16,8 @@ import subprocess
 from .clients import http_get
 from .load import summarize, wrk, write_list
 from .processes import free_port, wait_until
-from .procstat import cpu_by_group, is_http_thread, switches_between, thread_switches, thread_ticks
+from .procstat import (cpu_by_group, is_http_thread, switches_between, thread_switches, thread_ticks,
+                       user_system_seconds)
 from .settings import CONNECTION_MEMORY, CONNECTIONS, DURATION, MISS_PRELOAD, REPS, WRK_THREADS, ZONE, log
 
 # httpdnsd's threads as the report groups them: the curl loop (libcurl's transfers, and the
@@ -32,11 +33,16 @@ WHOLE = [("all threads", lambda name: True)]
 def with_cpu(pids, run):
     """Runs `run()` (a wrk run) and adds to its summary `cpu`: for each (label, pid, groups) of
     `pids`, the CPU µs that process used meanwhile per request, by thread group; and `switches`:
-    its threads' (voluntary, involuntary) context switches per request."""
+    its threads' (voluntary, involuntary) context switches per request; and `user_system`: its CPU
+    µs per request in its own code and libraries (user) and in the kernel (system), every thread."""
     before = {label: thread_ticks(pid) for label, pid, _ in pids}
     switched = {label: thread_switches(pid) for label, pid, _ in pids}
+    split = {label: user_system_seconds(pid) for label, pid, _ in pids}
     result = run()
     requests = max(1, result["requests"])
+    result["user_system"] = {label: tuple((after - was) * 1e6 / requests for was, after in
+                                          zip(split[label], user_system_seconds(pid)))
+                             for label, pid, _ in pids}
     result["cpu"] = {label: {group: us / requests for group, us in cpu_by_group(before[label], thread_ticks(pid),
                                                                                  groups).items()}
                      for label, pid, groups in pids}
@@ -100,7 +106,10 @@ def measure_misses(work, processes, main, stack, results):
                          "dnss_in_4": [r["cpu"]["dnss"]["all threads"] for r in runs4],
                          "dnss": [r["cpu"]["dnss"]["all threads"] for r in runs4_dnss],
                          "floor": [r["cpu"]["forwarder"]["all threads"] for r in runs4_floor],
-                         "switches": [r["switches"]["httpdnsd"] for r in runs4]}
+                         "switches": [r["switches"]["httpdnsd"] for r in runs4],
+                         "user_system": {"httpdnsd": [r["user_system"]["httpdnsd"] for r in runs4],
+                                         "floor": [r["user_system"]["forwarder"] for r in runs4_floor],
+                                         "dnss": [r["user_system"]["dnss"] for r in runs4_dnss]}}
     if preloads:
         results["s4_preload"] = {"rate": statistics.median(preloads), "reps": [round(p) for p in preloads],
                                  "names": MISS_PRELOAD}

@@ -19,6 +19,22 @@ def parse_stat(stat):
     return stat[stat.index("(") + 1:stat.rindex(")")], int(fields[11]) + int(fields[12])
 
 
+def parse_user_system(stat):
+    """The user and the system CPU ticks (`utime`, `stime`: fields 14 and 15) of the text of a
+    /proc .../stat file, apart: time spent in the process's own code and libraries against time
+    the kernel spent for it (system calls, the network stack, scheduling)."""
+    fields = stat.rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])
+
+
+def user_system_seconds(pid):
+    """(user, system) CPU seconds a process has used so far, every thread, exited ones included."""
+    with open(f"/proc/{pid}/stat") as f:
+        user, system = parse_user_system(f.read())
+    ticks = os.sysconf("SC_CLK_TCK")
+    return user / ticks, system / ticks
+
+
 def stat_ticks(path):
     """The name and the user + system CPU ticks of a /proc .../stat file."""
     with open(path) as f:

@@ -57,6 +57,31 @@ def floor_figures(results):
     return {"ratio": floor / dnss, "over": total / floor, "own": total - floor}
 
 
+def user_system_figures(results):
+    """{process: (user µs, kernel µs) per miss, medians of the repetitions} for httpdnsd in (4),
+    the C forwarder in (4f) and dnss alone in (4u); None when the run kept no split."""
+    split = (results.get("s4_cpu") or {}).get("user_system")
+    if not split:
+        return None
+    return {name: (statistics.median(u for u, _ in reps), statistics.median(s for _, s in reps))
+            for name, reps in split.items() if reps}
+
+
+def user_system_line(figures):
+    """The sentence setting httpdnsd's user and kernel time per miss against the floor's (the
+    kernel's part is what a miss's system calls and network stack cost, the user part what each
+    process's own code costs); None without both."""
+    httpdnsd, floor = figures.get("httpdnsd"), figures.get("floor")
+    if not httpdnsd or not floor or not floor[0] or not floor[1]:
+        return None
+    line = (f"User space + kernel, µs per miss (medians): httpdnsd {httpdnsd[0]:.1f} + {httpdnsd[1]:.1f}, "
+            f"the C forwarder (4f) {floor[0]:.1f} + {floor[1]:.1f}")
+    if figures.get("dnss"):
+        line += f", dnss alone (4u) {figures['dnss'][0]:.1f} + {figures['dnss'][1]:.1f} a request"
+    return (f"{line}. httpdnsd's kernel time is {httpdnsd[1] / floor[1]:.2f} × the floor's, its user time "
+            f"{httpdnsd[0] / floor[0]:.2f} × ({httpdnsd[0] - floor[0]:+.1f} µs).")
+
+
 def miss_section(add, results):
     """The table of CPU per miss by thread group, dnss beside, and the preload (4p)."""
     cpu = results.get("s4_cpu")
@@ -103,6 +128,11 @@ def miss_section(add, results):
         add(f"The floor (4f) / dnss CPU per request = {floor['ratio']:.2f}; httpdnsd / the floor = "
             f"{floor['over']:.2f}: httpdnsd's own work costs {floor['own']:.1f} µs a miss on top of what "
             "libmicrohttpd, the kernel and the upstream exchange cost a forwarder that does nothing else.")
+        add("")
+    split = user_system_figures(results)
+    line = user_system_line(split) if split else None
+    if line:
+        add(line)
         add("")
     preload = results.get("s4_preload")
     if preload:

@@ -5,8 +5,9 @@ CPU by thread group, and the miss report's grouping and floor. Run from the repo
 import os
 import unittest
 
-from .procstat import cpu_by_group, is_http_thread, parse_stat, parse_switches, switches_between, thread_switches
-from .report_misses import cpu_ratio, floor_figures, grouped
+from .procstat import (cpu_by_group, is_http_thread, parse_stat, parse_switches, parse_user_system, switches_between,
+                       thread_switches, user_system_seconds)
+from .report_misses import cpu_ratio, floor_figures, grouped, user_system_figures, user_system_line
 
 # A thread's stat line as Linux writes it (`/proc/PID/task/TID/stat`): utime 1234 and stime 56
 # are fields 14 and 15; this name holds a space and a parenthesis, which a split on spaces or on
@@ -18,6 +19,15 @@ STAT = ("4242 (MHD-worker) x) S 4200 4200 4200 0 -1 4194368 911 0 0 0 1234 56 0 
 class ProcStatTests(unittest.TestCase):
     def test_parse_stat_reads_name_and_ticks_past_a_name_with_parentheses(self):
         self.assertEqual(parse_stat(STAT), ("MHD-worker) x", 1234 + 56))
+
+    def test_parse_user_system_keeps_the_two_apart(self):
+        self.assertEqual(parse_user_system(STAT), (1234, 56))
+
+    def test_user_system_seconds_of_this_process_add_up_to_its_ticks(self):
+        with open(f"/proc/{os.getpid()}/stat") as f:
+            _, ticks = parse_stat(f.read())
+        user, system = user_system_seconds(os.getpid())
+        self.assertGreaterEqual(user * os.sysconf("SC_CLK_TCK") + system * os.sysconf("SC_CLK_TCK"), ticks - 0.5)
 
     def test_parse_stat_of_this_process(self):
         with open(f"/proc/{os.getpid()}/stat") as f:
@@ -76,6 +86,19 @@ class MissReportTests(unittest.TestCase):
         self.assertEqual(floor_figures(results), {"ratio": 25.0 / 70.0, "over": 50.0 / 25.0, "own": 25.0})
         del results["s4_cpu"]["floor"]
         self.assertIsNone(floor_figures(results))
+
+    def test_user_system_figures_take_medians_and_the_line_sets_httpdnsd_against_the_floor(self):
+        results = {"s4_cpu": {"user_system": {"httpdnsd": [(27.0, 19.0), (29.0, 21.0), (28.0, 20.0)],
+                                              "floor": [(5.0, 16.0), (6.0, 17.0), (7.0, 18.0)],
+                                              "dnss": [(40.0, 20.0)]}}}
+        figures = user_system_figures(results)
+        self.assertEqual(figures, {"httpdnsd": (28.0, 20.0), "floor": (6.0, 17.0), "dnss": (40.0, 20.0)})
+        line = user_system_line(figures)
+        self.assertIn("httpdnsd 28.0 + 20.0", line)
+        self.assertIn("(4f) 6.0 + 17.0", line)
+        self.assertIn("kernel time is 1.18 × the floor's, its user time 4.67 × (+22.0 µs)", line)
+        self.assertIsNone(user_system_figures({}))
+        self.assertIsNone(user_system_line({"httpdnsd": (1.0, 1.0)}))
 
 
 if __name__ == "__main__":
