@@ -53,6 +53,22 @@ import Testing
         #expect(table.entries.count == 20_000)
     }
 
+    /// Keys of one hash share one fingerprint in the index: each still finds its own record, before
+    /// and after the index grew (twenty keys outgrow its first 16 buckets), and a key of that hash
+    /// that was never stored finds nothing.
+    @Test func keysOfOneHashKeepTheirOwnRecordsAcrossTheIndexGrowing() {
+        var table = StatsTable(limit: 100)
+        func colliding(_ i: Int) -> StatsKey { StatsKey(domain: "c\(i).test", family: .a, network: "default", tableHash: 42) }
+        for i in 0..<20 {
+            let stored = table.update(colliding(i)) { $0.successNum = UInt64(i + 1) }
+            #expect(stored)
+            #expect(table.record(colliding(0))?.successNum == 1)
+        }
+        for i in 0..<20 { #expect(table.record(colliding(i))?.successNum == UInt64(i + 1)) }
+        #expect(table.record(colliding(20)) == nil)
+        #expect(table.count == 20)
+    }
+
     @Test func newKeysBeyondTheLimitAreRefusedAndOldOnesStillUpdate() {
         var table = StatsTable(limit: 2)
         do { let stored = table.update(key("a"), { $0.successNum += 1 }); #expect(stored) }

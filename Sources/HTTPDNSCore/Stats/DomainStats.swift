@@ -78,7 +78,8 @@ public struct StatsKey: Hashable, Sendable, Comparable {
         self.init(domain: key.host.value, family: key.family, network: network, tableHash: key.cacheHash)
     }
 
-    private init(domain: String, family: RecordFamily, network: String, tableHash: Int) {
+    /// A key with the hash given (the tests give two keys one hash).
+    init(domain: String, family: RecordFamily, network: String, tableHash: Int) {
         self.domain = domain
         self.family = family
         self.network = network
