@@ -7,7 +7,7 @@ extension CurlEventLoop {
     /// first (e.g. its `Date`). `parse` is a format's parser itself (a function that captures
     /// nothing), so that a request carries one closure context, not one per argument.
     func performUpstream(
-        _ request: UpstreamHTTPRequest,
+        _ request: consuming UpstreamHTTPRequest,
         observe: (@Sendable (UpstreamHTTPResponse) -> Void)? = nil,
         family: RecordFamily,
         parse: @escaping @Sendable ([UInt8], RecordFamily) -> Result<UpstreamAnswer, UpstreamError>,

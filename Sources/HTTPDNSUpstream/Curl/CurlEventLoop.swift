@@ -70,14 +70,22 @@ public final class CurlEventLoop: Sendable {
     /// request stays on that thread: the client there runs it, or hands it on here when it is
     /// not one for the HTTP/1.1 client. Beyond the client's `maximumInFlight` it comes here.
     public func perform(
-        _ request: UpstreamHTTPRequest, completion: @escaping @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void
+        _ request: consuming UpstreamHTTPRequest,
+        completion: @escaping @Sendable (Result<UpstreamHTTPResponse, UpstreamError>) -> Void
     ) {
+        // The transfer moves into the client that runs it: a copy would retain its URL, headers,
+        // body and completion, and release them again.
         let transfer = PendingTransfer(request: request, completion: completion)
-        if let local = HTTP1LocalClient.current, local.owner === shared, !shared.stopped.load(ordering: .relaxed),
-            local.take(transfer)
-        {
+        if let local = HTTP1LocalClient.current, local.owner === shared, !shared.stopped.load(ordering: .relaxed) {
+            if let refused = local.take(consume transfer) { enqueue(refused) }
             return
         }
+        enqueue(transfer)
+    }
+
+    /// Queues `transfer` for the loop thread; fails it once the loop is shut down.
+    private func enqueue(_ transfer: consuming PendingTransfer) {
+        let completion = transfer.completion
         if !shared.queue.enqueue(transfer) { completion(.failure(CurlLoopShared.shutDown)) }
     }
 

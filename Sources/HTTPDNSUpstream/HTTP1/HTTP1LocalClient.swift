@@ -47,12 +47,13 @@ final class HTTP1LocalClient: LoopGuest {
 
     private static let slot = ThreadSlot<HTTP1LocalClient>()
 
-    /// Takes `transfer`, to start at the host's next turn; false when `maximumInFlight` requests
-    /// are taken already (finished ones count until the next turn drops them).
-    func take(_ transfer: PendingTransfer) -> Bool {
-        guard pending.count + client.transfersHeld < maximumInFlight else { return false }
+    /// Takes `transfer`, to start at the host's next turn: nil when taken, the transfer itself
+    /// when `maximumInFlight` requests are taken already (finished ones count until the next turn
+    /// drops them).
+    func take(_ transfer: consuming PendingTransfer) -> PendingTransfer? {
+        guard pending.count + client.transfersHeld < maximumInFlight else { return transfer }
         pending.append(transfer)
-        return true
+        return nil
     }
 
     /// Whether requests wait for the next turn.
@@ -69,9 +70,14 @@ final class HTTP1LocalClient: LoopGuest {
 
     private func startPending(now: Int64) {
         swap(&pending, &starting)
-        for transfer in starting where !client.start(transfer, now: now) {
-            // Not an address-literal http:// origin: libcurl's, on the curl loop.
-            if !owner.queue.enqueue(transfer) { transfer.completion(.failure(CurlLoopShared.shutDown)) }
+        do {
+            // Read in place from a local array: an element of a property, or a `for in`'s, is
+            // copied first (a retain of each of its parts, and a release).
+            let batch = starting
+            for index in batch.indices where !client.start(batch[index], now: now) {
+                // Not an address-literal http:// origin: libcurl's, on the curl loop.
+                if !owner.queue.enqueue(batch[index]) { batch[index].completion(.failure(CurlLoopShared.shutDown)) }
+            }
         }
         starting.removeAll(keepingCapacity: true)
     }
