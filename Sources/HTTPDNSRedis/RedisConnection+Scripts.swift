@@ -8,29 +8,17 @@ extension RedisConnection {
         _ script: RedisScript, keys: [[UInt8]], arguments: [[UInt8]],
         completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void
     ) {
-        var built: [[UInt8]] = []
-        built.reserveCapacity(3 + keys.count + arguments.count)
-        built.append(Self.evalSHA)
-        built.append(script.sha1Bytes)
-        built.append(keys.count < Self.keyCounts.count ? Self.keyCounts[keys.count] : Array(String(keys.count).utf8))
-        built += keys
-        built += arguments
-        let call = built
-        command(call) { [self] result in
+        // Encoded once; the completion keeps that and the script's text, from which the `EVAL`
+        // form is made only when Redis asks for it.
+        let call = RESPCommand.evalSHA(script.sha1Bytes, keys: keys, arguments: arguments)
+        let text = script.textBytes
+        let sha1Count = script.sha1Bytes.count
+        send(call) { [self] result in
             guard case .failure(let error) = result, error.code == .server, error.message.hasPrefix("NOSCRIPT") else {
                 completion(result)
                 return
             }
-            var load = call
-            load[0] = Self.eval
-            load[1] = script.textBytes
-            command(load, completion: completion)
+            send(RESPCommand.eval(text, fromEvalSHA: call, sha1Count: sha1Count), completion: completion)
         }
     }
-
-    /// The command names and the usual key counts as the bytes they are sent as, made once
-    /// rather than for every call.
-    private static let evalSHA = Array("EVALSHA".utf8)
-    private static let eval = Array("EVAL".utf8)
-    private static let keyCounts = (0..<4).map { Array(String($0).utf8) }
 }

@@ -89,7 +89,12 @@ public final class RedisConnection: Sendable {
     /// On a thread that carries this connection's ``localConnection(on:)``, the command goes
     /// out on that thread's own connection while it is ready, and `completion` runs there.
     public func command(_ arguments: [[UInt8]], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
-        let pending = PendingCommand(arguments: arguments, completion: completion)
+        send(RESPCommand.encode(arguments), completion: completion)
+    }
+
+    /// Sends a command already in RESP (`RESPCommand`), as ``command(_:completion:)`` does.
+    func send(_ wire: [UInt8], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+        let pending = PendingCommand(wire: wire, completion: completion)
         if let local = RedisLocalConnection.current, local.owner === shared, local.take(pending) { return }
         guard shared.queue.enqueue(.command(pending)) else {
             completion(.failure(RedisError(.shutdown, "the \(purpose) Redis connection is shut down")))
@@ -133,7 +138,8 @@ enum RedisWork: Sendable {
 
 /// One command from a caller, until its completion has run. Its deadline starts when it is queued.
 final class PendingCommand: @unchecked Sendable {
-    let arguments: [[UInt8]]
+    /// The command in RESP, encoded when it was given (`RESPCommand`).
+    let wire: [UInt8]
     /// Nil once called (a reply, a timeout, a loss): the first of them wins. Touched on the loop
     /// thread only, after the caller's thread handed it over through the queue's lock.
     private var completion: (@Sendable (Result<RedisReply, RedisError>) -> Void)?
@@ -141,8 +147,8 @@ final class PendingCommand: @unchecked Sendable {
     /// `MonotonicClock` nanoseconds when hiredis was given the command (0 before).
     var sentAt: UInt64 = 0
 
-    init(arguments: [[UInt8]], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
-        self.arguments = arguments
+    init(wire: [UInt8], completion: @escaping @Sendable (Result<RedisReply, RedisError>) -> Void) {
+        self.wire = wire
         self.completion = completion
     }
 

@@ -67,18 +67,16 @@ extension RedisLoopWorker {
             worker.message(RedisReply(reply.assumingMemoryBound(to: redisReply.self)))
         }
 
-    /// `redisAsyncFormattedCommand` with the arguments in RESP (``RESPCommand``; hiredis copies
-    /// them before returning).
+    /// `redisAsyncFormattedCommand` of a command in RESP (``RESPCommand``; hiredis copies it
+    /// before returning).
     static func issue(
-        _ context: UnsafeMutablePointer<redisAsyncContext>, _ arguments: [[UInt8]],
+        _ context: UnsafeMutablePointer<redisAsyncContext>, _ wire: [UInt8],
         callback: @convention(c) (UnsafeMutablePointer<redisAsyncContext>?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Void,
         privateData: UnsafeMutableRawPointer?
     ) throws(RedisError) {
-        let wire = RESPCommand.encode(arguments)
         let result = wire.withUnsafeBytes { bytes in
             redisAsyncFormattedCommand(context, callback, privateData, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), bytes.count)
         }
-        try RedisCall.check(
-            result, "redisAsyncFormattedCommand(\(arguments.first.map { String(decoding: $0, as: UTF8.self) } ?? ""))", context: context)
+        try RedisCall.check(result, "redisAsyncFormattedCommand(\(RESPCommand.name(of: wire)))", context: context)
     }
 }

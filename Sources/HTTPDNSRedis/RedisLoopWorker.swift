@@ -211,7 +211,7 @@ final class RedisLoopWorker {
     private func sendHandshake(_ step: String, _ arguments: [String]) {
         guard let context, !dropping else { return }
         do throws(RedisError) {
-            try Self.issue(context, arguments.map { Array($0.utf8) }, callback: Self.handshakeReply, privateData: nil)
+            try Self.issue(context, RESPCommand.encode(arguments.map { Array($0.utf8) }), callback: Self.handshakeReply, privateData: nil)
             handshake.append(step)
         } catch {
             drop("\(step): \(error.message)")
@@ -308,7 +308,7 @@ final class RedisLoopWorker {
         }
         let retained = Unmanaged.passRetained(pending).toOpaque()
         do throws(RedisError) {
-            try Self.issue(context, pending.arguments, callback: Self.commandReply, privateData: retained)
+            try Self.issue(context, pending.wire, callback: Self.commandReply, privateData: retained)
             pending.sentAt = MonotonicClock.nanoseconds()
             inFlight.append(pending)
         } catch {
@@ -320,7 +320,9 @@ final class RedisLoopWorker {
     private func sendSubscribe(_ channels: [String]) {
         guard let context, !dropping, !channels.isEmpty else { return }
         do throws(RedisError) {
-            try Self.issue(context, (["SUBSCRIBE"] + channels).map { Array($0.utf8) }, callback: Self.subscriptionReply, privateData: nil)
+            try Self.issue(
+                context, RESPCommand.encode((["SUBSCRIBE"] + channels).map { Array($0.utf8) }), callback: Self.subscriptionReply,
+                privateData: nil)
             subscribedContext = true
         } catch {
             drop("SUBSCRIBE: \(error.message)")

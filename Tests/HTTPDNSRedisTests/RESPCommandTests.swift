@@ -22,4 +22,22 @@ struct RESPCommandTests {
         let expected = "*12\r\n" + (0..<12).map { "$\($0 < 10 ? 2 : 3)\r\na\($0)\r\n" }.joined()
         #expect(String(decoding: wire, as: UTF8.self) == expected)
     }
+
+    /// A script call is written from its parts, and its `EVAL` form made from that wire, exactly
+    /// as the commands would be encoded argument by argument: with no key, one, and twelve (a key
+    /// count and an argument count of two digits).
+    @Test(arguments: [0, 1, 12])
+    func aScriptCallAndItsEvalFormAreTheCommandsEncodedWhole(keyCount: Int) {
+        let sha1 = Array(String(repeating: "ab", count: 20).utf8)
+        let text = Array("return redis.call('GET', KEYS[1])\r\n".utf8)
+        let keys = (0..<keyCount).map { Array("key:\($0)".utf8) }
+        let arguments: [[UInt8]] = [Array("token".utf8), [0, 13, 10]]
+        let count = Array(String(keyCount).utf8)
+        let evalSHA = RESPCommand.evalSHA(sha1, keys: keys, arguments: arguments)
+        #expect(evalSHA == RESPCommand.encode([Array("EVALSHA".utf8), sha1, count] + keys + arguments))
+        #expect(
+            RESPCommand.eval(text, fromEvalSHA: evalSHA, sha1Count: sha1.count)
+                == RESPCommand.encode([Array("EVAL".utf8), text, count] + keys + arguments))
+        #expect(RESPCommand.name(of: evalSHA) == "EVALSHA")
+    }
 }
