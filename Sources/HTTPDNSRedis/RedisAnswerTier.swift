@@ -76,7 +76,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
             switch result {
             case .success(.bulk(let bytes)):
                 if let entry = fresh(bytes) {
-                    metrics.recordAnswer("hit")
+                    metrics.recordAnswer(.hit)
                     completion(.found(entry))
                 } else {
                     // Expired (kept for stale serving) or unreadable: resolve, under the lock if free.
@@ -84,14 +84,14 @@ public final class RedisAnswerTier: SharedAnswerTier {
                         lockKey, answerKey: answerKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait), completion: completion)
                 }
             case .success(.integer(1)):
-                metrics.recordAnswer("miss_locked")
+                metrics.recordAnswer(.missLocked)
                 completion(.miss(holdsLock: true))
             case .success(.integer(0)):
                 poll(
                     answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait),
                     completion: completion)
             case .success, .failure:
-                metrics.recordAnswer("error")
+                metrics.recordAnswer(.error)
                 completion(.miss(holdsLock: false))
             }
         }
@@ -122,7 +122,7 @@ public final class RedisAnswerTier: SharedAnswerTier {
         } else {
             connection.command([Self.set, answerKey, value, Self.px, milliseconds]) { _ in }
         }
-        metrics.recordAnswer("stored")
+        metrics.recordAnswer(.stored)
     }
 
     public func release(account: String, key: CacheKey) {
@@ -157,12 +157,12 @@ public final class RedisAnswerTier: SharedAnswerTier {
         connection.command([Self.set, lockKey, token, Self.nx, Self.px, lockMilliseconds]) { [self] result in
             switch result {
             case .success(.status("OK")):
-                metrics.recordAnswer("miss_locked")
+                metrics.recordAnswer(.missLocked)
                 completion(.miss(holdsLock: true))
             case .success(.null):
                 poll(answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline, completion: completion)
             case .success, .failure:
-                metrics.recordAnswer("error")
+                metrics.recordAnswer(.error)
                 completion(.miss(holdsLock: false))
             }
         }
@@ -176,19 +176,19 @@ public final class RedisAnswerTier: SharedAnswerTier {
         completion: @escaping @Sendable (SharedLookupResult) -> Void
     ) {
         guard MonotonicSeconds.now() < deadline else {
-            metrics.recordAnswer("wait_timeout")
+            metrics.recordAnswer(.waitTimeout)
             completion(.miss(holdsLock: false))
             return
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + pollInterval) { [self] in
             connection.command([Self.mget, answerKey, lockKey]) { [self] result in
                 guard case .success(.array(let values)) = result, values.count == 2 else {
-                    metrics.recordAnswer("error")
+                    metrics.recordAnswer(.error)
                     completion(.miss(holdsLock: false))
                     return
                 }
                 if let bytes = values[0].bytes, let entry = fresh(bytes) {
-                    metrics.recordAnswer("hit_after_wait")
+                    metrics.recordAnswer(.hitAfterWait)
                     completion(.found(entry))
                 } else if values[1] == .null {
                     takeLock(lockKey, answerKey: answerKey, lockMilliseconds: lockMilliseconds, deadline: deadline, completion: completion)

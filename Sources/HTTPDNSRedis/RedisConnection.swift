@@ -69,8 +69,7 @@ public final class RedisConnection: Sendable {
     public init(options: Options, metrics: RedisMetrics, onStateChange: (@Sendable (Bool) -> Void)? = nil) {
         purpose = options.purpose
         self.options = options
-        metrics.register(options.purpose)
-        let shared = RedisLoopShared(metrics: metrics, purpose: options.purpose)
+        let shared = RedisLoopShared(metrics: metrics, purpose: options.purpose, latency: metrics.register(options.purpose))
         self.shared = shared
         shared.queue.startThread(named: "redis-\(options.purpose)") {
             RedisLoopWorker(shared: shared, options: options, onStateChange: onStateChange).run()
@@ -170,9 +169,12 @@ final class RedisLoopShared: Sendable {
     let up = Atomic<Bool>(false)
     let metrics: RedisMetrics
     let purpose: String
+    /// The purpose's command latencies (`RedisMetrics.register`), slot 0.
+    let latency: DurationHistograms
 
-    init(metrics: RedisMetrics, purpose: String) {
+    init(metrics: RedisMetrics, purpose: String, latency: DurationHistograms) {
         self.metrics = metrics
         self.purpose = purpose
+        self.latency = latency
     }
 }

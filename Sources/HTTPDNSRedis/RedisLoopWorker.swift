@@ -346,7 +346,7 @@ final class RedisLoopWorker {
         }
         let now = MonotonicClock.nanoseconds()
         lastReadAt = now
-        shared.metrics.recordLatency(purpose, nanoseconds: now &- pending.sentAt)
+        shared.latency.record(slot: 0, nanoseconds: now &- pending.sentAt)
         if case .error(let message) = reply {
             fail(pending, RedisError(.server, message))
         } else {

@@ -2,8 +2,10 @@ import HTTPDNSCore
 import Synchronization
 
 /// What every Redis connection of the process records, by purpose: whether it is up, its
-/// command errors by code, its command latencies. Recorded on the connections' loop threads
-/// (one short lock each), read at scrape time.
+/// command errors by code, its command latencies; and the shared answer tier's results. Changes
+/// of state and errors take one short lock; a command's latency and a tier's result, recorded
+/// for every command from every HTTP thread, are striped counters reached without a lookup
+/// (`DurationHistograms`, `StripedCounter`). Read at scrape time.
 public final class RedisMetrics: Sendable {
     /// One purpose's figures.
     public struct Purpose: Sendable, Equatable {
@@ -18,24 +20,65 @@ public final class RedisMetrics: Sendable {
         public var threadConnectionsUp = 0
     }
 
+    /// The shared answer tier's results, each counted apart.
+    enum AnswerResult: Int, CaseIterable {
+        case hit, hitAfterWait, missLocked, waitTimeout, error, stored
+
+        /// The `result` label.
+        var name: String {
+            switch self {
+            case .hit: "hit"
+            case .hitAfterWait: "hit_after_wait"
+            case .missLocked: "miss_locked"
+            case .waitTimeout: "wait_timeout"
+            case .error: "error"
+            case .stored: "stored"
+            }
+        }
+    }
+
     private let purposes = Mutex<[String: Purpose]>([:])
-    private let answers = Mutex<[String: UInt64]>([:])
+    /// Each purpose's command latencies (slot 0), made when it registers.
+    private let latencies = Mutex<[String: DurationHistograms]>([:])
+    /// One counter per `AnswerResult`, by its raw value.
+    private let answers = (0..<AnswerResult.allCases.count).map { _ in StripedCounter() }
 
     public init() {}
 
     /// A snapshot, by purpose.
-    public var snapshot: [String: Purpose] { purposes.withLock { $0 } }
-
-    /// The shared answer tier's lookups and stores by result (`hit`, `hit_after_wait`,
-    /// `miss_locked`, `wait_timeout`, `error`, `stored`).
-    public var answerResults: [String: UInt64] { answers.withLock { $0 } }
-
-    func recordAnswer(_ result: String) {
-        answers.withLock { $0[result, default: 0] += 1 }
+    public var snapshot: [String: Purpose] {
+        var snapshot = purposes.withLock { $0 }
+        for (purpose, histograms) in latencies.withLock({ $0 }) {
+            snapshot[purpose, default: Purpose()].latency = histograms.counts(0) ?? HistogramCounts()
+        }
+        return snapshot
     }
 
-    func register(_ purpose: String) {
+    /// The shared answer tier's lookups and stores by result (`hit`, `hit_after_wait`,
+    /// `miss_locked`, `wait_timeout`, `error`, `stored`); a result that never happened is absent.
+    public var answerResults: [String: UInt64] {
+        var results: [String: UInt64] = [:]
+        for result in AnswerResult.allCases {
+            let count = answers[result.rawValue].value
+            if count > 0 { results[result.name] = count }
+        }
+        return results
+    }
+
+    func recordAnswer(_ result: AnswerResult) {
+        answers[result.rawValue].increment()
+    }
+
+    /// Registers `purpose` and returns where its commands' latencies go: the connection keeps it,
+    /// so that a reply records its round trip with no lookup and no lock.
+    func register(_ purpose: String) -> DurationHistograms {
         purposes.withLock { if $0[purpose] == nil { $0[purpose] = Purpose() } }
+        return latencies.withLock { latencies in
+            if let existing = latencies[purpose] { return existing }
+            let histograms = DurationHistograms(slots: 1)
+            latencies[purpose] = histograms
+            return histograms
+        }
     }
 
     func setUp(_ purpose: String, _ up: Bool) {
@@ -62,9 +105,5 @@ public final class RedisMetrics: Sendable {
 
     func recordError(_ purpose: String, _ code: RedisError.Code) {
         purposes.withLock { $0[purpose, default: Purpose()].errors[code.name, default: 0] += 1 }
-    }
-
-    func recordLatency(_ purpose: String, nanoseconds: UInt64) {
-        purposes.withLock { $0[purpose, default: Purpose()].latency.record(nanoseconds: nanoseconds) }
     }
 }
