@@ -5,19 +5,10 @@
 /// A command is encoded once, when it is given, and kept in that form until hiredis copies it.
 enum RESPCommand {
     /// The wire form of `arguments` (`arguments[0]` is the command's name), written straight into
-    /// an array of the exact size (no growth checks per byte). The arguments are read in place:
-    /// a `for in` over an array of arrays retains and releases each element it yields.
+    /// an array of the exact size (no growth checks per byte).
     static func encode(_ arguments: [[UInt8]]) -> [UInt8] {
-        arguments.withUnsafeBufferPointer { arguments in
-            var size = arrayHeaderSize(arguments.count)
-            for index in arguments.indices { size += bulkSize(arguments[index].count) }
-            return write(size: size) { buffer in
-                var at = header(UInt8(ascii: "*"), arguments.count, into: buffer, at: 0)
-                for index in arguments.indices {
-                    at = arguments[index].withUnsafeBufferPointer { bulk($0, into: buffer, at: at) }
-                }
-                return at
-            }
+        write(size: arrayHeaderSize(arguments.count) + bulksSize(arguments)) { buffer in
+            bulks(arguments, into: buffer, at: header(UInt8(ascii: "*"), arguments.count, into: buffer, at: 0))
         }
     }
 
@@ -25,20 +16,16 @@ enum RESPCommand {
     /// parts (no array of every argument is made first).
     static func evalSHA(_ sha1: [UInt8], keys: [[UInt8]], arguments: [[UInt8]]) -> [UInt8] {
         let keyCount = digits(keys.count)
-        var size = arrayHeaderSize(3 + keys.count + arguments.count) + bulkSize(evalSHAName.count) + bulkSize(sha1.count)
-        size += bulkSize(keyCount)
-        for key in keys.indices { size += bulkSize(keys[key].count) }
-        for argument in arguments.indices { size += bulkSize(arguments[argument].count) }
+        let size =
+            arrayHeaderSize(3 + keys.count + arguments.count) + bulkSize(evalSHAName.count) + bulkSize(sha1.count)
+            + bulkSize(keyCount) + bulksSize(keys) + bulksSize(arguments)
         return write(size: size) { buffer in
             var at = header(UInt8(ascii: "*"), 3 + keys.count + arguments.count, into: buffer, at: 0)
             at = evalSHAName.withUnsafeBufferPointer { bulk($0, into: buffer, at: at) }
             at = sha1.withUnsafeBufferPointer { bulk($0, into: buffer, at: at) }
             at = header(UInt8(ascii: "$"), keyCount, into: buffer, at: at)
-            at = decimal(keys.count, width: keyCount, into: buffer, at: at)
-            at = terminate(buffer, at: at)
-            for key in keys.indices { at = keys[key].withUnsafeBufferPointer { bulk($0, into: buffer, at: at) } }
-            for argument in arguments.indices { at = arguments[argument].withUnsafeBufferPointer { bulk($0, into: buffer, at: at) } }
-            return at
+            at = terminate(buffer, at: decimal(keys.count, width: keyCount, into: buffer, at: at))
+            return bulks(arguments, into: buffer, at: bulks(keys, into: buffer, at: at))
         }
     }
 
@@ -83,6 +70,21 @@ enum RESPCommand {
     private static func arrayHeaderSize(_ count: Int) -> Int { 3 + digits(count) }
 
     private static func bulkSize(_ length: Int) -> Int { 5 + digits(length) + length }
+
+    /// The bytes of `parts` as bulk strings. Read in place: a `for in` over an array of arrays
+    /// retains and releases each element it yields.
+    private static func bulksSize(_ parts: [[UInt8]]) -> Int {
+        parts.withUnsafeBufferPointer { parts in parts.indices.reduce(0) { $0 + bulkSize(parts[$1].count) } }
+    }
+
+    /// `parts` as bulk strings from `start`; returns the index after them.
+    private static func bulks(_ parts: [[UInt8]], into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
+        parts.withUnsafeBufferPointer { parts in
+            var at = start
+            for index in parts.indices { at = parts[index].withUnsafeBufferPointer { bulk($0, into: buffer, at: at) } }
+            return at
+        }
+    }
 
     /// `$<length>\r\n<bytes>\r\n` at `start`; returns the index after it.
     private static func bulk(_ bytes: UnsafeBufferPointer<UInt8>, into buffer: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {

@@ -40,8 +40,8 @@ public final class RedisMetrics: Sendable {
     private let purposes = Mutex<[String: Purpose]>([:])
     /// Each purpose's command latencies (slot 0), made when it registers.
     private let latencies = Mutex<[String: DurationHistograms]>([:])
-    /// One counter per `AnswerResult`, by its raw value.
-    private let answers = (0..<AnswerResult.allCases.count).map { _ in StripedCounter() }
+    /// One counter per `AnswerResult`, by its raw value, sharing their stripes' lines.
+    private let answers = StripedCounter.group(AnswerResult.allCases.count)
 
     public init() {}
 
