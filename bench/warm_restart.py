@@ -11,7 +11,9 @@ machine's rate), waits until its write-behind has reached SQLite, stops it with 
 a copy of the database in WARM_STORE (default bench/out/warm-store-N.sqlite); later runs reuse
 that copy (delete it to fill again). Then WARM_RESTARTS times (default 5): the copy is put back,
 httpdnsd is started on it and timed to /readyz 200, the entries it loaded are checked, and it is
-stopped with SIGTERM (also timed). Prints each restart and the medians.
+stopped with SIGTERM (also timed). Prints each restart and the medians, with the load's own time
+(from httpdnsd's log) and the CPU the process used by /readyz. WARM_CPUS=0 runs the restarts on
+one core. A copy older than half the answers' TTL is filled again (they would load expired).
 """
 
 import os
@@ -19,6 +21,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -29,6 +32,9 @@ from harness.servers import HTTPDNSD, unbound_config  # noqa: E402
 from harness.settings import ADDRESSES, BENCH_DIR, TTL, ZONE, env_int, log  # noqa: E402
 
 ENTRIES = env_int("WARM_ENTRIES", 1_000_000)
+# WARM_CPUS=0 starts each restarted httpdnsd on those CPUs only (e.g. one core: the load's reading
+# and storing then cannot overlap, as when the other core is busy).
+CPUS = {int(c) for c in os.environ.get("WARM_CPUS", "").split(",") if c.strip()}
 RESTARTS = env_int("WARM_RESTARTS", 5)
 STORE = os.environ.get("WARM_STORE") or os.path.join(BENCH_DIR, "out", f"warm-store-{ENTRIES}.sqlite")
 SUFFIXES = ("", "-wal", "-shm")
@@ -58,6 +64,18 @@ def start_upstream(processes, work):
     return f"doh:http://127.0.0.1:{doh_port}/dns-query"
 
 
+def start_on_cpus(server):
+    """`server.start()`, on WARM_CPUS when set (the child inherits this process's affinity)."""
+    if not CPUS:
+        return server.start()
+    every = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, CPUS)
+    try:
+        return server.start()
+    finally:
+        os.sched_setaffinity(0, every)
+
+
 def fill(server):
     """Preloads ENTRIES names, waits for the write-behind, stops by SIGTERM; returns the stop's seconds."""
     server.start()
@@ -80,23 +98,32 @@ def main():
     try:
         upstream = start_upstream(processes, work)
         server = HTTPDNSD(processes, work, binary, "httpdnsd-warm", {"bench": upstream}, cache_limit=2 * ENTRIES)
+        if os.path.exists(STORE) and time.time() - os.path.getmtime(STORE) > TTL / 2:
+            log(f"{STORE} is older than half the answers' TTL (they would load expired): filling it again")
+            os.remove(STORE)
         if not os.path.exists(STORE):
             log(f"no {STORE}: filling a new one")
             log(f"SIGTERM after the fill: {fill(server):.2f} s to exit")
             os.makedirs(os.path.dirname(STORE), exist_ok=True)
             copy_database(server.db, STORE)
-        starts, stops = [], []
+        starts, stops, loads, cpus = [], [], [], []
         for round_ in range(RESTARTS):
             copy_database(STORE, server.db)
-            starts.append(server.start())
+            starts.append(start_on_cpus(server))
+            load, cpu = server.warm_load()
+            loads.append(load[1] if load else float("nan"))
+            cpus.append(cpu)
             entries = server.entries("bench")
             if entries != ENTRIES:
                 raise RuntimeError(f"restart {round_ + 1}: {entries} entries loaded, expected {ENTRIES}")
             stops.append(server.stop())
-            log(f"restart {round_ + 1}: {starts[-1]:.3f} s to ready, {entries} entries; SIGTERM {stops[-1]:.3f} s to exit")
+            log(f"restart {round_ + 1}: {starts[-1]:.3f} s to ready (the load {loads[-1]} ms, {cpu:.2f} s of CPU), "
+                f"{entries} entries; SIGTERM {stops[-1]:.3f} s to exit")
         print(f"warm restart of {ENTRIES} entries, {RESTARTS} restarts ({binary})")
         print(f"  start to /readyz 200: median {statistics.median(starts):.3f} s "
               f"({', '.join(f'{s:.3f}' for s in starts)})")
+        print(f"  the load (its log):   median {statistics.median(loads):.0f} ms ({', '.join(f'{m}' for m in loads)}); "
+              f"CPU by ready: median {statistics.median(cpus):.2f} s")
         print(f"  SIGTERM to exit:      median {statistics.median(stops):.3f} s "
               f"({', '.join(f'{s:.3f}' for s in stops)})")
     finally:

@@ -4,6 +4,7 @@ builds (httpdnsd in release, the C baseline and the slow upstream)."""
 
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .clients import b64url_query, dns_ask, http_get, http_post_json, metrics
 from .processes import free_port, wait_until
+from .procstat import cpu_seconds
 from .settings import (ADDRESSES, BENCH_DIR, CONNECTION_MEMORY, HISTOGRAMS, PRELOAD_BATCH, PRELOAD_CONCURRENCY,
                        PRELOAD_PARALLEL, REPO, TTL, ZONE, log)
 
@@ -150,6 +152,12 @@ def start_redis(processes, work):
     wait_until(answers, 15, "redis-server", process)
     return process, port
 
+def last_warm_load(log_text):
+    """(entries, milliseconds) of the last "loaded N cached answers in M ms" line of a log, or None."""
+    found = re.findall(r"loaded (\d+) cached answers in (\d+) ms", log_text)
+    return (int(found[-1][0]), int(found[-1][1])) if found else None
+
+
 class HTTPDNSD:
     """One httpdnsd instance: its configuration (one account per entry of `accounts`, each with
     its upstream), start to /readyz, stop, preload, and its per-account /metrics."""
@@ -162,6 +170,7 @@ class HTTPDNSD:
         # /metrics shows the `account` label on the operations listener only.
         self.ops_port = free_port()
         self.db = os.path.join(work, f"{name}.sqlite")
+        self.log_path = os.path.join(work, f"{name}.log")
         self.config_path = os.path.join(work, f"{name}.json")
         config = {
             "listen": f"127.0.0.1:{self.port}", "db": self.db, "maxPreloadHosts": PRELOAD_BATCH,
@@ -193,6 +202,14 @@ class HTTPDNSD:
         wait_until(lambda: http_get(self.port, "/readyz", timeout=2)[0] == 200, 600, self.name, self.process,
                    interval=0.005)
         return time.monotonic() - started
+
+    def warm_load(self):
+        """The last warm load its log reports, as (entries, milliseconds), and the CPU seconds the
+        process has used so far: read at /readyz, CPU near the load's own time means its reading and
+        storing did not overlap (one core was free, not two)."""
+        with open(self.log_path, errors="replace") as f:
+            load = last_warm_load(f.read())
+        return load, cpu_seconds(self.process.pid)
 
     def stop(self):
         """SIGTERM; raises unless it exits 0. Returns seconds until it exited."""
