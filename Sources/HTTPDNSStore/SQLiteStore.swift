@@ -202,7 +202,7 @@ public final class SQLiteStore: CachePersistence, AccountPersistence, @unchecked
     /// the outcome says so (`WarmLoadOutcome.setAside`): what was delivered must be dropped.
     public func loadCache(
         account: String, now: Timestamp, discardExpiredOlderThan: Double, keepExpired: Bool, batchSize: Int = 16_384,
-        deliver: ([(CacheKey, CacheEntry)]) -> Void
+        deliver: (consuming [(CacheKey, CacheEntry)]) -> Void
     ) throws(StoreError) -> WarmLoadOutcome {
         var setAside = false
         let result = try onWriter { () throws(StoreError) -> WarmLoadResult in

@@ -259,7 +259,7 @@ final class StoreWriter {
     /// `deliver` in batches of up to `batchSize`, in the rows' order, as they are read.
     func loadCache(
         account: String, now: Timestamp, window: Double, keepExpired: Bool, batchSize: Int,
-        deliver: ([(CacheKey, CacheEntry)]) -> Void
+        deliver: (consuming [(CacheKey, CacheEntry)]) -> Void
     ) throws(StoreError) -> WarmLoadResult {
         try inTransaction { () throws(StoreError) -> WarmLoadResult in
             var result = WarmLoadResult()
@@ -267,6 +267,13 @@ final class StoreWriter {
             batch.reserveCapacity(batchSize)
             var invalid: [(host: String, family: Int64, network: String)] = []
             var metExpired = false
+            // The batch goes whole: the receiver holds the only reference and moves the entries out.
+            func handOver() {
+                result.loaded += batch.count
+                var full: [(CacheKey, CacheEntry)] = []
+                swap(&full, &batch)
+                deliver(consume full)
+            }
             let rows = selectAccountEntries
             try rows.bind(account, at: 1)
             try forEachRow(of: rows) {
@@ -277,17 +284,17 @@ final class StoreWriter {
                     metExpired = true
                     return
                 }
-                let hostText = rows.text(at: 0)
                 let soaText: String? = rows.isNull(at: 8) ? nil : rows.text(at: 8)
                 let soa = soaText.flatMap { NegativeAnswerSOA($0) }
                 let familyRaw = rows.int64(at: 1)
-                guard let host = HostName(hostText),
+                // From the column's bytes: one scan and one String, made only for a valid name.
+                guard let host = rows.withText(at: 0, { HostName(utf8: UnsafeRawBufferPointer($0)) }),
                     let familyValue = UInt16(exactly: familyRaw),
                     let family = RecordFamily(rawValue: familyValue),
                     let originTTL = UInt32(exactly: ttl),
                     soaText == nil || soa != nil
                 else {
-                    invalid.append((hostText, familyRaw, rows.text(at: 2)))
+                    invalid.append((rows.text(at: 0), familyRaw, rows.text(at: 2)))
                     return
                 }
                 // Read as bytes: splitting a String of addresses was a seventh of a warm load.
@@ -296,19 +303,15 @@ final class StoreWriter {
                     originTTL: originTTL,
                     storedAt: storedAt,
                     nxdomain: rows.int64(at: 6) != 0,
-                    origin: AnswerSource(rawValue: rows.text(at: 7)) ?? .upstream,
+                    origin: rows.withText(at: 7) { AnswerSource(rawValue: $0) } ?? .upstream,
                     soa: soa)
                 batch.append((CacheKey(host: host, family: family, network: rows.text(at: 2)), entry))
                 if batch.count >= batchSize {
-                    result.loaded += batch.count
-                    deliver(batch)
-                    batch.removeAll(keepingCapacity: true)
+                    handOver()
+                    batch.reserveCapacity(batchSize)
                 }
             }
-            if !batch.isEmpty {
-                result.loaded += batch.count
-                deliver(batch)
-            }
+            if !batch.isEmpty { handOver() }
             if metExpired {
                 try deleteExpiredEntries.bind(account, at: 1)
                 try deleteExpiredEntries.bind(now, at: 2)

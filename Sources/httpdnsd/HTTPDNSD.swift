@@ -235,7 +235,8 @@ enum HTTPDNSD {
                 account: engine.accountID, now: now, discardExpiredOlderThan: engine.config.discardRecordsHasExpiredFor,
                 keepExpired: true
             ) { batch in
-                restoring.async(group: restored) { engine.restore(batch) }
+                let handOver = HandOver(consume batch)
+                restoring.async(group: restored) { engine.restore(handOver.take()) }
             }
         } catch {
             restored.wait()
@@ -277,4 +278,14 @@ enum HTTPDNSD {
             return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
         }
     }
+}
+
+/// A value handed to a closure that runs once, elsewhere: `take` gives it up, so the receiver
+/// holds the only reference (a batch's entries then move into the cache instead of being copied).
+private final class HandOver<Value: Sendable>: @unchecked Sendable {
+    private var value: Value?
+
+    init(_ value: consuming Value) { self.value = value }
+
+    func take() -> Value { value.take()! }
 }

@@ -19,6 +19,20 @@ import Testing
         #expect(cache.peek(key("a.example"))?.addresses == ["192.0.2.1"])
     }
 
+    /// A warm load's batch: in the given order (past the limit the entries given last stay), a
+    /// key given twice keeps the later entry, and what left comes back.
+    @Test func aBatchGoesInInItsOrderAndReturnsWhatLeft() {
+        let cache = AnswerCache(limit: 100)
+        var batch = (0..<250).map { (key("h\($0).example"), entry("192.0.2.1")) }
+        batch.append((key("h249.example"), entry("192.0.2.2")))
+        let left = cache.set(batch)
+        #expect(cache.count == 100)
+        #expect(Set(cache.keys()) == Set((150..<250).map { key("h\($0).example") }))
+        #expect(Set(left.map(\.key)) == Set((0..<150).map { key("h\($0).example") }))
+        #expect(left.count == 150)
+        #expect(cache.peek(key("h249.example"))?.addresses == ["192.0.2.2"])
+    }
+
     @Test func removeHostReturnsTheRemovedKeys() {
         let cache = AnswerCache(limit: 10)
         cache.set(entry("192.0.2.1"), for: key("a.example"))

@@ -64,11 +64,12 @@ import Testing
         var cache = LRUCache<String, Int>(capacity: 2)
         cache.set(1, for: "a")
         cache.set(2, for: "b")
-        let updated = cache.setOrUpdate(10, for: "a", hash: "a".hashValue) { $0 += 100 }
+        // The update is given the stored value and the one passed (10).
+        let updated = cache.setOrUpdate(10, for: "a", hash: "a".hashValue) { stored, given in stored += given * 10 }
         #expect(updated.isEmpty)
         #expect(cache.peek("a") == 101)
         #expect(keys(cache) == ["b", "a"])  // not counted as a use: a stays the oldest
-        let evicted = cache.setOrUpdate(3, for: "c", hash: "c".hashValue) { _ in Issue.record("c is absent") }
+        let evicted = cache.setOrUpdate(3, for: "c", hash: "c".hashValue) { _, _ in Issue.record("c is absent") }
         #expect(evicted.map(\.0) == ["a"])
         #expect(keys(cache) == ["c", "b"])
         #expect(cache.peek("c") == 3)

@@ -130,15 +130,43 @@ public final class AnswerCache: Sendable {
     /// stays if it is used); past the limit the oldest unused entries go first, so a warm load
     /// larger than the limit keeps the entries loaded last.
     @discardableResult
-    public func set(_ entry: CacheEntry, for key: CacheKey) -> [Departure] {
+    public func set(_ entry: consuming CacheEntry, for key: consuming CacheKey) -> [Departure] {
         let hash = key.cacheHash
-        return shard(hash).withLock { Self.set(entry, for: key, hash: hash, in: &$0) }
+        // Taken inside the lock, so that the key and the entry move into the shard uncopied (and
+        // the shard is reached without a retain, as a hit reaches it).
+        var moving = Optional((consume key, consume entry))
+        return shardRef(hash)._withUnsafeGuaranteedRef { shard in
+            shard.withLock {
+                let (key, entry) = moving.take()!
+                return Self.set(consume entry, for: consume key, hash: hash, in: &$0)
+            }
+        }
+    }
+
+    /// Stores entries in their order, as `set` each; each key and entry moves out of `entries`
+    /// into the cache (a warm load's million names are neither copied nor released here).
+    /// Returns what left the cache.
+    public func set(_ entries: consuming [(CacheKey, CacheEntry)]) -> [Departure] {
+        var entries = entries
+        // Taken from the end, which moves each out; reversed first (by moves, as the buffer
+        // swaps) to keep the given order.
+        entries.withUnsafeMutableBufferPointer { $0.reverse() }
+        var departures: [Departure] = []
+        while let (key, entry) = entries.popLast() {
+            let left = set(consume entry, for: consume key)
+            if !left.isEmpty { departures += left }
+        }
+        return departures
     }
 
     /// `set` in a shard already locked.
-    private static func set(_ entry: CacheEntry, for key: CacheKey, hash: Int, in cache: inout Storage) -> [Departure] {
-        cache.setOrUpdate(Slot(entry: entry), for: key, hash: hash) { slot in
-            slot = Slot(entry: entry, pendingHits: slot.pendingHits)
+    private static func set(
+        _ entry: consuming CacheEntry, for key: consuming CacheKey, hash: Int, in cache: inout Storage
+    ) -> [Departure] {
+        cache.setOrUpdate(Slot(entry: consume entry), for: consume key, hash: hash) { slot, new in
+            let hits = slot.pendingHits
+            slot = new
+            slot.pendingHits = hits
         }.map { ($0.0, $0.1.pendingHits) }
     }
 

@@ -81,7 +81,7 @@ public struct BoundedCache<Key: BoundedCacheKey, Value, Policy: EvictionPolicy> 
 
     /// `set(_:for:)` with the key's `cacheHash` computed by the caller.
     @discardableResult
-    public mutating func set(_ value: Value, for key: Key, hash: Int) -> [(Key, Value)] {
+    public mutating func set(_ value: consuming Value, for key: consuming Key, hash: Int) -> [(Key, Value)] {
         if let slot = find(key, hash: hash) {
             values[Int(slot)] = value
             policy.accessed(slot, hash: hash)
@@ -90,21 +90,22 @@ public struct BoundedCache<Key: BoundedCacheKey, Value, Policy: EvictionPolicy> 
         return insertNew(value, for: key, hash: hash)
     }
 
-    /// Stores `value` for `key` when the key is absent; when it is present, `update` changes the
-    /// stored value in place instead, not counted as a use. One probe of the index either way.
+    /// Stores `value` for `key` when the key is absent; when it is present, `update` is given the
+    /// stored value and `value` and changes the stored one in place instead, not counted as a
+    /// use. One probe of the index either way. The key and value move in, with no copy.
     /// Returns the entries evicted to make room for a new key.
     public mutating func setOrUpdate(
-        _ value: Value, for key: Key, hash: Int, update: (inout Value) -> Void
+        _ value: consuming Value, for key: consuming Key, hash: Int, update: (inout Value, consuming Value) -> Void
     ) -> [(Key, Value)] {
         if let slot = find(key, hash: hash) {
-            update(&values[Int(slot)]!)
+            update(&values[Int(slot)]!, value)
             return []
         }
         return insertNew(value, for: key, hash: hash)
     }
 
     /// Stores a key known to be absent, evicting what the limit requires first.
-    private mutating func insertNew(_ value: Value, for key: Key, hash: Int) -> [(Key, Value)] {
+    private mutating func insertNew(_ value: consuming Value, for key: consuming Key, hash: Int) -> [(Key, Value)] {
         // A cache of capacity 0 (a shard whose share of a small limit is nothing) stores nothing.
         guard capacity > 0 else { return [(key, value)] }
         policy.admitting(hash: hash)

@@ -12,8 +12,8 @@ extension ResolverEngine {
     }
 
     /// Puts entries loaded from the store back into the cache (no write-back).
-    public func restore(_ entries: [(CacheKey, CacheEntry)]) {
-        for (key, entry) in entries { stats.absorb(cache.set(entry, for: key)) }
+    public func restore(_ entries: consuming [(CacheKey, CacheEntry)]) {
+        stats.absorb(cache.set(entries))
     }
 
     /// Empties the cache and leaves the store as it is: after a warm load that failed partway,
