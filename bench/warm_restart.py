@@ -28,7 +28,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness.clients import b64url_query, http_get  # noqa: E402
 from harness.processes import Processes, free_port, wait_until  # noqa: E402
 from harness.procstat import wait_idle  # noqa: E402
-from harness.servers import HTTPDNSD, unbound_config  # noqa: E402
+from harness.servers import HTTPDNSD, cpu_text, unbound_config  # noqa: E402
 from harness.settings import ADDRESSES, BENCH_DIR, TTL, ZONE, env_int, log  # noqa: E402
 
 ENTRIES = env_int("WARM_ENTRIES", 1_000_000)
@@ -112,12 +112,12 @@ def main():
             starts.append(start_on_cpus(server))
             load, cpu = server.warm_load()
             loads.append(load[1] if load else float("nan"))
-            cpus.append(cpu)
+            cpus.append(cpu["seconds"])
             entries = server.entries("bench")
             if entries != ENTRIES:
                 raise RuntimeError(f"restart {round_ + 1}: {entries} entries loaded, expected {ENTRIES}")
             stops.append(server.stop())
-            log(f"restart {round_ + 1}: {starts[-1]:.3f} s to ready (the load {loads[-1]} ms, {cpu:.2f} s of CPU), "
+            log(f"restart {round_ + 1}: {starts[-1]:.3f} s to ready (the load {loads[-1]} ms; {cpu_text(cpu)}), "
                 f"{entries} entries; SIGTERM {stops[-1]:.3f} s to exit")
         print(f"warm restart of {ENTRIES} entries, {RESTARTS} restarts ({binary})")
         print(f"  start to /readyz 200: median {statistics.median(starts):.3f} s "

@@ -14,6 +14,7 @@ from .report_method import method
 from .report_misses import miss_section, miss_targets
 from .report_plaindns import plain_dns_section, plain_dns_targets
 from .report_policy import policy_section, policy_targets
+from .servers import cpu_text
 from .settings import (CONNECTION_MEMORY, CONNECTIONS, DOHJSON, DURATION, EMAS, FORMAT_NAMES, HISTOGRAMS, NAMES,
                        PRELOAD_BATCH, PRELOAD_CONCURRENCY, PRELOAD_PARALLEL, REDIS, REDIS_NAMES, REPO, REPS,
                        RFC8484, SCALE, SECTIONS, SIGNED, SLOW_INFLIGHT, SLOW_MS, WRK_THREADS)
@@ -242,8 +243,7 @@ def scale_table(add, results):
             f"{s6['entries_after_restart']:,} entries loaded, hit after restart: {s6['hit_after_restart']} |")
         if s6.get("restart_load_ms") is not None:
             add(f"| the warm load itself (its log line), and the process's CPU by `/readyz` | "
-                f"{s6['restart_load_ms']} ms, {s6['restart_cpu_seconds']:.2f} s of CPU (reading and storing overlap "
-                f"on two free cores: CPU near the load's time means they did not) |")
+                f"{s6['restart_load_ms']} ms; {cpu_text(s6['restart_cpu'])} |")
         add(f"| RSS after the warm restart | {s6['rss_after_restart_kib'] / 1024:.1f} MiB |")
         memory = s6.get("in_process", {})
         if not memory:

@@ -9,7 +9,7 @@ import time
 from .clients import http_get
 from .load import summarize, wrk, write_list
 from .procstat import rss_kib, wait_idle
-from .servers import HTTPDNSD
+from .servers import HTTPDNSD, cpu_text
 from .settings import NAMES, REPO, SCALE, SCALE_MID, ZONE, log
 
 
@@ -98,13 +98,13 @@ class ScaleSection:
         # Warm restart: SIGTERM flushes the write-behind queue; then start to /readyz 200.
         out["stop_seconds"] = server.stop()
         out["restart_seconds"] = server.start()
-        load, out["restart_cpu_seconds"] = server.warm_load()
+        load, out["restart_cpu"] = server.warm_load()
         out["restart_load_ms"] = load[1] if load else None
         out["entries_after_restart"] = server.entries("bench")
         status, body, _ = http_get(server.port, f"/v1/bench/cache?host={names[-1]}")
         out["hit_after_restart"] = status == 200
         out["rss_after_restart_kib"] = rss_kib(server.process.pid)
         log(f"  warm restart: {out['restart_seconds']:.2f} s to ready, {out['entries_after_restart']} entries loaded "
-            f"(the load {out['restart_load_ms']} ms, {out['restart_cpu_seconds']:.2f} s of CPU by then)")
+            f"(the load {out['restart_load_ms']} ms; by then {cpu_text(out['restart_cpu'])})")
         server.stop()
         return out

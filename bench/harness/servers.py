@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .clients import b64url_query, dns_ask, http_get, http_post_json, metrics
 from .processes import free_port, wait_until
-from .procstat import cpu_seconds
+from .procstat import cpu_by_group, thread_ticks, user_system_seconds
 from .settings import (ADDRESSES, BENCH_DIR, CONNECTION_MEMORY, HISTOGRAMS, PRELOAD_BATCH, PRELOAD_CONCURRENCY,
                        PRELOAD_PARALLEL, REPO, TTL, ZONE, log)
 
@@ -152,6 +152,13 @@ def start_redis(processes, work):
     wait_until(answers, 15, "redis-server", process)
     return process, port
 
+def cpu_text(cpu):
+    """A `warm_load` CPU record as one phrase: total, user and kernel, the busiest threads."""
+    threads = sorted(cpu["threads"].items(), key=lambda item: -item[1])
+    busy = ", ".join(f"{name} {seconds:.2f}" for name, seconds in threads if seconds >= 0.01)
+    return f"{cpu['seconds']:.2f} s of CPU (user {cpu['user']:.2f}, kernel {cpu['system']:.2f}; threads: {busy})"
+
+
 def last_warm_load(log_text):
     """(entries, milliseconds) of the last "loaded N cached answers in M ms" line of a log, or None."""
     found = re.findall(r"loaded (\d+) cached answers in (\d+) ms", log_text)
@@ -204,12 +211,16 @@ class HTTPDNSD:
         return time.monotonic() - started
 
     def warm_load(self):
-        """The last warm load its log reports, as (entries, milliseconds), and the CPU seconds the
-        process has used so far: read at /readyz, CPU near the load's own time means its reading and
-        storing did not overlap (one core was free, not two)."""
+        """The last warm load its log reports, as (entries, milliseconds), and the CPU the process
+        has used so far: {"seconds", "user", "system", "threads": {thread name: seconds}}. Read at
+        /readyz: CPU near the load's own time means its reading and storing did not overlap."""
         with open(self.log_path, errors="replace") as f:
             load = last_warm_load(f.read())
-        return load, cpu_seconds(self.process.pid)
+        pid = self.process.pid
+        user, system = user_system_seconds(pid)
+        threads = cpu_by_group(({}, 0), thread_ticks(pid), [])
+        return load, {"seconds": user + system, "user": user, "system": system,
+                      "threads": {name: micros / 1e6 for name, micros in threads.items()}}
 
     def stop(self):
         """SIGTERM; raises unless it exits 0. Returns seconds until it exited."""

@@ -2,7 +2,7 @@
 
 import unittest
 
-from .servers import last_warm_load
+from .servers import cpu_text, last_warm_load
 
 LOG = """2026-12-07T17:55:21.608Z info httpdnsd listening on 127.0.0.1:43399
 2026-12-07T17:55:22.325Z info account bench: loaded 1000000 cached answers in 716 ms
@@ -17,6 +17,13 @@ class WarmLoadLogTests(unittest.TestCase):
 
     def test_a_log_without_a_load_reads_as_none(self):
         self.assertIsNone(last_warm_load(LOG.splitlines()[0]))
+
+
+class CPUTextTests(unittest.TestCase):
+    def test_the_busiest_threads_come_first_and_idle_ones_are_left_out(self):
+        cpu = {"seconds": 1.5, "user": 1.2, "system": 0.3,
+               "threads": {"httpdnsd": 0.9, "httpdnsd-http": 0.001, "worker": 0.6}}
+        self.assertEqual(cpu_text(cpu), "1.50 s of CPU (user 1.20, kernel 0.30; threads: httpdnsd 0.90, worker 0.60)")
 
 
 if __name__ == "__main__":
