@@ -77,16 +77,10 @@ public final class CurlEventLoop: Sendable {
         // body and completion, and release them again.
         let transfer = PendingTransfer(request: request, completion: completion)
         if let local = HTTP1LocalClient.current, local.owner === shared, !shared.stopped.load(ordering: .relaxed) {
-            if let refused = local.take(consume transfer) { enqueue(refused) }
+            if let refused = local.take(consume transfer) { shared.enqueue(refused) }
             return
         }
-        enqueue(transfer)
-    }
-
-    /// Queues `transfer` for the loop thread; fails it once the loop is shut down.
-    private func enqueue(_ transfer: consuming PendingTransfer) {
-        let completion = transfer.completion
-        if !shared.queue.enqueue(transfer) { completion(.failure(CurlLoopShared.shutDown)) }
+        shared.enqueue(transfer)
     }
 
     /// An HTTP/1.1 client for this loop's requests that rides on the calling thread's event loop
@@ -132,5 +126,10 @@ final class CurlLoopShared: @unchecked Sendable {
         self.multi = multi
         self.maxConnectionsPerHost = maxConnectionsPerHost
         self.maxCachedConnections = maxCachedConnections
+    }
+
+    /// Queues `transfer` for the loop thread; fails it once the loop is shut down.
+    func enqueue(_ transfer: PendingTransfer) {
+        if !queue.enqueue(transfer) { transfer.completion(.failure(Self.shutDown)) }
     }
 }

@@ -76,7 +76,7 @@ final class HTTP1LocalClient: LoopGuest {
             let batch = starting
             for index in batch.indices where !client.start(batch[index], now: now) {
                 // Not an address-literal http:// origin: libcurl's, on the curl loop.
-                if !owner.queue.enqueue(batch[index]) { batch[index].completion(.failure(CurlLoopShared.shutDown)) }
+                owner.enqueue(batch[index])
             }
         }
         starting.removeAll(keepingCapacity: true)
