@@ -24,11 +24,6 @@ final class SQLiteStatement {
         try check(value.withUTF8 { bindText($0, at: index) }, "binding parameter \(index)")
     }
 
-    /// `sqlite3_bind_text` (copied by SQLite) of UTF-8 text the caller wrote as bytes.
-    func bind(text bytes: [UInt8], at index: Int32) throws(StoreError) {
-        try check(bytes.withUnsafeBufferPointer { bindText($0, at: index) }, "binding parameter \(index)")
-    }
-
     /// `sqlite3_bind_text` of `bytes`, unchecked. Empty text may have no storage: it is bound as
     /// "" rather than as a NULL pointer (which would be NULL).
     private func bindText(_ bytes: UnsafeBufferPointer<UInt8>, at index: Int32) -> Int32 {
@@ -69,6 +64,32 @@ final class SQLiteStatement {
         }
     }
 
+    /// Binds `texts` where they lie (`SQLITE_STATIC`; the other parameters bound before), runs the
+    /// statement (no rows), then resets it and clears its bindings: no pointer into `texts`
+    /// outlives the call, whatever fails.
+    func run(texts: SQLiteTexts) throws(StoreError) {
+        try texts.bytes.withUnsafeBufferPointer { buffer throws(StoreError) in
+            for span in texts.spans {
+                let result: Int32
+                if let count = span.count, count > 0, let base = buffer.baseAddress {
+                    let text = UnsafeRawPointer(base + span.start).assumingMemoryBound(to: CChar.self)
+                    result = sqlite3_bind_text(handle, span.index, text, Int32(count), nil)
+                } else if span.count != nil {
+                    result = bindText(UnsafeBufferPointer(start: nil, count: 0), at: span.index)
+                } else {
+                    result = sqlite3_bind_null(handle, span.index)
+                }
+                do throws(StoreError) {
+                    try check(result, "binding parameter \(span.index)")
+                } catch {
+                    resetAfterFailure()
+                    throw error
+                }
+            }
+            try run()
+        }
+    }
+
     /// Runs a statement that returns no rows, then resets it.
     func run() throws(StoreError) {
         do {
@@ -84,10 +105,14 @@ final class SQLiteStatement {
 
     /// `sqlite3_reset` and `sqlite3_clear_bindings`, ready for the next use. Throws what the
     /// reset reports (the error of the statement's last step, when that step failed).
+    /// The bindings are cleared even when the reset reports an error: a text bound in place
+    /// must not stay bound past its buffer.
     func reset() throws(StoreError) {
-        try check(sqlite3_reset(handle), "resetting")
+        let reset = sqlite3_reset(handle)
         // `sqlite3_clear_bindings` always returns SQLITE_OK (documented); checked all the same.
-        try check(sqlite3_clear_bindings(handle), "clearing the bindings of")
+        let cleared = sqlite3_clear_bindings(handle)
+        try check(reset, "resetting")
+        try check(cleared, "clearing the bindings of")
     }
 
     /// Resets a statement whose step has failed and whose error the caller already throws.

@@ -19,9 +19,9 @@ final class StoreWriter {
     private let selectAccounts: SQLiteStatement
     private let selectFirstCachedAccount: SQLiteStatement
     private let selectNextCachedAccount: SQLiteStatement
-    /// An entry's addresses as the comma-separated text they are stored as, written here for
-    /// each upsert (no array of strings, no joined string per entry).
-    private var addressText: [UInt8] = []
+    /// The text arguments of an upsert, the addresses among them as the comma-separated text they
+    /// are stored as, written here for each row (no array of strings, no joined string per entry).
+    private var rowTexts = SQLiteTexts()
 
     /// Opens `path`, sets WAL, `synchronous=NORMAL` and a busy timeout, migrates the schema and
     /// prepares the statements. Errors name the path.
@@ -123,19 +123,18 @@ final class StoreWriter {
                 for key in Self.inKeyOrder(pending.changes.keys) {
                     switch pending.changes[key]! {
                     case .upsert(let entry):
-                        try upsertEntry.bind(account, at: 1)
-                        try upsertEntry.bind(key.host.value, at: 2)
+                        rowTexts.removeAll()
+                        rowTexts.append(account, at: 1)
+                        rowTexts.append(key.host.value, at: 2)
+                        rowTexts.append(key.network, at: 4)
+                        rowTexts.append(at: 5) { entry.addressList.appendCommaSeparated(to: &$0) }
+                        rowTexts.append(entry.origin.rawValue, at: 9)
+                        rowTexts.append(entry.soa?.description, at: 10)
                         try upsertEntry.bind(Int64(key.family.rawValue), at: 3)
-                        try upsertEntry.bind(key.network, at: 4)
-                        addressText.removeAll(keepingCapacity: true)
-                        entry.addressList.appendCommaSeparated(to: &addressText)
-                        try upsertEntry.bind(text: addressText, at: 5)
                         try upsertEntry.bind(Int64(entry.originTTL), at: 6)
                         try upsertEntry.bind(entry.storedAt, at: 7)
                         try upsertEntry.bind(Int64(entry.nxdomain ? 1 : 0), at: 8)
-                        try upsertEntry.bind(entry.origin.rawValue, at: 9)
-                        try upsertEntry.bind(entry.soa?.description, at: 10)
-                        try upsertEntry.run()
+                        try upsertEntry.run(texts: rowTexts)
                     case .remove:
                         try deleteRow(account: account, host: key.host.value, family: Int64(key.family.rawValue), network: key.network)
                     }

@@ -93,6 +93,9 @@ import Testing
         let strings = text.split(separator: ",").map(String.init)
         #expect(list == AddressList(strings))
         #expect(list.strings == strings)
+        var written = Array("kept".utf8)
+        list.appendCommaSeparated(to: &written)
+        #expect(String(decoding: written, as: UTF8.self) == "kept" + strings.joined(separator: ","))
     }
 
     @Test func everyOctetValueIsWrittenInEveryPosition() {
@@ -100,7 +103,11 @@ import Testing
             for shift in [UInt32(24), 16, 8, 0] {
                 let number = octet << shift | (shift == 0 ? 0x0A00_0000 : 7)
                 let parts = [number >> 24, number >> 16 & 0xFF, number >> 8 & 0xFF, number & 0xFF]
-                #expect(AddressList.dottedQuad(number) == parts.map(String.init).joined(separator: "."))
+                let text = parts.map(String.init).joined(separator: ".")
+                #expect(AddressList.dottedQuad(number) == text)
+                var bytes = Array("x,".utf8)
+                AddressList.appendDottedQuad(number, to: &bytes)
+                #expect(String(decoding: bytes, as: UTF8.self) == "x," + text)
             }
         }
     }
