@@ -7,6 +7,11 @@ import Testing
         StatsKey(domain: domain, family: family, network: network)
     }
 
+    /// The record's share of the table's memory that its documentation states (72 bytes).
+    @Test func aPackedRecordTakesSeventyTwoBytes() {
+        #expect(MemoryLayout<PackedStats>.stride == 72)
+    }
+
     @Test func keysDifferingOnlyInFamilyOrNetworkHaveTheirOwnRecords() {
         var table = StatsTable(limit: 10)
         do { let stored = table.update(key("a.test"), { $0.successNum += 1 }); #expect(stored) }
