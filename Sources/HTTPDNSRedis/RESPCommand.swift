@@ -12,6 +12,11 @@ enum RESPCommand {
         }
     }
 
+    /// The same for arguments given as text (a handshake, a subscription), each sent as its UTF-8.
+    static func encode(_ arguments: [String]) -> [UInt8] {
+        encode(arguments.map { Array($0.utf8) })
+    }
+
     /// `EVALSHA <sha1> <number of keys> <keys...> <arguments...>`, written in one pass from its
     /// parts (no array of every argument is made first).
     static func evalSHA(_ sha1: [UInt8], keys: [[UInt8]], arguments: [[UInt8]]) -> [UInt8] {

@@ -211,7 +211,7 @@ final class RedisLoopWorker {
     private func sendHandshake(_ step: String, _ arguments: [String]) {
         guard let context, !dropping else { return }
         do throws(RedisError) {
-            try Self.issue(context, RESPCommand.encode(arguments.map { Array($0.utf8) }), callback: Self.handshakeReply, privateData: nil)
+            try Self.issue(context, RESPCommand.encode(arguments), callback: Self.handshakeReply, privateData: nil)
             handshake.append(step)
         } catch {
             drop("\(step): \(error.message)")
@@ -321,7 +321,7 @@ final class RedisLoopWorker {
         guard let context, !dropping, !channels.isEmpty else { return }
         do throws(RedisError) {
             try Self.issue(
-                context, RESPCommand.encode((["SUBSCRIBE"] + channels).map { Array($0.utf8) }), callback: Self.subscriptionReply,
+                context, RESPCommand.encode(["SUBSCRIBE"] + channels), callback: Self.subscriptionReply,
                 privateData: nil)
             subscribedContext = true
         } catch {

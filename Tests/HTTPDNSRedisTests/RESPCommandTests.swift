@@ -9,6 +9,12 @@ struct RESPCommandTests {
         #expect(String(decoding: wire, as: UTF8.self) == "*4\r\n$3\r\nSET\r\n$1\r\nk\r\n$10\r\n0123456789\r\n$0\r\n\r\n")
     }
 
+    /// Text arguments (a handshake, a subscription) are sent as their UTF-8 bytes.
+    @Test func textArgumentsAreSentAsTheirUTF8() {
+        let wire = RESPCommand.encode(["SUBSCRIBE", "httpdns:é"])
+        #expect(String(decoding: wire, as: UTF8.self) == "*2\r\n$9\r\nSUBSCRIBE\r\n$10\r\nhttpdns:é\r\n")
+    }
+
     @Test func argumentsAreBinarySafe() {
         let binary: [UInt8] = [0, 13, 10, 255] + [UInt8](repeating: 42, count: 996)
         let wire = RESPCommand.encode([Array("SET".utf8), binary])
