@@ -210,42 +210,53 @@ public struct AddressList: Sendable, Hashable {
         return value << 8 | octet
     }
 
+    /// The most bytes an IPv4 address takes as text (`255.255.255.255`).
+    public static let maximumDottedQuad = 15
+
     /// `number` as `a.b.c.d`, in a string of at most 15 bytes, which Swift keeps inline: no
     /// allocation, where interpolation cost about 2 000 instructions.
     static func dottedQuad(_ number: UInt32) -> String {
-        String(unsafeUninitializedCapacity: 15) { writeDottedQuad(number, into: $0) }
+        String(unsafeUninitializedCapacity: maximumDottedQuad) { writeDottedQuad(number, into: $0) }
     }
 
     /// Appends `number` as `a.b.c.d` to `bytes`, with no string in between.
-    static func appendDottedQuad(_ number: UInt32, to bytes: inout [UInt8]) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 15) { buffer in
+    public static func appendDottedQuad(_ number: UInt32, to bytes: inout [UInt8]) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: maximumDottedQuad) { buffer in
             let length = writeDottedQuad(number, into: buffer)
             bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<length]))
         }
     }
 
-    /// Writes `number` as `a.b.c.d` digit by digit into `buffer` (15 bytes or more); returns
-    /// the length written.
-    private static func writeDottedQuad(_ number: UInt32, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
-        var length = 0
-        for shift in stride(from: 24, through: 0, by: -8) {
-            let octet = UInt8(truncatingIfNeeded: number >> UInt32(shift))
-            if octet >= 100 {
-                buffer[length] = UInt8(ascii: "0") + octet / 100
-                length += 1
+    /// Writes `number` (first octet in the high byte) as `a.b.c.d` into `buffer`, which has room
+    /// for `maximumDottedQuad` bytes; returns the length written. The one formatter of a packed
+    /// address: answers, stored rows, the shared tier's values and `strings` all use it. Each
+    /// octet's digits come from a table and are written whole (three bytes, the unused ones
+    /// overwritten or past the length), with no division.
+    public static func writeDottedQuad(_ number: UInt32, into buffer: UnsafeMutableBufferPointer<UInt8>) -> Int {
+        precondition(buffer.count >= maximumDottedQuad, "AddressList.writeDottedQuad: a buffer under 15 bytes")
+        return octetTexts.withUnsafeBufferPointer { table in
+            let start = buffer.baseAddress!
+            var next = start
+            for shift in stride(from: UInt32(24), through: 0, by: -8) {
+                let packed = table[Int(number >> shift & 0xff)]
+                next[0] = UInt8(truncatingIfNeeded: packed)
+                next[1] = UInt8(truncatingIfNeeded: packed >> 8)
+                next[2] = UInt8(truncatingIfNeeded: packed >> 16)
+                next += Int(packed >> 24)
+                if shift > 0 {
+                    next[0] = UInt8(ascii: ".")
+                    next += 1
+                }
             }
-            if octet >= 10 {
-                buffer[length] = UInt8(ascii: "0") + octet / 10 % 10
-                length += 1
-            }
-            buffer[length] = UInt8(ascii: "0") + octet % 10
-            length += 1
-            if shift > 0 {
-                buffer[length] = UInt8(ascii: ".")
-                length += 1
-            }
+            return next - start
         }
-        return length
+    }
+
+    /// The decimal text of every octet value, packed: its length in the top byte, its digits in
+    /// the low bytes, first digit lowest.
+    private static let octetTexts: [UInt32] = (0...255).map { value in
+        let digits = Array(String(value).utf8)
+        return digits.enumerated().reduce(UInt32(digits.count) << 24) { $0 | UInt32($1.element) << (8 * $1.offset) }
     }
 }
 

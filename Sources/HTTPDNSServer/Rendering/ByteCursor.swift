@@ -1,3 +1,5 @@
+import HTTPDNSCore
+
 /// Writes bytes into memory allocated beforehand for an upper bound of what is written (see
 /// `AnswerRendering.fastSingle`): no growth, no reallocation; every write checks the bound, so a
 /// wrong bound stops the process rather than writing past the memory.
@@ -65,38 +67,19 @@ struct ByteCursor: JSONSink {
         } while rest > 0
     }
 
-    /// An IPv4 address held as a number (first octet in the high byte), in dotted-quad form.
+    /// An IPv4 address held as a number (first octet in the high byte), in dotted-quad form
+    /// (`AddressList.writeDottedQuad`, then copied in).
     mutating func ipv4(_ address: UInt32) {
-        Self.octets.withUnsafeBufferPointer { octets in
-            octet(octets[Int(address >> 24)])
-            put(UInt8(ascii: "."))
-            octet(octets[Int(address >> 16 & 0xff)])
-            put(UInt8(ascii: "."))
-            octet(octets[Int(address >> 8 & 0xff)])
-            put(UInt8(ascii: "."))
-            octet(octets[Int(address & 0xff)])
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maximumIPv4) { buffer in
+            let length = AddressList.writeDottedQuad(address, into: buffer)
+            put(UnsafeBufferPointer(rebasing: buffer[..<length]))
         }
-    }
-
-    /// The decimal text of every octet value, packed: its length in the top byte, its digits in
-    /// the low bytes, first digit lowest.
-    private static let octets: [UInt32] = (0...255).map { value in
-        let digits = Array(String(value).utf8)
-        return digits.enumerated().reduce(UInt32(digits.count) << 24) { $0 | UInt32($1.element) << (8 * $1.offset) }
-    }
-
-    private mutating func octet(_ packed: UInt32) {
-        let length = Int(packed >> 24)
-        let at = reserve(length)
-        at.initialize(to: UInt8(truncatingIfNeeded: packed))
-        if length > 1 { (at + 1).initialize(to: UInt8(truncatingIfNeeded: packed >> 8)) }
-        if length > 2 { (at + 2).initialize(to: UInt8(truncatingIfNeeded: packed >> 16)) }
     }
 
     /// The most bytes `decimal` writes (UInt32.max has 10 digits).
     static let maximumDecimal = 10
     /// The most bytes `ipv4` writes.
-    static let maximumIPv4 = 15
+    static let maximumIPv4 = AddressList.maximumDottedQuad
 
     static func decimalDigits(_ value: UInt32) -> Int {
         var digits = 1

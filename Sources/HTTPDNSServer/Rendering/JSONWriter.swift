@@ -76,12 +76,9 @@ public struct JSONWriter: Sendable, JSONSink {
 
     mutating func decimal(_ value: UInt32) { number(value) }
 
-    /// Formatted by `ByteCursor.ipv4` (the one formatter of packed addresses), then appended.
+    /// Formatted by `AddressList.writeDottedQuad` (the one formatter of packed addresses), then
+    /// appended.
     mutating func ipv4(_ address: UInt32) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: ByteCursor.maximumIPv4) { buffer in
-            var cursor = ByteCursor(buffer)
-            cursor.ipv4(address)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[..<cursor.count]))
-        }
+        AddressList.appendDottedQuad(address, to: &bytes)
     }
 }
