@@ -130,7 +130,7 @@ import Testing
 
     @Test func everyOctetValueIsWrittenInDecimal() {
         for value in UInt32(0)...255 {
-            let bytes = [UInt8](unsafeUninitializedCapacity: ByteCursor.maximumIPv4) { buffer, count in
+            let bytes = [UInt8](unsafeUninitializedCapacity: AddressList.maximumDottedQuad) { buffer, count in
                 var cursor = ByteCursor(buffer)
                 cursor.ipv4(value << 24 | (255 - value) << 16 | value << 8 | value)
                 count = cursor.count
@@ -140,7 +140,7 @@ import Testing
     }
 
     @Test func theLongestAddressFitsItsBound() {
-        let bytes = [UInt8](unsafeUninitializedCapacity: ByteCursor.maximumIPv4) { buffer, count in
+        let bytes = [UInt8](unsafeUninitializedCapacity: AddressList.maximumDottedQuad) { buffer, count in
             var cursor = ByteCursor(buffer)
             cursor.ipv4(0xFFFF_FFFF)
             count = cursor.count

@@ -176,7 +176,7 @@ enum AnswerRendering {
 
     /// The most bytes `writeAddresses` writes for `list`.
     static func maximumAddresses(_ list: AddressList) -> Int {
-        if let packed = list.packedIPv4 { return 2 + packed.count * (ByteCursor.maximumIPv4 + 3) }
+        if let packed = list.packedIPv4 { return 2 + packed.count * (AddressList.maximumDottedQuad + 3) }
         return list.strings.reduce(2) { $0 + ByteCursor.maximumString($1.utf8.count) + 1 }
     }
 

@@ -70,7 +70,7 @@ struct ByteCursor: JSONSink {
     /// An IPv4 address held as a number (first octet in the high byte), in dotted-quad form
     /// (`AddressList.writeDottedQuad`, then copied in).
     mutating func ipv4(_ address: UInt32) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.maximumIPv4) { buffer in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: AddressList.maximumDottedQuad) { buffer in
             let length = AddressList.writeDottedQuad(address, into: buffer)
             put(UnsafeBufferPointer(rebasing: buffer[..<length]))
         }
@@ -78,8 +78,6 @@ struct ByteCursor: JSONSink {
 
     /// The most bytes `decimal` writes (UInt32.max has 10 digits).
     static let maximumDecimal = 10
-    /// The most bytes `ipv4` writes.
-    static let maximumIPv4 = AddressList.maximumDottedQuad
 
     static func decimalDigits(_ value: UInt32) -> Int {
         var digits = 1

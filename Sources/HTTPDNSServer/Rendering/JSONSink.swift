@@ -8,7 +8,7 @@ protocol JSONSink {
     /// A number in decimal, at most `ByteCursor.maximumDecimal` bytes.
     mutating func decimal(_ value: UInt32)
     /// An IPv4 address held as a number (first octet in the high byte), dotted, at most
-    /// `ByteCursor.maximumIPv4` bytes.
+    /// `AddressList.maximumDottedQuad` bytes.
     mutating func ipv4(_ address: UInt32)
 }
 
