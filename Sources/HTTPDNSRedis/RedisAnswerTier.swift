@@ -8,10 +8,10 @@ import HTTPDNSLoop
 /// window; a lock `...:lock` (`SET NX PX`) held by the one replica resolving a name upstream
 /// while the others poll for its answer.
 ///
-/// A miss resolved upstream costs Redis two commands, both scripts called by SHA-1 (`EVALSHA`):
-/// the lookup, which takes the lock, and the store-and-release. Every Redis command is bounded
-/// by `redisTimeout`; any failure is a miss without the lock, so the engine goes to its
-/// upstreams as it would without Redis.
+/// A miss resolved upstream costs Redis two round trips of two plain commands each, no script:
+/// the lookup (`SET <lock> NX PX`, `GET <answer>`) and the store (`SET <answer> PX`, `DEL
+/// <lock>`). Every Redis command is bounded by `redisTimeout`; any failure is a miss without the
+/// lock, so the engine goes to its upstreams as it would without Redis.
 public final class RedisAnswerTier: SharedAnswerTier {
     private let connection: RedisConnection
     private let keys: RedisKeys
@@ -27,28 +27,11 @@ public final class RedisAnswerTier: SharedAnswerTier {
     /// Whether the URL's host is an IP address (connecting then looks nothing up).
     private let hostIsAddress: Bool
 
-    /// One `GET`, or `SET NX PX` of the lock when there is no answer: one round trip for a miss.
-    /// Returns the answer (bulk), 1 (the lock is ours) or 0 (another replica holds it).
-    static let lookupScript = RedisScript(
-        """
-        local v = redis.call('GET', KEYS[1])
-        if v then return v end
-        if redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
-        return 0
-        """)
-    /// Deletes the lock only when this replica holds it.
+    /// Deletes the lock only when this replica holds it: after a resolution that gave nothing
+    /// to store, another replica that took an expired lock keeps it.
     static let releaseScript = RedisScript(
         """
         if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-        return 0
-        """)
-    /// The lock holder's write-back in one round trip: `SET answer PX`, then the release (the
-    /// lock deleted only if it still holds this replica's token: it may have expired and been
-    /// taken by another replica meanwhile).
-    static let storeAndReleaseScript = RedisScript(
-        """
-        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-        if redis.call('GET', KEYS[2]) == ARGV[3] then return redis.call('DEL', KEYS[2]) end
         return 0
         """)
 
@@ -72,29 +55,28 @@ public final class RedisAnswerTier: SharedAnswerTier {
         let wait = min(maximumWait, Double(max(0, waitMilliseconds)) / 1000)
         let lockMilliseconds = Self.decimal(Int(wait * 2000) + 500)
         let metrics = metrics
-        connection.evaluate(Self.lookupScript, keys: [answerKey, lockKey], arguments: [token, lockMilliseconds]) { [self] result in
-            switch result {
-            case .success(.bulk(let bytes)):
-                if let entry = fresh(bytes) {
-                    metrics.recordAnswer(.hit)
-                    completion(.found(entry))
-                } else {
-                    // Expired (kept for stale serving) or unreadable: resolve, under the lock if free.
-                    takeLock(
-                        lockKey, answerKey: answerKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait), completion: completion)
-                }
-            case .success(.integer(1)):
+        let replies = RedisLookupReplies { [self] lock, answer in
+            switch RedisAnswerLookup.decide(lock: lock, answer: answer, fresh: fresh) {
+            case .found(let entry, let releaseLock):
+                if releaseLock { connection.command([Self.del, lockKey]) { _ in } }
+                metrics.recordAnswer(.hit)
+                completion(.found(entry))
+            case .locked:
                 metrics.recordAnswer(.missLocked)
                 completion(.miss(holdsLock: true))
-            case .success(.integer(0)):
+            case .wait:
                 poll(
                     answerKey: answerKey, lockKey: lockKey, lockMilliseconds: lockMilliseconds, deadline: deadline(wait),
                     completion: completion)
-            case .success, .failure:
+            case .error:
                 metrics.recordAnswer(.error)
                 completion(.miss(holdsLock: false))
             }
         }
+        // Sent back to back (one write when the connection is ready) and answered in order. The
+        // lock is asked for first, so that an answer stored between the two is still read.
+        connection.command([Self.set, lockKey, token, Self.nx, Self.px, lockMilliseconds]) { replies.lockReplied($0) }
+        connection.command([Self.get, answerKey]) { replies.answerReplied($0) }
     }
 
     /// A connection of the tier's that rides on the calling thread's event loop (an HTTP
@@ -108,20 +90,16 @@ public final class RedisAnswerTier: SharedAnswerTier {
         return connection.localConnection(on: sockets)
     }
 
-    /// One command: the answer `SET ... PX`, or, when this replica holds the lock, the
-    /// store-and-release script, which also deletes the lock if it is still ours.
+    /// The answer's `SET ... PX`; when this replica holds the lock, followed by `DEL` of the
+    /// lock in the same write. The lock is deleted whoever holds it by then (this replica's may
+    /// have expired and been taken by another): with the answer stored, no replica needs it, as
+    /// every lookup reads the answer.
     public func store(account: String, key: CacheKey, entry: CacheEntry, keepSeconds: Double, holdsLock: Bool) {
         let answerKey = keys.answerBytes(account: account, key: key)
         let milliseconds = Self.decimal(max(1, Int(min(keepSeconds, 31_536_000 * 2) * 1000)))
-        let value = SharedAnswerCodec.encode(entry)
         // Errors are counted by the connection's metrics; nobody waits for these.
-        if holdsLock {
-            connection.evaluate(
-                Self.storeAndReleaseScript, keys: [answerKey, RedisKeys.lock(ofAnswer: answerKey)], arguments: [value, milliseconds, token]
-            ) { _ in }
-        } else {
-            connection.command([Self.set, answerKey, value, Self.px, milliseconds]) { _ in }
-        }
+        connection.command([Self.set, answerKey, SharedAnswerCodec.encode(entry), Self.px, milliseconds]) { _ in }
+        if holdsLock { connection.command([Self.del, RedisKeys.lock(ofAnswer: answerKey)]) { _ in } }
         metrics.recordAnswer(.stored)
     }
 
@@ -146,6 +124,8 @@ public final class RedisAnswerTier: SharedAnswerTier {
 
     /// The command names and options the tier sends, as bytes made once.
     private static let set = Array("SET".utf8)
+    private static let get = Array("GET".utf8)
+    private static let del = Array("DEL".utf8)
     private static let mget = Array("MGET".utf8)
     private static let nx = Array("NX".utf8)
     private static let px = Array("PX".utf8)
