@@ -159,10 +159,13 @@ TSAN_FLAGS = --scratch-path $(TSAN_SCRATCH) --sanitize=thread -Xswiftc -DHTTPDNS
 tsan: test-deps revision
 	nice -n 10 $(SWIFT) build --build-tests $(TSAN_FLAGS)
 	rm -rf $(TSAN_SCRATCH)/reports && mkdir -p $(TSAN_SCRATCH)/reports
+	@# A report makes the test process exit non-zero (TSan's exit code 66) after every test passed:
+	@# the reports are printed whatever the tests' status, and either fails the target.
 	TSAN_OPTIONS="$${TSAN_OPTIONS:-halt_on_error=0}:log_path=$(TSAN_SCRATCH)/reports/tsan" \
-	nice -n 10 $(SWIFT) test --disable-xctest $(TSAN_FLAGS) --filter '$(TSAN_FILTER)'
-	@if ls $(TSAN_SCRATCH)/reports/tsan.* >/dev/null 2>&1; then cat $(TSAN_SCRATCH)/reports/tsan.*; exit 1; fi
-	@echo "tsan: no ThreadSanitizer report"
+	nice -n 10 $(SWIFT) test --disable-xctest $(TSAN_FLAGS) --filter '$(TSAN_FILTER)'; status=$$?; \
+	if ls $(TSAN_SCRATCH)/reports/tsan.* >/dev/null 2>&1; then cat $(TSAN_SCRATCH)/reports/tsan.*; exit 1; fi; \
+	if [ $$status -ne 0 ]; then exit $$status; fi; \
+	echo "tsan: no ThreadSanitizer report"
 
 # Also the fuzz package's build (SwiftPM keeps a stale source list there when files move between
 # modules) and the release build of the allocation test.
