@@ -51,26 +51,25 @@ enum RedisAnswerLookup: Equatable {
 /// The two replies of one lookup, which come back on the connection's thread (the lock's first
 /// on a healthy connection; in any order when they fail): the second calls `complete` with both.
 final class RedisLookupReplies: Sendable {
-    private let state = Mutex<(lock: Result<RedisReply, RedisError>?, answer: Result<RedisReply, RedisError>?)>((nil, nil))
-    private let complete: @Sendable (_ lock: Result<RedisReply, RedisError>, _ answer: Result<RedisReply, RedisError>) -> Void
+    typealias Reply = Result<RedisReply, RedisError>
+    private let state = Mutex<(lock: Reply?, answer: Reply?)>((nil, nil))
+    private let complete: @Sendable (_ lock: Reply, _ answer: Reply) -> Void
 
-    init(complete: @escaping @Sendable (_ lock: Result<RedisReply, RedisError>, _ answer: Result<RedisReply, RedisError>) -> Void) {
+    init(complete: @escaping @Sendable (_ lock: Reply, _ answer: Reply) -> Void) {
         self.complete = complete
     }
 
-    func lockReplied(_ reply: Result<RedisReply, RedisError>) {
-        let answer = state.withLock { state -> Result<RedisReply, RedisError>? in
-            state.lock = reply
-            return state.answer
-        }
-        if let answer { complete(reply, answer) }
-    }
+    func lockReplied(_ reply: Reply) { record { $0.lock = reply } }
 
-    func answerReplied(_ reply: Result<RedisReply, RedisError>) {
-        let lock = state.withLock { state -> Result<RedisReply, RedisError>? in
-            state.answer = reply
-            return state.lock
+    func answerReplied(_ reply: Reply) { record { $0.answer = reply } }
+
+    /// Keeps one reply; completes when it was the second.
+    private func record(_ keep: (inout (lock: Reply?, answer: Reply?)) -> Void) {
+        let both = state.withLock { state -> (Reply, Reply)? in
+            keep(&state)
+            guard let lock = state.lock, let answer = state.answer else { return nil }
+            return (lock, answer)
         }
-        if let lock { complete(lock, reply) }
+        if let (lock, answer) = both { complete(lock, answer) }
     }
 }
