@@ -282,13 +282,13 @@ extension HTTPDNSD {
     ) -> [(name: String, server: HTTPServer)] {
         var mainOptions = serverOptions(config, main, .main, tls: certificates)
         carryGuests(&mainOptions, wiring: wiring, sharedTier: sharedTier)
-        let server = HTTPServer(options: mainOptions, fastHandler: service.fastResponse, handler: service.handle)
+        let server = HTTPServer(options: mainOptions, fastHandler: service.fastPath, handler: service.handle)
         service.attach(server.metrics)
         var servers: [(name: String, server: HTTPServer)] = [("main", server)]
         if let plain = config.listenPlain {
             var plainOptions = serverOptions(config, plain, .main, tls: nil)
             carryGuests(&plainOptions, wiring: wiring, sharedTier: sharedTier)
-            let plainServer = HTTPServer(options: plainOptions, fastHandler: service.fastResponse, handler: service.handle)
+            let plainServer = HTTPServer(options: plainOptions, fastHandler: service.fastPath, handler: service.handle)
             servers.append(("plain", plainServer))
         }
         if let ops = config.opsListen {

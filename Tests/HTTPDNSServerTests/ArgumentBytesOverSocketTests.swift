@@ -29,7 +29,7 @@ import Testing
             fastHandler: { [service = fixture.service] head in
                 guard let response = service.fastResponse(head) else { return nil }
                 fastAnswers.add(1)
-                return response
+                return .answer(response)
             },
             handler: { [service = fixture.service] in service.handle($0) })
         let port = try server.start()

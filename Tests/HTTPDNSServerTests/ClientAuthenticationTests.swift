@@ -376,7 +376,7 @@ import Testing
         let fixture = keyedFixture()
         let server = HTTPServer(
             options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2),
-            fastHandler: fixture.service.fastResponse, handler: fixture.service.handle)
+            fastHandler: fixture.service.fastPath, handler: fixture.service.handle)
         let port = try server.start()
         defer { server.stop(grace: 0) }
         let connection = try RawHTTPConnection(port: port)
@@ -409,7 +409,7 @@ import Testing
         fixture.seed([("www.example.test", .a, fixture.entry(["127.0.0.1"]))])
         let server = HTTPServer(
             options: HTTPServerOptions(host: "127.0.0.1", port: 0, threads: 2),
-            fastHandler: fixture.service.fastResponse, handler: fixture.service.handle)
+            fastHandler: fixture.service.fastPath, handler: fixture.service.handle)
         let port = try server.start()
         defer { server.stop(grace: 0) }
         let connection = try RawHTTPConnection(port: port)

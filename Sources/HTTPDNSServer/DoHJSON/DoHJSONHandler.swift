@@ -63,8 +63,9 @@ struct DoHJSONHandler: Sendable {
     /// application/dns-json`, written by `DoHJSONRendering.fastAnswer` (the
     /// general path's writer); for `ispEnable`, the hit of the network `network(subnet:forwardedFor:peer:)` picks.
     /// Nil for an invalid argument and `enc`; a signed request (`ak`, `ts` or `key`) runs the
-    /// general signature check first. Other arguments are ignored, as on the general path.
-    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResponse? {
+    /// general signature check first. Other arguments are ignored, as on the general path. A
+    /// miss is written by `DoHJSONRendering.answer`, as `resolve` writes it.
+    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResult? {
         typealias Name = HitReader.DoHJSON
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let nameText = arguments[Name.name], nameText.count > 0,
@@ -82,7 +83,10 @@ struct DoHJSONHandler: Sendable {
             ? self.network(subnet: subnetAddress, forwardedFor: clients.forwardedFor(head), peer: head.peerAddress) : ""
         let signed = arguments[Name.ak] != nil || arguments[Name.ts] != nil || arguments[Name.key] != nil
         let needsAdmit = signed || options.hasClientKeys || options.hasAESKey
-        return service.answerHit(head, request, host: nameText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
+        return service.answerHit(
+            head, request, host: nameText, family: family, network: network, needsAdmit: needsAdmit,
+            render: { { DoHJSONRendering.answer($0[0], family: family, short: short) } }
+        ) { host, answer in
             DoHJSONRendering.fastAnswer(host: host, family: family, answer: answer, short: short)
         }
     }

@@ -56,8 +56,9 @@ struct EMASHandler: Sendable {
     /// family (for `ispEnable`, of the client's network), written by `EMASRendering.fastSingle`
     /// (the general path's writer), the client chosen by `client` as there. Nil for anything
     /// else: both families, an invalid argument, `enc`. Other arguments are ignored, as on the
-    /// general path. `sign_d` always runs the general signature check.
-    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResponse? {
+    /// general path. `sign_d` always runs the general signature check. A miss is written by
+    /// `EMASRendering.single`, as `resolve` writes it.
+    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResult? {
         typealias Name = HitReader.EMAS
         let arguments = request.arguments, options = request.options
         guard arguments[Name.enc] == nil, let hostText = arguments[Name.host], hostText.count > 0,
@@ -70,7 +71,10 @@ struct EMASHandler: Sendable {
             options: options)
         let family = families[0]
         let needsAdmit = request.route.pointee.access == .emasSigned || options.hasClientKeys || options.hasAESKey
-        return service.answerHit(head, request, host: hostText, family: family, network: network, needsAdmit: needsAdmit) { host, answer in
+        return service.answerHit(
+            head, request, host: hostText, family: family, network: network, needsAdmit: needsAdmit,
+            render: { { EMASRendering.single($0[0], clientIP: clientIP) } }
+        ) { host, answer in
             EMASRendering.fastSingle(host: host, family: family, answer: answer, clientIP: clientIP)
         }
     }

@@ -4,6 +4,14 @@ import HTTPDNSCore
     import Glibc
 #endif
 
+/// What the fast path did with a request (`HTTPDNSService.fastPath`): answered a cache hit at
+/// once, or started the lookup of the one name the cache missed, whose result is the general
+/// path's (`HandlerResult`: the format's writer, the response labelled and timed as `handle` does).
+public enum FastResult: ~Copyable {
+    case answer(FastResponse)
+    case lookup(HandlerResult)
+}
+
 /// The fast path's answer: status 200 and a body in memory from `malloc` that `HTTPServer` hands
 /// to libmicrohttpd as it is (`MHD_RESPMEM_MUST_FREE`: no copy, and libmicrohttpd frees it once
 /// sent). Dropped unsent, it frees its memory itself. Besides the body: its content type and

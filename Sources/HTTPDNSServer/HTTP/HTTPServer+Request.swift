@@ -39,12 +39,16 @@ extension HTTPServer {
         switch advance(existing, &local, { $0.requestComplete() }) {
         case .answer:
             if let url, let method,
-                let response = fastHandler?(
-                    ConnectionHead(connection: connection, method: method, url: url, requestID: existing?.requestID))
+                let result = fastHandler?(ConnectionHead(connection: connection, method: method, url: url, requestID: existing?.requestID))
             {
-                guard advance(existing, &local, { $0.handlerAnswered() }) == .send else { return .NO }
                 fastAnswersCounter.increment()
-                return queue(connection, fast: response, method: method, url: url, context: existing)
+                switch consume result {
+                case .answer(let response):
+                    guard advance(existing, &local, { $0.handlerAnswered() }) == .send else { return .NO }
+                    return queue(connection, fast: response, method: method, url: url, context: existing)
+                case .lookup(let lookup):
+                    return deliver(lookup, connection, url: url, method: method, conCls: conCls, context: existing, state: local)
+                }
             }
             return dispatch(
                 connection, url: url, method: method, body: [], conCls: conCls, context: existing, state: local,
@@ -113,10 +117,8 @@ extension HTTPServer {
         }
     }
 
-    /// Builds the request, runs the handler and queues its response, or suspends the connection
-    /// for a deferred one (creating the connection's `RequestContext` then if it has none, in
-    /// the phase `state` the request reached without one). `fastPathDeclined`: the fast handler
-    /// read this request and left it (`HTTPRequest.fastPathDeclined`).
+    /// Builds the request, runs the handler and delivers its result. `fastPathDeclined`: the fast
+    /// handler read this request and left it (`HTTPRequest.fastPathDeclined`).
     private func dispatch(
         _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?, body: [UInt8],
         conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?, state: RequestState,
@@ -126,7 +128,17 @@ extension HTTPServer {
             connection: connection, method: method.map { String(cString: $0) } ?? "GET", path: url.map { String(cString: $0) } ?? "/",
             body: body, listener: options.listener, isTLS: options.tls != nil, requestID: existing?.requestID,
             fastPathDeclined: fastPathDeclined)
-        switch handler(consume request) {
+        return deliver(handler(consume request), connection, url: url, method: method, conCls: conCls, context: existing, state: state)
+    }
+
+    /// Queues a handler's response, or suspends the connection for its deferred one (creating
+    /// the connection's `RequestContext` then if it has none, in the phase `state` the request
+    /// reached without one).
+    private func deliver(
+        _ result: HandlerResult, _ connection: OpaquePointer, url: UnsafePointer<CChar>?, method: UnsafePointer<CChar>?,
+        conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>, context existing: RequestContext?, state: RequestState
+    ) -> MHD_Result {
+        switch result {
         case .response(let response):
             var local = state
             guard advance(existing, &local, { $0.handlerAnswered() }) == .send else { return .NO }

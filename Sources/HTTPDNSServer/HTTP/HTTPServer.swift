@@ -13,9 +13,9 @@ import Synchronization
 public final class HTTPServer: @unchecked Sendable {
     public typealias Handler = @Sendable (consuming HTTPRequest) -> HandlerResult
     /// Tried first on every complete request without a body, on the borrowed request: a 200
-    /// (a cache hit), or nil to build the `HTTPRequest` and call the handler (see
-    /// `HTTPDNSService.fastResponse`).
-    public typealias FastHandler = @Sendable (ConnectionHead) -> FastResponse?
+    /// (a cache hit), the lookup of a name the cache missed, or nil to build the `HTTPRequest`
+    /// and call the handler (see `HTTPDNSService.fastPath`).
+    public typealias FastHandler = @Sendable (ConnectionHead) -> FastResult?
 
     let options: HTTPServerOptions
     let handler: Handler

@@ -63,6 +63,8 @@ struct HitRequest {
     /// role and encryption steps, and records the duration itself: the reader then only reads,
     /// looks up and writes.
     var admitted = false
+    /// A miss is looked up from here (`FastResult.lookup`) rather than left to the general path.
+    var startsMisses: Bool
 }
 
 extension HTTPDNSService {
@@ -80,21 +82,40 @@ extension HTTPDNSService {
     /// refused signature or role, an encrypted request (its answer is sealed) and a plain one
     /// refused by `requireEncryption` are left to `handle`, which runs the same steps again and
     /// writes the answer.
+    ///
+    /// `HTTPServer` calls `fastPath`, which also takes a miss of such a request once the limits
+    /// and checks above let it through: it looks the name up as the general path's single pair
+    /// does (`Lookups.resolveMiss`), written by the format's general writer and labelled and timed
+    /// by `finished`, instead of leaving the general path to read, route and check the request
+    /// again. A miss of an account that logs its lookups is left to the general path, which logs
+    /// it. `fastResponse` is the same path for hits alone (nil for a miss, nothing started).
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
+        switch fastPath(head, startsMisses: false) {
+        case .answer(let response)?: response
+        default: nil
+        }
+    }
+
+    public func fastPath<Head: RequestHead>(_ head: Head) -> FastResult? { fastPath(head, startsMisses: true) }
+
+    private func fastPath<Head: RequestHead>(_ head: Head, startsMisses: Bool) -> FastResult? {
         guard head.method.equals("GET"), let (route, pathAccount) = hitRoute(head), let hit = route.pointee.hit,
             let arguments = head.arguments(hit.names)
         else { return nil }
         let timed = recordsRequestDurations
         // The DoH JSON API names its account with `uid` (`default` when absent).
         let account = pathAccount ?? (hit.kind == .dohJSON ? arguments[HitReader.DoHJSON.uid] : nil) ?? Self.defaultAccount
-        var response: FastResponse?
+        var result: FastResult?
         registry.withEngine(utf8: account) { engine in
             let options = engine.lookupOptions
             let started = timed || options.logsQueries ? MonotonicClock.nanoseconds() : 0
-            response = readHit(
-                head, HitRequest(route: route, account: account, arguments: arguments, engine: engine, options: options, started: started))
+            result = readHit(
+                head,
+                HitRequest(
+                    route: route, account: account, arguments: arguments, engine: engine, options: options, started: started,
+                    startsMisses: startsMisses && !options.logsQueries))
         }
-        return response
+        return result
     }
 
     /// The row of the route table that serves `head` (a `GET`), when that row has a hit reader,
@@ -118,8 +139,8 @@ extension HTTPDNSService {
         return nil
     }
 
-    /// The hit of `request` in its format, or nil.
-    private func readHit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResponse? {
+    /// The hit of `request` in its format (or the lookup of its miss), or nil.
+    private func readHit<Head: RequestHead>(_ head: Head, _ request: HitRequest) -> FastResult? {
         switch request.route.pointee.hit!.kind {
         case .v1Resolve: handlers.resolve.hit(head, request, self)
         case .emas: handlers.emas.hit(head, request, self)
@@ -138,11 +159,10 @@ extension HTTPDNSService {
         return match.request.withHead { head -> HTTPResponse? in
             guard let arguments = head.arguments(hit.names) else { return nil }
             return withUnsafePointer(to: route) { row in
-                var request = HitRequest(
+                let request = HitRequest(
                     route: row, account: UnsafeRawBufferPointer(start: nil, count: 0), arguments: arguments, engine: engine,
-                    options: engine.lookupOptions, started: 0)
-                request.admitted = true
-                guard let response = readHit(head, request) else { return nil }
+                    options: engine.lookupOptions, started: 0, admitted: true, startsMisses: false)
+                guard case .answer(let response)? = readHit(head, request) else { return nil }
                 return HTTPResponse(hit: response)
             }
         }
@@ -160,44 +180,63 @@ extension HTTPDNSService {
     /// runs them (a flood of bad signatures costs no HMAC beyond its rate), then the cache, so
     /// that only admitted hits are counted; `write` is the format's writer, given the host (a
     /// valid name in canonical form) and the cached answer. `network`: the client network the
-    /// general path would look the name up for (`""` unless the account has `ispEnable`). Nil,
-    /// with the rate token given back, for what the general path must answer. A name the
-    /// account's `domains` refuses (checked only when it has a policy) is left to the general
-    /// path, which writes the refusal (`Lookups.lookUp`); so is a name one of its `rules` names.
+    /// general path would look the name up for (`""` unless the account has `ispEnable`). A
+    /// miss, when `request.startsMisses`, is looked up with the writer `render` gives (the
+    /// format's general writer; nil leaves the miss to the general path). Nil, with the rate
+    /// token given back, for what the general path must answer. A name the account's `domains`
+    /// refuses (checked only when it has a policy) is left to the general path, which writes the
+    /// refusal (`Lookups.lookUp`); so is a name one of its `rules` names.
     func answerHit<Head: RequestHead>(
         _ head: Head, _ request: HitRequest, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
-        needsAdmit: Bool, write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
-    ) -> FastResponse? {
+        needsAdmit: Bool, render: () -> (@Sendable ([HostResult]) -> HTTPResponse)? = { nil },
+        write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
+    ) -> FastResult? {
         if request.options.hasDomainPolicy && !request.engine.allows(hostText) { return nil }
         // A name one of the account's `rules` names is answered by the general path (`Lookups`).
         if request.options.hasRules && request.engine.hasRule(for: hostText) { return nil }
-        if request.admitted { return lookUpHit(hostText, family, network, request.engine, write) }
+        if request.admitted {
+            guard case .hit(let response) = lookUpHit(hostText, family, network, request.engine, misses: false, write) else { return nil }
+            return .answer(response)
+        }
         let limit = limitDecision(
             peer: { head.peerAddress }, forwardedFor: { head.forwardedFor }, account: request.account, options: request.options)
         // A refused client is answered by the general path, which runs the same step and writes the 429.
         if case .refused = limit { return nil }
-        guard !needsAdmit || fastPathAdmits(head, route: request.route.pointee, engine: request.engine),
-            var response = lookUpHit(hostText, family, network, request.engine, write)
-        else {
+        if needsAdmit && !fastPathAdmits(head, route: request.route.pointee, engine: request.engine) {
             refund(limit, account: request.account)
             return nil
         }
-        response.endpoint = request.route.pointee.endpoint
-        response.account = request.account
-        if request.started != 0 && recordsRequestDurations {
-            recordDuration(
-                slot: RequestDurations.slot(request.route.pointee, source: response.source), engine: request.engine,
-                started: request.started)
+        switch lookUpHit(hostText, family, network, request.engine, misses: request.startsMisses, write) {
+        case .hit(var response):
+            response.endpoint = request.route.pointee.endpoint
+            response.account = request.account
+            if request.started != 0 && recordsRequestDurations {
+                recordDuration(
+                    slot: RequestDurations.slot(request.route.pointee, source: response.source), engine: request.engine,
+                    started: request.started)
+            }
+            if request.options.logsQueries {
+                logLookup(
+                    LoggedLookup(
+                        host: "", type: family.typeName,
+                        client: head.peerAddress.map { clients.peer($0, forwardedFor: { head.forwardedFor }) },
+                        source: response.source, status: 200, rcode: response.dnsResponseCode, requestID: head.requestID),
+                    host: hostText, engine: request.engine, format: request.route.pointee.format, started: request.started)
+            }
+            return .answer(response)
+        case .miss(let key, let host):
+            if let render = render() {
+                let lookup = Lookups.resolveMiss(
+                    key, host: host, family: family, client: clients.id(head), engine: request.engine, render: render)
+                let routed = Routed(route: request.route, timed: request.route, engine: request.engine)
+                return .lookup(finished(lookup, routed, started: request.started))
+            }
+            refund(limit, account: request.account)
+            return nil
+        case .none:
+            refund(limit, account: request.account)
+            return nil
         }
-        if request.options.logsQueries {
-            logLookup(
-                LoggedLookup(
-                    host: "", type: family.typeName,
-                    client: head.peerAddress.map { clients.peer($0, forwardedFor: { head.forwardedFor }) },
-                    source: response.source, status: 200, rcode: response.dnsResponseCode, requestID: head.requestID),
-                host: hostText, engine: request.engine, format: request.route.pointee.format, started: request.started)
-        }
-        return response
     }
 
     /// Whether the general pipeline's steps after the limits (`admit`: signature, role,
@@ -221,12 +260,20 @@ extension HTTPDNSService {
         return engine.withConfig { RequestOpening.plainRefusal(account: engine.accountID, requireEncryption: $0.requireEncryption) } == nil
     }
 
-    /// The cache lookup of every fast path, and its format's writer; nil on a miss (or a name to
-    /// check on the general path).
+    /// What the cache lookup of the fast path found: a hit, written; a miss of a valid name
+    /// (looked for only when asked), with its key; or nothing the fast path answers.
+    private enum HitLookup: ~Copyable {
+        case hit(FastResponse)
+        case miss(CacheKey, HostName)
+        case none
+    }
+
+    /// The cache lookup of every fast path, and its format's writer. `misses`: a miss of a valid
+    /// name comes back with its cache key, for the fast path to look up; else it is `.none`.
     private func lookUpHit(
-        _ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ network: String, _ engine: ResolverEngine,
+        _ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ network: String, _ engine: ResolverEngine, misses: Bool,
         _ write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
-    ) -> FastResponse? {
+    ) -> HitLookup {
         // `FastResponse` is not copyable: the closures below hand it out through `response`.
         var response: FastResponse?
         var networkText = network
@@ -243,13 +290,26 @@ extension HTTPDNSService {
             // Not cached in this form: a canonical name is a miss, for the full path to resolve.
             return HostName.isCanonical(key.host)
         }
-        if checked { return response }
-        guard let host = HostName(utf8: hostText), let answer = engine.cachedResolution(host: host, family: family, network: network) else {
-            return nil
+        if checked {
+            if let response = response.take() { return .hit(response) }
+            return misses ? Self.miss(hostText, family, network, engine) : .none
+        }
+        guard let host = HostName(utf8: hostText) else { return .none }
+        guard let answer = engine.cachedResolution(host: host, family: family, network: network) else {
+            return misses ? Self.miss(hostText, family, network, engine) : .none
         }
         var name = host.value
         name.withUTF8 { response = write($0, answer) }
-        return response
+        guard let response = response.take() else { return .none }
+        return .hit(response)
+    }
+
+    /// The miss of a name the cache does not hold: its key, or `.none` for a name that is not valid.
+    private static func miss(_ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ network: String, _ engine: ResolverEngine)
+        -> HitLookup
+    {
+        guard let host = HostName(utf8: hostText) else { return .none }
+        return .miss(engine.cacheKey(host: host, family: family, network: network), host)
     }
 
     /// The text of an argument's bytes.

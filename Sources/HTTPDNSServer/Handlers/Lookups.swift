@@ -61,12 +61,9 @@ struct Lookups: Sendable {
         let reply = Reply(hosts: hosts, families: families, extras: extras, render: render)
         if cached.allSatisfy({ $0.outcome != nil }) { return .response(reply.response(cached.map { $0.outcome! })) }
         let client = client()
-        let slot = ReplySlot()
         // A single pair (one name, one family: most requests) has nothing to gather.
-        if pairCount == 1, case .miss(let key) = cached[0] {
-            engine.resolveUncached(key, client: client) { slot.set(reply.response([$0])) }
-            return slot.result
-        }
+        if pairCount == 1, case .miss(let key) = cached[0] { return Self.resolve(key, client: client, engine: engine, reply: reply) }
+        let slot = ReplySlot()
         let gather = OutcomeGather<FamilyOutcome>(count: pairCount) { slot.set(reply.response($0)) }
         for (index, lookup) in cached.enumerated() {
             switch lookup {
@@ -74,6 +71,22 @@ struct Lookups: Sendable {
             case .miss(let key): engine.resolveUncached(key, client: client) { gather.fill(index, with: $0) }
             }
         }
+        return slot.result
+    }
+
+    /// One name in one family that the cache missed (`key`, for `host` in `family`), through the
+    /// upstreams, answered by `render`: the general path's single pair and the fast path's miss
+    /// (`HTTPDNSService.answerHit`) both resolve here.
+    static func resolveMiss(
+        _ key: CacheKey, host: HostName, family: RecordFamily, client: ClientID?, engine: ResolverEngine,
+        render: @escaping @Sendable ([HostResult]) -> HTTPResponse
+    ) -> HandlerResult {
+        resolve(key, client: client, engine: engine, reply: Reply(hosts: [host], families: [family], extras: [], render: render))
+    }
+
+    private static func resolve(_ key: CacheKey, client: ClientID?, engine: ResolverEngine, reply: Reply) -> HandlerResult {
+        let slot = ReplySlot()
+        engine.resolveUncached(key, client: client) { slot.set(reply.response([$0])) }
         return slot.result
     }
 

@@ -109,8 +109,9 @@ struct ResolveHandler: Sendable {
     /// family (for `ispEnable`, of the network `ClientRules.network` picks), written by
     /// `AnswerRendering.fastSingle`. Nil for anything the general path must
     /// answer: an invalid parameter, an argument the route does not read (refused there), an
-    /// encrypted request (`enc`, opened or refused by the general path only).
-    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResponse? {
+    /// encrypted request (`enc`, opened or refused by the general path only). A miss is written
+    /// by `AnswerRendering.response`, as `resolve` writes it.
+    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResult? {
         typealias Name = HitReader.V1
         let arguments = request.arguments, options = request.options
         // The host's bytes are checked by the lookup (the cache holds valid names only) and `HostName`.
@@ -123,7 +124,8 @@ struct ResolveHandler: Sendable {
         let short = parsed.short ?? options.shortEnable
         let network = options.ispEnable ? clients.network(head, clientIP: arguments[Name.clientIP]) : ""
         return service.answerHit(
-            head, request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey
+            head, request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey,
+            render: { { AnswerRendering.response($0, batch: false, short: short) } }
         ) { host, answer in
             AnswerRendering.fastSingle(host: host, family: family, answer: answer, short: short)
         }

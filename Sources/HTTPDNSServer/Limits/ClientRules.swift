@@ -30,6 +30,11 @@ struct ClientRules: Sendable {
         request.peerAddress.map { keying.id(peer($0, forwardedFor: { request.forwardedFor })) }
     }
 
+    /// `id(of:)` of a borrowed request.
+    func id<Head: RequestHead>(_ head: Head) -> ClientID? {
+        head.peerAddress.map { keying.id(peer($0, forwardedFor: { head.forwardedFor })) }
+    }
+
     /// The client network of `request` (`198.51.100.0/24`, `2001:db8:1200::/56`, `""` when no
     /// address is known): from `client_ip`, else from `X-Forwarded-For` when the peer is a
     /// trusted proxy, else from the peer (`ClientNetwork.select` has the rules).

@@ -111,8 +111,9 @@ struct RFC8484Handler: Sendable {
     /// buffer on the stack; the name is looked up as libknot writes it (a name that is not
     /// a valid host name is never cached). Nil for anything else: a message that does not parse
     /// (counted by the general path), one longer than `fastMessageCapacity`, a question that is
-    /// forwarded, `enc`.
-    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResponse? {
+    /// forwarded, `enc`. A miss is written by `RFC8484Rendering.answer` for the query parsed as
+    /// `answer` parses it (from the argument again: libknot may change the bytes it read).
+    func hit<Head: RequestHead>(_ head: Head, _ request: HitRequest, _ service: HTTPDNSService) -> FastResult? {
         typealias Name = HitReader.RFC8484
         guard request.arguments[Name.enc] == nil, var text = request.arguments[Name.dns] else { return nil }
         // Padding tolerated, as `dnsMessageBytes` does.
@@ -121,7 +122,7 @@ struct RFC8484Handler: Sendable {
         guard !text.isEmpty, capacity <= Self.fastMessageCapacity else { return nil }
         let options = request.options
         let needsAdmit = options.hasClientKeys || options.hasAESKey
-        var response: FastResponse?
+        var response: FastResult?
         withUnsafeTemporaryAllocation(byteCount: capacity, alignment: 8) { buffer in
             guard let count = Base64URL.decode(text, into: buffer) else { return }
             try? DNSQueryMessage.withQuery(parsing: UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])) {
@@ -131,8 +132,15 @@ struct RFC8484Handler: Sendable {
                     options.ispEnable
                     ? Self.network(query) { clients.network(head, clientIP: request.arguments[Name.clientIP]) } : ("", 0)
                 try query.withName { name in
-                    response = service.answerHit(head, request, host: name, family: family, network: network, needsAdmit: needsAdmit) {
-                        _, answer in
+                    response = service.answerHit(
+                        head, request, host: name, family: family, network: network, needsAdmit: needsAdmit,
+                        render: {
+                            guard case .success(let bytes) = Self.dnsMessageBytes(argument: HTTPDNSService.string(text)),
+                                let owned = try? DNSQueryMessage.parse(bytes)
+                            else { return nil }
+                            return { RFC8484Rendering.answer($0[0], query: owned, subnetScope: scope) }
+                        }
+                    ) { _, answer in
                         RFC8484Rendering.fastAnswer(answer, query: query, subnetScope: scope)
                     }
                 }

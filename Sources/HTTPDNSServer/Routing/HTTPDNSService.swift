@@ -158,12 +158,16 @@ public final class HTTPDNSService: Sendable {
         // Taken for every request: an account that logs lookups records their durations too.
         let started = MonotonicClock.nanoseconds()
         var routed = Routed()
-        switch route(consume request, &routed) {
-        case .response(let response):
-            return .response(finish(response, routed, started: started))
-        case .deferred(let start):
-            let known = routed
-            return .deferred { respond in start { respond(self.finish($0, known, started: started)) } }
+        let result = route(consume request, &routed)
+        return finished(result, routed, started: started)
+    }
+
+    /// `result` with its response, now or when it comes, labelled and timed (`finish`): every
+    /// handler's, and the fast path's lookup of a miss.
+    func finished(_ result: HandlerResult, _ routed: Routed, started: UInt64) -> HandlerResult {
+        switch result {
+        case .response(let response): .response(finish(response, routed, started: started))
+        case .deferred(let start): .deferred { respond in start { respond(self.finish($0, routed, started: started)) } }
         }
     }
 
