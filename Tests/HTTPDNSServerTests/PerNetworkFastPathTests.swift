@@ -229,4 +229,25 @@ import Testing
         let answer = try #require(fast(fixture, head))
         #expect(Self.answers(in: answer.body) == [Self.resolved])
     }
+
+    /// A miss the fast path looks up itself is resolved for the network the general path picks
+    /// for the same request (the same Client Subnet goes upstream) and stored under it: the same
+    /// request is then that network's hit, and a client of another network still misses.
+    @Test(arguments: Format.allCases.filter { $0 != .emasSigned }, Via.allCases)
+    func aMissIsResolvedAndStoredForTheNetworkTheGeneralPathPicks(format: Format, via: Via) throws {
+        let fast = fixture(), full = fixture()
+        for fixture in [fast, full] { fixture.upstream.setAnswer(Self.host, addresses: [Self.resolved], ttl: 300) }
+        let head = try Self.head(format, via: via, client: "198.18.0.7")
+        guard case .lookup(let result)? = fast.service.fastPath(head) else {
+            Issue.record("the fast path left a miss to the general path")
+            return
+        }
+        let answer = Exchange(result, releasing: fast.upstreams + [fast.fallback]).awaited()
+        #expect(Self.answers(in: answer.response?.body ?? []) == [Self.resolved])
+        _ = Exchange(full.service.handle(head.request()), releasing: full.upstreams + [full.fallback]).awaited()
+        #expect(fast.upstream.queries.map(\.clientSubnet) == full.upstream.queries.map(\.clientSubnet))
+        #expect(fast.upstream.queries.first?.clientSubnet?.hasPrefix("198.18.0.0/") == true)
+        #expect(Self.answers(in: try #require(self.fast(fast, head)).body) == [Self.resolved])
+        #expect(self.fast(fast, try Self.head(format, via: via, client: "198.19.0.7")) == nil)
+    }
 }

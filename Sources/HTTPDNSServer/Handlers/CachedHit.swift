@@ -72,8 +72,8 @@ extension HTTPDNSService {
     /// has a hit reader (`Route.hit`), found by the route table's one matcher, read from the
     /// borrowed request (no `HTTPRequest`) by the reader `handle`'s hit step runs too. It answers
     /// exactly what `handle` would, or returns nil and leaves the request to `handle`: for
-    /// anything else, any invalid or unusual argument (so the general path writes the error),
-    /// and a miss. For accounts with `ispEnable` each format's reader picks the client network
+    /// anything else, and any invalid or unusual argument (so the general path writes the
+    /// error). For accounts with `ispEnable` each format's reader picks the client network
     /// with the general path's own parts (its format's client address argument, the Client
     /// Subnet of an RFC 8484 query, else the peer after the trusted-proxy rule, `X-Forwarded-For`
     /// included) and looks the hit up under that network. For accounts with client keys or an
@@ -83,20 +83,20 @@ extension HTTPDNSService {
     /// refused by `requireEncryption` are left to `handle`, which runs the same steps again and
     /// writes the answer.
     ///
-    /// `HTTPServer` calls `fastPath`, which also takes a miss of such a request once the limits
-    /// and checks above let it through: it looks the name up as the general path's single pair
-    /// does (`Lookups.resolveMiss`), written by the format's general writer and labelled and timed
-    /// by `finished`, instead of leaving the general path to read, route and check the request
-    /// again. A miss of an account that logs its lookups is left to the general path, which logs
-    /// it. `fastResponse` is the same path for hits alone (nil for a miss, nothing started).
+    /// A miss of such a request, once the limits and checks above let it through, is looked up
+    /// here too (`FastResult.lookup`), as the general path's single pair is (`Lookups.resolveMiss`),
+    /// written by the format's general writer and labelled and timed by `finished`, instead of
+    /// leaving the general path to read, route and check the request again. A miss of an account
+    /// that logs its lookups is left to the general path, which logs it.
+    public func fastPath<Head: RequestHead>(_ head: Head) -> FastResult? { fastPath(head, startsMisses: true) }
+
+    /// The same path for hits alone: nil for a miss, with nothing started.
     public func fastResponse<Head: RequestHead>(_ head: Head) -> FastResponse? {
         switch fastPath(head, startsMisses: false) {
         case .answer(let response)?: response
         default: nil
         }
     }
-
-    public func fastPath<Head: RequestHead>(_ head: Head) -> FastResult? { fastPath(head, startsMisses: true) }
 
     private func fastPath<Head: RequestHead>(_ head: Head, startsMisses: Bool) -> FastResult? {
         guard head.method.equals("GET"), let (route, pathAccount) = hitRoute(head), let hit = route.pointee.hit,
