@@ -191,50 +191,48 @@ extension HTTPDNSService {
         needsAdmit: Bool, render: () -> (@Sendable ([HostResult]) -> HTTPResponse)? = { nil },
         write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResult? {
-        if request.options.hasDomainPolicy && !request.engine.allows(hostText) { return nil }
+        // The request's parts, read once: the switch below would otherwise keep a copy of it.
+        let engine = request.engine, options = request.options, route = request.route, account = request.account
+        let started = request.started
+        if options.hasDomainPolicy && !engine.allows(hostText) { return nil }
         // A name one of the account's `rules` names is answered by the general path (`Lookups`).
-        if request.options.hasRules && request.engine.hasRule(for: hostText) { return nil }
+        if options.hasRules && engine.hasRule(for: hostText) { return nil }
         if request.admitted {
-            guard case .hit(let response) = lookUpHit(hostText, family, network, request.engine, misses: false, write) else { return nil }
+            guard case .hit(let response) = lookUpHit(hostText, family, network, engine, misses: false, write) else { return nil }
             return .answer(response)
         }
-        let limit = limitDecision(
-            peer: { head.peerAddress }, forwardedFor: { head.forwardedFor }, account: request.account, options: request.options)
+        let limit = limitDecision(peer: { head.peerAddress }, forwardedFor: { head.forwardedFor }, account: account, options: options)
         // A refused client is answered by the general path, which runs the same step and writes the 429.
         if case .refused = limit { return nil }
-        if needsAdmit && !fastPathAdmits(head, route: request.route.pointee, engine: request.engine) {
-            refund(limit, account: request.account)
+        if needsAdmit && !fastPathAdmits(head, route: route.pointee, engine: engine) {
+            refund(limit, account: account)
             return nil
         }
-        switch lookUpHit(hostText, family, network, request.engine, misses: request.startsMisses, write) {
+        switch lookUpHit(hostText, family, network, engine, misses: request.startsMisses, write) {
         case .hit(var response):
-            response.endpoint = request.route.pointee.endpoint
-            response.account = request.account
-            if request.started != 0 && recordsRequestDurations {
-                recordDuration(
-                    slot: RequestDurations.slot(request.route.pointee, source: response.source), engine: request.engine,
-                    started: request.started)
+            response.endpoint = route.pointee.endpoint
+            response.account = account
+            if started != 0 && recordsRequestDurations {
+                recordDuration(slot: RequestDurations.slot(route.pointee, source: response.source), engine: engine, started: started)
             }
-            if request.options.logsQueries {
+            if options.logsQueries {
                 logLookup(
                     LoggedLookup(
                         host: "", type: family.typeName,
                         client: head.peerAddress.map { clients.peer($0, forwardedFor: { head.forwardedFor }) },
                         source: response.source, status: 200, rcode: response.dnsResponseCode, requestID: head.requestID),
-                    host: hostText, engine: request.engine, format: request.route.pointee.format, started: request.started)
+                    host: hostText, engine: engine, format: route.pointee.format, started: started)
             }
             return .answer(response)
         case .miss(let key, let host):
             if let render = render() {
-                let lookup = Lookups.resolveMiss(
-                    key, host: host, family: family, client: clients.id(head), engine: request.engine, render: render)
-                let routed = Routed(route: request.route, timed: request.route, engine: request.engine)
-                return .lookup(finished(lookup, routed, started: request.started))
+                let lookup = Lookups.resolveMiss(key, host: host, family: family, client: clients.id(head), engine: engine, render: render)
+                return .lookup(finished(lookup, Routed(route: route, timed: route, engine: engine), started: started))
             }
-            refund(limit, account: request.account)
+            refund(limit, account: account)
             return nil
         case .none:
-            refund(limit, account: request.account)
+            refund(limit, account: account)
             return nil
         }
     }
