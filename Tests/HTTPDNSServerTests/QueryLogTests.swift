@@ -1,4 +1,6 @@
 import HTTPDNSCore
+import HTTPDNSCrypto
+import HTTPDNSWire
 import Testing
 
 @testable import HTTPDNSServer
@@ -25,7 +27,8 @@ import Testing
         let entries = fixture.service.queryLog.drain().map { $0.completed() }
         let entry = try #require(entries.first)
         #expect(entries.count == 1)
-        #expect(entry.host == "two.example.test" && entry.type == "A" && entry.format == "v1")
+        // The type asked: none, so `auto`, as the general path and the API's documentation have it.
+        #expect(entry.host == "two.example.test" && entry.type == "auto" && entry.format == "v1")
         #expect(entry.client == "198.51.100.0/24")
         #expect(entry.source == "cache" && entry.status == 200 && entry.rcode == "")
         #expect(entry.account == "default")
@@ -46,6 +49,56 @@ import Testing
         #expect(fixture.get("/v1/default/resolve", ["host": "bad name"], peer: "198.51.100.1").status == 400)
         let refused = try #require(fixture.service.queryLog.drain().map { $0.completed() }.first)
         #expect(refused.status == 400 && refused.source == "invalid")
+    }
+
+    /// An AAAA query for `new.example.test`, base64url.
+    private static let aaaaQuery = Base64URL.encode(try! DNSQueryWriter.query(name: "new.example.test", type: 28, id: 7, clientSubnet: nil))
+
+    /// A request of each format the fast path reads is logged with the same name, type, format
+    /// and client whether the general path answers it, the fast path looks its miss up, or the
+    /// fast path answers its hit; the type is the one asked, as the general path writes it.
+    @Test(
+        arguments: [
+            ("/v1/default/resolve", [("host", "new.example.test")], "auto"),
+            ("/v1/default/resolve", [("host", "New.example.test"), ("type", "aaaa")], "AAAA"),
+            ("/v1/default/resolve", [("host", "new.example.test"), ("type", "")], "auto"),
+            ("/default/d", [("host", "new.example.test")], "A"),
+            ("/default/d", [("host", "new.example.test"), ("query", "6")], "AAAA"),
+            ("/resolve", [("name", "new.example.test"), ("type", "1")], "1"),
+            ("/resolve", [("name", "new.example.test")], "A"),
+            ("/dns-query", [("dns", Self.aaaaQuery)], "AAAA"),
+        ] as [(String, [(String, String?)], String)])
+    func everyPathLogsTheQuestionAsAsked(path: String, arguments: [(String, String?)], type: String) throws {
+        let head = MemoryHead("GET", path, arguments, peer: "198.51.100.77")
+        func answering() -> ServiceFixture {
+            let fixture = fixture(Self.on)
+            fixture.upstream.setAnswer("new.example.test", addresses: ["192.0.2.20"], ttl: 60)
+            fixture.upstream.setAnswer("new.example.test", .aaaa, addresses: ["2001:db8::20"], ttl: 60)
+            return fixture
+        }
+        func logged(_ fixture: ServiceFixture) throws -> QueryLogEntry {
+            let entries = fixture.service.queryLog.drain().map { $0.completed() }
+            #expect(entries.count == 1)
+            return try #require(entries.first)
+        }
+        let general = answering()
+        #expect(Exchange(general.service.handle(head.request()), releasing: general.upstreams).awaited().status == 200)
+        let expected = try logged(general)
+        #expect(expected.type == type && expected.source == "upstream")
+        let fast = answering()
+        guard case .lookup(let result)? = fast.service.fastPath(head) else {
+            Issue.record("the fast path left the miss to the general path")
+            return
+        }
+        #expect(Exchange(result, releasing: fast.upstreams).awaited().status == 200)
+        let miss = try logged(fast)
+        #expect(fast.service.fastResponse(head)?.count != nil)
+        let hit = try logged(fast)
+        for entry in [miss, hit] {
+            #expect(entry.host == expected.host && entry.type == type && entry.format == expected.format, "\(entry)")
+            #expect(entry.client == expected.client && entry.status == 200 && entry.rcode == expected.rcode)
+        }
+        #expect(miss.source == "upstream" && hit.source == "cache")
     }
 
     @Test func anAccountWithoutTheLogQueuesNothing() {

@@ -85,6 +85,7 @@ struct DoHJSONHandler: Sendable {
         let needsAdmit = signed || options.hasClientKeys || options.hasAESKey
         return service.answerHit(
             head, request, host: nameText, family: family, network: network, needsAdmit: needsAdmit,
+            typeAsked: { (arguments[Name.type].map(HTTPDNSService.string) ?? "A").uppercased() },
             render: { { DoHJSONRendering.answer($0[0], family: family, short: short) } }
         ) { host, answer in
             DoHJSONRendering.fastAnswer(host: host, family: family, answer: answer, short: short)

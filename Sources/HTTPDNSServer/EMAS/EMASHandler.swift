@@ -73,6 +73,7 @@ struct EMASHandler: Sendable {
         let needsAdmit = request.route.pointee.access == .emasSigned || options.hasClientKeys || options.hasAESKey
         return service.answerHit(
             head, request, host: hostText, family: family, network: network, needsAdmit: needsAdmit,
+            typeAsked: { HTTPDNSService.typeName(arguments[Name.query].map(HTTPDNSService.string) ?? "4") },
             render: { { EMASRendering.single($0[0], clientIP: clientIP) } }
         ) { host, answer in
             EMASRendering.fastSingle(host: host, family: family, answer: answer, clientIP: clientIP)

@@ -86,8 +86,8 @@ extension HTTPDNSService {
     /// A miss of such a request, once the limits and checks above let it through, is looked up
     /// here too (`FastResult.lookup`), as the general path's single pair is (`Lookups.resolveMiss`),
     /// written by the format's general writer and labelled and timed by `finished`, instead of
-    /// leaving the general path to read, route and check the request again. A miss of an account
-    /// that logs its lookups is left to the general path, which logs it.
+    /// leaving the general path to read, route and check the request again; an account that logs
+    /// its lookups has it logged when its answer is written (`finish`), as a hit is at once.
     public func fastPath<Head: RequestHead>(_ head: Head) -> FastResult? { fastPath(head, startsMisses: true) }
 
     /// The same path for hits alone: nil for a miss, with nothing started.
@@ -113,7 +113,7 @@ extension HTTPDNSService {
                 head,
                 HitRequest(
                     route: route, account: account, arguments: arguments, engine: engine, options: options, started: started,
-                    startsMisses: startsMisses && !options.logsQueries))
+                    startsMisses: startsMisses))
         }
         return result
     }
@@ -182,13 +182,15 @@ extension HTTPDNSService {
     /// valid name in canonical form) and the cached answer. `network`: the client network the
     /// general path would look the name up for (`""` unless the account has `ispEnable`). A
     /// miss, when `request.startsMisses`, is looked up with the writer `render` gives (the
-    /// format's general writer; nil leaves the miss to the general path). Nil, with the rate
+    /// format's general writer; nil leaves the miss to the general path). `typeAsked`: the type
+    /// the query log records, as the general path writes it (read only when the account logs
+    /// its lookups). Nil, with the rate
     /// token given back, for what the general path must answer. A name the account's `domains`
     /// refuses (checked only when it has a policy) is left to the general path, which writes the
     /// refusal (`Lookups.lookUp`); so is a name one of its `rules` names.
     func answerHit<Head: RequestHead>(
         _ head: Head, _ request: HitRequest, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
-        needsAdmit: Bool, render: () -> (@Sendable ([HostResult]) -> HTTPResponse)? = { nil },
+        needsAdmit: Bool, typeAsked: () -> String, render: () -> (@Sendable ([HostResult]) -> HTTPResponse)? = { nil },
         write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResult? {
         // The request's parts, read once: the switch below would otherwise keep a copy of it.
@@ -216,18 +218,17 @@ extension HTTPDNSService {
                 recordDuration(slot: RequestDurations.slot(route.pointee, source: response.source), engine: engine, started: started)
             }
             if options.logsQueries {
-                logLookup(
-                    LoggedLookup(
-                        host: "", type: family.typeName,
-                        client: head.peerAddress.map { clients.peer($0, forwardedFor: { head.forwardedFor }) },
-                        source: response.source, status: 200, rcode: response.dnsResponseCode, requestID: head.requestID),
-                    host: hostText, engine: engine, format: route.pointee.format, started: started)
+                var lookup = loggedQuestion(head, host: "", type: typeAsked())
+                (lookup.source, lookup.status, lookup.rcode) = (response.source, 200, response.dnsResponseCode)
+                logLookup(lookup, host: hostText, engine: engine, format: route.pointee.format, started: started)
             }
             return .answer(response)
         case .miss(let key, let host):
             if let render = render() {
                 let lookup = Lookups.resolveMiss(key, host: host, family: family, client: clients.id(head), engine: engine, render: render)
-                return .lookup(finished(lookup, Routed(route: route, timed: route, engine: engine), started: started))
+                var routed = Routed(route: route, timed: route, engine: engine)
+                if options.logsQueries { routed.question = loggedQuestion(head, host: Self.string(hostText), type: typeAsked()) }
+                return .lookup(finished(lookup, routed, started: started))
             }
             refund(limit, account: account)
             return nil
@@ -235,6 +236,14 @@ extension HTTPDNSService {
             refund(limit, account: account)
             return nil
         }
+    }
+
+    /// What the query log records of a borrowed request before its answer: the name, the type
+    /// asked, the client by the trusted-proxy rule, the request id.
+    private func loggedQuestion<Head: RequestHead>(_ head: Head, host: String, type: String) -> LoggedLookup {
+        let client = head.peerAddress.map { clients.peer($0, forwardedFor: { head.forwardedFor }) }
+        return LoggedLookup(
+            host: host, type: String(type.prefix(32)), client: client, source: nil, status: 0, rcode: nil, requestID: head.requestID)
     }
 
     /// Whether the general pipeline's steps after the limits (`admit`: signature, role,

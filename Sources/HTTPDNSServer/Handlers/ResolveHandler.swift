@@ -125,6 +125,7 @@ struct ResolveHandler: Sendable {
         let network = options.ispEnable ? clients.network(head, clientIP: arguments[Name.clientIP]) : ""
         return service.answerHit(
             head, request, host: hostText, family: family, network: network, needsAdmit: options.hasClientKeys || options.hasAESKey,
+            typeAsked: { HTTPDNSService.typeName(arguments[Name.type].map(HTTPDNSService.string) ?? "auto") },
             render: { { AnswerRendering.response($0, batch: false, short: short) } }
         ) { host, answer in
             AnswerRendering.fastSingle(host: host, family: family, answer: answer, short: short)

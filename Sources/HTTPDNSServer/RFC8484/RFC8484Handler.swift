@@ -134,6 +134,7 @@ struct RFC8484Handler: Sendable {
                 try query.withName { name in
                     response = service.answerHit(
                         head, request, host: name, family: family, network: network, needsAdmit: needsAdmit,
+                        typeAsked: { family.typeName },
                         render: {
                             guard case .success(let bytes) = Self.dnsMessageBytes(argument: HTTPDNSService.string(text)),
                                 let owned = try? DNSQueryMessage.parse(bytes)

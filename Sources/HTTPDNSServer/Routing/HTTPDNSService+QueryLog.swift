@@ -83,12 +83,15 @@ extension HTTPDNSService {
             }
         }
         let client = request.peerAddress.map { clients.peer($0, forwardedFor: { request.forwardedFor }) }
-        let rcode: UInt8? =
-            route.format == .rfc8484 && response.contentType == RFC8484Handler.dnsMessageType && response.body.count >= 12
-            ? response.body[3] & 0x0F : nil
         return LoggedLookup(
             host: String(host.prefix(1024)), type: String(type.prefix(32)), client: client, source: response.source,
-            status: response.status, rcode: rcode, requestID: request.requestID)
+            status: response.status, rcode: Self.responseCode(response, route), requestID: request.requestID)
+    }
+
+    /// The DNS response code of `route`'s response when it is an RFC 8484 DNS message, else nil.
+    static func responseCode(_ response: HTTPResponse, _ route: Route) -> UInt8? {
+        route.format == .rfc8484 && response.contentType == RFC8484Handler.dnsMessageType && response.body.count >= 12
+            ? response.body[3] & 0x0F : nil
     }
 
     /// `A`, `AAAA`, `auto`, `both` for the v1 and EMAS `type` arguments; anything else as given.

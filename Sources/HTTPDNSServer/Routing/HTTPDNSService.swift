@@ -184,6 +184,9 @@ public final class HTTPDNSService: Sendable {
         var engine: ResolverEngine?
         /// The request, kept only for an account that logs its lookups (`logLookup`).
         var request: HTTPRequest?
+        /// The fast path's miss of an account that logs its lookups: the question and client it
+        /// read from the borrowed request, which the response completes (in place of `request`).
+        var question: LoggedLookup?
     }
 
     /// Labels a response with its endpoint (and, for the access log, its account) and records
@@ -195,8 +198,14 @@ public final class HTTPDNSService: Sendable {
         if let timed = routed.timed, recordsRequestDurations {
             recordDuration(slot: RequestDurations.slot(timed.pointee, source: response.source), engine: routed.engine, started: started)
         }
-        if let engine = routed.engine, engine.lookupOptions.logsQueries, let request = routed.request, Self.logsLookups(route.pointee) {
-            logLookup(generalLookup(request, route.pointee, response), engine: engine, format: route.pointee.format, started: started)
+        if let engine = routed.engine, engine.lookupOptions.logsQueries, Self.logsLookups(route.pointee) {
+            if let request = routed.request {
+                logLookup(generalLookup(request, route.pointee, response), engine: engine, format: route.pointee.format, started: started)
+            } else if var lookup = routed.question {
+                (lookup.source, lookup.status) = (response.source, response.status)
+                lookup.rcode = Self.responseCode(response, route.pointee)
+                logLookup(lookup, engine: engine, format: route.pointee.format, started: started)
+            }
         }
         return response
     }
