@@ -190,7 +190,7 @@ extension HTTPDNSService {
     /// refusal (`Lookups.lookUp`); so is a name one of its `rules` names.
     func answerHit<Head: RequestHead>(
         _ head: Head, _ request: HitRequest, host hostText: UnsafeRawBufferPointer, family: RecordFamily, network: String = "",
-        needsAdmit: Bool, typeAsked: () -> String, render: () -> (@Sendable ([HostResult]) -> HTTPResponse)? = { nil },
+        needsAdmit: Bool, typeAsked: () -> String, render: () -> (@Sendable ([HostResult]) -> HTTPResponse)?,
         write: (UnsafeBufferPointer<UInt8>, ResolvedAnswer) -> FastResponse?
     ) -> FastResult? {
         // The request's parts, read once: the switch below would otherwise keep a copy of it.
@@ -223,9 +223,9 @@ extension HTTPDNSService {
                 logLookup(lookup, host: hostText, engine: engine, format: route.pointee.format, started: started)
             }
             return .answer(response)
-        case .miss(let key, let host):
+        case .miss(let key):
             if let render = render() {
-                let lookup = Lookups.resolveMiss(key, host: host, family: family, client: clients.id(head), engine: engine, render: render)
+                let lookup = Lookups.resolveMiss(key, client: clients.id(head), engine: engine, render: render)
                 var routed = Routed(route: route, timed: route, engine: engine)
                 if options.logsQueries { routed.question = loggedQuestion(head, host: Self.string(hostText), type: typeAsked()) }
                 return .lookup(finished(lookup, routed, started: started))
@@ -271,7 +271,7 @@ extension HTTPDNSService {
     /// (looked for only when asked), with its key; or nothing the fast path answers.
     private enum HitLookup: ~Copyable {
         case hit(FastResponse)
-        case miss(CacheKey, HostName)
+        case miss(CacheKey)
         case none
     }
 
@@ -294,29 +294,22 @@ extension HTTPDNSService {
                 response = write(key.host, answer)
                 return true
             }
-            // Not cached in this form: a canonical name is a miss, for the full path to resolve.
+            // Not cached in this form: a canonical name is a miss.
             return HostName.isCanonical(key.host)
         }
         if checked {
             if let response = response.take() { return .hit(response) }
-            return misses ? Self.miss(hostText, family, network, engine) : .none
+            guard misses, let host = HostName(utf8: hostText) else { return .none }
+            return .miss(engine.cacheKey(host: host, family: family, network: network))
         }
         guard let host = HostName(utf8: hostText) else { return .none }
         guard let answer = engine.cachedResolution(host: host, family: family, network: network) else {
-            return misses ? Self.miss(hostText, family, network, engine) : .none
+            return misses ? .miss(engine.cacheKey(host: host, family: family, network: network)) : .none
         }
         var name = host.value
         name.withUTF8 { response = write($0, answer) }
         guard let response = response.take() else { return .none }
         return .hit(response)
-    }
-
-    /// The miss of a name the cache does not hold: its key, or `.none` for a name that is not valid.
-    private static func miss(_ hostText: UnsafeRawBufferPointer, _ family: RecordFamily, _ network: String, _ engine: ResolverEngine)
-        -> HitLookup
-    {
-        guard let host = HostName(utf8: hostText) else { return .none }
-        return .miss(engine.cacheKey(host: host, family: family, network: network), host)
     }
 
     /// The text of an argument's bytes.

@@ -74,14 +74,13 @@ struct Lookups: Sendable {
         return slot.result
     }
 
-    /// One name in one family that the cache missed (`key`, for `host` in `family`), through the
-    /// upstreams, answered by `render`: the general path's single pair and the fast path's miss
+    /// One name in one family that the cache missed (`key`), through the upstreams, answered by
+    /// `render`: the general path's single pair and the fast path's miss
     /// (`HTTPDNSService.answerHit`) both resolve here.
     static func resolveMiss(
-        _ key: CacheKey, host: HostName, family: RecordFamily, client: ClientID?, engine: ResolverEngine,
-        render: @escaping @Sendable ([HostResult]) -> HTTPResponse
+        _ key: CacheKey, client: ClientID?, engine: ResolverEngine, render: @escaping @Sendable ([HostResult]) -> HTTPResponse
     ) -> HandlerResult {
-        resolve(key, client: client, engine: engine, reply: Reply(hosts: [host], families: [family], extras: [], render: render))
+        resolve(key, client: client, engine: engine, reply: Reply(hosts: [key.host], families: [key.family], extras: [], render: render))
     }
 
     private static func resolve(_ key: CacheKey, client: ClientID?, engine: ResolverEngine, reply: Reply) -> HandlerResult {
