@@ -151,7 +151,7 @@ sanitize: test-deps revision
 
 # The concurrency tests under ThreadSanitizer (docs/sanitizers.md), built in their own scratch path
 # with -DHTTPDNS_TSAN, which compiles in the Mutex.withLock that tells TSan about the lock
-# (Sources/HTTPDNSCore/Concurrency/Mutex+ThreadSanitizer.swift). Reports go to
+# (Sources/HTTPDNSLocks/Mutex+ThreadSanitizer.swift). Reports go to
 # $(TSAN_SCRATCH)/reports; any report fails the target and is printed.
 TSAN_SCRATCH ?= $(CURDIR)/.build-tsan
 TSAN_FILTER ?= HTTPDNSCoreTests|CurlEventLoopTests|HTTPServerTests|ServiceOverSocketTests|StopRaceTests

@@ -37,7 +37,9 @@ let package = Package(
 
         // The git revision compiled in (scripts/build-revision.sh writes its ignored revision.h).
         .target(name: "CBuildRevision"),
-        .target(name: "HTTPDNSCore", dependencies: ["CBuildRevision", "CMalloc"], swiftSettings: optimized),
+        // `Mutex.withLock` told to ThreadSanitizer, in `make tsan` builds only (docs/sanitizers.md).
+        .target(name: "HTTPDNSLocks", swiftSettings: optimized),
+        .target(name: "HTTPDNSCore", dependencies: ["CBuildRevision", "CMalloc", "HTTPDNSLocks"], swiftSettings: optimized),
         // What the daemon is started with (docs/configuration.md): its file, variables and flags,
         // listeners, TLS files and log format. The engines see only Core's AccountConfig.
         .target(name: "HTTPDNSConfig", dependencies: ["HTTPDNSCore"], swiftSettings: optimized),
@@ -46,7 +48,7 @@ let package = Package(
         // DNS messages (RFC 1035) read and written by libknot, for RFC 8484 and the upstreams' replies.
         .target(name: "HTTPDNSWire", dependencies: ["CKnot"], swiftSettings: optimized),
         // What every event-loop thread shares: its work queue, wake-up pipe, epoll set and system-call checks.
-        .target(name: "HTTPDNSLoop", dependencies: ["CEpoll"], swiftSettings: optimized),
+        .target(name: "HTTPDNSLoop", dependencies: ["CEpoll", "HTTPDNSLocks"], swiftSettings: optimized),
         .target(
             name: "HTTPDNSUpstream", dependencies: ["HTTPDNSCore", "HTTPDNSCrypto", "HTTPDNSWire", "HTTPDNSLoop", "CCurl", "CAres"],
             swiftSettings: optimized),

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPDNSLocks
 import Synchronization
 
 /// What callers and one loop thread (the curl loop's, the c-ares resolver's, the speed prober's)
@@ -48,7 +49,7 @@ package final class LoopQueue<Item: Sendable>: Sendable {
     /// before it takes, never after), so a burst costs the thread one wake-up and the callers one
     /// `write` instead of one each.
     package func enqueue(_ item: Item) -> Bool {
-        let (accepted, first) = locked { state -> (Bool, Bool) in
+        let (accepted, first) = state.withLock { state -> (Bool, Bool) in
             guard !state.stopRequested, !state.isShutdown else { return (false, false) }
             state.pending.append(item)
             return (true, state.pending.count == 1)
@@ -59,7 +60,7 @@ package final class LoopQueue<Item: Sendable>: Sendable {
 
     /// The loop thread's turn: everything queued since the last one, and whether to stop.
     package func take() -> (items: [Item], stop: Bool) {
-        locked { state in
+        state.withLock { state in
             let items = state.pending
             state.pending.removeAll()
             return (items, state.stopRequested)
@@ -69,7 +70,7 @@ package final class LoopQueue<Item: Sendable>: Sendable {
     /// The loop thread stops taking work: marks the queue shut down (`enqueue` refuses from now
     /// on) and returns what was still queued, for the thread to fail.
     package func close() -> [Item] {
-        locked { state in
+        state.withLock { state in
             state.isShutdown = true
             let rest = state.pending
             state.pending.removeAll()
@@ -77,27 +78,9 @@ package final class LoopQueue<Item: Sendable>: Sendable {
         }
     }
 
-    /// `state.withLock`. In ThreadSanitizer builds (`-DHTTPDNS_TSAN`, `make tsan`) it also tells
-    /// TSan about the lock's edges, as HTTPDNSCore's `Mutex.withLock` does for the locks of every
-    /// module that imports it (docs/sanitizers.md); this module does not import HTTPDNSCore, and a
-    /// futex-based `Mutex` is otherwise reported as racing. The queue's address is the token.
-    @inline(__always)
-    private func locked<Result: Sendable>(_ body: (inout State) -> Result) -> Result {
-        #if HTTPDNS_TSAN
-            let token = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque())
-            return state.withLock { state in
-                loopTSanAcquire(token)
-                defer { loopTSanRelease(token) }
-                return body(&state)
-            }
-        #else
-            return state.withLock { body(&$0) }
-        #endif
-    }
-
     /// Asks the thread to stop; true the first time.
     package func requestStop() -> Bool {
-        let first = locked { state -> Bool in
+        let first = state.withLock { state -> Bool in
             guard !state.stopRequested else { return false }
             state.stopRequested = true
             return true
@@ -106,8 +89,3 @@ package final class LoopQueue<Item: Sendable>: Sendable {
         return first
     }
 }
-
-#if HTTPDNS_TSAN
-    @_silgen_name("__tsan_acquire") func loopTSanAcquire(_ address: UnsafeRawPointer)
-    @_silgen_name("__tsan_release") func loopTSanRelease(_ address: UnsafeRawPointer)
-#endif

@@ -12,9 +12,10 @@
     //
     // Being declared on `Mutex` where `Value` is copyable (every mutex of httpdnsd), it is more
     // specific than the standard library's (declared for `Value: ~Copyable`), so every
-    // `mutex.withLock { ... }` in a module that imports HTTPDNSCore calls it, with no change at the
-    // call sites. `standardWithLock` reaches the standard library's from a generic context where
-    // this one does not apply.
+    // `mutex.withLock { ... }` in a module that imports this one calls it, with no change at the
+    // call sites: HTTPDNSCore re-exports it to every module that imports HTTPDNSCore, and
+    // HTTPDNSLoop, below HTTPDNSCore, imports it itself. `standardWithLock` reaches the standard
+    // library's from a generic context where this one does not apply.
 
     @_silgen_name("__tsan_acquire") @usableFromInline func tsanAcquire(_ address: UnsafeRawPointer)
     @_silgen_name("__tsan_release") @usableFromInline func tsanRelease(_ address: UnsafeRawPointer)
