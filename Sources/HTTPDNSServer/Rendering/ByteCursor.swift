@@ -67,13 +67,12 @@ struct ByteCursor: JSONSink {
         } while rest > 0
     }
 
-    /// An IPv4 address held as a number (first octet in the high byte), in dotted-quad form
-    /// (`AddressList.writeDottedQuad`, then copied in).
+    /// An IPv4 address held as a number (first octet in the high byte), in dotted-quad form,
+    /// written in place by `AddressList.writeDottedQuad`. It needs room for the longest form
+    /// (`maximumDottedQuad`) whatever this address's length, as the bound of every answer counts.
     mutating func ipv4(_ address: UInt32) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: AddressList.maximumDottedQuad) { buffer in
-            let length = AddressList.writeDottedQuad(address, into: buffer)
-            put(UnsafeBufferPointer(rebasing: buffer[..<length]))
-        }
+        precondition(end - next >= AddressList.maximumDottedQuad, "ByteCursor: write past the bound it was given")
+        next += AddressList.writeDottedQuad(address, into: UnsafeMutableBufferPointer(start: next, count: AddressList.maximumDottedQuad))
     }
 
     /// The most bytes `decimal` writes (UInt32.max has 10 digits).
