@@ -57,6 +57,18 @@ def floor_figures(results):
     return {"ratio": floor / dnss, "over": total / floor, "own": total - floor}
 
 
+def floor_row(s4, s4f, floor):
+    """httpdnsd against the C forwarder in the same run: misses/s (4) / (4f), CPU per miss (4) /
+    (4f) (from `floor_figures`, when there), and the p99 (4) − (4f); None without (4f)."""
+    if not s4 or not s4f or not s4f["rps"]:
+        return None
+    parts = [f"misses/s {s4['rps'] / s4f['rps']:.3f}"]
+    if floor:
+        parts.append(f"CPU per miss {floor['over']:.2f} ×")
+    parts.append(f"p99 {s4['p99_ms'] - s4f['p99_ms']:+.2f} ms ({s4['p99_ms']:.2f} against {s4f['p99_ms']:.2f})")
+    return ", ".join(parts)
+
+
 def user_system_figures(results):
     """{process: (user µs, kernel µs) per miss, medians of the repetitions} for httpdnsd in (4),
     the C forwarder in (4f) and dnss alone in (4u); None when the run kept no split."""
@@ -170,6 +182,9 @@ def miss_targets(add, target, results):
     s4f = results.get("s4_floor")
     if s4f and s4u:
         add(f"| the floor's misses/s / the upstream alone, (4f) / (4u) (no target) | — | {s4f['rps'] / s4u['rps']:.3f} | — |")
+    against = floor_row(s4, s4f, floor)
+    if against:
+        add(f"| httpdnsd against the floor, (4) against (4f) (no target): misses/s, CPU per miss, p99 | — | {against} | — |")
     if s4u and results.get("s4_dnsperf"):
         add(f"| (4) / (4d), against unbound alone over UDP (no target) | — | "
             f"{s4['rps'] / results['s4_dnsperf']['qps']:.3f} | — |")
