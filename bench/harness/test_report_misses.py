@@ -3,6 +3,7 @@ and the row that sets httpdnsd against the C forwarder (4f), the floor of the HT
 
 import unittest
 
+from .report_capture import captured
 from .report_misses import floor_row, miss_targets
 
 
@@ -18,15 +19,9 @@ def results():
     }
 
 
-def rendered(figures):
-    lines, rows = [], []
-    miss_targets(lines.append, lambda figure, goal, value, ok, shown=None: rows.append((figure, goal, value, ok)), figures)
-    return "\n".join(lines), rows
-
-
 class MissTargetsTests(unittest.TestCase):
     def test_the_targets_are_read_against_the_upstream_alone(self):
-        _, rows = rendered(results())
+        _, rows = captured(miss_targets, results())
         by_goal = {goal: (round(value, 3), ok) for _, goal, value, ok in rows}
         self.assertEqual(by_goal["≤ 0.4"], (round(29.0 / 45.0, 3), False))
         self.assertEqual(by_goal["≥ 0.85"], (round(14000 / 18000, 3), False))
@@ -34,7 +29,7 @@ class MissTargetsTests(unittest.TestCase):
         self.assertEqual(by_goal["≥ 0.8"], (0.85, True))
 
     def test_httpdnsd_is_set_against_the_floor_in_the_same_run(self):
-        text, _ = rendered(results())
+        text, _ = captured(miss_targets, results())
         self.assertIn(
             "| httpdnsd against the floor, (4) against (4f) (no target): misses/s, CPU per miss, p99 | — | "
             "misses/s 0.875, CPU per miss 1.45 ×, p99 +1.80 ms (10.50 against 8.70) | — |", text)
@@ -42,7 +37,7 @@ class MissTargetsTests(unittest.TestCase):
     def test_no_floor_row_without_the_forwarder(self):
         figures = results()
         del figures["s4_floor"]
-        text, _ = rendered(figures)
+        text, _ = captured(miss_targets, figures)
         self.assertNotIn("against the floor", text)
         self.assertIsNone(floor_row(figures["s4"], None, None))
 
