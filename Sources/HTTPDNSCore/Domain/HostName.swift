@@ -31,7 +31,7 @@ public struct HostName: Hashable, Sendable, CustomStringConvertible, Comparable 
     }
 
     /// A name already checked with `isCanonical`.
-    init(canonical bytes: UnsafeBufferPointer<UInt8>) {
+    package init(canonical bytes: UnsafeBufferPointer<UInt8>) {
         value = String(decoding: bytes, as: UTF8.self)
     }
 

@@ -299,7 +299,9 @@ extension HTTPDNSService {
         }
         if checked {
             if let response = response.take() { return .hit(response) }
-            guard misses, let host = HostName(utf8: hostText) else { return .none }
+            // Not cached, and `isCanonical` passed above: no second scan of the name.
+            guard misses else { return .none }
+            let host = HostName(canonical: hostText.assumingMemoryBound(to: UInt8.self))
             return .miss(engine.cacheKey(host: host, family: family, network: network))
         }
         guard let host = HostName(utf8: hostText) else { return .none }
